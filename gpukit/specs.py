@@ -1,0 +1,493 @@
+"""The GPU catalogue: load and validate ``data/gpus.csv``, look GPUs up by natural names.
+
+Units live in the column names. Memory capacity (``memory_gb``) is binary as datasheets
+mean it (a "16 GB" card holds 16 GiB, see :func:`memory_bytes`); bandwidth (GB/s) and
+FLOP rates (TFLOPS, TOPS) are decimal. Tensor-core figures are **dense** (never the 2:4
+sparse headline) and, for FP16/BF16, with **FP32 accumulate**. A mode the architecture
+lacks is empty (``NaN`` in the frame), never zero.
+"""
+from __future__ import annotations
+
+import csv
+import difflib
+import math
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import DataError, GpukitError, Problem, UnknownGPUError
+
+#: Folder of the shipped data files; ``GPUKIT_DATA_DIR`` overrides it.
+DATA_DIR = Path(os.environ.get("GPUKIT_DATA_DIR") or Path(__file__).resolve().parent.parent / "data")
+CATALOGUE_PATH = DATA_DIR / "gpus.csv"
+
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Field:
+    """One catalogue column: its type, whether it may be empty, its range and meaning."""
+
+    name: str
+    kind: str  # text | choice | int | float | month | date | url | cc
+    required: bool = True
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    help: str = ""
+
+
+SCHEMA: tuple[Field, ...] = (
+    Field("gpu", "text", help="canonical name, e.g. 'V100 SXM2 32GB'"),
+    Field("vendor", "choice", choices=("NVIDIA", "AMD", "Intel")),
+    Field("architecture", "text", help="e.g. Ampere"),
+    Field("segment", "choice", choices=("datacenter", "workstation", "consumer")),
+    Field("compute_capability", "cc", help="CUDA compute capability, e.g. 8.6"),
+    Field("launch", "month", help="vendor announcement, YYYY-MM"),
+    Field("form_factor", "choice", choices=("PCIe", "SXM2", "SXM4", "SXM5")),
+    Field("cuda_cores", "int", low=1, high=100_000),
+    Field("tensor_cores", "int", required=False, low=0, high=10_000),
+    Field("boost_clock_mhz", "float", low=100, high=5_000),
+    Field("memory_gb", "float", low=1, high=1_024, help="capacity in GiB as datasheets mean 'GB'"),
+    Field("memory_type", "text", help="e.g. GDDR6, HBM2e"),
+    Field("memory_bus_bits", "int", low=32, high=16_384),
+    Field("memory_data_rate_gbps", "float", required=False, low=0.5, high=50,
+          help="per-pin data rate, Gbit/s"),
+    Field("memory_bandwidth_gbs", "float", low=10, high=20_000),
+    Field("fp64_tflops", "float", low=0.01, high=1_000),
+    Field("fp32_tflops", "float", low=0.1, high=1_000),
+    Field("tf32_tensor_tflops", "float", required=False, low=0.1, high=10_000),
+    Field("fp16_tensor_tflops", "float", required=False, low=0.1, high=10_000),
+    Field("bf16_tensor_tflops", "float", required=False, low=0.1, high=10_000),
+    Field("int8_tensor_tops", "float", required=False, low=0.1, high=20_000),
+    Field("tdp_w", "float", low=5, high=2_000),
+    Field("nvlink_gbs", "float", low=0, high=10_000, help="0 where there is none"),
+    Field("pcie_gen", "int", low=1, high=7),
+    Field("msrp_usd", "float", required=False, low=1, high=1_000_000),
+    Field("msrp_source_url", "url", required=False),
+    Field("source_url", "url"),
+    Field("whitepaper_url", "url", required=False),
+    Field("retrieved", "date", help="when the figures were checked against the source, YYYY-MM-DD"),
+    Field("notes", "text", required=False),
+)
+COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA)
+_FIELDS = {f.name: f for f in SCHEMA}
+
+#: Numeric columns a ranking or a plot can use, with their units.
+NUMERIC_COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA if f.kind in ("int", "float"))
+
+# Dense FP16 tensor-core FMAs per clock per tensor core, with FP32 accumulate, by compute
+# capability (Volta, Turing, GA100, GA10x and Ada whitepapers; Hopper whitepaper).
+# GeForce cards run FP32 accumulate at half this rate.
+_TENSOR_FMA_PER_CLOCK = {"7.0": 64, "7.5": 64, "8.0": 256, "8.6": 128, "8.9": 128, "9.0": 512}
+# Architectures without TF32 or BF16 tensor modes (Volta, Turing).
+_NO_TF32_BF16 = {"7.0", "7.5"}
+
+# Tolerances of the cross-checks, as a relative difference.
+FP32_TOLERANCE = 0.03
+BANDWIDTH_TOLERANCE = 0.03
+
+
+def memory_bytes(memory_gb: float) -> int:
+    """Capacity in bytes of a card whose datasheet says ``memory_gb`` GB (binary, GiB)."""
+    return int(round(memory_gb * GIB))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+class _Bad(ValueError):
+    """A single cell is wrong: ``str(self)`` says what and how to fix it."""
+
+
+def _parse(field: Field, raw: str, today: date):
+    text = raw.strip()
+    if text == "":
+        if field.required:
+            raise _Bad(f"is empty; {field.name} is required" + (f" ({field.help})" if field.help else ""))
+        return None
+    kind = field.kind
+    if kind in ("int", "float"):
+        try:
+            value = float(text.replace("_", ""))
+        except ValueError:
+            raise _Bad(f"{text!r} is not a number; write a plain number such as 19.2 (no units)") from None
+        if math.isnan(value) or math.isinf(value):
+            raise _Bad(f"{text!r} is not a finite number")
+        if kind == "int":
+            if value != int(value):
+                raise _Bad(f"{text!r} is not a whole number; write an integer")
+            value = int(value)
+        if value == 0 and not field.required and (field.low or 0) > 0:
+            raise _Bad("is 0; leave it empty where the GPU lacks the mode or the figure is unknown")
+        if field.low is not None and value < field.low or field.high is not None and value > field.high:
+            raise _Bad(f"{text} is out of range; expected {field.low:g} to {field.high:g}")
+        return value
+    if kind == "choice":
+        if text not in field.choices:
+            raise _Bad(f"{text!r} is not one of {', '.join(field.choices)}")
+        return text
+    if kind == "cc":
+        if not re.fullmatch(r"\d+\.\d", text):
+            raise _Bad(f"{text!r} is not a compute capability; write major.minor such as 8.6")
+        return text
+    if kind == "month":
+        m = re.fullmatch(r"(\d{4})-(\d{2})", text)
+        if not m or not 1 <= int(m.group(2)) <= 12:
+            raise _Bad(f"{text!r} is not a month; write YYYY-MM such as 2021-04")
+        return text
+    if kind == "date":
+        try:
+            value = date.fromisoformat(text)
+        except ValueError:
+            raise _Bad(f"{text!r} is not a date; write YYYY-MM-DD such as 2026-11-29") from None
+        if value > today:
+            raise _Bad(f"{text} is in the future; write the date the source was read")
+        return text
+    if kind == "url":
+        if not re.fullmatch(r"https?://[^\s]+\.[^\s]+", text):
+            raise _Bad(f"{text!r} is not a web address; write the full https:// URL of the source")
+        return text
+    return text
+
+
+def _cross_check(row: dict) -> list[tuple[str, str]]:
+    """Consistency checks between the figures of one parsed row: (column, message) pairs."""
+    out: list[tuple[str, str]] = []
+    expected = 2 * row["cuda_cores"] * row["boost_clock_mhz"] * 1e6 / 1e12
+    if abs(row["fp32_tflops"] - expected) > FP32_TOLERANCE * expected:
+        out.append(("fp32_tflops", (
+            f"{row['fp32_tflops']:g} disagrees with 2 x cuda_cores x boost_clock_mhz = {expected:.1f} "
+            f"by more than {FP32_TOLERANCE:.0%}; check all three against the datasheet")))
+    rate = row["memory_data_rate_gbps"]
+    if rate is not None:
+        expected = row["memory_bus_bits"] / 8 * rate
+        if abs(row["memory_bandwidth_gbs"] - expected) > BANDWIDTH_TOLERANCE * expected:
+            out.append(("memory_bandwidth_gbs", (
+                f"{row['memory_bandwidth_gbs']:g} disagrees with memory_bus_bits / 8 x memory_data_rate_gbps "
+                f"= {expected:.0f} by more than {BANDWIDTH_TOLERANCE:.0%}; check the three figures")))
+    cc = row["compute_capability"]
+    if cc in _NO_TF32_BF16:
+        for col in ("tf32_tensor_tflops", "bf16_tensor_tflops"):
+            if row[col] is not None:
+                out.append((col, (f"is set, but compute capability {cc} ({row['architecture']}) has no "
+                                  f"{col.split('_')[0].upper()} tensor mode; leave it empty")))
+    fma = _TENSOR_FMA_PER_CLOCK.get(cc)
+    fp16 = row["fp16_tensor_tflops"]
+    if fma and fp16 and row["tensor_cores"]:
+        if row["segment"] == "consumer" and cc not in ("7.0",):
+            fma //= 2
+        dense = row["tensor_cores"] * fma * 2 * row["boost_clock_mhz"] * 1e6 / 1e12
+        ratio = fp16 / dense
+        if ratio > 1.5:
+            out.append(("fp16_tensor_tflops", (
+                f"{fp16:g} is {ratio:.1f}x the dense rate of {row['tensor_cores']} tensor cores at "
+                f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); it looks like the 2:4-sparse or "
+                f"FP16-accumulate figure: write the dense FP16 figure with FP32 accumulate")))
+        elif ratio < 0.75:
+            out.append(("fp16_tensor_tflops", (
+                f"{fp16:g} is only {ratio:.2f}x the dense rate of {row['tensor_cores']} tensor cores at "
+                f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); check tensor_cores and the figure")))
+    tf32 = row["tf32_tensor_tflops"]
+    if tf32 and fp16 and abs(tf32 / fp16 - 0.5) > 0.05:
+        out.append(("tf32_tensor_tflops", (
+            f"{tf32:g} is not half the dense FP16 figure {fp16:g} as on every architecture with TF32; "
+            f"is one of them a sparse figure?")))
+    if row["msrp_usd"] is not None and row["msrp_source_url"] is None:
+        out.append(("msrp_source_url", "is empty, but msrp_usd is set; cite where the price was published"))
+    if row["launch"] > row["retrieved"][:7]:
+        out.append(("launch", f"{row['launch']} is after the retrieved date {row['retrieved']}"))
+    return out
+
+
+def _read_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    if not path.exists():
+        raise DataError([Problem(path, None, None, "file not found; pass the path of a catalogue CSV")])
+    if path.is_dir():
+        raise DataError([Problem(path, None, None, "is a folder; pass the path of a catalogue CSV file")])
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            rows = [(reader.line_num, r) for r in reader]
+    except UnicodeDecodeError as exc:
+        raise DataError([Problem(path, None, None, f"is not UTF-8 text ({exc.reason}); save it as UTF-8 CSV")]) from None
+    except csv.Error as exc:
+        raise DataError([Problem(path, None, None, f"is not valid CSV ({exc})")]) from None
+    if header is None:
+        raise DataError([Problem(path, None, None, f"is empty; it needs a header row: {','.join(COLUMNS)}")])
+    return [h.strip() for h in header], [(n, r) for n, r in rows if any(c.strip() for c in r)]
+
+
+def validate_catalogue(path: str | os.PathLike, today: date | None = None) -> pd.DataFrame:
+    """Load and validate a catalogue CSV; raise :class:`DataError` naming each bad cell.
+
+    Checks the header (every column of :data:`SCHEMA`, no unknown or repeated ones), each
+    cell's type and range, unique GPU names, and cross-checks between figures.
+    """
+    path = Path(path)
+    today = today or date.today()
+    header, rows = _read_rows(path)
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for col in header:
+        if col in seen:
+            problems.append(Problem(path, 1, col, "appears twice in the header; keep one"))
+        seen.add(col)
+        if col not in _FIELDS:
+            close = difflib.get_close_matches(col, COLUMNS, n=1)
+            hint = f"; did you mean {close[0]}?" if close else "; remove it"
+            problems.append(Problem(path, 1, col, f"is not a catalogue column{hint}"))
+    missing = [c for c in COLUMNS if c not in seen]
+    if missing:
+        problems.append(Problem(path, 1, None, f"header lacks column(s) {', '.join(missing)}; add them"))
+    if problems:
+        raise DataError(problems)
+    if not rows:
+        raise DataError([Problem(path, None, None, "has a header but no GPU rows")])
+
+    records = []
+    names: dict[str, int] = {}
+    for line, raw in rows:
+        label = raw[0].strip() if raw and raw[0].strip() else None
+        if len(raw) != len(header):
+            problems.append(Problem(path, line, None, (
+                f"has {len(raw)} fields, the header has {len(header)}; "
+                "quote any value that contains a comma"), label))
+            continue
+        cells = dict(zip(header, raw))
+        row: dict = {}
+        ok = True
+        for field in SCHEMA:
+            try:
+                row[field.name] = _parse(field, cells[field.name], today)
+            except _Bad as exc:
+                problems.append(Problem(path, line, field.name, str(exc), label))
+                ok = False
+        if not ok:
+            continue
+        key = row["gpu"].casefold()
+        if key in names:
+            problems.append(Problem(path, line, "gpu", f"{row['gpu']!r} repeats line {names[key]}; names must be unique", label))
+            continue
+        names[key] = line
+        for col, msg in _cross_check(row):
+            problems.append(Problem(path, line, col, msg, label))
+        records.append(row)
+    if problems:
+        raise DataError(problems)
+    frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    for field in SCHEMA:
+        if field.kind == "float":
+            frame[field.name] = frame[field.name].astype("float64")
+        elif field.kind == "int":
+            frame[field.name] = frame[field.name].astype("Int64" if not field.required else "int64")
+    frame.attrs["source_path"] = str(path)
+    return frame
+
+
+@lru_cache(maxsize=8)
+def _cached(path: str, mtime_ns: int, size: int) -> pd.DataFrame:
+    return validate_catalogue(path)
+
+
+def load_catalogue(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The validated catalogue as a DataFrame with :data:`COLUMNS` (cached per file version).
+
+    ``path`` defaults to ``data/gpus.csv``. Empty cells are ``NaN`` (numbers) or ``None``.
+    """
+    p = Path(path) if path else CATALOGUE_PATH
+    try:
+        st = p.stat()
+    except OSError:
+        return validate_catalogue(p)  # raises the file-not-found DataError
+    return _cached(str(p), st.st_mtime_ns, st.st_size).copy()
+
+
+# --------------------------------------------------------------------------- look-up
+
+_NOISE = {"nvidia", "tesla", "geforce", "quadro", "rtx", "gpu", "tensor", "core", "card"}
+_MEMORY_TYPES = {"hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x"}
+_FORMS = ("pcie", "sxm", "sxm2", "sxm4", "sxm5")
+
+
+@dataclass(frozen=True)
+class _Key:
+    model: str
+    form: str | None
+    memory_gb: int | None
+    memory_type: str | None = None
+
+
+def _key(name: str) -> _Key:
+    text = name.casefold().replace("-", " ").replace("_", " ").replace("/", " ")
+    text = re.sub(r"(\d+)\s*gb\b", r"\1gb", text)
+    model, form, memory, mtype = [], None, None, None
+    for tok in text.split():
+        if tok in _NOISE:
+            continue
+        if tok in _MEMORY_TYPES:
+            mtype = tok
+            continue
+        m = re.fullmatch(r"(\d+)gb", tok)
+        if m:
+            memory = int(m.group(1))
+        elif tok in _FORMS:
+            form = tok
+        else:
+            model.append(re.sub(r"^(rtx|gtx)(?=\w)", "", tok))
+    return _Key("".join(model), form, memory, mtype)
+
+
+def _family(name: str) -> str:
+    """The family a canonical name belongs to, e.g. 'V100' for 'V100 SXM2 32GB'."""
+    words = [w for w in name.split() if w.casefold() not in _FORMS and not re.fullmatch(r"\d+GB", w, re.I)]
+    return " ".join(words)
+
+
+def _pick_default(rows: pd.DataFrame) -> pd.Series:
+    """The documented default among variants: a PCIe card first, then the most memory."""
+    ranked = rows.assign(_pcie=(rows["form_factor"] == "PCIe")).sort_values(
+        ["_pcie", "memory_gb"], ascending=[False, False], kind="stable")
+    return ranked.iloc[0]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How a name was resolved: the canonical ``gpu`` and whether a default variant was chosen."""
+
+    query: str
+    gpu: str
+    defaulted: bool
+    variants: tuple[str, ...]
+
+    def describe(self) -> str:
+        if not self.defaulted:
+            return f"{self.query!r} -> {self.gpu}"
+        others = ", ".join(v for v in self.variants if v != self.gpu)
+        return f"{self.query!r} -> {self.gpu} (default variant; others: {others})"
+
+
+def resolve(name: str, catalogue: pd.DataFrame | None = None) -> Resolution:
+    """Resolve a natural GPU name to a catalogue row.
+
+    Case-insensitive; "NVIDIA", "Tesla", "GeForce", "RTX" are optional; a form factor
+    (``PCIe``, ``SXM``, ``SXM2``…), memory size (``32GB``) or memory type (``HBM3``, as
+    nvidia-smi names an H100 SXM5) picks a variant. A bare family
+    name that has several variants resolves to the default one: a PCIe card if there is one,
+    then the one with the most memory. Unknown names raise :class:`UnknownGPUError` with
+    suggestions.
+    """
+    cat = load_catalogue() if catalogue is None else catalogue
+    if not isinstance(name, str) or not name.strip():
+        raise UnknownGPUError("empty GPU name; give a name such as 'A40' or 'V100 SXM2 32GB'")
+    q = _key(name)
+    keys = [_key(g) for g in cat["gpu"]]
+    family = cat[[k.model == q.model for k in keys]]
+    if family.empty:
+        models = sorted({_family(g) for g in cat["gpu"]})
+        by_model = {k.model: _family(g) for k, g in zip(keys, cat["gpu"])}
+        close = difflib.get_close_matches(q.model, list(by_model), n=3, cutoff=0.5)
+        close_names = [by_model[c] for c in close] or difflib.get_close_matches(name, models, n=3, cutoff=0.4)
+        hint = f"did you mean {', '.join(close_names)}? " if close_names else ""
+        raise UnknownGPUError(f"unknown GPU {name!r}; {hint}`gpukit specs` lists all {len(cat)} GPUs")
+    variants = tuple(family["gpu"])
+    mask = [(q.form is None or form.casefold().startswith(q.form)) and
+            (q.memory_gb is None or float(mem) == q.memory_gb) and
+            (q.memory_type is None or mtype.casefold() == q.memory_type)
+            for form, mem, mtype in zip(family["form_factor"], family["memory_gb"], family["memory_type"])]
+    matches = family[mask]
+    if matches.empty:
+        raise UnknownGPUError(
+            f"no {_family(variants[0])} variant matches {name!r}; it comes as: {', '.join(variants)}")
+    chosen = _pick_default(matches)
+    return Resolution(name, chosen["gpu"], defaulted=len(matches) > 1, variants=variants)
+
+
+def lookup(name: str, catalogue: pd.DataFrame | None = None) -> pd.Series:
+    """The catalogue row (a Series) for a natural GPU name; see :func:`resolve`."""
+    cat = load_catalogue() if catalogue is None else catalogue
+    gpu = resolve(name, cat).gpu
+    return cat.loc[cat["gpu"] == gpu].iloc[0]
+
+
+def select(catalogue: pd.DataFrame, names: Iterable[str] | str | None = None) -> pd.DataFrame:
+    """Rows for ``names`` in the order given (duplicates dropped); all rows when empty."""
+    if names is None or (not isinstance(names, str) and len(list(names)) == 0):
+        return catalogue.reset_index(drop=True)
+    if isinstance(names, str):
+        names = [names]
+    gpus: list[str] = []
+    for n in names:
+        g = resolve(n, catalogue).gpu
+        if g not in gpus:
+            gpus.append(g)
+    order = {g: i for i, g in enumerate(gpus)}
+    out = catalogue[catalogue["gpu"].isin(gpus)].copy()
+    out["_order"] = out["gpu"].map(order)
+    return out.sort_values("_order").drop(columns="_order").reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- derived views
+
+#: Derived metrics: name -> (numerator column, denominator column, description).
+DERIVED: dict[str, tuple[str, str, str]] = {
+    "fp32_tflops_per_w": ("fp32_tflops", "tdp_w", "FP32 TFLOPS per watt of TDP"),
+    "fp16_tensor_tflops_per_w": ("fp16_tensor_tflops", "tdp_w", "dense FP16 tensor TFLOPS per watt of TDP"),
+    "memory_bandwidth_gbs_per_w": ("memory_bandwidth_gbs", "tdp_w", "memory bandwidth GB/s per watt of TDP"),
+    "fp16_tensor_flop_per_byte": ("fp16_tensor_tflops", "memory_bandwidth_gbs",
+                                  "FLOP per byte of memory traffic at which dense FP16 turns compute-bound"),
+}
+_DERIVED_SCALE = {"fp16_tensor_flop_per_byte": 1e12 / 1e9}
+
+
+def with_derived(catalogue: pd.DataFrame) -> pd.DataFrame:
+    """The catalogue plus the :data:`DERIVED` ratio columns (NaN where an input is empty)."""
+    out = catalogue.copy()
+    for name, (num, den, _) in DERIVED.items():
+        out[name] = out[num] / out[den] * _DERIVED_SCALE.get(name, 1.0)
+    return out
+
+
+def rankable_metrics() -> tuple[str, ...]:
+    """Every metric :func:`ranking` accepts."""
+    return NUMERIC_COLUMNS + tuple(DERIVED)
+
+
+def ranking(catalogue: pd.DataFrame, by: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """GPUs sorted by ``by`` (largest first; GPUs lacking the metric last) with a ``rank`` column."""
+    if by not in rankable_metrics():
+        close = difflib.get_close_matches(by, rankable_metrics(), n=3)
+        hint = f"did you mean {', '.join(close)}?" if close else f"choose one of {', '.join(rankable_metrics())}"
+        raise GpukitError(f"cannot rank by {by!r}; {hint}")
+    frame = with_derived(catalogue)
+    cols = list(columns) if columns else [
+        "gpu", "architecture", "memory_gb", "memory_bandwidth_gbs", "fp32_tflops",
+        "fp16_tensor_tflops", "tdp_w"]
+    if by not in cols:
+        cols.append(by)
+    out = frame.sort_values(by, ascending=False, na_position="last", kind="stable")[cols]
+    out.insert(0, "rank", range(1, len(out) + 1))
+    return out.reset_index(drop=True)
+
+
+def records(catalogue: pd.DataFrame) -> list[dict]:
+    """Rows as plain dicts with ``None`` for empty cells (for JSON)."""
+    out = []
+    for rec in catalogue[list(COLUMNS)].to_dict(orient="records"):
+        clean = {}
+        for k, v in rec.items():
+            if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+                clean[k] = None
+            elif hasattr(v, "item"):
+                clean[k] = v.item()
+            else:
+                clean[k] = v
+        out.append(clean)
+    return out

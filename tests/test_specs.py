@@ -1,0 +1,242 @@
+"""The catalogue: its values, its validation errors, and look-up by natural names."""
+from __future__ import annotations
+
+import math
+from datetime import date
+
+import pytest
+
+from gpukit import specs
+from gpukit.errors import DataError, GpukitError, UnknownGPUError
+
+REQUIRED = [
+    "RTX A4000", "RTX A5000", "RTX A6000", "A40", "V100 PCIe 16GB", "V100 SXM2 16GB", "V100 SXM2 32GB",
+    "A100 PCIe 40GB", "A100 SXM4 40GB", "A100 PCIe 80GB", "A100 SXM4 80GB", "GeForce RTX 4090",
+    "H100 PCIe", "H100 SXM5", "H200 SXM", "L40S", "L4", "T4", "A10", "GeForce RTX 3090",
+]
+
+
+def row(cat, gpu):
+    return cat.loc[cat["gpu"] == gpu].iloc[0]
+
+
+# --------------------------------------------------------------------------- values
+
+
+def test_catalogue_has_every_required_gpu_once(catalogue):
+    assert sorted(catalogue["gpu"]) == sorted(REQUIRED)
+    assert list(catalogue.columns) == list(specs.COLUMNS)
+
+
+@pytest.mark.parametrize("gpu, column, value", [
+    # The articles' pair A4000 vs A5000 (datasheets): 448 GB/s, not the 512 an article claims.
+    ("RTX A4000", "memory_bandwidth_gbs", 448), ("RTX A4000", "fp32_tflops", 19.2),
+    ("RTX A4000", "tensor_cores", 192), ("RTX A4000", "tdp_w", 140), ("RTX A4000", "nvlink_gbs", 0),
+    ("RTX A5000", "memory_bandwidth_gbs", 768), ("RTX A5000", "fp32_tflops", 27.8),
+    ("RTX A5000", "nvlink_gbs", 112.5), ("RTX A5000", "memory_gb", 24),
+    # Dense FP16, half the datasheets' sparse 153.4 and 222.2.
+    ("RTX A4000", "fp16_tensor_tflops", 76.7), ("RTX A5000", "fp16_tensor_tflops", 111.1),
+    # A40 vs V100: the A40's FP32 is 37.4 (19.2 is the A4000's).
+    ("A40", "fp32_tflops", 37.4), ("A40", "memory_bandwidth_gbs", 696), ("A40", "memory_gb", 48),
+    ("A40", "fp16_tensor_tflops", 149.7), ("V100 PCIe 16GB", "fp32_tflops", 14),
+    ("V100 SXM2 32GB", "fp32_tflops", 15.7), ("V100 SXM2 16GB", "fp16_tensor_tflops", 125),
+    ("V100 PCIe 16GB", "tensor_cores", 640), ("V100 SXM2 16GB", "memory_bandwidth_gbs", 900),
+    # The RTX 4090 has 512 tensor cores (128 is its RT-core count); FP32-accumulate FP16 at 165.2.
+    ("GeForce RTX 4090", "tensor_cores", 512), ("GeForce RTX 4090", "fp16_tensor_tflops", 165.2),
+    ("GeForce RTX 3090", "fp16_tensor_tflops", 71),
+    ("A100 SXM4 80GB", "fp16_tensor_tflops", 312), ("A100 SXM4 80GB", "memory_bandwidth_gbs", 2039),
+    ("A100 PCIe 40GB", "tf32_tensor_tflops", 156), ("H100 SXM5", "fp16_tensor_tflops", 989.5),
+    ("H200 SXM", "memory_gb", 141), ("T4", "fp16_tensor_tflops", 65), ("L4", "tdp_w", 72),
+])
+def test_datasheet_values(catalogue, gpu, column, value):
+    assert row(catalogue, gpu)[column] == pytest.approx(value)
+
+
+@pytest.mark.parametrize("gpu", ["V100 PCIe 16GB", "V100 SXM2 32GB", "T4"])
+def test_modes_an_architecture_lacks_are_empty_not_zero(catalogue, gpu):
+    r = row(catalogue, gpu)
+    assert math.isnan(r["tf32_tensor_tflops"]) and math.isnan(r["bf16_tensor_tflops"])
+
+
+def test_every_row_is_sourced_and_dated(catalogue):
+    for _, r in catalogue.iterrows():
+        assert r["source_url"].startswith("https://"), r["gpu"]
+        assert date.fromisoformat(r["retrieved"]) <= date.today()
+        if not math.isnan(r["msrp_usd"]):
+            assert r["msrp_source_url"].startswith("https://")
+
+
+def test_fp32_matches_cores_times_clock_for_every_row(catalogue):
+    expected = 2 * catalogue["cuda_cores"] * catalogue["boost_clock_mhz"] * 1e6 / 1e12
+    assert ((catalogue["fp32_tflops"] - expected).abs() / expected).max() < specs.FP32_TOLERANCE
+
+
+def test_tensor_figures_are_dense(catalogue):
+    """Dense FP16 is 2-16x FP32 on every architecture here; the sparse headline would be 2x that."""
+    ratio = catalogue["fp16_tensor_tflops"] / catalogue["fp32_tflops"]
+    assert ratio.between(1.9, 16.1).all(), catalogue.loc[~ratio.between(1.9, 16.1), "gpu"].tolist()
+    has_tf32 = catalogue.dropna(subset=["tf32_tensor_tflops"])
+    assert list(has_tf32["tf32_tensor_tflops"] * 2) == pytest.approx(list(has_tf32["fp16_tensor_tflops"]), rel=0.02)
+
+
+def test_memory_capacity_is_binary():
+    assert specs.memory_bytes(16) == 16 * 2**30 == 17_179_869_184
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def one_line(exc: Exception) -> str:
+    msg = str(exc)
+    assert "\n" not in msg and "Traceback" not in msg
+    return msg
+
+
+@pytest.mark.parametrize("changes, expected", [
+    ({("RTX A4000", "fp32_tflops"): "fast"},
+     ["gpus.csv", "line 2 (RTX A4000)", "column fp32_tflops", "'fast' is not a number", "plain number"]),
+    ({("A40", "memory_gb"): "-48"}, ["line 5 (A40)", "column memory_gb", "out of range", "1 to 1024"]),
+    ({("A40", "source_url"): ""}, ["column source_url", "is empty", "required"]),
+    ({("A40", "source_url"): "datasheet.pdf"}, ["column source_url", "not a web address", "https://"]),
+    ({("A40", "retrieved"): "29/11/2026"}, ["column retrieved", "YYYY-MM-DD"]),
+    ({("A40", "retrieved"): "2999-01-01"}, ["column retrieved", "in the future"]),
+    ({("A40", "launch"): "2020-13"}, ["column launch", "YYYY-MM"]),
+    ({("A40", "form_factor"): "OAM"}, ["column form_factor", "not one of PCIe, SXM2, SXM4, SXM5"]),
+    ({("A40", "compute_capability"): "8"}, ["column compute_capability", "major.minor"]),
+    ({("A40", "cuda_cores"): "10752.5"}, ["column cuda_cores", "not a whole number"]),
+    ({("A40", "gpu"): "RTX A4000"}, ["line 5 (RTX A4000)", "column gpu", "repeats line 2", "unique"]),
+    ({("A40", "bf16_tensor_tflops"): "0"}, ["column bf16_tensor_tflops", "is 0; leave it empty"]),
+    # Cross-checks: another card's FP32 figure, a wrong bandwidth, a sparse tensor figure.
+    ({("A40", "fp32_tflops"): "19.2"}, ["column fp32_tflops", "2 x cuda_cores x boost_clock_mhz = 37.4"]),
+    ({("RTX A4000", "memory_bandwidth_gbs"): "512"},
+     ["column memory_bandwidth_gbs", "memory_bus_bits / 8 x memory_data_rate_gbps = 448"]),
+    ({("RTX A4000", "fp16_tensor_tflops"): "153.4", ("RTX A4000", "tf32_tensor_tflops"): "76.7"},
+     ["column fp16_tensor_tflops", "2.0x the dense rate", "2:4-sparse", "dense FP16 figure with FP32 accumulate"]),
+    ({("A40", "tf32_tensor_tflops"): "149.6"}, ["column tf32_tensor_tflops", "not half the dense FP16"]),
+    ({("V100 PCIe 16GB", "tf32_tensor_tflops"): "56"}, ["column tf32_tensor_tflops", "has no TF32 tensor mode"]),
+    ({("A40", "msrp_usd"): "4500"}, ["column msrp_source_url", "cite where the price was published"]),
+])
+def test_bad_cells_are_named_with_line_column_and_fix(catalogue_copy, changes, expected):
+    path = catalogue_copy(changes)
+    with pytest.raises(DataError) as info:
+        specs.validate_catalogue(path)
+    msg = one_line(info.value)
+    for part in expected:
+        assert part in msg, (part, msg)
+
+
+def test_several_problems_are_all_collected(catalogue_copy):
+    path = catalogue_copy({("A40", "fp32_tflops"): "x", ("T4", "tdp_w"): "y"})
+    with pytest.raises(DataError) as info:
+        specs.validate_catalogue(path)
+    assert len(info.value.problems) == 2
+    assert one_line(info.value).endswith("(and 1 more problem)")
+    assert [p.column for p in info.value.problems] == ["fp32_tflops", "tdp_w"]
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({"drop_columns": ["tdp_w"]}, "header lacks column(s) tdp_w; add them"),
+    ({"rename": {"tdp_w": "tdp_watts"}}, "column tdp_watts: is not a catalogue column; did you mean tdp_w?"),
+    ({"extra_lines": ["Z1,NVIDIA,Ampere"]}, "has 3 fields, the header has 30; quote any value that contains a comma"),
+])
+def test_bad_shape(catalogue_copy, kwargs, expected):
+    with pytest.raises(DataError) as info:
+        specs.validate_catalogue(catalogue_copy(**kwargs))
+    assert expected in one_line(info.value)
+
+
+def test_missing_empty_and_binary_files(tmp_path):
+    cases = {
+        tmp_path / "nope.csv": "file not found",
+        tmp_path: "is a folder",
+    }
+    (tmp_path / "empty.csv").write_text("")
+    cases[tmp_path / "empty.csv"] = "is empty; it needs a header row: gpu,vendor"
+    (tmp_path / "header.csv").write_text(",".join(specs.COLUMNS) + "\n")
+    cases[tmp_path / "header.csv"] = "has a header but no GPU rows"
+    (tmp_path / "latin1.csv").write_bytes("gpu,caf\xe9\n".encode("latin-1"))
+    cases[tmp_path / "latin1.csv"] = "is not UTF-8 text"
+    for path, expected in cases.items():
+        with pytest.raises(DataError) as info:
+            specs.load_catalogue(path)
+        msg = one_line(info.value)
+        assert str(path) in msg and expected in msg, msg
+
+
+def test_load_catalogue_reloads_an_edited_file(shipped_copy):
+    first = specs.load_catalogue(shipped_copy)
+    text = shipped_copy.read_text().replace("RTX A4000,", "RTX A4000 Edited,", 1)
+    shipped_copy.write_text(text)
+    assert "RTX A4000 Edited" in set(specs.load_catalogue(shipped_copy)["gpu"])
+    assert "RTX A4000 Edited" not in set(first["gpu"])
+
+
+# --------------------------------------------------------------------------- look-up
+
+
+@pytest.mark.parametrize("query, gpu, defaulted", [
+    ("A4000", "RTX A4000", False), ("nvidia rtx a5000", "RTX A5000", False), ("RTXA6000", "RTX A6000", False),
+    ("a40", "A40", False), ("A10", "A10", False), ("Tesla T4", "T4", False), ("L4", "L4", False),
+    ("l40s", "L40S", False), ("rtx 4090", "GeForce RTX 4090", False), ("NVIDIA GeForce RTX 3090", "GeForce RTX 3090", False),
+    ("V100", "V100 PCIe 16GB", True), ("v100 sxm2", "V100 SXM2 32GB", True), ("V100 SXM2 16GB", "V100 SXM2 16GB", False),
+    ("Tesla V100-SXM2-32GB", "V100 SXM2 32GB", False), ("V100 32 GB", "V100 SXM2 32GB", False),
+    ("A100", "A100 PCIe 80GB", True), ("A100 SXM", "A100 SXM4 80GB", True), ("NVIDIA A100-PCIE-40GB", "A100 PCIe 40GB", False),
+    ("a100 sxm4 40gb", "A100 SXM4 40GB", False), ("H100", "H100 PCIe", True), ("H100 SXM5", "H100 SXM5", False),
+    ("NVIDIA H100 80GB HBM3", "H100 SXM5", False), ("h200", "H200 SXM", False),
+])
+def test_resolve_natural_names(catalogue, query, gpu, defaulted):
+    res = specs.resolve(query, catalogue)
+    assert (res.gpu, res.defaulted) == (gpu, defaulted)
+    assert specs.lookup(query, catalogue)["gpu"] == gpu
+
+
+def test_default_variant_is_described(catalogue):
+    text = specs.resolve("V100", catalogue).describe()
+    assert text == "'V100' -> V100 PCIe 16GB (default variant; others: V100 SXM2 16GB, V100 SXM2 32GB)"
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("A4500", "unknown GPU 'A4500'; did you mean RTX A5000, RTX A4000"),
+    ("V100 80GB", "no V100 variant matches 'V100 80GB'; it comes as: V100 PCIe 16GB, V100 SXM2 16GB, V100 SXM2 32GB"),
+    ("H100 SXM2", "no H100 variant matches"),
+    ("", "empty GPU name"),
+])
+def test_unknown_names_fail_with_suggestions(catalogue, query, expected):
+    with pytest.raises(UnknownGPUError) as info:
+        specs.resolve(query, catalogue)
+    assert expected in one_line(info.value)
+
+
+def test_select_keeps_order_and_drops_duplicates(catalogue):
+    sel = specs.select(catalogue, ["V100", "A40", "v100 pcie", "A4000"])
+    assert list(sel["gpu"]) == ["V100 PCIe 16GB", "A40", "RTX A4000"]
+    assert len(specs.select(catalogue, [])) == len(catalogue)
+
+
+def test_ranking_sorts_largest_first_with_missing_last(catalogue):
+    ranked = specs.ranking(catalogue, "bf16_tensor_tflops")
+    assert list(ranked["rank"]) == list(range(1, len(catalogue) + 1))
+    values = ranked["bf16_tensor_tflops"]
+    assert values.iloc[0] == pytest.approx(989.5)
+    assert values.dropna().is_monotonic_decreasing
+    assert values.isna().sum() == 4  # three V100s and the T4 have no BF16
+    assert values.iloc[-4:].isna().all()
+
+
+def test_derived_per_watt_metric(catalogue):
+    ranked = specs.ranking(catalogue, "fp32_tflops_per_w")
+    a4000 = ranked.loc[ranked["gpu"] == "RTX A4000", "fp32_tflops_per_w"].item()
+    assert a4000 == pytest.approx(19.2 / 140)
+    flop_per_byte = specs.with_derived(catalogue).set_index("gpu")["fp16_tensor_flop_per_byte"]
+    assert flop_per_byte["A40"] == pytest.approx(149.7e12 / 696e9)
+
+
+def test_ranking_by_unknown_metric_suggests(catalogue):
+    with pytest.raises(GpukitError, match=r"cannot rank by 'fp16_tflops'; did you mean .*fp16_tensor_tflops"):
+        specs.ranking(catalogue, "fp16_tflops")
+
+
+def test_records_use_none_for_empty_cells(catalogue):
+    rec = {r["gpu"]: r for r in specs.records(catalogue)}
+    assert rec["T4"]["tf32_tensor_tflops"] is None
+    assert rec["T4"]["cuda_cores"] == 2560 and isinstance(rec["T4"]["cuda_cores"], int)
