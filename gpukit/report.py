@@ -1,0 +1,422 @@
+"""Render the report: run the notebooks with papermill, export HTML, write an index.
+
+Layout of one run, rendered into a hidden ``.<run>.partial`` folder and renamed into place
+only when every notebook succeeded::
+
+    <out>/<run>/01_specs.ipynb      executed notebook (papermill records its parameters)
+    <out>/<run>/01_specs.html       the same as HTML, code hidden behind a toggle
+    <out>/<run>/index.html          every notebook with its parameters, run time, environment
+    <out>/<run>/run.json            the same facts, machine-readable
+    <out>/<run>/kernel.log          what the Jupyter kernels logged (kept out of the console)
+    <out>/latest -> <run>           switched atomically after a successful run
+
+A failing notebook leaves ``<out>/<run>.failed/`` for inspection and ``latest`` untouched.
+"""
+from __future__ import annotations
+
+import difflib
+import html
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import nbformat
+import yaml
+
+from . import _atomic
+from .device import QUIET_ENV, detect_devices, environment, stderr_redirected
+from .errors import ParameterError, ReportError
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS_DIR = ROOT / "notebooks"
+OUTPUTS_DIR = ROOT / "outputs"
+KERNEL_NAME = "gpukit"
+
+
+@dataclass
+class NotebookRun:
+    """One executed notebook of a run."""
+
+    name: str
+    parameters: dict
+    status: str = "pending"  # ok | failed
+    seconds: float | None = None
+    error: str | None = None
+    html: str | None = None
+    ipynb: str | None = None
+
+
+@dataclass
+class Run:
+    """A whole report run: its id, notebooks, environment and where it was written."""
+
+    run_id: str
+    started: str
+    notebooks: list[NotebookRun] = field(default_factory=list)
+    environment: dict = field(default_factory=dict)
+    device: dict = field(default_factory=dict)
+    seconds: float | None = None
+    path: str | None = None
+
+
+# --------------------------------------------------------------------------- kernel
+
+
+def install_kernel(name: str = KERNEL_NAME, user: bool = False) -> str:
+    """Register this Python as the Jupyter kernel ``name`` (in this environment unless
+    ``user``), with TensorFlow's C++ logging turned down. Returns the kernelspec folder."""
+    import sys
+
+    from ipykernel.kernelspec import install
+
+    return install(kernel_name=name, display_name=f"Python ({name})", user=user,
+                   prefix=None if user else sys.prefix, env=dict(QUIET_ENV))
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def discover_notebooks(notebooks_dir: Path | None = None, only: Iterable[str] | None = None) -> list[Path]:
+    """The report's notebooks: ``NN_name.ipynb`` in ``notebooks_dir``, in number order.
+
+    ``only`` keeps those whose stem or number prefix is named (``01_specs``, ``01``, ``specs``).
+    """
+    folder = Path(notebooks_dir) if notebooks_dir else NOTEBOOKS_DIR
+    if not folder.is_dir():
+        raise ReportError(f"notebook folder {folder} does not exist; pass --notebooks DIR")
+    found = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb") if p.is_file())
+    if not found:
+        raise ReportError(f"no notebooks named NN_name.ipynb in {folder}")
+    if only:
+        wanted = list(only)
+        keep = []
+        for w in wanted:
+            hits = [p for p in found if w in (p.stem, p.name, p.stem[:2], p.stem[3:])]
+            if not hits:
+                names = ", ".join(p.stem for p in found)
+                raise ReportError(f"no notebook {w!r} in {folder}; choose from {names}")
+            keep.extend(h for h in hits if h not in keep)
+        found = sorted(keep)
+    return found
+
+
+def declared_parameters(notebook: Path) -> dict[str, dict]:
+    """The parameters a notebook declares: name -> {default, type, help} (from its parameters cell)."""
+    import papermill
+
+    try:
+        raw = papermill.inspect_notebook(str(notebook))
+    except Exception as exc:  # papermill raises several kinds for unreadable notebooks
+        raise ReportError(f"cannot read the parameters of {notebook.name}: {exc}") from None
+    out = {}
+    for name, info in raw.items():
+        try:
+            default = yaml.safe_load(info["default"]) if info.get("default") is not None else None
+        except yaml.YAMLError:
+            default = info.get("default")
+        out[name] = {"default": default, "type": info.get("inferred_type_name", "None"),
+                     "help": info.get("help", "")}
+    return out
+
+
+def _type_name(value) -> str:
+    return type(value).__name__
+
+
+def _coerce(name: str, value, expected, notebook: str):
+    """Check ``value`` against the notebook default's type; ints pass where floats are expected."""
+    if expected is None or value is None:
+        return value
+    want = type(expected)
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
+        raise ParameterError(
+            f"parameter {name} of {notebook} expects {want.__name__} (default {expected!r}), "
+            f"got {_type_name(value)} {value!r}")
+    return value
+
+
+def parse_cli_value(text: str):
+    """A ``-p NAME VALUE`` value: YAML scalars and lists (``3``, ``0.5``, ``true``, ``[A40, V100]``)."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def load_params_file(path: str | os.PathLike) -> dict:
+    """A YAML or JSON mapping of parameters; a notebook's stem as key scopes a nested mapping to it."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ParameterError(f"parameters file {p} not found") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0]
+        raise ParameterError(f"parameters file {p} is not valid YAML/JSON ({first})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ParameterError(f"parameters file {p} must hold a mapping of name: value, not a {_type_name(data)}")
+    return data
+
+
+def plan_parameters(notebooks: list[Path], overrides: Mapping | None = None,
+                    raw_cli: Mapping[str, str] | None = None) -> dict[str, dict]:
+    """Parameters for each notebook: every given name goes to the notebooks that declare it.
+
+    ``overrides`` hold typed values (from a parameters file: a notebook's stem as key scopes
+    a nested mapping to that notebook); ``raw_cli`` hold ``-p`` strings, parsed as YAML
+    unless the notebook expects a string. An unknown name or a wrong type is a
+    :class:`ParameterError`.
+    """
+    declared = {nb.stem: declared_parameters(nb) for nb in notebooks}
+    plan: dict[str, dict] = {nb.stem: {} for nb in notebooks}
+    everything = sorted({n for d in declared.values() for n in d})
+
+    def unknown(name: str) -> ParameterError:
+        close = difflib.get_close_matches(name, everything, n=2)
+        hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(everything)}"
+        return ParameterError(f"no notebook takes a parameter {name!r}; {hint}")
+
+    def assign(name: str, value, stems: list[str], from_cli: bool) -> None:
+        takers = [s for s in stems if name in declared[s]]
+        if not takers:
+            raise unknown(name)
+        for s in takers:
+            expected = declared[s][name]["default"]
+            v = value
+            if from_cli:
+                v = value if isinstance(expected, str) else parse_cli_value(value)
+            plan[s][name] = _coerce(name, v, expected, f"{s}.ipynb")
+
+    for key, value in (overrides or {}).items():
+        if key in declared and isinstance(value, dict):
+            for name, v in value.items():
+                assign(name, v, [key], from_cli=False)
+        else:
+            assign(key, value, list(declared), from_cli=False)
+    for name, text in (raw_cli or {}).items():
+        assign(name, text, list(declared), from_cli=True)
+    return plan
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+<style>
+.gpukit-bar{font:14px/1.45 system-ui,sans-serif;margin:0 auto 1em;max-width:1100px;padding:.8em 1em;
+  background:#f5f7fa;border:1px solid #d8dee6;border-radius:6px}
+.gpukit-bar h1{font-size:1.2em;margin:0 0 .3em}
+.gpukit-bar table{border-collapse:collapse;margin:.3em 0}
+.gpukit-bar td,.gpukit-bar th{padding:.1em .8em .1em 0;text-align:left;vertical-align:top}
+.gpukit-bar code{font-size:.95em}
+body:not(:has(#gpukit-show-code:checked)) .jp-CodeCell .jp-Cell-inputWrapper{display:none}
+body:not(:has(#gpukit-show-code:checked)) .jp-CodeCell .jp-Collapser{display:none}
+</style>
+"""
+
+
+def _esc(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _params_table(params: Mapping) -> str:
+    if not params:
+        return "<p>Run with the notebook's default parameters.</p>"
+    rows = "".join(f"<tr><th><code>{_esc(k)}</code></th><td><code>{_esc(json.dumps(v, default=str))}</code></td></tr>"
+                   for k, v in params.items())
+    return f"<table>{rows}</table>"
+
+
+def notebook_html(nb_node, title: str, parameters: Mapping, run_id: str) -> str:
+    """The executed notebook as one HTML page: outputs shown, code hidden behind a toggle,
+    a header naming the run and the parameters it was rendered with."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab")
+    exporter.exclude_input_prompt = True
+    exporter.exclude_output_prompt = True
+    body, _ = exporter.from_notebook_node(nb_node, resources={"metadata": {"name": title}})
+    bar = (f'<div class="gpukit-bar"><h1>{_esc(title)}</h1>'
+           f'<p>gpukit report run <code>{_esc(run_id)}</code> · <a href="index.html">all notebooks of this run</a>'
+           f' · <a href="{_esc(title)}.ipynb">executed notebook</a> · '
+           f'<label><input type="checkbox" id="gpukit-show-code"> show code</label></p>'
+           f"<p>Parameters:</p>{_params_table(parameters)}</div>")
+    body = body.replace("</head>", _CSS + "</head>", 1)
+    head_end = body.find("<body")
+    insert_at = body.find(">", head_end) + 1
+    return body[:insert_at] + bar + body[insert_at:]
+
+
+def index_html(run: Run) -> str:
+    """The run's index page: every notebook with status, time and parameters; the environment."""
+    rows = []
+    for nb in run.notebooks:
+        link = f'<a href="{_esc(nb.html)}">{_esc(nb.name)}</a>' if nb.html else _esc(nb.name)
+        ipynb = f' (<a href="{_esc(nb.ipynb)}">.ipynb</a>)' if nb.ipynb else ""
+        secs = f"{nb.seconds:.1f} s" if nb.seconds is not None else "–"
+        status = _esc(nb.status) + (f": {_esc(nb.error)}" if nb.error else "")
+        rows.append(f"<tr><td>{link}{ipynb}</td><td>{status}</td><td>{secs}</td>"
+                    f"<td>{_params_table(nb.parameters)}</td></tr>")
+    env = run.environment
+    pk = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v or 'not installed')}</td></tr>"
+                 for k, v in env.get("packages", {}).items())
+    dev = run.device
+    device_rows = [("attached device", f"{dev.get('kind', '?').upper()}: {dev.get('name', '?')}")]
+    if dev.get("kind") == "cpu":
+        device_rows.append(("note", "no GPU is attached: TensorFlow runs on the CPU here"))
+    for k in ("cuda_build", "cudnn_build"):
+        if dev.get(k):
+            device_rows.append((f"TensorFlow {k.replace('_', ' ')}", dev[k]))
+    for smi in dev.get("nvidia_smi", []):
+        device_rows.append(("nvidia-smi", ", ".join(f"{k}={v}" for k, v in smi.items())))
+    if dev.get("probe_error"):
+        device_rows.append(("probe", dev["probe_error"]))
+    for k in ("host", "os", "python", "cpu", "cpu_count"):
+        device_rows.append((k, env.get(k)))
+    dev_html = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in device_rows)
+    total = f"{run.seconds:.1f} s" if run.seconds is not None else "–"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>gpukit report {_esc(run.run_id)}</title>
+<style>
+body{{font:15px/1.5 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1d2329}}
+table{{border-collapse:collapse;margin:.5em 0 1.5em}} td,th{{border-bottom:1px solid #e3e7ec;padding:.35em .8em .35em 0;
+text-align:left;vertical-align:top}} table table td,table table th{{border:0;padding:0 .6em 0 0}}
+code{{font-size:.92em}} h1{{margin-bottom:.2em}} .muted{{color:#5b6570}}
+</style></head><body>
+<h1>gpukit report</h1>
+<p class="muted">Run <code>{_esc(run.run_id)}</code>, started {_esc(run.started)} UTC, {len(run.notebooks)} notebook(s) in {total}.</p>
+<h2>Notebooks</h2>
+<table><tr><th>notebook</th><th>status</th><th>run time</th><th>parameters</th></tr>{''.join(rows)}</table>
+<h2>Environment</h2>
+<table>{dev_html}</table>
+<h3>Package versions</h3>
+<table>{pk}</table>
+</body></html>
+"""
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def _switch_latest(out_root: Path, run_dir: Path) -> None:
+    """Point ``out_root/latest`` at ``run_dir`` atomically (a new symlink renamed over the old)."""
+    latest = out_root / "latest"
+    if latest.exists() and not latest.is_symlink():
+        raise ReportError(f"{latest} is a real folder, not a link gpukit made; move it away and run again")
+    tmp = out_root / f".latest.{secrets.token_hex(4)}"
+    os.symlink(run_dir.name, tmp)
+    os.replace(tmp, latest)
+
+
+def _stderr_cells(nb_node) -> list[int]:
+    """Indexes of cells that wrote to stderr (warnings, log noise): reports must have none."""
+    return [i for i, c in enumerate(nb_node.cells) if c.cell_type == "code"
+            and any(o.get("output_type") == "stream" and o.get("name") == "stderr" for o in c.get("outputs", []))]
+
+
+def _execute(nb_path: Path, out_path: Path, params: dict, kernel_name: str, cwd: Path) -> None:
+    """Run one notebook; the kernel's own log lines go to ``kernel.log`` beside the output."""
+    import papermill
+
+    with stderr_redirected(out_path.parent / "kernel.log"):
+        papermill.execute_notebook(str(nb_path), str(out_path), parameters=params, kernel_name=kernel_name,
+                                   progress_bar=False, log_output=False, cwd=str(cwd))
+
+
+def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping | None = None,
+                  cli_parameters: Mapping[str, str] | None = None, params_file: str | os.PathLike | None = None,
+                  notebooks_dir: str | os.PathLike | None = None, only: Iterable[str] | None = None,
+                  kernel_name: str = KERNEL_NAME, progress: Callable[[str], None] | None = print) -> Run:
+    """Render every report notebook into a new run folder under ``out_dir`` (default ``outputs/``).
+
+    ``parameters`` (typed) and ``params_file`` (YAML/JSON) and ``cli_parameters`` (``-p``
+    strings) go to each notebook that declares the name; later sources win. On success the
+    run folder is renamed into place and ``out_dir/latest`` points at it. A notebook that
+    fails raises :class:`ReportError` naming it and the cell; its partial output stays in
+    ``<run>.failed`` and ``latest`` is not touched.
+    """
+    say = progress or (lambda _msg: None)
+    out_root = Path(out_dir) if out_dir else OUTPUTS_DIR
+    notebooks = discover_notebooks(Path(notebooks_dir) if notebooks_dir else None, only)
+    overrides = dict(load_params_file(params_file)) if params_file else {}
+    overrides.update(parameters or {})
+    plan = plan_parameters(notebooks, overrides, cli_parameters)
+
+    out_root.mkdir(parents=True, exist_ok=True)
+    run = Run(run_id=_new_run_id(), started=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"))
+    partial = out_root / f".{run.run_id}.partial"
+    partial.mkdir()
+    for key, value in QUIET_ENV.items():  # the kernel inherits these: no TensorFlow log noise
+        os.environ.setdefault(key, value)
+    say(f"gpukit report: run {run.run_id}, {len(notebooks)} notebook(s) -> {out_root / run.run_id}")
+    run.environment = environment()
+    t_run = time.perf_counter()
+    for i, nb_path in enumerate(notebooks, 1):
+        params = plan[nb_path.stem]
+        entry = NotebookRun(name=nb_path.stem, parameters=params)
+        run.notebooks.append(entry)
+        say(f"  [{i}/{len(notebooks)}] {nb_path.name} ...")
+        executed = partial / nb_path.name
+        t0 = time.perf_counter()
+        try:
+            _execute(nb_path, executed, params, kernel_name, nb_path.parent)
+        except Exception as exc:  # papermill/nbclient raise many kinds: all mean "this notebook failed"
+            entry.seconds = time.perf_counter() - t0
+            entry.status = "failed"
+            entry.error = _describe_failure(exc)
+            failed = out_root / f"{run.run_id}.failed"
+            _finish_run(run, partial, t_run)
+            os.replace(partial, failed)
+            raise ReportError(
+                f"{nb_path.name} failed {entry.error}; partial output kept in {failed}; "
+                f"{out_root / 'latest'} unchanged") from None
+        entry.seconds = time.perf_counter() - t0
+        entry.status = "ok"
+        nb_node = nbformat.read(executed, as_version=4)
+        noisy = _stderr_cells(nb_node)
+        if noisy:
+            say(f"      note: cell(s) {', '.join(map(str, noisy))} of {nb_path.name} wrote to stderr")
+        _atomic.write_text(partial / f"{nb_path.stem}.html",
+                           notebook_html(nb_node, nb_path.stem, params, run.run_id))
+        entry.html, entry.ipynb = f"{nb_path.stem}.html", nb_path.name
+        say(f"      done in {entry.seconds:.1f} s")
+    run.device = detect_devices()
+    _finish_run(run, partial, t_run)
+    final = out_root / run.run_id
+    os.replace(partial, final)
+    _switch_latest(out_root, final)
+    run.path = str(final)
+    say(f"Report: {out_root / 'latest' / 'index.html'}  (run {run.run_id}, {run.seconds:.1f} s)")
+    return run
+
+
+def _finish_run(run: Run, folder: Path, t_run: float) -> None:
+    run.seconds = time.perf_counter() - t_run
+    _atomic.write_text(folder / "run.json", json.dumps(asdict(run), indent=2, default=str))
+    _atomic.write_text(folder / "index.html", index_html(run))
+
+
+def _describe_failure(exc: BaseException) -> str:
+    """'in cell N (Error: message)' for a cell error; the exception's first line otherwise."""
+    cell = getattr(exc, "exec_count", None)
+    index = getattr(exc, "cell_index", None)
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename:
+        where = f"in cell {index}" if index is not None else "in a cell"
+        if cell is not None:
+            where += f" (execution count {cell})"
+        return f"{where}: {ename}: {str(evalue).splitlines()[0] if evalue else ''}".rstrip(": ")
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return f"({type(exc).__name__}: {first})"

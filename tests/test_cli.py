@@ -1,0 +1,101 @@
+"""The gpukit command: output formats, one-line errors, exit codes."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpukit import cli, specs
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_specs_csv_has_exactly_the_catalogue_columns(capsys, catalogue):
+    code, out, err = run(capsys, "specs", "--format", "csv")
+    assert code == 0 and err == ""
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0].keys()) == list(specs.COLUMNS)
+    assert [r["gpu"] for r in rows] == list(catalogue["gpu"])
+    a40 = next(r for r in rows if r["gpu"] == "A40")
+    assert float(a40["fp32_tflops"]) == 37.4 and a40["msrp_usd"] == ""
+
+
+def test_specs_csv_round_trips_through_validation(capsys, tmp_path, catalogue):
+    _, out, _ = run(capsys, "specs", "--format", "csv")
+    path = tmp_path / "roundtrip.csv"
+    path.write_text(out)
+    again = specs.validate_catalogue(path)
+    assert specs.records(again) == specs.records(catalogue)
+
+
+def test_specs_json_for_named_gpus(capsys):
+    code, out, err = run(capsys, "specs", "--gpu", "a4000", "--gpu", "RTX A5000", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert [d["gpu"] for d in data] == ["RTX A4000", "RTX A5000"]
+    assert data[0]["memory_bandwidth_gbs"] == 448 and data[1]["nvlink_gbs"] == 112.5
+    assert data[0]["msrp_usd"] is None
+
+
+def test_specs_default_variant_is_said_on_stderr(capsys):
+    code, out, err = run(capsys, "specs", "--gpu", "V100", "--format", "csv")
+    assert code == 0
+    assert "V100 PCIe 16GB (default variant" in err
+    assert out.splitlines()[1].startswith("V100 PCIe 16GB,")
+
+
+def test_specs_table_and_single_gpu_card(capsys):
+    code, out, _ = run(capsys, "specs")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["gpu", "architecture", "memory_gb"]
+    assert any(line.startswith("GeForce RTX 4090") for line in lines)
+    assert "20 GPU(s)" in out
+    code, out, _ = run(capsys, "specs", "--gpu", "T4")
+    assert code == 0
+    card = dict(line.split(None, 1) if len(line.split(None, 1)) == 2 else (line.strip(), "")
+                for line in out.splitlines())
+    assert card["fp16_tensor_tflops"] == "65" and card["tf32_tensor_tflops"] == ""
+
+
+def test_unknown_gpu_is_one_line_and_exit_2(capsys):
+    code, out, err = run(capsys, "specs", "--gpu", "A4500")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("gpukit: error: unknown GPU 'A4500'; did you mean RTX A5000")
+
+
+def test_bad_catalogue_file_is_one_line(capsys, catalogue_copy):
+    path = catalogue_copy({("A40", "fp32_tflops"): "lots"})
+    code, _, err = run(capsys, "specs", "--catalogue", str(path))
+    assert code == 2 and err.count("\n") == 1
+    assert f"{path}, line 5 (A40), column fp32_tflops: 'lots' is not a number" in err
+
+
+def test_report_rejects_a_parameter_given_twice(capsys):
+    code, _, err = run(capsys, "report", "-p", "rank_by", "a", "-p", "rank_by", "b")
+    assert code == 2 and "given twice" in err
+
+
+def test_console_script_help_documents_every_subcommand():
+    exe = [sys.executable, "-m", "gpukit"]
+    out = subprocess.run([*exe, "--help"], capture_output=True, text=True, check=True).stdout
+    for command in ("specs", "report", "kernel"):
+        assert command in out
+    out = subprocess.run([*exe, "report", "--help"], capture_output=True, text=True, check=True).stdout
+    for option in ("-p NAME VALUE", "--params-file", "--out", "--only"):
+        assert option in out
+
+
+@pytest.mark.parametrize("argv", [["specs", "--format", "xml"], ["nosuch"]])
+def test_usage_errors_exit_2(argv):
+    proc = subprocess.run([sys.executable, "-m", "gpukit", *argv], capture_output=True, text=True)
+    assert proc.returncode == 2 and "usage:" in proc.stderr and "Traceback" not in proc.stderr

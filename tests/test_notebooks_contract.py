@@ -1,0 +1,54 @@
+"""The notebook contract: committed clean, one parameters cell, thin code cells."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import papermill
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_there_are_report_notebooks():
+    assert [p.name for p in NOTEBOOKS if re.match(r"\d\d_", p.name)], "no NN_name.ipynb notebooks"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_committed_without_outputs(path):
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None
+    assert "papermill" not in nb["metadata"]
+    assert nb["metadata"]["kernelspec"]["name"] == "gpukit"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_one_parameters_cell_with_documented_lines(path):
+    nb = json.loads(path.read_text())
+    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1
+    source = "".join(tagged[0]["source"])
+    lines = [ln for ln in source.splitlines() if ln.strip()]
+    declared = papermill.inspect_notebook(str(path))
+    assert len(declared) == len(lines), "every line of the parameters cell must parse as name = value  # help"
+    for name, info in declared.items():
+        assert info["help"].strip(), f"parameter {name} has no '# what it is, unit' comment"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_code_cells_only_call_the_package(path):
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code" or "parameters" in cell.get("metadata", {}).get("tags", []):
+            continue
+        source = "".join(cell["source"])
+        assert "sys.path" not in source and "import *" not in source
+        for line in source.splitlines():
+            if line.startswith(("import ", "from ")):
+                assert re.match(r"(from gpukit\b|import gpukit\b)", line), line
+            assert not re.match(r"\s*(def|class|for|while) ", line), f"logic belongs in gpukit/: {line}"
+        assert len(source.splitlines()) <= 6, "a notebook cell calls the package; move logic into gpukit/"

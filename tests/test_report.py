@@ -1,0 +1,162 @@
+"""The report: papermill runs, HTML with hidden code and the parameters, index, failures kept apart."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from gpukit import report
+from gpukit.errors import ParameterError, ReportError
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.notebooks
+
+
+def write_notebook(path: Path, params: str, *cells: str) -> Path:
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "gpukit", "display_name": "Python (gpukit)", "language": "python"}
+    nb.cells = [new_code_cell(params, metadata={"tags": ["parameters"]})] + [new_code_cell(c) for c in cells]
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def specs_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("outputs")
+    run = report.render_report(out_dir=out, only=["01_specs"], progress=None,
+                               cli_parameters={"gpus": "[A40, V100]", "rank_by": "fp32_tflops"})
+    return out, run
+
+
+def test_run_folder_layout_and_latest_link(specs_run):
+    out, run = specs_run
+    latest = out / "latest"
+    assert latest.is_symlink() and os.readlink(latest) == run.run_id
+    assert sorted(p.name for p in latest.iterdir()) == [
+        "01_specs.html", "01_specs.ipynb", "index.html", "kernel.log", "run.json"]
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "no partial folders left behind"
+
+
+def test_executed_notebook_records_parameters_and_is_clean(specs_run):
+    out, _ = specs_run
+    nb = nbformat.read(out / "latest" / "01_specs.ipynb", as_version=4)
+    assert nb.metadata.papermill.parameters == {"gpus": ["A40", "V100"], "rank_by": "fp32_tflops"}
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"], "log noise in report"
+    assert not [o for o in outputs if o.output_type == "error"]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) == 3, "compute, memory and per-watt figures, each shown once"
+
+
+def test_html_hides_code_shows_parameters_and_the_selected_gpus(specs_run):
+    out, run = specs_run
+    page = (out / "latest" / "01_specs.html").read_text()
+    assert 'id="gpukit-show-code"' in page
+    assert "body:not(:has(#gpukit-show-code:checked)) .jp-CodeCell .jp-Cell-inputWrapper{display:none}" in page
+    assert "<code>gpus</code></th><td><code>[&quot;A40&quot;, &quot;V100&quot;]</code>" in page
+    assert run.run_id in page
+    # The ranking table: A40 (37.4 TFLOPS FP32) ranks above the default V100 variant (14).
+    ranking = page[page.index("GPUs ranked by fp32_tflops"):]
+    assert ranking.index("A40") < ranking.index("V100 PCIe 16GB")
+    assert "RTX A4000" not in ranking.split("</table>")[0]
+    assert len(re.findall(r"<img [^>]*src=\"data:image/png;base64,", page)) == 3
+    for noise in ("Traceback", "WARNING", "oneDNN", "cuda_drivers", "DeprecationWarning"):
+        assert noise not in page
+
+
+def test_index_lists_notebooks_parameters_time_and_environment(specs_run):
+    out, run = specs_run
+    index = (out / "latest" / "index.html").read_text()
+    assert '<a href="01_specs.html">01_specs</a>' in index and '<a href="01_specs.ipynb">' in index
+    assert "fp32_tflops" in index and re.search(r"\d+\.\d s", index)
+    for package in ("tensorflow", "keras", "pandas", "papermill"):
+        assert f"<th>{package}</th>" in index
+    assert "attached device" in index
+    manifest = json.loads((out / "latest" / "run.json").read_text())
+    assert manifest["run_id"] == run.run_id
+    assert manifest["notebooks"][0]["status"] == "ok" and manifest["notebooks"][0]["seconds"] > 0
+    assert manifest["device"]["kind"] in ("cpu", "gpu")
+
+
+def test_failing_notebook_names_cell_keeps_partial_output_and_latest(tmp_path):
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    write_notebook(nbs / "01_ok.ipynb", "x = 1  # a number", "x + 1")
+    out = tmp_path / "out"
+    good = report.render_report(out_dir=out, notebooks_dir=nbs, progress=None)
+    write_notebook(nbs / "02_bad.ipynb", "y = 2  # a number", "y * 2", "raise ValueError('boom')")
+    proc = subprocess.run([sys.executable, "-m", "gpukit", "report", "--notebooks", str(nbs), "--out", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1, proc.stderr
+    assert "02_bad.ipynb failed in cell" in err[0] and "ValueError: boom" in err[0]
+    assert f"{out / 'latest'} unchanged" in err[0]
+    assert os.readlink(out / "latest") == good.run_id
+    failed = [p for p in out.iterdir() if p.name.endswith(".failed")]
+    assert len(failed) == 1
+    kept = nbformat.read(failed[0] / "02_bad.ipynb", as_version=4)
+    assert any(o.output_type == "error" for c in kept.cells if c.cell_type == "code" for o in c.outputs)
+    assert (failed[0] / "01_ok.html").exists() and (failed[0] / "index.html").exists()
+    assert "[2/2] 02_bad.ipynb" in proc.stdout
+
+
+def test_parameter_plan(tmp_path):
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    a = write_notebook(nbs / "01_a.ipynb", "gpus = []  # names\nyears = 3.0  # years")
+    b = write_notebook(nbs / "02_b.ipynb", "gpus = []  # names\nlabel = 'x'  # text")
+    plan = report.plan_parameters([a, b], {"years": 5, "02_b": {"label": "only b"}},
+                                  {"gpus": "[A40, V100]", "label": "3"})
+    assert plan == {"01_a": {"years": 5.0, "gpus": ["A40", "V100"]},
+                    "02_b": {"label": "3", "gpus": ["A40", "V100"]}}
+    with pytest.raises(ParameterError, match=r"no notebook takes a parameter 'yeers'; did you mean years\?"):
+        report.plan_parameters([a, b], {"yeers": 2})
+    with pytest.raises(ParameterError, match=r"parameter gpus of 01_a.ipynb expects list .* got str 'A40'"):
+        report.plan_parameters([a, b], {"gpus": "A40"})
+    with pytest.raises(ParameterError, match=r"expects float .* got bool True"):
+        report.plan_parameters([a], None, {"years": "true"})
+
+
+def test_params_file_errors(tmp_path):
+    bad = tmp_path / "p.yaml"
+    bad.write_text("gpus: [A40\n")
+    with pytest.raises(ParameterError, match="is not valid YAML/JSON"):
+        report.load_params_file(bad)
+    bad.write_text("- A40\n")
+    with pytest.raises(ParameterError, match="must hold a mapping"):
+        report.load_params_file(bad)
+    with pytest.raises(ParameterError, match="not found"):
+        report.load_params_file(tmp_path / "missing.yaml")
+
+
+def test_only_names_an_existing_notebook():
+    with pytest.raises(ReportError, match="no notebook 'nosuch'.*choose from 01_specs"):
+        report.discover_notebooks(only=["nosuch"])
+    assert [p.name for p in report.discover_notebooks(only=["specs"])] == ["01_specs.ipynb"]
+
+
+def test_untrusted_text_is_escaped_in_index_and_notebook_pages():
+    evil = "<script>alert(1)</script>"
+    run = report.Run(run_id="r1", started="now",
+                     notebooks=[report.NotebookRun(name="01_x", parameters={"label": evil}, status="ok", seconds=1.0)],
+                     environment={"host": evil, "packages": {"gpukit": evil}}, device={"kind": "cpu", "name": evil})
+    page = report.index_html(run)
+    assert evil not in page and "&lt;script&gt;" in page
+    nb = new_notebook(cells=[new_code_cell("1")])
+    page = report.notebook_html(nb, "01_x", {"label": evil}, "r1")
+    assert evil not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_latest_refuses_to_replace_a_real_folder(tmp_path):
+    (tmp_path / "latest").mkdir()
+    (tmp_path / "run1").mkdir()
+    with pytest.raises(ReportError, match="is a real folder"):
+        report._switch_latest(tmp_path, tmp_path / "run1")
