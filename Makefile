@@ -1,0 +1,47 @@
+# gpukit: `make report` renders the report, `make test` runs the tests.
+# Both start from a bare Python 3.11+: the virtual environment, the pinned packages,
+# the package itself and its Jupyter kernel are set up by `make setup` (idempotent).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.gpukit-setup
+# GPU=1 adds TensorFlow's CUDA libraries (tensorflow[and-cuda]) for an NVIDIA GPU.
+GPU    ?=
+# Extra arguments for `gpukit report`, e.g. make report ARGS='-p gpus "[A40, V100]"'
+ARGS   ?=
+# Extra arguments for pytest, e.g. make test PYTEST_ARGS='-k specs'
+PYTEST_ARGS ?=
+
+TF_VERSION := $(shell sed -n 's/^tensorflow==//p' requirements.txt)
+
+.PHONY: setup report test lab clean help
+
+help:
+	@echo "make report   render the report into outputs/latest/index.html"
+	@echo "make test     run the whole test suite"
+	@echo "make setup    create .venv, install pinned requirements, gpukit and its Jupyter kernel"
+	@echo "make lab      JupyterLab on notebooks/"
+	@echo "make clean    remove .venv (outputs/ is kept)"
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml Makefile
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@if [ -n "$(GPU)" ]; then $(BIN)/python -m pip install --quiet "tensorflow[and-cuda]==$(TF_VERSION)"; fi
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(BIN)/gpukit kernel
+	@touch $@
+
+report: setup
+	$(BIN)/gpukit report $(ARGS)
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf $(VENV)
