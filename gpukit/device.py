@@ -153,3 +153,82 @@ def detect_devices(timeout_s: float = 120) -> dict:
         result["kind"] = "cpu"
         result["name"] = f"{cpu_model()} ({os.cpu_count()} logical cores)"
     return result
+
+
+# --------------------------------------------------------------------------- in-process (TensorFlow loaded)
+
+
+def match_catalogue(name: str, memory_mib: float | None = None, catalogue=None) -> tuple[str | None, str]:
+    """The catalogue row an attached GPU is, from its TensorFlow/nvidia-smi name and memory.
+
+    Returns ``(gpu, note)``; ``gpu`` is ``None`` for a GPU the catalogue does not have (it is
+    measured anyway). Where the name fits several variants, the memory size decides.
+    """
+    from . import specs
+    from .errors import UnknownGPUError
+
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    try:
+        res = specs.resolve(name, cat)
+    except UnknownGPUError:
+        return None, f"{name} is not in the catalogue: measured, but with no datasheet peak to compare"
+    if res.defaulted and memory_mib:
+        gib = memory_mib / 1024
+        fits = cat[cat["gpu"].isin(res.variants)]
+        fits = fits[(fits["memory_gb"] - gib).abs() <= 0.1 * fits["memory_gb"]]
+        if len(fits) == 1:
+            return fits["gpu"].iloc[0], f"{name} with {gib:.0f} GiB matched to {fits['gpu'].iloc[0]}"
+    note = f"{name} matched to {res.gpu}" + (" (default variant; the name does not say which)" if res.defaulted else "")
+    return res.gpu, note
+
+
+def describe_attached() -> dict:
+    """The device TensorFlow computes on here: the first GPU if any, else the CPU.
+
+    GPU: name, compute capability, memory (nvidia-smi), driver, and the catalogue row it
+    matches (its datasheet peaks). CPU: model and logical cores; no catalogue peak.
+    """
+    tf = quiet_tensorflow()
+    gpus = tf.config.list_physical_devices("GPU")
+    smi = _nvidia_smi()
+    if not gpus:
+        return {"kind": "cpu", "name": f"{cpu_model()} ({os.cpu_count()} logical cores)", "cpu": cpu_model(),
+                "cpu_count": os.cpu_count(), "gpu_count": 0, "catalogue_gpu": None,
+                "catalogue_note": "no GPU attached: TensorFlow runs on the CPU, which has no catalogue peak"}
+    details = tf.config.experimental.get_device_details(gpus[0])
+    cc = details.get("compute_capability")
+    name = details.get("device_name", gpus[0].name)
+    memory_mib = None
+    if smi:
+        try:
+            memory_mib = float(smi[0]["memory_mib"])
+        except (KeyError, ValueError):
+            memory_mib = None
+    gpu, note = match_catalogue(name, memory_mib)
+    row = None
+    if gpu:
+        from . import specs
+
+        row = specs.records(specs.select(specs.load_catalogue(), [gpu]))[0]
+    return {"kind": "gpu", "name": name, "compute_capability": ".".join(map(str, cc)) if cc else None,
+            "gpu_count": len(gpus), "memory_mib": memory_mib, "nvidia_smi": smi, "catalogue_gpu": gpu,
+            "catalogue_note": note, "catalogue_row": row}
+
+
+def bench_environment(xla: bool = False) -> dict:
+    """:func:`environment` plus what decides TensorFlow's speed: build, XLA, TF32, threads, oneDNN."""
+    tf = quiet_tensorflow()
+    import keras
+
+    build = dict(tf.sysconfig.get_build_info())
+    env = environment()
+    env.update({
+        "tensorflow": tf.__version__, "keras": keras.__version__,
+        "cuda_build": build.get("cuda_version"), "cudnn_build": build.get("cudnn_version"),
+        "xla_jit": bool(xla), "tf32_default": tf.config.experimental.tensor_float_32_execution_enabled(),
+        "keras_policy": keras.mixed_precision.global_policy().name,
+        "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+        "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
+        "onednn_opts": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"),
+    })
+    return env

@@ -1,0 +1,434 @@
+"""TensorFlow workloads for the benchmark, each with its FLOP and byte counts per step.
+
+A :class:`Config` names a workload, a precision and the workload's parameters; it is plain
+data (JSON-able), so a configuration can run in a child process. :func:`build` turns it into
+a :class:`Built` step: a compiled ``tf.function`` whose returned tensor depends on all of the
+step's work, plus the counts the harness divides by. The counts are pure functions of the
+parameters (no TensorFlow), so they are tested exactly.
+
+FLOPs count a multiply-add as two. Bytes are the least device-memory traffic a step needs
+(every operand read once, every result written once); for whole models they are an estimate:
+each layer's output written once and read once, weights read once, and for training the
+gradients and optimizer state too. Training FLOPs are 3 x forward (the backward pass computes
+gradients for activations and for weights, each as costly as the forward pass).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from . import precision as prec
+from .errors import ParameterError
+
+#: Workloads in report order, with the unit of their throughput.
+UNITS = {"matmul": "TFLOP/s", "bandwidth": "GB/s", "conv": "TFLOP/s",
+         "resnet50": "images/s", "transformer": "tokens/s"}
+WORKLOADS = tuple(UNITS)
+
+
+class Unsupported(Exception):
+    """This configuration cannot run on this device (recorded as ``status: skipped``)."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One benchmark configuration: plain data, so it can cross a process boundary."""
+
+    workload: str
+    precision: str
+    params: dict = field(default_factory=dict)
+    xla: bool = False
+
+    def label(self) -> str:
+        p = self.params
+        if self.workload == "matmul":
+            shape = f"{p['m']}x{p['n']}x{p['k']}"
+            return f"matmul {p.get('shape', '')} {shape}".replace("  ", " ")
+        if self.workload == "bandwidth":
+            return f"bandwidth {p['kernel']} {p['elements'] * 4 / 2**20:.0f} MiB"
+        if self.workload == "conv":
+            return (f"conv {p['kernel']}x{p['kernel']} {p['height']}x{p['width']}x{p['in_channels']}"
+                    f"->{p['out_channels']} batch {p['batch']}")
+        if self.workload == "resnet50":
+            return f"resnet50 {p['mode']} {p['image_size']}px batch {p['batch']}"
+        if self.workload == "transformer":
+            return f"transformer {p['layers']}L h{p['hidden']} seq {p['seq_len']} batch {p['batch']}"
+        return f"{self.workload} {p}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Config:
+        return cls(data["workload"], data["precision"], dict(data.get("params", {})), bool(data.get("xla", False)))
+
+
+@dataclass
+class Built:
+    """A ready-to-time step and what one step does."""
+
+    step: Callable[[], Any]
+    flops_per_step: float
+    bytes_per_step: float
+    items_per_step: float | None
+    unit: str
+    math_mode: str
+
+
+# --------------------------------------------------------------------------- counts (no TensorFlow)
+
+
+def matmul_counts(m: int, n: int, k: int, itemsize: int) -> tuple[float, float]:
+    """FLOPs and bytes of ``(m x k) @ (k x n)``: 2mnk; both operands read, the result written."""
+    return 2.0 * m * n * k, float((m * k + k * n + m * n) * itemsize)
+
+
+def bandwidth_counts(kernel: str, elements: int, itemsize: int) -> tuple[float, float]:
+    """``scale`` (y = a x: read 1, write 1) or ``add`` (z = x + y: read 2, write 1)."""
+    if kernel == "scale":
+        return float(elements), 2.0 * elements * itemsize
+    if kernel == "add":
+        return float(elements), 3.0 * elements * itemsize
+    raise ParameterError(f"unknown bandwidth kernel {kernel!r}; use scale or add")
+
+
+def conv2d_out(size: int, stride: int) -> int:
+    """Output size of a SAME-padded convolution."""
+    return math.ceil(size / stride)
+
+
+def conv2d_counts(batch: int, height: int, width: int, in_channels: int, out_channels: int,
+                  kernel: int, stride: int, itemsize: int) -> tuple[float, float]:
+    """FLOPs and bytes of a SAME-padded 2-D convolution (NHWC)."""
+    ho, wo = conv2d_out(height, stride), conv2d_out(width, stride)
+    flops = 2.0 * batch * ho * wo * out_channels * kernel * kernel * in_channels
+    elems = batch * height * width * in_channels + kernel * kernel * in_channels * out_channels \
+        + batch * ho * wo * out_channels
+    return flops, float(elems * itemsize)
+
+
+def transformer_counts(batch: int, seq_len: int, hidden: int, heads: int, ffn: int, layers: int,
+                       vocab: int, itemsize: int, training: bool = True) -> tuple[float, float]:
+    """FLOPs and estimated bytes of a BERT-like encoder step with a token-level output head.
+
+    Per layer and token: Q, K, V and output projections 4 x 2h^2; attention scores and the
+    weighted sum 2 x 2 s h; the feed-forward block 2 x 2 h f. The head adds 2 h V per token.
+    """
+    tokens = batch * seq_len
+    per_layer = tokens * (8 * hidden * hidden + 4 * seq_len * hidden + 4 * hidden * ffn)
+    forward = layers * per_layer + tokens * 2 * hidden * vocab
+    flops = forward * (3 if training else 1)
+    params = layers * (4 * hidden * hidden + 2 * hidden * ffn) + 2 * vocab * hidden
+    # Activations per layer and token: q, k, v, attention output, two norms, ffn in/out, plus
+    # the s x heads attention weights.
+    acts = layers * tokens * (8 * hidden + ffn + seq_len * heads) + tokens * vocab
+    bytes_ = (2 * acts + params * (3 if training else 1)) * itemsize
+    return float(flops), float(bytes_)
+
+
+def keras_forward_flops(model) -> float:
+    """Forward FLOPs of one example through a Keras model: Conv2D, DepthwiseConv2D and Dense."""
+    total = 0.0
+    for layer in _leaf_layers(model):
+        kind = type(layer).__name__
+        if kind in ("Conv2D", "DepthwiseConv2D", "Dense"):
+            out = layer.output.shape
+            kernel = layer.kernel.shape
+            out_elems = math.prod(d for d in out[1:] if d is not None)
+            if kind == "Conv2D":
+                macs_per_out = kernel[0] * kernel[1] * kernel[2] // max(getattr(layer, "groups", 1), 1)
+            elif kind == "DepthwiseConv2D":
+                macs_per_out = kernel[0] * kernel[1]
+            else:
+                macs_per_out = kernel[0]
+            total += 2.0 * out_elems * macs_per_out
+    return total
+
+
+def keras_activation_elements(model) -> int:
+    """Elements of every layer output for one example (the activations a step writes)."""
+    total = 0
+    for layer in _leaf_layers(model):
+        if type(layer).__name__ == "InputLayer":
+            continue
+        out = layer.output
+        shapes = [o.shape for o in out] if isinstance(out, (list, tuple)) else [out.shape]
+        for s in shapes:
+            total += math.prod(d for d in s[1:] if d is not None)
+    return total
+
+
+def _leaf_layers(model) -> Iterator:
+    for layer in model.layers:
+        if hasattr(layer, "layers") and layer.layers:
+            yield from _leaf_layers(layer)
+        else:
+            yield layer
+
+
+# --------------------------------------------------------------------------- defaults
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a workload needs to know of the device it runs on."""
+
+    kind: str  # cpu | gpu
+    compute_capability: str | None = None
+
+    @property
+    def ampere_or_later(self) -> bool:
+        return self.kind == "gpu" and self.compute_capability is not None and \
+            float(self.compute_capability) >= 8.0
+
+
+def default_precisions(device: DeviceInfo, quick: bool) -> list[str]:
+    """fp32 on a CPU (plus bf16 in a full run); fp32 and fp16 on a GPU, with tf32 and bf16 on Ampere+."""
+    if device.kind == "cpu":
+        return ["fp32"] if quick else ["fp32", "bf16"]
+    out = ["fp32", "fp16"]
+    if device.ampere_or_later:
+        out = ["fp32", "tf32", "fp16", "bf16"] if not quick else ["fp32", "fp16", "bf16"]
+    return out
+
+
+def _sizes(device: DeviceInfo, quick: bool) -> dict:
+    gpu = device.kind == "gpu"
+    if gpu:
+        return {
+            "square": [2048, 4096, 8192] if quick else [1024, 2048, 4096, 8192, 16384],
+            "llm": [(4096, 16384, 4096)] if quick else [(2048, 11008, 4096), (4096, 16384, 4096)],
+            "bandwidth_elements": 2**27,
+            "conv_batch": 32 if quick else 64,
+            "conv_layers": 4,
+            "resnet": {"image_size": 224, "batch": 64 if quick else 128},
+            "transformer": {"layers": 12, "batch": 32 if quick else 64},
+        }
+    return {
+        "square": [1024, 2048] if quick else [1024, 2048, 4096],
+        "llm": [(512, 4096, 1024)] if quick else [(2048, 4096, 1024)],
+        "bandwidth_elements": 2**25,
+        "conv_batch": 4 if quick else 8,
+        "conv_layers": 2 if quick else 4,
+        "resnet": {"image_size": 128, "batch": 4} if quick else {"image_size": 224, "batch": 8},
+        "transformer": {"layers": 2, "batch": 4} if quick else {"layers": 4, "batch": 8},
+    }
+
+
+#: ResNet-50 3x3 convolutions of each stage: (height, width, in_channels, out_channels).
+CONV_LAYERS = [(56, 56, 64, 64), (28, 28, 128, 128), (14, 14, 256, 256), (7, 7, 512, 512)]
+
+
+def check_selection(workloads=None, precisions=None) -> tuple[list[str], list[str] | None]:
+    """Validated workload names and canonical precisions (``None``: the device's defaults)."""
+    names = list(workloads) if workloads else list(WORKLOADS)
+    for w in names:
+        if w not in UNITS:
+            raise ParameterError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
+    precs = prec.normalize_all(precisions) if precisions else None
+    for p in precs or []:
+        if p not in prec.KERAS_POLICY:
+            raise ParameterError(f"precision {p} is not benchmarked; use fp32, tf32, fp16 or bf16")
+    return names, precs
+
+
+def default_configs(device: DeviceInfo, quick: bool = True, workloads=None, precisions=None,
+                    xla: bool = False) -> list[Config]:
+    """The benchmark set for this device: every workload at every precision, sized for it."""
+    names, precs = check_selection(workloads, precisions)
+    precs = precs or default_precisions(device, quick)
+    size = _sizes(device, quick)
+    out: list[Config] = []
+    for w in names:
+        if w == "bandwidth":  # bytes per second do not depend on the arithmetic precision
+            out += [Config("bandwidth", "fp32", {"kernel": k, "elements": size["bandwidth_elements"]}, xla)
+                    for k in ("scale", "add")]
+            continue
+        for p in precs:
+            if w == "matmul":
+                out += [Config("matmul", p, {"shape": "square", "m": n, "n": n, "k": n}, xla) for n in size["square"]]
+                out += [Config("matmul", p, {"shape": "llm", "m": m, "n": n, "k": k}, xla) for m, n, k in size["llm"]]
+            elif w == "conv":
+                out += [Config("conv", p, {"batch": size["conv_batch"], "height": h, "width": wd, "in_channels": ci,
+                                           "out_channels": co, "kernel": 3, "stride": 1}, xla)
+                        for h, wd, ci, co in CONV_LAYERS[: size["conv_layers"]]]
+            elif w == "resnet50":
+                out += [Config("resnet50", p, {"mode": mode, **size["resnet"]}, xla) for mode in ("train", "infer")]
+            elif w == "transformer":
+                out.append(Config("transformer", p, {"hidden": 768, "heads": 12, "ffn": 3072, "seq_len": 128,
+                                                     "vocab": 30522, **size["transformer"]}, xla))
+    return out
+
+
+# --------------------------------------------------------------------------- building (TensorFlow)
+
+
+def _tf():
+    from .device import quiet_tensorflow
+
+    return quiet_tensorflow()
+
+
+@contextlib.contextmanager
+def precision_scope(config: Config, device: DeviceInfo) -> Iterator[str]:
+    """Set TF32 and the Keras policy for ``config``; yield the math mode that will really run.
+
+    TensorFlow runs float32 matmuls and convolutions as TF32 on Ampere and later unless told
+    not to: ``fp32`` turns TF32 off so FP32 is FP32, ``tf32`` turns it on (and is unsupported
+    where there is no TF32). Both settings are restored afterwards.
+    """
+    tf = _tf()
+    import keras
+
+    p = config.precision
+    if p == "tf32" and not device.ampere_or_later:
+        raise Unsupported("TF32 needs an NVIDIA GPU of compute capability 8.0 or later; "
+                          f"this device is {device.kind.upper()}" + (f" {device.compute_capability}" if device.compute_capability else ""))
+    if p == "bf16" and device.kind == "gpu" and not device.ampere_or_later:
+        raise Unsupported(f"BF16 needs compute capability 8.0 or later; this GPU is {device.compute_capability}")
+    old_tf32 = tf.config.experimental.tensor_float_32_execution_enabled()
+    old_policy = keras.mixed_precision.global_policy().name
+    tf.config.experimental.enable_tensor_float_32_execution(p == "tf32")
+    model_workload = config.workload in ("resnet50", "transformer")
+    if model_workload:
+        keras.mixed_precision.set_global_policy(prec.KERAS_POLICY[p])
+    try:
+        if model_workload:
+            yield prec.KERAS_POLICY[p] if p != "tf32" else "float32 (TF32 math)"
+        else:
+            yield p
+    finally:
+        keras.mixed_precision.set_global_policy(old_policy)
+        tf.config.experimental.enable_tensor_float_32_execution(old_tf32)
+
+
+def build(config: Config, math_mode: str) -> Built:
+    """A compiled step for ``config`` (call inside :func:`precision_scope`)."""
+    builders = {"matmul": _build_matmul, "bandwidth": _build_bandwidth, "conv": _build_conv,
+                "resnet50": _build_resnet50, "transformer": _build_transformer}
+    try:
+        builder = builders[config.workload]
+    except KeyError:
+        raise ParameterError(f"unknown workload {config.workload!r}; choose from {', '.join(WORKLOADS)}") from None
+    return builder(config, math_mode)
+
+
+def _function(tf, fn, xla: bool):
+    return tf.function(fn, jit_compile=True) if xla else tf.function(fn)
+
+
+def _build_matmul(config: Config, math_mode: str) -> Built:
+    tf = _tf()
+    p = config.params
+    dtype = prec.TF_DTYPE[config.precision]
+    a = tf.cast(tf.random.uniform((p["m"], p["k"])), dtype)
+    b = tf.cast(tf.random.uniform((p["k"], p["n"])), dtype)
+    flops, bytes_ = matmul_counts(p["m"], p["n"], p["k"], prec.ITEMSIZE[config.precision])
+    step = _function(tf, lambda: tf.matmul(a, b), config.xla)
+    return Built(step, flops, bytes_, None, UNITS["matmul"], math_mode)
+
+
+def _build_bandwidth(config: Config, math_mode: str) -> Built:
+    tf = _tf()
+    p = config.params
+    x = tf.random.uniform((p["elements"],), dtype=tf.float32)
+    flops, bytes_ = bandwidth_counts(p["kernel"], p["elements"], 4)
+    if p["kernel"] == "scale":
+        fn = lambda: x * 1.0001  # noqa: E731
+    else:
+        y = tf.random.uniform((p["elements"],), dtype=tf.float32)
+        fn = lambda: x + y  # noqa: E731
+    return Built(_function(tf, fn, config.xla), flops, bytes_, None, UNITS["bandwidth"], math_mode)
+
+
+def _build_conv(config: Config, math_mode: str) -> Built:
+    tf = _tf()
+    p = config.params
+    dtype = prec.TF_DTYPE[config.precision]
+    x = tf.cast(tf.random.uniform((p["batch"], p["height"], p["width"], p["in_channels"])), dtype)
+    w = tf.cast(tf.random.uniform((p["kernel"], p["kernel"], p["in_channels"], p["out_channels"]), -0.1, 0.1), dtype)
+    flops, bytes_ = conv2d_counts(p["batch"], p["height"], p["width"], p["in_channels"], p["out_channels"],
+                                  p["kernel"], p["stride"], prec.ITEMSIZE[config.precision])
+    fn = lambda: tf.nn.conv2d(x, w, strides=p["stride"], padding="SAME")  # noqa: E731
+    return Built(_function(tf, fn, config.xla), flops, bytes_, None, UNITS["conv"], math_mode)
+
+
+def _train_step(tf, model, loss_fn, optimizer, x, y, xla: bool):
+    def step():
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+            scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
+        grads = tape.gradient(scaled, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    return _function(tf, step, xla)
+
+
+def _model_bytes(model, batch: int, itemsize: int, training: bool) -> float:
+    acts = keras_activation_elements(model) * batch
+    params = model.count_params()
+    return float((2 * acts) * itemsize + params * 4 * (4 if training else 1))
+
+
+def _build_resnet50(config: Config, math_mode: str) -> Built:
+    tf = _tf()
+    import keras
+
+    p = config.params
+    size, batch, training = p["image_size"], p["batch"], p["mode"] == "train"
+    model = keras.applications.ResNet50(weights=None, input_shape=(size, size, 3), classes=1000)
+    x = tf.random.uniform((batch, size, size, 3))
+    forward = keras_forward_flops(model) * batch
+    itemsize = 2 if config.precision in ("fp16", "bf16") else 4
+    bytes_ = _model_bytes(model, batch, itemsize, training)
+    if training:
+        y = tf.random.uniform((batch,), maxval=1000, dtype=tf.int32)
+        optimizer = keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
+        if config.precision == "fp16":
+            optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
+        step = _train_step(tf, model, keras.losses.SparseCategoricalCrossentropy(), optimizer, x, y, config.xla)
+        return Built(step, 3 * forward, bytes_, batch, UNITS["resnet50"], math_mode)
+    step = _function(tf, lambda: model(x, training=False), config.xla)
+    return Built(step, forward, bytes_, batch, UNITS["resnet50"], math_mode)
+
+
+def transformer_model(hidden: int, heads: int, ffn: int, layers: int, seq_len: int, vocab: int):
+    """A BERT-like encoder: token and position embeddings, ``layers`` post-norm blocks of
+    multi-head self-attention and a GELU feed-forward, and a token-level output head."""
+    import keras
+    from keras import layers as L
+
+    tokens = keras.Input((seq_len,), dtype="int32")
+    x = L.Embedding(vocab, hidden)(tokens)
+    positions = L.Embedding(seq_len, hidden)(keras.ops.arange(seq_len))
+    x = x + positions
+    for _ in range(layers):
+        attn = L.MultiHeadAttention(num_heads=heads, key_dim=hidden // heads)(x, x)
+        x = L.LayerNormalization(epsilon=1e-12)(x + attn)
+        h = L.Dense(ffn, activation="gelu")(x)
+        x = L.LayerNormalization(epsilon=1e-12)(x + L.Dense(hidden)(h))
+    logits = L.Dense(vocab, dtype="float32")(x)
+    return keras.Model(tokens, logits, name="bert_like_encoder")
+
+
+def _build_transformer(config: Config, math_mode: str) -> Built:
+    tf = _tf()
+    import keras
+
+    p = config.params
+    model = transformer_model(p["hidden"], p["heads"], p["ffn"], p["layers"], p["seq_len"], p["vocab"])
+    x = tf.random.uniform((p["batch"], p["seq_len"]), maxval=p["vocab"], dtype=tf.int32)
+    y = tf.random.uniform((p["batch"], p["seq_len"]), maxval=p["vocab"], dtype=tf.int32)
+    optimizer = keras.optimizers.AdamW(learning_rate=1e-4)
+    if config.precision == "fp16":
+        optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    itemsize = 2 if config.precision in ("fp16", "bf16") else 4
+    flops, bytes_ = transformer_counts(p["batch"], p["seq_len"], p["hidden"], p["heads"], p["ffn"],
+                                       p["layers"], p["vocab"], itemsize, training=True)
+    step = _train_step(tf, model, loss, optimizer, x, y, config.xla)
+    return Built(step, flops, bytes_, p["batch"] * p["seq_len"], UNITS["transformer"], math_mode)

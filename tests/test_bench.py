@@ -1,0 +1,322 @@
+"""The harness: statistics, timing rules, FLOP/byte counts, results documents, failures as results."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from gpukit import bench, workloads
+from gpukit.errors import DataError, ParameterError
+from gpukit.workloads import Config, DeviceInfo
+
+CPU = DeviceInfo("cpu")
+FAST = bench.Settings(warmup_steps=1, warmup_min_s=0.0, min_sample_s=0.005, min_time_s=0.05, min_samples=3)
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def test_summarize_known_values():
+    s = bench.summarize([5.0, 1.0, 4.0, 2.0, 3.0])
+    assert s["median_s"] == 3.0
+    assert s["iqr_s"] == 2.0  # inclusive quartiles 2 and 4
+    assert s["mad_s"] == 1.0
+    assert s["cv"] == pytest.approx(math.sqrt(2.5) / 3.0)
+    assert s["noisy"] is True
+
+
+def test_summarize_quiet_and_single_values():
+    s = bench.summarize([1.00, 1.01, 0.99, 1.00, 1.02])
+    assert s["median_s"] == 1.00 and s["noisy"] is False and s["iqr_s"] == pytest.approx(0.01)
+    one = bench.summarize([0.5])
+    assert one == {"median_s": 0.5, "iqr_s": 0.0, "mad_s": 0.0, "cv": 0.0, "noisy": False}
+    with pytest.raises(ValueError):
+        bench.summarize([])
+
+
+class FakeDevice:
+    """A step that takes ``first`` seconds once (tracing) and ``dt`` afterwards, on a fake clock,
+    and records the order of steps, syncs and clock reads."""
+
+    def __init__(self, first=2.0, dt=0.001):
+        self.now, self.first, self.dt, self.calls, self.events = 0.0, first, dt, 0, []
+
+    def clock(self):
+        self.events.append("clock")
+        return self.now
+
+    def step(self):
+        self.now += self.first if self.calls == 0 else self.dt
+        self.calls += 1
+        self.events.append("step")
+        return self.calls
+
+    def sync(self, value):
+        self.events.append("sync")
+
+
+def test_measure_keeps_warmup_apart_calibrates_loops_and_syncs_before_each_clock_read():
+    dt = 2.0**-10  # binary fractions keep the fake clock exact
+    dev = FakeDevice(first=2.0, dt=dt)
+    s = bench.Settings(warmup_steps=2, warmup_min_s=0.0, min_sample_s=8 * dt, min_time_s=0.05, min_samples=5)
+    t = bench.measure(dev.step, s, synchronize=dev.sync, clock=dev.clock)
+    assert t.warmup_s == [2.0, dt]
+    assert t.loops == 8  # one sample lasts min_sample_s
+    assert t.times_s == [dt] * len(t.times_s)
+    assert len(t.times_s) == 5 or sum(t.times_s) * t.loops >= 0.05
+    # Every clock read that ends a sample follows a sync: no asynchronous work escapes the timer.
+    events = [e for e in dev.events if e != "step"]
+    assert events[0] == "clock"
+    for i, e in enumerate(events[1:], 1):
+        if e == "clock" and events[i - 1] == "clock":
+            continue  # start of the next sample
+        if e == "clock":
+            assert events[i - 1] == "sync"
+
+
+def test_measure_stops_at_max_time():
+    dev = FakeDevice(first=0.1, dt=1.0)
+    s = bench.Settings(warmup_steps=1, warmup_min_s=0.0, min_sample_s=0.0, min_time_s=100, min_samples=1000,
+                       max_time_s=5.0)
+    t = bench.measure(dev.step, s, synchronize=dev.sync, clock=dev.clock)
+    assert len(t.times_s) == 5
+
+
+def test_settings_for_a_time_budget():
+    s = bench.Settings.for_run(quick=True, time_budget_s=10, n_configs=10)
+    assert s.min_time_s == pytest.approx(0.5)
+    assert bench.Settings.for_run(quick=False).min_time_s == 3.0
+
+
+# --------------------------------------------------------------------------- counts
+
+
+def test_matmul_and_bandwidth_counts():
+    assert workloads.matmul_counts(2, 3, 4, 4) == (48.0, (8 + 12 + 6) * 4.0)
+    assert workloads.bandwidth_counts("scale", 1000, 4) == (1000.0, 8000.0)
+    assert workloads.bandwidth_counts("add", 1000, 4) == (1000.0, 12000.0)
+    with pytest.raises(ParameterError):
+        workloads.bandwidth_counts("copy", 10, 4)
+
+
+def test_conv_counts():
+    assert workloads.conv2d_counts(1, 4, 4, 1, 1, 3, 1, 4) == (2.0 * 16 * 9, (16 + 9 + 16) * 4.0)
+    flops, bytes_ = workloads.conv2d_counts(2, 5, 5, 3, 8, 3, 2, 2)  # SAME, stride 2: 3x3 output
+    assert flops == 2.0 * 2 * 3 * 3 * 8 * 9 * 3
+    assert bytes_ == (2 * 25 * 3 + 9 * 3 * 8 + 2 * 9 * 8) * 2.0
+
+
+def test_transformer_counts_by_hand():
+    # 1 layer, batch 1, seq 2, hidden 4, ffn 8, vocab 10: per token 8*16 + 4*2*4 + 4*4*8 = 288
+    flops, _ = workloads.transformer_counts(1, 2, 4, 2, 8, 1, 10, 4, training=False)
+    assert flops == 2 * 288 + 2 * 2 * 4 * 10
+    train, _ = workloads.transformer_counts(1, 2, 4, 2, 8, 1, 10, 4, training=True)
+    assert train == 3 * flops
+
+
+def test_keras_flops_of_a_small_model_and_resnet50():
+    import keras
+
+    from gpukit.device import quiet_tensorflow
+
+    quiet_tensorflow()
+    inputs = keras.Input((8, 8, 3))
+    x = keras.layers.Conv2D(4, 3, padding="same")(inputs)
+    x = keras.layers.Flatten()(x)
+    model = keras.Model(inputs, keras.layers.Dense(5)(x))
+    assert workloads.keras_forward_flops(model) == 2 * (8 * 8 * 4 * 27) + 2 * (256 * 5)
+    resnet = keras.applications.ResNet50(weights=None, input_shape=(224, 224, 3))
+    gflops = workloads.keras_forward_flops(resnet) / 1e9
+    assert 7.6 < gflops < 8.4  # ResNet-50: about 4 G multiply-adds per 224x224 image
+
+
+def test_default_configs_by_device_and_names():
+    cpu = workloads.default_configs(CPU, quick=True)
+    assert {c.workload for c in cpu} == set(workloads.WORKLOADS)
+    assert {c.precision for c in cpu} == {"fp32"}
+    ampere = workloads.default_configs(DeviceInfo("gpu", "8.6"), quick=False, workloads=["matmul"])
+    assert {c.precision for c in ampere} == {"fp32", "tf32", "fp16", "bf16"}
+    volta = workloads.default_configs(DeviceInfo("gpu", "7.0"), quick=False, workloads=["matmul"])
+    assert {c.precision for c in volta} == {"fp32", "fp16"}
+    mixed = workloads.default_configs(CPU, workloads=["resnet50"], precisions=["mixed_bfloat16", "float32"])
+    assert [(c.precision, c.params["mode"]) for c in mixed] == [("bf16", "train"), ("bf16", "infer"),
+                                                                 ("fp32", "train"), ("fp32", "infer")]
+    with pytest.raises(ParameterError, match="unknown workload 'gemm'"):
+        workloads.default_configs(CPU, workloads=["gemm"])
+    with pytest.raises(ParameterError, match="unknown precision 'fp8'"):
+        workloads.default_configs(CPU, precisions=["fp8"])
+
+
+# --------------------------------------------------------------------------- running
+
+
+def small_matmul(n=128, precision="fp32"):
+    return Config("matmul", precision, {"shape": "square", "m": n, "n": n, "k": n})
+
+
+def test_run_config_measures_and_computes_peak_fraction():
+    rec = bench.run_config(small_matmul(), CPU, FAST, peak_row={"fp32_tflops": 10.0, "memory_bandwidth_gbs": 100})
+    assert rec["status"] == "ok" and rec["error"] is None
+    assert rec["flops_per_step"] == 2.0 * 128**3 and rec["bytes_per_step"] == 3 * 128 * 128 * 4.0
+    assert rec["throughput_unit"] == "TFLOP/s"
+    assert rec["throughput"] == pytest.approx(rec["flops_per_step"] / rec["median_s"] / 1e12)
+    assert rec["peak"] == 10.0 and rec["peak_fraction"] == pytest.approx(rec["throughput"] / 10.0)
+    assert len(rec["warmup_s"]) >= 1 and len(rec["times_s"]) >= 3 and rec["loops"] >= 1
+    assert set(rec) == set(bench.RECORD_KEYS)
+
+
+def test_a_tiny_transformer_trains_and_counts_tokens():
+    params = {"hidden": 32, "heads": 2, "ffn": 64, "layers": 1, "seq_len": 16, "vocab": 100, "batch": 2}
+    rec = bench.run_config(Config("transformer", "fp32", params), CPU, FAST)
+    assert rec["status"] == "ok", rec["error"]
+    assert rec["throughput_unit"] == "tokens/s"
+    assert rec["throughput"] == pytest.approx(32 / rec["median_s"])
+    assert rec["flops_per_step"] == workloads.transformer_counts(2, 16, 32, 2, 64, 1, 100, 4)[0]
+    assert rec["math_mode"] == "float32"
+
+
+def test_out_of_memory_is_a_result():
+    huge = Config("matmul", "fp32", {"shape": "square", "m": 2**19, "n": 2**19, "k": 2**19})  # 1 TiB operands
+    rec = bench.run_config(huge, CPU, FAST)
+    assert rec["status"] == "oom"
+    assert "ResourceExhaustedError" in rec["error"] and "\n" not in rec["error"]
+    assert rec["times_s"] == [] and rec["throughput"] is None
+
+
+def test_failures_do_not_stop_the_run(monkeypatch):
+    real_build = workloads.build
+
+    def build(config, math_mode):
+        if config.params.get("m") == 64:
+            raise RuntimeError("kernel launch failed\nsecond line")
+        return real_build(config, math_mode)
+
+    monkeypatch.setattr(workloads, "build", build)
+    seen = []
+    results = bench.run_benchmarks(configs=[small_matmul(64), Config("matmul", "tf32", small_matmul().params),
+                                            small_matmul(128)], settings=FAST,
+                                   progress=lambda i, n, r: seen.append((i, n, r["status"])))
+    statuses = [(r["status"], r["error"]) for r in results["records"]]
+    assert statuses[0] == ("error", "RuntimeError: kernel launch failed")
+    assert statuses[1][0] == "skipped" and "TF32 needs an NVIDIA GPU" in statuses[1][1]
+    assert statuses[2] == ("ok", None)
+    assert seen == [(1, 3, "error"), (2, 3, "skipped"), (3, 3, "ok")]
+    assert results["isolation"] == "process" and results["device"]["kind"] == "cpu"
+
+
+def test_precision_scope_restores_policy_and_tf32():
+    import keras
+
+    from gpukit.device import quiet_tensorflow
+
+    tf = quiet_tensorflow()
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
+    with workloads.precision_scope(Config("resnet50", "fp16", {}), CPU) as mode:
+        assert mode == "mixed_float16"
+        assert keras.mixed_precision.global_policy().name == "mixed_float16"
+    assert keras.mixed_precision.global_policy().name == "float32"
+    assert tf.config.experimental.tensor_float_32_execution_enabled() == before
+
+
+def test_subprocess_isolation_ok_oom_and_timeout():
+    ok = bench.run_config_subprocess(small_matmul(), CPU, FAST)
+    assert ok["status"] == "ok" and ok["throughput"] > 0
+    huge = Config("matmul", "fp32", {"shape": "square", "m": 2**19, "n": 2**19, "k": 2**19})
+    assert bench.run_config_subprocess(huge, CPU, FAST)["status"] == "oom"
+    slow = bench.run_config_subprocess(small_matmul(), CPU, FAST, timeout_s=0.5)
+    assert slow["status"] == "error" and slow["error"] == "timed out after 0.5 s"
+
+
+# --------------------------------------------------------------------------- the document
+
+
+@pytest.fixture
+def document():
+    rec = bench._record(small_matmul(), "ok", median_s=0.01, times_s=[0.01], warmup_s=[0.1])
+    return {"schema_version": bench.SCHEMA_VERSION, "created": "2026-11-29T00:00:00Z", "seconds": 1.0,
+            "quick": True, "isolation": "process", "settings": {}, "environment": {"host": "h"},
+            "device": {"kind": "cpu", "name": "cpu"}, "records": [rec]}
+
+
+def test_results_round_trip(tmp_path, document):
+    path = bench.save_results(document, tmp_path / "r.json")
+    assert bench.load_results(path) == document
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d.update(schema_version=2), "schema_version 2 is newer than this gpukit reads (1); upgrade gpukit"),
+    (lambda d: d.update(schema_version=0), "schema_version 0 is older than this gpukit reads (1); re-run `gpukit bench"),
+    (lambda d: d.pop("schema_version"), "not a gpukit results document"),
+    (lambda d: d.update(schema_version="1"), "is not a whole number"),
+    (lambda d: d.pop("device"), "lacks 'device'"),
+    (lambda d: d["records"][0].pop("times_s"), "record 0 lacks times_s"),
+    (lambda d: d["records"][0].update(status="fine"), "record 0 has status 'fine'"),
+])
+def test_bad_documents_are_refused_with_what_to_do(tmp_path, document, edit, expected):
+    edit(document)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(DataError) as info:
+        bench.load_results(path)
+    assert expected in str(info.value) and "r.json" in str(info.value)
+
+
+def test_truncated_and_missing_files(tmp_path, document):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(document)[:50])
+    with pytest.raises(DataError, match="is not valid JSON .* truncated"):
+        bench.load_results(path)
+    with pytest.raises(DataError, match="file not found"):
+        bench.load_results(tmp_path / "none.json")
+
+
+def test_save_for_report_uses_the_run_folder(tmp_path, monkeypatch, document):
+    monkeypatch.delenv(bench.RUN_DIR_ENV, raising=False)
+    assert bench.save_for_report(document) is None
+    monkeypatch.setenv(bench.RUN_DIR_ENV, str(tmp_path))
+    assert bench.save_for_report(document) == tmp_path / bench.RESULTS_NAME
+    assert bench.save_for_report(document, tmp_path / "x.json") == tmp_path / "x.json"
+
+
+# --------------------------------------------------------------------------- GPU-only paths
+
+
+def test_catalogue_match_of_gpu_names():
+    from gpukit.device import match_catalogue
+
+    assert match_catalogue("NVIDIA A100-SXM4-80GB")[0] == "A100 SXM4 80GB"
+    assert match_catalogue("Tesla V100-PCIE-16GB")[0] == "V100 PCIe 16GB"
+    assert match_catalogue("NVIDIA H100 80GB HBM3")[0] == "H100 SXM5"
+    assert match_catalogue("NVIDIA GeForce RTX 4090")[0] == "GeForce RTX 4090"
+    assert match_catalogue("Tesla V100-SXM2", memory_mib=32510)[0] == "V100 SXM2 32GB"
+    gpu, note = match_catalogue("NVIDIA RTX 6000 Ada Generation")
+    assert gpu is None and "not in the catalogue: measured" in note
+
+
+def _gpu():
+    from gpukit.device import quiet_tensorflow
+
+    return quiet_tensorflow().config.list_physical_devices("GPU")
+
+
+gpu_only = pytest.mark.skipif("not _gpu()", reason="needs an NVIDIA GPU; this machine has none. "
+                              "The branch is the same code a CPU run takes, with TF32 and placement on the GPU.")
+
+
+@pytest.mark.gpu
+@gpu_only
+def test_on_a_gpu_fp32_turns_tf32_off_and_tf32_turns_it_on():
+    from gpukit.device import describe_attached
+
+    info = describe_attached()
+    dev = DeviceInfo("gpu", info["compute_capability"])
+    fp32 = bench.run_config(small_matmul(2048), dev, FAST, info.get("catalogue_row"))
+    assert fp32["status"] == "ok" and fp32["math_mode"] == "fp32"
+    tf32 = bench.run_config(small_matmul(2048, "tf32"), dev, FAST, info.get("catalogue_row"))
+    if dev.ampere_or_later:
+        assert tf32["status"] == "ok" and tf32["math_mode"] == "tf32"
+    else:
+        assert tf32["status"] == "skipped"
+    if info.get("catalogue_row"):
+        assert 0 < fp32["peak_fraction"] < 1.05
