@@ -96,6 +96,59 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress_printer(stream=None):
+    """A progress bar on a terminal; one line per configuration otherwise (logs, CI)."""
+    stream = stream or sys.stderr
+    tty = stream.isatty()
+
+    def show(i: int, n: int, rec: dict) -> None:
+        value = rec.get("throughput")
+        result = (f"{value:,.3g} {rec['throughput_unit']}" if value is not None
+                  else f"{rec['status']}: {rec.get('error') or ''}")
+        bar = "#" * round(20 * i / n)
+        line = f"[{bar:<20}] {i}/{n} {rec['label']} {rec['precision']}: {result}"
+        if tty:
+            stream.write("\r\033[K" + line[:200] + ("\n" if i == n else ""))
+        else:
+            stream.write(line + "\n")
+        stream.flush()
+
+    return show
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench, precision
+
+    workloads = [w for part in args.workloads or [] for w in part.split(",") if w.strip()] or None
+    precisions = precision.normalize_all(",".join(args.precision)) if args.precision else None
+    results = bench.run_benchmarks(workloads=workloads, precisions=precisions, quick=args.quick, xla=args.xla,
+                                   isolation=args.isolation, time_budget_s=args.time_budget,
+                                   progress=None if args.no_progress else _progress_printer())
+    if args.out:
+        bench.save_results(results, args.out)
+        print(f"gpukit: results written to {args.out}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(results, indent=1))
+        return 0
+    frame = bench.results_frame(results)
+    if args.format == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+        return 0
+    dev = results["device"]
+    print(f"device: {dev['kind'].upper()} {dev['name']}; {dev.get('catalogue_note') or ''}")
+    cols = ["configuration", "precision", "math_mode", "status", "median_ms", "iqr_pct", "throughput", "unit",
+            "achieved_tflops", "peak_fraction", "note"]
+    rows = frame[cols].to_dict(orient="records")
+    for r in rows:
+        for k in ("median_ms", "iqr_pct", "throughput", "achieved_tflops", "peak_fraction"):
+            if isinstance(r[k], float) and r[k] == r[k]:
+                r[k] = float(f"{r[k]:.3g}")
+        if frame.loc[rows.index(r), "noisy"]:
+            r["note"] = ("noisy; " + r["note"]).rstrip("; ")
+    print(format_table(rows, cols))
+    return 0
+
+
 def cmd_kernel(args: argparse.Namespace) -> int:
     from .report import install_kernel
 
@@ -136,6 +189,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--notebooks", metavar="DIR", help="folder of NN_name.ipynb notebooks (default: notebooks/)")
     p.add_argument("--kernel", default="gpukit", help="Jupyter kernel to run them with (default: gpukit)")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("bench", help="time TensorFlow workloads on the attached device (GPU, else CPU)",
+                       description="Run short TensorFlow workloads on the attached device with warm-up, "
+                       "calibrated repeats and device synchronisation; print median, spread and throughput.")
+    p.add_argument("--quick", action="store_true", help="the short set (about a minute on a 2-core CPU)")
+    p.add_argument("--workloads", action="append", metavar="LIST",
+                   help="comma-separated subset of matmul,bandwidth,conv,resnet50,transformer")
+    p.add_argument("--precision", action="append", metavar="LIST",
+                   help="comma-separated precisions: fp32,tf32,fp16,bf16 (or float32,mixed_float16,mixed_bfloat16)")
+    p.add_argument("--xla", action="store_true", help="compile the steps with XLA (jit_compile=True)")
+    p.add_argument("--isolation", choices=("auto", "process", "subprocess"), default="auto",
+                   help="run each configuration in a child process (default on a GPU) or here (default on a CPU)")
+    p.add_argument("--time-budget", type=float, metavar="SECONDS",
+                   help="spread about this many seconds of measuring over the configurations")
+    p.add_argument("--out", metavar="FILE", help="also write the versioned results document (JSON) here")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("kernel", help="register the gpukit Jupyter kernel (make setup does this)",
                        description="Register this environment's Python as a Jupyter kernel for the notebooks "

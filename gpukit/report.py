@@ -8,6 +8,10 @@ only when every notebook succeeded::
     <out>/<run>/index.html          every notebook with its parameters, run time, environment
     <out>/<run>/run.json            the same facts, machine-readable
     <out>/<run>/kernel.log          what the Jupyter kernels logged (kept out of the console)
+    <out>/<run>/bench-results.json  what notebooks measured (the benchmark's results document)
+
+Notebooks run in the caller's working folder, so relative paths in parameters mean what they
+mean on the command line; ``$GPUKIT_RUN_DIR`` tells them the run folder.
     <out>/latest -> <run>           switched atomically after a successful run
 
 A failing notebook leaves ``<out>/<run>.failed/`` for inspection and ``latest`` untouched.
@@ -360,6 +364,9 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
     partial.mkdir()
     for key, value in QUIET_ENV.items():  # the kernel inherits these: no TensorFlow log noise
         os.environ.setdefault(key, value)
+    from .bench import RUN_DIR_ENV
+
+    os.environ[RUN_DIR_ENV] = str(partial.resolve())  # notebooks save their results here
     say(f"gpukit report: run {run.run_id}, {len(notebooks)} notebook(s) -> {out_root / run.run_id}")
     run.environment = environment()
     t_run = time.perf_counter()
@@ -371,11 +378,12 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
         executed = partial / nb_path.name
         t0 = time.perf_counter()
         try:
-            _execute(nb_path, executed, params, kernel_name, nb_path.parent)
+            _execute(nb_path, executed, params, kernel_name, Path.cwd())
         except Exception as exc:  # papermill/nbclient raise many kinds: all mean "this notebook failed"
             entry.seconds = time.perf_counter() - t0
             entry.status = "failed"
             entry.error = _describe_failure(exc)
+            os.environ.pop(RUN_DIR_ENV, None)
             failed = out_root / f"{run.run_id}.failed"
             _finish_run(run, partial, t_run)
             os.replace(partial, failed)
@@ -392,6 +400,7 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
                            notebook_html(nb_node, nb_path.stem, params, run.run_id))
         entry.html, entry.ipynb = f"{nb_path.stem}.html", nb_path.name
         say(f"      done in {entry.seconds:.1f} s")
+    os.environ.pop(RUN_DIR_ENV, None)
     run.device = detect_devices()
     _finish_run(run, partial, t_run)
     final = out_root / run.run_id

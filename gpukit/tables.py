@@ -39,11 +39,13 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
               .format(_text, subset=[c for c in frame.columns if c not in numeric]))
     text_cols = [c for c in frame.columns if c not in numeric]
     if text_cols:
-        styler = styler.set_properties(subset=text_cols, **{"text-align": "left"})
+        styler = styler.set_properties(subset=text_cols, **{"text-align": "left !important"})
+    if len(numeric):
+        styler = styler.set_properties(subset=list(numeric), **{"text-align": "right !important"})
     if caption:
         styler = styler.set_caption(html.escape(caption))
     return styler.set_table_styles([
         {"selector": "caption", "props": "caption-side: top; font-weight: bold; text-align: left;"},
-        {"selector": "td", "props": "text-align: right; padding: 2px 8px;"},
+        {"selector": "td", "props": "padding: 2px 8px;"},
         {"selector": "th", "props": "text-align: left; padding: 2px 8px;"},
     ])

@@ -99,3 +99,27 @@ def test_console_script_help_documents_every_subcommand():
 def test_usage_errors_exit_2(argv):
     proc = subprocess.run([sys.executable, "-m", "gpukit", *argv], capture_output=True, text=True)
     assert proc.returncode == 2 and "usage:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bench_end_to_end_on_this_device(tmp_path):
+    """A tiny real run through the command: progress on stderr, CSV on stdout, JSON document saved."""
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, "-m", "gpukit", "bench", "--quick", "--workloads", "bandwidth",
+                           "--time-budget", "1", "--out", str(out), "--format", "csv"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "2/2 bandwidth add" in proc.stderr and f"results written to {out}" in proc.stderr
+    assert "absl" not in proc.stderr and "oneDNN" not in proc.stderr, "TensorFlow log noise"
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert [r["configuration"] for r in rows] == ["bandwidth scale 128 MiB", "bandwidth add 128 MiB"]
+    assert all(r["status"] == "ok" and float(r["throughput"]) > 0 and r["unit"] == "GB/s" for r in rows)
+    from gpukit import bench
+
+    doc = bench.load_results(out)
+    assert doc["environment"]["tensorflow"] and doc["device"]["kind"] in ("cpu", "gpu")
+    assert [r["bytes_per_step"] for r in doc["records"]] == [2 * 2**25 * 4.0, 3 * 2**25 * 4.0]
+
+
+def test_bench_rejects_unknown_names_before_loading_tensorflow(capsys):
+    code, _, err = run(capsys, "bench", "--workloads", "matmul,gemm")
+    assert code == 2 and "unknown workload 'gemm'" in err

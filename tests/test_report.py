@@ -160,3 +160,20 @@ def test_latest_refuses_to_replace_a_real_folder(tmp_path):
     (tmp_path / "run1").mkdir()
     with pytest.raises(ReportError, match="is a real folder"):
         report._switch_latest(tmp_path, tmp_path / "run1")
+
+
+def test_benchmark_notebook_saves_results_into_the_run(tmp_path):
+    from gpukit import bench
+
+    run = report.render_report(out_dir=tmp_path, only=["02"], progress=None,
+                               parameters={"workloads": ["bandwidth"], "time_budget_s": 1.0})
+    folder = tmp_path / "latest"
+    doc = bench.load_results(folder / bench.RESULTS_NAME)
+    assert [r["workload"] for r in doc["records"]] == ["bandwidth", "bandwidth"]
+    nb = nbformat.read(folder / "02_benchmark.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 2
+    page = (folder / "02_benchmark.html").read_text()
+    assert "bandwidth scale 128 MiB" in page and ".partial" not in page
+    assert run.notebooks[0].status == "ok"
