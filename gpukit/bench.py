@@ -335,7 +335,7 @@ def device_frame(results: dict):
             ("TensorFlow", env.get("tensorflow")), ("Keras", env.get("keras")),
             ("CUDA / cuDNN build", f"{env.get('cuda_build')} / {env.get('cudnn_build')}"),
             ("XLA", "on" if env.get("xla_jit") else "off"),
-            ("TF32 by default", env.get("tf32_default")),
+            ("TF32 for float32 by default (Ampere+ GPUs)", env.get("tf32_default")),
             ("threads (intra / inter op; 0 = TensorFlow picks)",
              f"{env.get('intra_op_threads')} / {env.get('inter_op_threads')}"),
             ("host", env.get("host")), ("CPU", f"{env.get('cpu')} ({env.get('cpu_count')} logical cores)"),
