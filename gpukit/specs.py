@@ -8,7 +8,6 @@ lacks is empty (``NaN`` in the frame), never zero.
 """
 from __future__ import annotations
 
-import csv
 import difflib
 import math
 import os
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ._csv import Field, parse_rows, to_frame
 from .errors import DataError, GpukitError, Problem, UnknownGPUError
 
 #: Folder of the shipped data files; ``GPUKIT_DATA_DIR`` overrides it.
@@ -28,19 +28,6 @@ DATA_DIR = Path(os.environ.get("GPUKIT_DATA_DIR") or Path(__file__).resolve().pa
 CATALOGUE_PATH = DATA_DIR / "gpus.csv"
 
 GIB = 2**30
-
-
-@dataclass(frozen=True)
-class Field:
-    """One catalogue column: its type, whether it may be empty, its range and meaning."""
-
-    name: str
-    kind: str  # text | choice | int | float | month | date | url | cc
-    required: bool = True
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[str, ...] = ()
-    help: str = ""
 
 
 SCHEMA: tuple[Field, ...] = (
@@ -77,7 +64,6 @@ SCHEMA: tuple[Field, ...] = (
     Field("notes", "text", required=False),
 )
 COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA)
-_FIELDS = {f.name: f for f in SCHEMA}
 
 #: Numeric columns a ranking or a plot can use, with their units.
 NUMERIC_COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA if f.kind in ("int", "float"))
@@ -100,61 +86,6 @@ def memory_bytes(memory_gb: float) -> int:
 
 
 # --------------------------------------------------------------------------- loading
-
-
-class _Bad(ValueError):
-    """A single cell is wrong: ``str(self)`` says what and how to fix it."""
-
-
-def _parse(field: Field, raw: str, today: date):
-    text = raw.strip()
-    if text == "":
-        if field.required:
-            raise _Bad(f"is empty; {field.name} is required" + (f" ({field.help})" if field.help else ""))
-        return None
-    kind = field.kind
-    if kind in ("int", "float"):
-        try:
-            value = float(text.replace("_", ""))
-        except ValueError:
-            raise _Bad(f"{text!r} is not a number; write a plain number such as 19.2 (no units)") from None
-        if math.isnan(value) or math.isinf(value):
-            raise _Bad(f"{text!r} is not a finite number")
-        if kind == "int":
-            if value != int(value):
-                raise _Bad(f"{text!r} is not a whole number; write an integer")
-            value = int(value)
-        if value == 0 and not field.required and (field.low or 0) > 0:
-            raise _Bad("is 0; leave it empty where the GPU lacks the mode or the figure is unknown")
-        if field.low is not None and value < field.low or field.high is not None and value > field.high:
-            raise _Bad(f"{text} is out of range; expected {field.low:g} to {field.high:g}")
-        return value
-    if kind == "choice":
-        if text not in field.choices:
-            raise _Bad(f"{text!r} is not one of {', '.join(field.choices)}")
-        return text
-    if kind == "cc":
-        if not re.fullmatch(r"\d+\.\d", text):
-            raise _Bad(f"{text!r} is not a compute capability; write major.minor such as 8.6")
-        return text
-    if kind == "month":
-        m = re.fullmatch(r"(\d{4})-(\d{2})", text)
-        if not m or not 1 <= int(m.group(2)) <= 12:
-            raise _Bad(f"{text!r} is not a month; write YYYY-MM such as 2021-04")
-        return text
-    if kind == "date":
-        try:
-            value = date.fromisoformat(text)
-        except ValueError:
-            raise _Bad(f"{text!r} is not a date; write YYYY-MM-DD such as 2026-11-29") from None
-        if value > today:
-            raise _Bad(f"{text} is in the future; write the date the source was read")
-        return text
-    if kind == "url":
-        if not re.fullmatch(r"https?://[^\s]+\.[^\s]+", text):
-            raise _Bad(f"{text!r} is not a web address; write the full https:// URL of the source")
-        return text
-    return text
 
 
 def _cross_check(row: dict) -> list[tuple[str, str]]:
@@ -206,25 +137,6 @@ def _cross_check(row: dict) -> list[tuple[str, str]]:
     return out
 
 
-def _read_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    if not path.exists():
-        raise DataError([Problem(path, None, None, "file not found; pass the path of a catalogue CSV")])
-    if path.is_dir():
-        raise DataError([Problem(path, None, None, "is a folder; pass the path of a catalogue CSV file")])
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            rows = [(reader.line_num, r) for r in reader]
-    except UnicodeDecodeError as exc:
-        raise DataError([Problem(path, None, None, f"is not UTF-8 text ({exc.reason}); save it as UTF-8 CSV")]) from None
-    except csv.Error as exc:
-        raise DataError([Problem(path, None, None, f"is not valid CSV ({exc})")]) from None
-    if header is None:
-        raise DataError([Problem(path, None, None, f"is empty; it needs a header row: {','.join(COLUMNS)}")])
-    return [h.strip() for h in header], [(n, r) for n, r in rows if any(c.strip() for c in r)]
-
-
 def validate_catalogue(path: str | os.PathLike, today: date | None = None) -> pd.DataFrame:
     """Load and validate a catalogue CSV; raise :class:`DataError` naming each bad cell.
 
@@ -232,62 +144,23 @@ def validate_catalogue(path: str | os.PathLike, today: date | None = None) -> pd
     cell's type and range, unique GPU names, and cross-checks between figures.
     """
     path = Path(path)
-    today = today or date.today()
-    header, rows = _read_rows(path)
-    problems: list[Problem] = []
-    seen: set[str] = set()
-    for col in header:
-        if col in seen:
-            problems.append(Problem(path, 1, col, "appears twice in the header; keep one"))
-        seen.add(col)
-        if col not in _FIELDS:
-            close = difflib.get_close_matches(col, COLUMNS, n=1)
-            hint = f"; did you mean {close[0]}?" if close else "; remove it"
-            problems.append(Problem(path, 1, col, f"is not a catalogue column{hint}"))
-    missing = [c for c in COLUMNS if c not in seen]
-    if missing:
-        problems.append(Problem(path, 1, None, f"header lacks column(s) {', '.join(missing)}; add them"))
-    if problems:
-        raise DataError(problems)
-    if not rows:
-        raise DataError([Problem(path, None, None, "has a header but no GPU rows")])
-
-    records = []
+    records, problems = parse_rows(path, SCHEMA, today or date.today(), what="GPU")
     names: dict[str, int] = {}
-    for line, raw in rows:
-        label = raw[0].strip() if raw and raw[0].strip() else None
-        if len(raw) != len(header):
-            problems.append(Problem(path, line, None, (
-                f"has {len(raw)} fields, the header has {len(header)}; "
-                "quote any value that contains a comma"), label))
-            continue
-        cells = dict(zip(header, raw))
-        row: dict = {}
-        ok = True
-        for field in SCHEMA:
-            try:
-                row[field.name] = _parse(field, cells[field.name], today)
-            except _Bad as exc:
-                problems.append(Problem(path, line, field.name, str(exc), label))
-                ok = False
-        if not ok:
-            continue
+    kept = []
+    for line, row in records:
         key = row["gpu"].casefold()
         if key in names:
-            problems.append(Problem(path, line, "gpu", f"{row['gpu']!r} repeats line {names[key]}; names must be unique", label))
+            problems.append(Problem(path, line, "gpu", f"{row['gpu']!r} repeats line {names[key]}; names must be unique",
+                                    row["gpu"]))
             continue
         names[key] = line
         for col, msg in _cross_check(row):
-            problems.append(Problem(path, line, col, msg, label))
-        records.append(row)
+            problems.append(Problem(path, line, col, msg, row["gpu"]))
+        kept.append(row)
     if problems:
-        raise DataError(problems)
-    frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
-    for field in SCHEMA:
-        if field.kind == "float":
-            frame[field.name] = frame[field.name].astype("float64")
-        elif field.kind == "int":
-            frame[field.name] = frame[field.name].astype("Int64" if not field.required else "int64")
+        raise DataError(sorted(problems, key=lambda p: (p.line or 0)))
+    records = kept
+    frame = to_frame(records, SCHEMA)
     frame.attrs["source_path"] = str(path)
     return frame
 

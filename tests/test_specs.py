@@ -136,7 +136,7 @@ def test_several_problems_are_all_collected(catalogue_copy):
 
 @pytest.mark.parametrize("kwargs, expected", [
     ({"drop_columns": ["tdp_w"]}, "header lacks column(s) tdp_w; add them"),
-    ({"rename": {"tdp_w": "tdp_watts"}}, "column tdp_watts: is not a catalogue column; did you mean tdp_w?"),
+    ({"rename": {"tdp_w": "tdp_watts"}}, "column tdp_watts: is not a column of this file; did you mean tdp_w?"),
     ({"extra_lines": ["Z1,NVIDIA,Ampere"]}, "has 3 fields, the header has 30; quote any value that contains a comma"),
 ])
 def test_bad_shape(catalogue_copy, kwargs, expected):
