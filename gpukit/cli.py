@@ -149,6 +149,79 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_shape(text: str | None):
+    if not text:
+        return None
+    try:
+        shape = tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
+    except ValueError:
+        raise ParameterError(f"input shape {text!r} is not height,width,channels such as 224,224,3") from None
+    return shape
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from . import memory, precision
+
+    for b in args.batch:
+        if b < 1:
+            raise ParameterError(f"batch size {b} must be at least 1")
+    p = precision.normalize(args.precision)
+    if p not in precision.KERAS_POLICY or p == "tf32":
+        raise ParameterError(f"precision {args.precision!r}: use float32, mixed_float16 or mixed_bfloat16")
+    if args.optimizer.lower() not in memory.OPTIMIZER_SLOTS:
+        raise ParameterError(f"unknown optimizer {args.optimizer!r}; use one of {', '.join(memory.OPTIMIZER_SLOTS)}")
+    if args.seq_len is not None and args.seq_len < 1:
+        raise ParameterError(f"sequence length {args.seq_len} must be at least 1")
+    cat = specs.load_catalogue()
+    gpus = specs.select(cat, args.gpu)
+    reserve = int(args.runtime_reserve_mib * 2**20)
+    shape = _parse_shape(args.input_shape)
+    frames = []
+    for name in args.model:
+        est = memory.Estimator(name, shape, args.seq_len)
+        frame = memory.fit_table(est, args.batch, gpus, p, args.optimizer, args.mode, reserve)
+        if args.measure:
+            frame = memory.with_measurements(frame, est, shape)
+        frames.append(frame)
+    import pandas as pd
+
+    frame = pd.concat(frames, ignore_index=True)
+    if args.format == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+        return 0
+    if args.format == "json":
+        print(frame.to_json(orient="records", indent=1))
+        return 0
+    print(memory.format_fit(frame))
+    return 0
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    from . import cost, precision, prices
+
+    precs = precision.normalize_all(",".join(args.precision)) if args.precision else ["fp32", "fp16"]
+    book = prices.load_prices(args.prices, max_age_days=args.max_age_days)
+    frame = cost.cost_table(book, args.gpu, precs, args.price_kind, args.electricity_usd_per_kwh, args.years,
+                            args.utilization, args.pue, args.cloud)
+    if args.format == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+    elif args.format == "json":
+        print(frame.to_json(orient="records", indent=1))
+    else:
+        cols = ["gpu", "precision", "peak_tflops", "price_usd", "usd_per_tflop", "tco_usd_per_tflop",
+                "cloud_usd_per_hour", "cloud_usd_per_tflop_hour", "break_even_months", "tflops_per_watt", "note"]
+        rows = [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
+                 for k, v in r.items()} for r in frame[cols].to_dict(orient="records")]
+        print(format_table(rows, cols))
+        print(f"\nTCO over {args.years:g} years at {args.utilization:.0%} use, ${args.electricity_usd_per_kwh:g}/kWh, "
+              f"PUE {args.pue:g}; cloud: {args.cloud}; purchase price: {args.price_kind}.")
+    stale = book.stale()
+    if len(stale):
+        print(f"gpukit: {len(stale)} price(s) older than {book.max_age_days} days are marked stale "
+              "(see the note column)", file=sys.stderr)
+    return 0
+
+
 def cmd_kernel(args: argparse.Namespace) -> int:
     from .report import install_kernel
 
@@ -207,6 +280,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("fit", help="will this model at this batch size fit on that GPU?",
+                       description="Estimate the memory one training or inference step needs (weights, gradients, "
+                       "optimizer state, activations, workspace) and check it against each GPU's memory.")
+    p.add_argument("--model", action="append", required=True, metavar="NAME",
+                   help="a keras.applications name (ResNet50, MobileNetV2...), a .keras file, or bert-base, "
+                   "bert-large, gpt2-small, gpt2-medium, llama-7b (repeatable)")
+    p.add_argument("--batch", type=int, nargs="+", required=True, metavar="B", help="batch sizes")
+    p.add_argument("--precision", default="float32", help="float32, mixed_float16 or mixed_bfloat16 (or fp32, fp16, bf16)")
+    p.add_argument("--optimizer", default="adam", help="sgd, momentum, adam, adamw, rmsprop, ... (train only)")
+    p.add_argument("--mode", choices=("train", "infer"), default="train")
+    p.add_argument("--seq-len", type=int, metavar="N", help="sequence length of a built-in transformer")
+    p.add_argument("--input-shape", metavar="H,W,C", help="input shape of a keras.applications model")
+    p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs to check (repeatable; default: all)")
+    p.add_argument("--runtime-reserve-mib", type=float, default=1024.0, metavar="MIB",
+                   help="CUDA context and workspaces a GPU process holds besides tensors (default 1024)")
+    p.add_argument("--measure", action="store_true",
+                   help="also run one real step per batch on the attached device and show the measured peak")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.set_defaults(func=cmd_fit)
+
+    p = sub.add_parser("cost", help="cost per TFLOP to buy, own and rent each GPU",
+                       description="Cost per peak TFLOP from dated, sourced prices: purchase, total cost of "
+                       "ownership with electricity, cloud $/hour, and the break-even between buying and renting.")
+    p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
+    p.add_argument("--precision", action="append", metavar="LIST", help="comma-separated: fp32,tf32,fp16,bf16,int8")
+    p.add_argument("--price-kind", default="any", choices=("msrp", "street", "used", "cloud", "any"),
+                   help="which purchase price (any: street, then used, then msrp)")
+    p.add_argument("--electricity-usd-per-kwh", type=float, default=0.15, metavar="USD")
+    p.add_argument("--years", type=float, default=3.0, help="ownership period for the TCO")
+    p.add_argument("--utilization", type=float, default=0.5, help="share of hours the GPU works, 0 to 1")
+    p.add_argument("--pue", type=float, default=1.0, help="power usage effectiveness (1.0 at a desk, ~1.4 in a data centre)")
+    p.add_argument("--cloud", default="cheapest", help="cheapest, median or a provider's name")
+    p.add_argument("--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV (repeatable)")
+    p.add_argument("--max-age-days", type=int, default=365, help="prices older than this are marked stale")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.set_defaults(func=cmd_cost)
 
     p = sub.add_parser("kernel", help="register the gpukit Jupyter kernel (make setup does this)",
                        description="Register this environment's Python as a Jupyter kernel for the notebooks "

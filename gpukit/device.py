@@ -87,9 +87,11 @@ def quiet_tensorflow():
     with stderr_redirected(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import tensorflow as tf  # noqa: PLC0415 (imported lazily on purpose)
+        import keras  # noqa: F401,PLC0415 -- its import logs too
 
         tf.get_logger().setLevel("ERROR")
         tf.config.list_physical_devices()  # CUDA initialises (and logs) here
+        (tf.constant(1.0) + 1.0).numpy()  # so does the eager context's first kernel (CPU feature guard)
     return tf
 
 

@@ -221,3 +221,134 @@ def roofline_figure(results: dict) -> Figure:
     ax.set_title(f"Roofline of {device['kind'].upper()} {device['name']} ({source} ceilings)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return _finish(fig)
+
+
+# --------------------------------------------------------------------------- memory fit
+
+
+def fit_heatmap(fit: pd.DataFrame) -> Figure:
+    """GPU x batch size for each model: the share of the GPU's memory one step needs (✓ fits, ✗ not)."""
+    models = list(dict.fromkeys(fit["model"]))
+    gpus = list(dict.fromkeys(fit.sort_values("gpu_memory_bytes")["gpu"]))
+    batches = sorted(set(fit["batch_size"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(1.1 * len(batches) * len(models) + 3.5 * len(models),
+                                                      0.36 * len(gpus) + 2.2), squeeze=False)
+    first = fit.iloc[0]
+    for i, (ax, model) in enumerate(zip(axes[0], models)):
+        part = fit[fit["model"] == model]
+        share = part.assign(share=part["total_bytes"] / part["gpu_memory_bytes"]).pivot(
+            index="gpu", columns="batch_size", values="share").reindex(index=gpus, columns=batches)
+        labels = share.map(lambda v: f"{'✓' if v <= 1 else '✗'} {v:.0%}" if v < 10 else f"✗ {v:.0f}x")
+        sns.heatmap(share.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, center=1.0, annot=labels,
+                    fmt="", annot_kws={"fontsize": 8}, cbar=i == len(models) - 1, linewidths=0.5,
+                    cbar_kws={"label": "memory needed / GPU memory (capped at 2)"})
+        ax.set_title(model)
+        ax.set_xlabel("batch size")
+        ax.set_ylabel("" if i else "GPU (by memory)")
+        if i:
+            ax.set_yticklabels([])
+    opt = f", {first['optimizer']}" if first["mode"] == "train" else ""
+    fig.suptitle(f"Will it fit? {first['mode']}, {first['precision']}{opt} "
+                 f"(✓ fits; share of memory incl. {fit.attrs.get('runtime_reserve_bytes', 0) / 2**30:.1f} GiB runtime reserve)",
+                 fontweight="bold")
+    return _finish(fig)
+
+
+def largest_batch_figure(fit: pd.DataFrame) -> Figure:
+    """The largest batch that fits on each GPU, per model (log scale)."""
+    frame = fit.drop_duplicates(["model", "gpu"]).copy()
+    order = list(dict.fromkeys(frame.sort_values("gpu_memory_bytes")["gpu"]))
+    fig, ax = plt.subplots(figsize=(9, 0.42 * len(order) * max(1, len(set(frame["model"]))) ** 0.5 + 2))
+    plotted = frame[frame["largest_batch"] > 0]
+    sns.barplot(data=plotted, y="gpu", x="largest_batch", hue="model", order=order, ax=ax, orient="h")
+    for gpu in frame.loc[frame["largest_batch"] == 0, "gpu"].unique():
+        ax.annotate("does not fit at batch 1", (1, order.index(gpu)), va="center", fontsize=8, color="0.3")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("largest batch size that fits (log scale)")
+    ax.set_ylabel("")
+    first = fit.iloc[0]
+    ax.set_title(f"Largest batch per GPU ({first['mode']}, {first['precision']})")
+    ax.legend(title="model", loc="lower right", fontsize="small")
+    return _finish(fig)
+
+
+# --------------------------------------------------------------------------- cost
+
+
+def _plain_log_ticks(axis) -> None:
+    fmt = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    axis.set_major_formatter(fmt)
+    axis.set_minor_formatter(fmt)
+
+
+def cost_per_tflop_figure(costs: pd.DataFrame) -> Figure:
+    """Dollars per peak TFLOPS per GPU and precision: to own (TCO) and to rent for an hour."""
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.4 * costs["gpu"].nunique() + 2.4), sharey=True)
+    order = list(dict.fromkeys(costs.sort_values("peak_tflops", ascending=False)["gpu"]))
+    for ax, column, label in ((axes[0], "tco_usd_per_tflop", "TCO dollars per peak TFLOPS"),
+                              (axes[1], "cloud_usd_per_tflop_hour", "cloud dollars per peak TFLOPS-hour")):
+        data = costs.dropna(subset=[column])
+        if data.empty:
+            ax.text(0.5, 0.5, "no prices for these GPUs", ha="center", va="center", transform=ax.transAxes)
+        else:
+            sns.barplot(data=data, y="gpu", x=column, hue="precision", order=order, ax=ax, orient="h")
+            ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.legend(title="precision", fontsize="small", loc="lower right")
+        ax.set_xlabel(label + " (log scale)")
+        ax.set_ylabel("")
+    missing = costs.groupby("gpu")["price_usd"].apply(lambda s: s.isna().all())
+    for gpu in missing[missing].index:
+        if gpu in order:
+            axes[0].annotate("no purchase price", (0.01, order.index(gpu)), xycoords=("axes fraction", "data"),
+                             va="center", fontsize=8, color="0.4")
+    attrs = costs.attrs
+    fig.suptitle(f"Cost per TFLOP (TCO: {attrs.get('years', 0):g} years at {attrs.get('utilization', 0):.0%} use, "
+                 f"${attrs.get('electricity_usd_per_kwh', 0):g}/kWh; lower is better)", fontweight="bold")
+    return _finish(fig)
+
+
+def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: str = "cloud_usd_per_hour") -> Figure:
+    """Peak TFLOPS against price, with the Pareto front (no GPU is both cheaper and faster)."""
+    from .cost import pareto_front
+
+    data = costs[costs["precision"] == precision].dropna(subset=[price_column, "peak_tflops"])
+    fig, ax = plt.subplots(figsize=(9, 6))
+    label = {"cloud_usd_per_hour": "cloud price, dollars per GPU-hour", "price_usd": "purchase price, dollars",
+             "tco_usd": "total cost of ownership, dollars"}.get(price_column, price_column)
+    if data.empty:
+        ax.text(0.5, 0.5, f"no {label} for these GPUs", ha="center", transform=ax.transAxes)
+    else:
+        ax.scatter(data[price_column], data["peak_tflops"], s=70, color="#4C72B0", label="GPU", zorder=3)
+        front = pareto_front(data, price_column, "peak_tflops")
+        ax.step(front[price_column], front["peak_tflops"], where="post", color="#C44E52", lw=1.5,
+                label="Pareto front (cheapest for its speed)")
+        for _, row in data.iterrows():
+            ax.annotate(row["gpu"], (row[price_column], row["peak_tflops"]), xytext=(5, 3),
+                        textcoords="offset points", fontsize=8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        _plain_log_ticks(ax.xaxis)
+        _plain_log_ticks(ax.yaxis)
+        ax.legend(loc="upper left", fontsize="small")
+    ax.set_xlabel(label + " (log scale)")
+    ax.set_ylabel(f"peak {precision} TFLOPS, dense (log scale)")
+    ax.set_title(f"Price against performance, {precision}")
+    return _finish(fig)
+
+
+def break_even_figure(costs: pd.DataFrame) -> Figure:
+    """Months of use after which buying beats renting, per GPU (where both prices exist)."""
+    data = costs.drop_duplicates("gpu").dropna(subset=["break_even_months"]).sort_values("break_even_months")
+    fig, ax = plt.subplots(figsize=(9, 0.45 * max(len(data), 2) + 1.8))
+    if data.empty:
+        ax.text(0.5, 0.5, "no GPU has both a purchase and a cloud price", ha="center", transform=ax.transAxes)
+        ax.set_yticks([])
+    else:
+        ax.barh(data["gpu"], data["break_even_months"], color="#55A868", label="break-even")
+        ax.invert_yaxis()
+        ax.legend(loc="lower right", fontsize="small")
+    u = costs.attrs.get("utilization", 0)
+    ax.set_xlabel(f"months of use at {u:.0%} utilisation until buying costs less than renting")
+    ax.set_title("Buy or rent: break-even")
+    return _finish(fig)

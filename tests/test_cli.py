@@ -123,3 +123,43 @@ def test_bench_end_to_end_on_this_device(tmp_path):
 def test_bench_rejects_unknown_names_before_loading_tensorflow(capsys):
     code, _, err = run(capsys, "bench", "--workloads", "matmul,gemm")
     assert code == 2 and "unknown workload 'gemm'" in err
+
+
+def test_fit_csv_rows_per_model_batch_and_gpu(capsys):
+    code, out, err = run(capsys, "fit", "--model", "bert-base", "--model", "gpt2-small", "--batch", "8", "64",
+                         "--precision", "mixed_float16", "--seq-len", "128", "--gpu", "A4000", "--gpu", "A40",
+                         "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 2 * 2 * 2
+    for key in ("model", "batch_size", "precision", "optimizer", "mode", "tensor_bytes", "total_bytes", "gpu",
+                "gpu_memory_bytes", "fits"):
+        assert key in rows[0]
+    a40 = [r for r in rows if r["gpu"] == "A40"]
+    assert {r["gpu_memory_bytes"] for r in a40} == {str(48 * 2**30)}
+    assert all(int(r["total_bytes"]) - int(r["tensor_bytes"]) == 2**30 for r in rows)
+    assert {r["precision"] for r in rows} == {"fp16"}
+
+
+def test_fit_table_says_where_it_fits_and_fits_nowhere(capsys):
+    code, out, _ = run(capsys, "fit", "--model", "llama-7b", "--batch", "4", "--precision", "bf16", "--seq-len", "2048")
+    assert code == 0
+    assert "llama-7b, batch 4, train, bf16, adam" in out and "fits on: nowhere" in out
+    code, out, _ = run(capsys, "fit", "--model", "bert-base", "--batch", "8", "--mode", "infer", "--gpu", "T4",
+                       "--seq-len", "128")
+    assert code == 0 and "fits on: T4" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "ResNet51", "--batch", "8"], "unknown model 'ResNet51'; did you mean ResNet50"),
+    (["--model", "bert-base", "--batch", "0"], "batch size 0 must be at least 1"),
+    (["--model", "bert-base", "--batch", "8", "--optimizer", "adamm"], "unknown optimizer 'adamm'"),
+    (["--model", "bert-base", "--batch", "8", "--precision", "fp8"], "unknown precision 'fp8'"),
+    (["--model", "ResNet50", "--batch", "8", "--input-shape", "16,16,3"], "ResNet50 cannot take input shape"),
+    (["--model", "ResNet50", "--batch", "8", "--input-shape", "big"], "is not height,width,channels"),
+    (["--model", "bert-base", "--batch", "8", "--gpu", "A4500"], "unknown GPU 'A4500'"),
+])
+def test_fit_bad_input_is_one_line(capsys, argv, message):
+    code, out, err = run(capsys, "fit", *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err, err

@@ -177,3 +177,35 @@ def test_benchmark_notebook_saves_results_into_the_run(tmp_path):
     page = (folder / "02_benchmark.html").read_text()
     assert "bandwidth scale 128 MiB" in page and ".partial" not in page
     assert run.notebooks[0].status == "ok"
+
+
+def test_memory_fit_notebook(tmp_path):
+    report.render_report(out_dir=tmp_path, only=["04"], progress=None,
+                         parameters={"models": ["MobileNetV2", "bert-base"], "batch_sizes": [8, 64],
+                                     "gpus": ["A4000", "A40", "V100"], "input_shape": [96, 96, 3], "seq_len": 128})
+    nb = nbformat.read(tmp_path / "latest" / "04_memory_fit.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 2
+    page = (tmp_path / "latest" / "04_memory_fit.html").read_text()
+    for text in ("MobileNetV2", "bert-base", "RTX A4000", "V100 PCIe 16GB", "activations_mib"):
+        assert text in page
+
+
+def test_cost_notebook(tmp_path):
+    mine = tmp_path / "quotes.csv"
+    mine.write_text("gpu,kind,usd,date,source_url,note\nA40,street,<b>4500</b>,2026-11-01,https://example.com/q,\n")
+    with pytest.raises(ReportError, match="03_cost_per_tflop.ipynb failed in cell .*DataError"):
+        report.render_report(out_dir=tmp_path / "bad", only=["03"], progress=None,
+                             parameters={"price_files": [str(mine)]})
+    mine.write_text("gpu,kind,usd,date,source_url,note\nA40,street,4500,2026-11-01,https://example.com/q,"
+                    "<script>alert(1)</script>\n")
+    report.render_report(out_dir=tmp_path / "ok", only=["03"], progress=None,
+                         parameters={"gpus": ["A40", "V100", "RTX A4000", "RTX A5000"], "price_files": [str(mine)]})
+    nb = nbformat.read(tmp_path / "ok" / "latest" / "03_cost_per_tflop.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 3
+    page = (tmp_path / "ok" / "latest" / "03_cost_per_tflop.html").read_text()
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "no purchase price" in page and "RTX A5000" in page

@@ -1,0 +1,175 @@
+"""Cost per TFLOP: to buy, to own (with power) and to rent, per GPU and precision.
+
+Every function is a pure function of documented inputs whose units are in their names. A
+missing price is an explicit ``None`` with a note saying which price is missing, never NaN
+arithmetic. Peak rates are the catalogue's dense datasheet figures (TFLOPS; TOPS for int8).
+"""
+from __future__ import annotations
+
+import statistics
+
+import pandas as pd
+
+from . import precision as prec
+from . import specs
+from .errors import ParameterError
+from .prices import PRICE_KINDS, Prices
+
+HOURS_PER_YEAR = 8766  # 365.25 days
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12
+
+#: Defaults of the cost model (every one is a parameter).
+DEFAULTS = {"electricity_usd_per_kwh": 0.15, "years": 3.0, "utilization": 0.5, "pue": 1.0}
+PRICE_CHOICES = PRICE_KINDS + ("cloud", "any")
+#: Which purchase price "any" takes first: what a buyer would pay today, then the launch price.
+ANY_ORDER = ("street", "used", "msrp")
+
+
+def usd_per_tflop(price_usd: float | None, peak_tflops: float | None) -> float | None:
+    """Purchase dollars per peak TFLOPS (``None`` without a price or a peak)."""
+    if price_usd is None or not peak_tflops or peak_tflops != peak_tflops:
+        return None
+    return price_usd / peak_tflops
+
+
+def energy_usd(tdp_w: float, years: float, utilization: float, electricity_usd_per_kwh: float,
+               pue: float = 1.0) -> float:
+    """Electricity over ``years`` at TDP for the ``utilization`` share of the hours, times PUE."""
+    return tdp_w / 1000 * HOURS_PER_YEAR * years * utilization * electricity_usd_per_kwh * pue
+
+
+def tco_usd(price_usd: float | None, tdp_w: float, years: float, utilization: float,
+            electricity_usd_per_kwh: float, pue: float = 1.0) -> float | None:
+    """Purchase plus electricity over ``years`` (``None`` without a price)."""
+    if price_usd is None:
+        return None
+    return price_usd + energy_usd(tdp_w, years, utilization, electricity_usd_per_kwh, pue)
+
+
+def break_even_months(price_usd: float | None, cloud_usd_per_hour: float | None, tdp_w: float,
+                      utilization: float, electricity_usd_per_kwh: float, pue: float = 1.0) -> float | None:
+    """Months after which buying costs less than renting the same GPU-hours.
+
+    Owning costs the price once plus power for each hour used; renting costs the hourly price
+    for each hour used. ``None`` without both prices, or when renting an hour costs no more
+    than powering one (buying never pays off).
+    """
+    if price_usd is None or cloud_usd_per_hour is None:
+        return None
+    power_usd_per_hour = tdp_w / 1000 * electricity_usd_per_kwh * pue
+    saving_per_month = (cloud_usd_per_hour - power_usd_per_hour) * HOURS_PER_MONTH * utilization
+    if saving_per_month <= 0:
+        return None
+    return price_usd / saving_per_month
+
+
+def usd_per_million_items(usd_per_hour: float | None, items_per_s: float | None) -> float | None:
+    """Dollars per million units of work (images, tokens) at ``items_per_s``."""
+    if usd_per_hour is None or not items_per_s:
+        return None
+    return usd_per_hour / (items_per_s * 3600) * 1e6
+
+
+def _check(name: str, value: float, low: float, high: float) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
+        raise ParameterError(f"{name} {value!r} is out of range; expected {low:g} to {high:g}")
+    return float(value)
+
+
+def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
+    rows = prices.purchase[prices.purchase["gpu"] == gpu]
+    order = ANY_ORDER if kind == "any" else (kind,)
+    for k in order:
+        hit = rows[rows["kind"] == k]
+        if len(hit):
+            return hit.iloc[0].to_dict()
+    return None
+
+
+def _cloud(prices: Prices, gpu: str, choice: str) -> dict | None:
+    rows = prices.cloud[prices.cloud["gpu"] == gpu]
+    if rows.empty:
+        return None
+    if choice == "cheapest":
+        return rows.sort_values("usd_per_hour").iloc[0].to_dict()
+    if choice == "median":
+        med = statistics.median(rows["usd_per_hour"])
+        return {"provider": f"median of {len(rows)}", "offering": "", "usd_per_hour": med,
+                "date": min(rows["date"]), "stale": bool(rows["stale"].any()), "source_url": ""}
+    hit = rows[rows["provider"].str.casefold() == choice.casefold()]
+    return hit.sort_values("usd_per_hour").iloc[0].to_dict() if len(hit) else None
+
+
+def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kind: str = "any",
+               electricity_usd_per_kwh: float = DEFAULTS["electricity_usd_per_kwh"],
+               years: float = DEFAULTS["years"], utilization: float = DEFAULTS["utilization"],
+               pue: float = DEFAULTS["pue"], cloud: str = "cheapest", throughput_items_per_s=None,
+               catalogue=None) -> pd.DataFrame:
+    """One row per GPU x precision: peak, prices, $/TFLOP to buy, own and rent, break-even, TFLOPS/W.
+
+    ``price_kind`` is msrp, street, used, cloud (purchase columns empty) or any (street, then
+    used, then msrp). ``cloud`` is cheapest, median or a provider's name.
+    ``throughput_items_per_s`` maps GPU names to a measured or predicted throughput, which adds
+    dollars per million items of work.
+    """
+    if price_kind not in PRICE_CHOICES:
+        raise ParameterError(f"price kind {price_kind!r}: use one of {', '.join(PRICE_CHOICES)}")
+    kwh = _check("electricity price (USD/kWh)", electricity_usd_per_kwh, 0.0, 10.0)
+    years = _check("years", years, 0.01, 50.0)
+    util = _check("utilization", utilization, 0.0, 1.0)
+    pue = _check("PUE", pue, 1.0, 5.0)
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    selection = specs.select(cat, gpus)
+    precs = prec.normalize_all(precisions)
+    work = {specs.resolve(k, cat).gpu: v for k, v in (throughput_items_per_s or {}).items()}
+    rows = []
+    for _, g in selection.iterrows():
+        buy = None if price_kind == "cloud" else _purchase(prices, g["gpu"], price_kind)
+        rent = _cloud(prices, g["gpu"], cloud)
+        for p in precs:
+            peak = g[prec.PEAK_COLUMN[p]]
+            peak = None if peak != peak else float(peak)
+            notes = []
+            if peak is None:
+                notes.append(f"{g['architecture']} has no {p} mode")
+            if price_kind != "cloud" and buy is None:
+                notes.append("no " + ("purchase" if price_kind == "any" else price_kind) + " price")
+            if rent is None:
+                notes.append("no cloud price" + ("" if cloud in ("cheapest", "median") else f" from {cloud}"))
+            for label, src in (("purchase", buy), ("cloud", rent)):
+                if src and src.get("stale"):
+                    notes.append(f"{label} price is stale ({src['date']})")
+            price = float(buy["usd"]) if buy else None
+            hourly = float(rent["usd_per_hour"]) if rent else None
+            tco = tco_usd(price, g["tdp_w"], years, util, kwh, pue)
+            rows.append({
+                "gpu": g["gpu"], "precision": p, "peak_tflops": peak,
+                "price_kind": buy["kind"] if buy else None, "price_usd": price,
+                "price_date": buy["date"] if buy else None, "usd_per_tflop": usd_per_tflop(price, peak),
+                "energy_usd": energy_usd(g["tdp_w"], years, util, kwh, pue),
+                "tco_usd": tco, "tco_usd_per_tflop": usd_per_tflop(tco, peak),
+                "cloud_provider": rent["provider"] if rent else None,
+                "cloud_usd_per_hour": hourly, "cloud_date": rent["date"] if rent else None,
+                "cloud_usd_per_tflop_hour": usd_per_tflop(hourly, peak),
+                "break_even_months": break_even_months(price, hourly, g["tdp_w"], util, kwh, pue),
+                "tflops_per_watt": peak / g["tdp_w"] if peak else None,
+                "usd_per_million_items": usd_per_million_items(hourly, work.get(g["gpu"])),
+                "stale": bool((buy and buy.get("stale")) or (rent and rent.get("stale"))),
+                "note": "; ".join(notes),
+            })
+    frame = pd.DataFrame(rows)
+    frame.attrs.update({"electricity_usd_per_kwh": kwh, "years": years, "utilization": util, "pue": pue,
+                        "price_kind": price_kind, "cloud": cloud})
+    return frame
+
+
+def pareto_front(frame: pd.DataFrame, cost: str, value: str) -> pd.DataFrame:
+    """Rows no other row beats on both: lower ``cost`` and higher ``value`` (NaNs dropped)."""
+    data = frame.dropna(subset=[cost, value]).sort_values([cost, value], ascending=[True, False])
+    best = -float("inf")
+    keep = []
+    for idx, row in data.iterrows():
+        if row[value] > best:
+            keep.append(idx)
+            best = row[value]
+    return data.loc[keep]

@@ -1,0 +1,149 @@
+"""Dated, sourced prices: buying a GPU (``data/prices.csv``) and renting one (``data/cloud_prices.csv``).
+
+Purchase rows: ``gpu, kind (msrp|street|used), usd, date, source_url, note``. Cloud rows:
+``gpu, provider, offering, gpus_per_offering, usd_per_hour (per GPU), date, source_url, note``.
+Every row names its source and the date the price was seen; GPU names are resolved against
+the catalogue (so ``A40`` or ``NVIDIA RTX A5000`` work). A user's own file of either shape
+(recognised by its header) overrides shipped rows with the same key and adds the rest. Prices
+older than ``max_age_days`` are marked ``stale`` and every view shows it (a launch MSRP is a
+dated fact, shown with its date, never stale).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from . import specs
+from ._csv import Field, parse_rows, read_rows, to_frame
+from .errors import DataError, Problem, UnknownGPUError
+
+PURCHASE_PATH = specs.DATA_DIR / "prices.csv"
+CLOUD_PATH = specs.DATA_DIR / "cloud_prices.csv"
+PRICE_KINDS = ("msrp", "street", "used")
+DEFAULT_MAX_AGE_DAYS = 365
+
+PURCHASE_SCHEMA: tuple[Field, ...] = (
+    Field("gpu", "text", help="a GPU name the catalogue knows"),
+    Field("kind", "choice", choices=PRICE_KINDS),
+    Field("usd", "float", low=1, high=10_000_000),
+    Field("date", "date", help="when the price was seen, YYYY-MM-DD"),
+    Field("source_url", "url"),
+    Field("note", "text", required=False),
+)
+CLOUD_SCHEMA: tuple[Field, ...] = (
+    Field("gpu", "text", help="a GPU name the catalogue knows"),
+    Field("provider", "text"),
+    Field("offering", "text", help="instance or plan name"),
+    Field("gpus_per_offering", "int", low=1, high=1024),
+    Field("usd_per_hour", "float", low=0.001, high=10_000, help="per GPU"),
+    Field("date", "date", help="when the price was seen, YYYY-MM-DD"),
+    Field("source_url", "url"),
+    Field("note", "text", required=False),
+)
+_KEYS = {"purchase": ("gpu", "kind"), "cloud": ("gpu", "provider", "offering")}
+
+
+@dataclass
+class Prices:
+    """Purchase and cloud prices as frames (canonical GPU names, ``stale`` and ``origin`` columns)."""
+
+    purchase: pd.DataFrame
+    cloud: pd.DataFrame
+    max_age_days: int = DEFAULT_MAX_AGE_DAYS
+    today: date | None = None
+
+    def stale(self) -> pd.DataFrame:
+        """Every stale row of either table, for a report's warning list."""
+        cols = ["gpu", "what", "usd", "date", "source_url"]
+        p = self.purchase[self.purchase["stale"]].assign(what=lambda d: d["kind"])[cols] if len(self.purchase) else None
+        c = self.cloud[self.cloud["stale"]].assign(
+            what=lambda d: d["provider"] + " " + d["offering"], usd=lambda d: d["usd_per_hour"])[cols] \
+            if len(self.cloud) else None
+        parts = [x for x in (p, c) if x is not None and len(x)]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+
+def file_kind(path: Path) -> str:
+    """``purchase`` or ``cloud``, from a price file's header."""
+    header, _ = read_rows(path)
+    if "usd_per_hour" in header:
+        return "cloud"
+    if "usd" in header and "kind" in header:
+        return "purchase"
+    raise DataError([Problem(path, 1, None, (
+        "is neither a purchase price file (gpu,kind,usd,date,source_url,note) nor a cloud price file "
+        "(gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note); fix its header"))])
+
+
+def read_price_file(path: str | os.PathLike, kind: str | None = None, catalogue=None,
+                    today: date | None = None) -> pd.DataFrame:
+    """One validated price file with canonical GPU names; :class:`DataError` names line, column, fix."""
+    path = Path(path)
+    kind = kind or file_kind(path)
+    schema = PURCHASE_SCHEMA if kind == "purchase" else CLOUD_SCHEMA
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    rows, problems = parse_rows(path, schema, today or date.today(), what="price")
+    seen: dict[tuple, int] = {}
+    kept = []
+    for line, row in rows:
+        try:
+            row["gpu"] = specs.resolve(row["gpu"], cat).gpu
+        except UnknownGPUError as exc:
+            problems.append(Problem(path, line, "gpu", str(exc), row["gpu"]))
+            continue
+        key = tuple(row[k] for k in _KEYS[kind])
+        if key in seen:
+            problems.append(Problem(path, line, None, (
+                f"repeats the {'/'.join(_KEYS[kind])} of line {seen[key]}; keep one row per "
+                f"{', '.join(_KEYS[kind])}"), row["gpu"]))
+            continue
+        seen[key] = line
+        kept.append(row)
+    if problems:
+        raise DataError(sorted(problems, key=lambda p: p.line or 0))
+    frame = to_frame(kept, schema)
+    frame["origin"] = str(path)
+    return frame
+
+
+def _merge(shipped: pd.DataFrame, user: pd.DataFrame, kind: str) -> pd.DataFrame:
+    keys = list(_KEYS[kind])
+    if user is None or user.empty:
+        return shipped
+    mask = shipped.set_index(keys).index.isin(user.set_index(keys).index)
+    return pd.concat([shipped[~mask], user], ignore_index=True)
+
+
+def load_prices(user_files=None, max_age_days: int = DEFAULT_MAX_AGE_DAYS, today: date | None = None,
+                catalogue=None) -> Prices:
+    """The shipped prices, overridden and extended by the user's own price files."""
+    if max_age_days is None or max_age_days < 1:
+        from .errors import ParameterError
+
+        raise ParameterError(f"max age {max_age_days!r} days must be at least 1")
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    today = today or date.today()
+    purchase = read_price_file(PURCHASE_PATH, "purchase", cat, today)
+    cloud = read_price_file(CLOUD_PATH, "cloud", cat, today)
+    if isinstance(user_files, (str, os.PathLike)):
+        user_files = [user_files]
+    for f in user_files or []:
+        if not f:
+            continue
+        kind = file_kind(Path(f))
+        frame = read_price_file(f, kind, cat, today)
+        if kind == "purchase":
+            purchase = _merge(purchase, frame, kind)
+        else:
+            cloud = _merge(cloud, frame, kind)
+    for frame in (purchase, cloud):
+        age = (pd.Timestamp(today) - pd.to_datetime(frame["date"])).dt.days
+        frame["age_days"] = age
+        frame["stale"] = age > max_age_days
+    # A launch price is a dated fact, not a quote that goes out of date.
+    purchase.loc[purchase["kind"] == "msrp", "stale"] = False
+    return Prices(purchase.reset_index(drop=True), cloud.reset_index(drop=True), max_age_days, today)

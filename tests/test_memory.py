@@ -1,0 +1,182 @@
+"""Memory fit: the layer walk, the step simulation, transformers, fit tables, names, measurement."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpukit import memory, specs
+from gpukit.errors import ParameterError
+
+MIB = 2**20
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Input(4) -> Dense(3, relu) -> Dense(2): small enough to count by hand."""
+    import keras
+
+    from gpukit.device import quiet_tensorflow
+
+    quiet_tensorflow()
+    inputs = keras.Input((4,))
+    hidden = keras.layers.Dense(3, activation="relu", name="hidden")(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(2, name="out")(hidden))
+    path = tmp_path_factory.mktemp("models") / "tiny.keras"
+    model.save(path)
+    return path
+
+
+def test_graph_of_a_tiny_model(tiny):
+    est = memory.Estimator(str(tiny))
+    g = est.graph
+    assert [(op.name, op.kind, op.params) for op in g.ops] == [("hidden", "Dense", 15), ("out", "Dense", 8)]
+    assert g.params == g.trainable_params == 23 and g.input_elements == 4
+    hidden, out = g.ops
+    assert hidden.needs_input and hidden.needs_output  # dense reads its input; relu its output
+    assert out.needs_input and not out.needs_output
+
+
+def test_inference_bytes_by_hand(tiny):
+    e = memory.Estimator(str(tiny)).estimate(10, "fp32", mode="infer")
+    # weights 23 x 4; input 10 x 4 x 4; live peak: hidden (10x3) and out (10x2) together.
+    assert (e.weights_bytes, e.input_bytes, e.activations_bytes) == (92, 160, (30 + 20) * 4)
+    assert e.tensor_bytes == 92 + 160 + 200 and e.total_bytes == e.tensor_bytes
+
+
+def test_training_bytes_by_hand(tiny):
+    e = memory.Estimator(str(tiny)).estimate(10, "fp32", "adam", "train")
+    w = 23 * 4
+    assert e.optimizer_bytes == 2 * w
+    assert e.activations_bytes == 30 * 4  # the hidden output: read by relu's and out's backward
+    assert e.gradients_bytes == w
+    forward = 30 * 4 + 20 * 4  # the saved hidden output and the output
+    backward = 30 * 4 + (20 + 30) * 4  # saved + the gradients of out's output and input
+    workspace = memory.update_workspace("adam", w, 3 * 4 * 4)  # largest variable: the 4x3 kernel
+    assert workspace == int(memory.UPDATE_WORKSPACE_FIT["adam"][0] * w + memory.UPDATE_WORKSPACE_FIT["adam"][1] * 48)
+    assert e.tensor_bytes == w + 2 * w + 160 + max(forward, backward) + workspace
+
+
+def test_activations_scale_with_batch_and_halve_in_mixed_precision():
+    est = memory.Estimator("MobileNetV2", (96, 96, 3))
+    a8 = est.estimate(8, "fp32", "sgd").activations_bytes
+    assert est.estimate(16, "fp32", "sgd").activations_bytes == 2 * a8
+    half = est.estimate(8, "mixed_float16", "sgd").activations_bytes
+    assert 0.45 * a8 < half < 0.55 * a8
+    assert est.estimate(8, "bf16", "sgd").weights_bytes == est.estimate(8, "fp32", "sgd").weights_bytes
+
+
+def test_optimizer_state_is_counted_in_slots():
+    est = memory.Estimator("MobileNetV2", (96, 96, 3))
+    w = est.graph.trainable_params * 4
+    for opt, slots in (("sgd", 0), ("momentum", 1), ("rmsprop", 1), ("adam", 2), ("adamw", 2)):
+        assert est.estimate(4, "fp32", opt).optimizer_bytes == slots * w
+    with pytest.raises(ParameterError, match="unknown optimizer 'adamm'"):
+        est.estimate(4, "fp32", "adamm")
+
+
+def test_transformer_parameter_counts_match_published_sizes():
+    assert memory.TRANSFORMERS["bert-base"].params() == pytest.approx(110e6, rel=0.02)
+    assert memory.TRANSFORMERS["bert-large"].params() == pytest.approx(335e6, rel=0.02)
+    assert memory.TRANSFORMERS["gpt2-small"].params() == pytest.approx(124e6, rel=0.02)
+    assert memory.TRANSFORMERS["gpt2-medium"].params() == pytest.approx(355e6, rel=0.02)
+    assert memory.TRANSFORMERS["llama-7b"].params() == pytest.approx(6.74e9, rel=0.01)
+
+
+def test_transformer_activations_follow_korthikanti():
+    spec = memory.TRANSFORMERS["gpt2-medium"]
+    e = memory.estimate_transformer(spec, 4, "mixed_float16", "adam", "train", seq_len=1024)
+    s, b, h, a = 1024, 4, 1024, 16
+    per_layer = 34 * s * b * h + 5 * a * s * s * b
+    logits = b * s * spec.vocab * 4
+    assert e.activations_bytes == spec.layers * per_layer + 2 * logits
+    kv = memory.estimate_transformer(spec, 4, "mixed_float16", "adam", "infer", seq_len=1024)
+    assert kv.activations_bytes > 2 * spec.layers * b * s * h * 2  # includes the KV cache
+
+
+def test_llama_7b_training_fits_only_the_largest_card_and_inference_fits_large_cards():
+    # 6.74e9 parameters x (4 weights + 4 gradients + 8 Adam) bytes = 108 GB before activations.
+    fit = memory.fit_report(["llama-7b"], [1], precision="mixed_bfloat16", optimizer="adam", seq_len=2048)
+    assert set(fit.loc[fit["fits"], "gpu"]) == {"H200 SXM"}
+    four = memory.fit_report(["llama-7b"], [4], precision="mixed_bfloat16", optimizer="adam", seq_len=2048)
+    assert not four["fits"].any()
+    assert "fits on: nowhere" in memory.format_fit(four)
+    infer = memory.fit_report(["llama-7b"], [1], ["A100 SXM4 80GB", "RTX A4000"], "bf16", mode="infer",
+                              seq_len=2048)
+    assert infer.set_index("gpu")["fits"].to_dict() == {"A100 SXM4 80GB": True, "RTX A4000": False}
+
+
+def test_largest_batch_is_the_boundary():
+    cat = specs.load_catalogue()
+    fit = memory.fit_report(["bert-base"], [8, 4096], ["RTX A4000", "A40"], "mixed_float16", "adam",
+                            seq_len=128, catalogue=cat)
+    est = memory.Estimator("bert-base", seq_len=128)
+    for gpu, largest in fit.drop_duplicates("gpu").set_index("gpu")["largest_batch"].items():
+        capacity = specs.memory_bytes(specs.lookup(gpu, cat)["memory_gb"])
+        assert est.estimate(largest, "fp16", "adam", runtime_reserve_bytes=2**30).total_bytes <= capacity
+        assert est.estimate(largest + 1, "fp16", "adam", runtime_reserve_bytes=2**30).total_bytes > capacity
+    a4000, a40 = fit[fit["batch_size"] == 8].set_index("gpu")["largest_batch"][["RTX A4000", "A40"]]
+    assert a40 > 2.5 * a4000  # 48 GiB against 16 GiB
+    assert not fit[fit["batch_size"] == 4096]["fits"].any()
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("resnet50", "ResNet50"), ("MOBILENETV2", "MobileNetV2"), ("BERT_base", "bert-base"),
+])
+def test_model_names_are_forgiving(name, expected):
+    assert memory.resolve_model(name).name == expected
+
+
+@pytest.mark.parametrize("name, message", [
+    ("ResNet51", "unknown model 'ResNet51'; did you mean ResNet50"),
+    ("bert-huge", "unknown model 'bert-huge'; did you mean bert-large"),
+    ("/nonexistent/model.keras", "model file /nonexistent/model.keras not found"),
+    ("", "empty model name"),
+])
+def test_unknown_models_get_suggestions(name, message):
+    with pytest.raises(memory.UnknownModelError, match=message.replace("(", r"\(")):
+        memory.resolve_model(name)
+
+
+def test_bad_input_shapes_and_batches():
+    with pytest.raises(ParameterError, match=r"ResNet50 cannot take input shape \(16, 16, 3\)"):
+        memory.Estimator("ResNet50", (16, 16, 3))
+    with pytest.raises(ParameterError, match="is not height,width,channels"):
+        memory.resolve_model("ResNet50", (224, 224))
+    est = memory.Estimator("bert-base")
+    for bad in (0, -3, 2.5):
+        with pytest.raises(ParameterError, match="must be a whole number of at least 1"):
+            est.estimate(bad)
+    with pytest.raises(ParameterError, match="at most 512 tokens"):
+        memory.Estimator("bert-base", seq_len=1024).estimate(1)
+
+
+@pytest.mark.parametrize("model, shape, batch, optimizer, mode", [
+    ("ResNet50", (96, 96, 3), 8, "sgd", "train"),
+    ("MobileNetV2", (96, 96, 3), 16, "momentum", "train"),
+    ("DenseNet121", (96, 96, 3), 8, "adam", "train"),
+    ("VGG16", (64, 64, 3), 8, "adam", "train"),
+    ("EfficientNetB0", (96, 96, 3), 16, "sgd", "infer"),
+])
+def test_estimate_within_15_percent_of_the_measured_peak(model, shape, batch, optimizer, mode):
+    """A slice of benchmarks/memory_accuracy.py: one real step measured in a fresh process."""
+    predicted = memory.Estimator(model, shape).estimate(batch, "fp32", optimizer, mode).tensor_bytes
+    measured = memory.measure_in_subprocess(model, batch, "fp32", optimizer, mode, shape)
+    assert measured["status"] == "ok", measured
+    assert measured["device"] in ("CPU:0", "GPU:0")
+    error = predicted / measured["measured_peak_bytes"] - 1
+    assert abs(error) <= 0.15, f"{model} b{batch} {optimizer} {mode}: {error:+.1%}"
+
+
+def test_measurement_reports_oom_as_a_status():
+    result = memory.measure_in_subprocess("MobileNetV2", 2**20, "fp32", "sgd", "infer", (96, 96, 3))
+    assert result["status"] == "oom", result
+
+
+def test_bisecting_needs_a_gpu():
+    from gpukit.device import quiet_tensorflow
+
+    if quiet_tensorflow().config.list_physical_devices("GPU"):
+        pytest.skip("a GPU is attached: bisecting is possible here")
+    with pytest.raises(ParameterError, match="needs a GPU; this machine computes on its CPU"):
+        memory.bisect_largest_batch("MobileNetV2")
