@@ -159,6 +159,18 @@ def _parse_shape(text: str | None):
     return shape
 
 
+def _bisect_on_gpu(memory, name: str, p: str, args: argparse.Namespace, shape):
+    """On a GPU, the real largest batch by bisection on out-of-memory; on a CPU, nothing to bisect."""
+    from .device import quiet_tensorflow
+
+    if not quiet_tensorflow().config.list_physical_devices("GPU"):
+        print("gpukit: no GPU attached: the real largest batch is found by bisection on a GPU only",
+              file=sys.stderr)
+        return None
+    found = memory.bisect_largest_batch(name, p, args.optimizer, args.mode, shape)
+    return found["largest_batch"]
+
+
 def cmd_fit(args: argparse.Namespace) -> int:
     from . import memory, precision
 
@@ -182,6 +194,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         frame = memory.fit_table(est, args.batch, gpus, p, args.optimizer, args.mode, reserve)
         if args.measure:
             frame = memory.with_measurements(frame, est, shape)
+            frame["measured_largest_batch"] = _bisect_on_gpu(memory, name, p, args, shape)
         frames.append(frame)
     import pandas as pd
 

@@ -84,9 +84,10 @@ class Graph:
     largest_variable: int = 0  # elements of the largest trainable variable
 
 
-#: Working copies of their input that convolution kernels hold while they run, in multiples of
-#: the input (measured on TensorFlow 2.21's CPU kernels: a padded copy; depthwise holds two).
-CONV_WORKSPACE = {"Conv2D": 1, "DepthwiseConv2D": 2, "SeparableConv2D": 2}
+#: Working copies of their input that convolution kernels hold while they run during inference,
+#: in multiples of the input (TensorFlow 2.21's CPU kernels hold a padded copy for a regular
+#: convolution; the depthwise ones showed none consistent across batch sizes).
+CONV_WORKSPACE = {"Conv2D": 1}
 
 # Layers whose backward pass reads their inputs (matmul-like, normalisations, products).
 _NEEDS_INPUT = {"Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "Conv2DTranspose",
@@ -293,6 +294,9 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
 #: temporaries of its variable's size. Fitted to TensorFlow 2.21's measured peaks over the
 #: keras.applications grid of ``benchmarks/memory_accuracy.py``.
 UPDATE_WORKSPACE_FIT = {"sgd": (0.19, 2.3), "momentum": (1.34, 1.1), "adam": (0.42, 2.5)}
+# Refitting on later runs moves these by some hundredths (docs/memory-accuracy.md prints the
+# refit and a leave-one-family-out check); the largest-variable term is the noisiest, because
+# whether two updates' temporaries overlap varies from run to run.
 #: Optimizers not measured take the closest measured one's terms.
 _UPDATE_LIKE = {"nesterov": "momentum", "rmsprop": "momentum", "adagrad": "momentum", "lion": "momentum",
                 "adamw": "adam", "adadelta": "adam", "adamax": "adam", "nadam": "adam"}
@@ -702,6 +706,7 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
     varying order); ``benchmarks/memory_accuracy.py`` shows by how much.
     """
     from .device import quiet_tensorflow
+    from .workloads import train_step
 
     tf = quiet_tensorflow()
     import keras
@@ -722,20 +727,9 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
             opt = make_optimizer(optimizer)
             if p == "fp16":
                 opt = keras.mixed_precision.LossScaleOptimizer(opt)
-            loss_fn = keras.losses.SparseCategoricalCrossentropy()
-
-            @tf.function
-            def step():
-                with tf.GradientTape() as tape:
-                    loss = loss_fn(y, model(x, training=True))
-                    scaled = opt.scale_loss(loss) if hasattr(opt, "scale_loss") else loss
-                grads = tape.gradient(scaled, model.trainable_variables)
-                opt.apply_gradients(zip(grads, model.trainable_variables))
-                return loss
+            step = train_step(tf, model, keras.losses.SparseCategoricalCrossentropy(), opt, x, y, xla=False)
         else:
-            @tf.function
-            def step():
-                return model(x, training=False)
+            step = tf.function(lambda: model(x, training=False))
 
         step()  # builds optimizer slots and traces
         tf.config.experimental.reset_memory_stats(dev)

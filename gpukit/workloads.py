@@ -356,7 +356,9 @@ def _build_conv(config: Config, math_mode: str) -> Built:
     return Built(_function(tf, fn, config.xla), flops, bytes_, None, UNITS["conv"], math_mode)
 
 
-def _train_step(tf, model, loss_fn, optimizer, x, y, xla: bool):
+def train_step(tf, model, loss_fn, optimizer, x, y, xla: bool):
+    """One compiled training step: forward, loss (scaled under a loss-scale optimizer),
+    gradients, optimizer update; returns the loss."""
     def step():
         with tf.GradientTape() as tape:
             loss = loss_fn(y, model(x, training=True))
@@ -390,7 +392,7 @@ def _build_resnet50(config: Config, math_mode: str) -> Built:
         optimizer = keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
         if config.precision == "fp16":
             optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
-        step = _train_step(tf, model, keras.losses.SparseCategoricalCrossentropy(), optimizer, x, y, config.xla)
+        step = train_step(tf, model, keras.losses.SparseCategoricalCrossentropy(), optimizer, x, y, config.xla)
         return Built(step, 3 * forward, bytes_, batch, UNITS["resnet50"], math_mode)
     step = _function(tf, lambda: model(x, training=False), config.xla)
     return Built(step, forward, bytes_, batch, UNITS["resnet50"], math_mode)
@@ -430,5 +432,5 @@ def _build_transformer(config: Config, math_mode: str) -> Built:
     itemsize = 2 if config.precision in ("fp16", "bf16") else 4
     flops, bytes_ = transformer_counts(p["batch"], p["seq_len"], p["hidden"], p["heads"], p["ffn"],
                                        p["layers"], p["vocab"], itemsize, training=True)
-    step = _train_step(tf, model, loss, optimizer, x, y, config.xla)
+    step = train_step(tf, model, loss, optimizer, x, y, config.xla)
     return Built(step, flops, bytes_, p["batch"] * p["seq_len"], UNITS["transformer"], math_mode)

@@ -163,3 +163,16 @@ def test_fit_bad_input_is_one_line(capsys, argv, message):
     code, out, err = run(capsys, "fit", *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err, err
+
+
+def test_fit_measure_prints_measured_next_to_predicted(capsys):
+    code, out, err = run(capsys, "fit", "--model", "MobileNetV2", "--input-shape", "96,96,3", "--batch", "8",
+                         "--optimizer", "sgd", "--gpu", "T4", "--measure", "--format", "csv")
+    assert code == 0, err
+    row = next(csv.DictReader(io.StringIO(out)))
+    measured, predicted = int(row["measured_peak_bytes"]), int(row["tensor_bytes"])
+    assert row["measured_status"] == "ok" and row["measured_device"] in ("CPU:0", "GPU:0")
+    assert float(row["estimate_error"]) == pytest.approx(predicted / measured - 1)
+    assert abs(predicted / measured - 1) <= 0.15
+    if row["measured_device"] == "CPU:0":
+        assert "bisection on a GPU only" in err and row["measured_largest_batch"] == ""
