@@ -264,11 +264,13 @@ def largest_batch_figure(fit: pd.DataFrame) -> Figure:
     for gpu in frame.loc[frame["largest_batch"] == 0, "gpu"].unique():
         ax.annotate("does not fit at batch 1", (1, order.index(gpu)), va="center", fontsize=8, color="0.3")
     ax.set_xscale("log", base=2)
+    ax.set_xlim(left=1)  # bars start at batch 1, so their lengths compare
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_xlabel("largest batch size that fits (log scale)")
     ax.set_ylabel("")
     first = fit.iloc[0]
     ax.set_title(f"Largest batch per GPU ({first['mode']}, {first['precision']})")
-    ax.legend(title="model", loc="lower right", fontsize="small")
+    ax.legend(title="model", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return _finish(fig)
 
 
@@ -293,7 +295,7 @@ def cost_per_tflop_figure(costs: pd.DataFrame) -> Figure:
         else:
             sns.barplot(data=data, y="gpu", x=column, hue="precision", order=order, ax=ax, orient="h")
             ax.set_xscale("log")
-            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            _plain_log_ticks(ax.xaxis)
             ax.legend(title="precision", fontsize="small", loc="lower right")
         ax.set_xlabel(label + " (log scale)")
         ax.set_ylabel("")
