@@ -40,8 +40,11 @@ report: setup
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# JupyterLab refuses to run as root unless told; containers often are root.
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 lab: setup
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $(LAB_ARGS)
 
 clean:
 	rm -rf $(VENV)
