@@ -235,6 +235,30 @@ def cmd_cost(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_predict(args: argparse.Namespace) -> int:
+    from . import bench, perfmodel
+
+    if args.batch is not None and args.batch < 1:
+        raise ParameterError(f"batch size {args.batch} must be at least 1")
+    results = bench.load_results(args.results) if args.results else None
+    frame = perfmodel.predict_table(args.workload, perfmodel.normalize_precision(args.precision), args.batch,
+                                    args.mode, args.gpu, results=results)
+    if args.format == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+        return 0
+    if args.format == "json":
+        print(frame.to_json(orient="records", indent=1))
+        return 0
+    cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "measured_throughput", "note"]
+    rows = [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
+             for k, v in r.items()} for r in frame[cols].to_dict(orient="records")]
+    first = frame.iloc[0]
+    print(f"{first['workload']} {first['mode']}, {first['precision']}, batch {first['batch_size']}; "
+          f"efficiency: {first['efficiency_source']}")
+    print(format_table(rows, cols))
+    return 0
+
+
 def cmd_kernel(args: argparse.Namespace) -> int:
     from .report import install_kernel
 
@@ -330,6 +354,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-age-days", type=int, default=365, help="prices older than this are marked stale")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_cost)
+
+    p = sub.add_parser("predict", help="predict each catalogue GPU's speed on a workload",
+                       description="Predict step time and throughput of a workload on catalogue GPUs with the "
+                       "roofline performance model (per op: compute or memory bound). Predictions are graded "
+                       "against published measurements in the report; speedups are what they are for.")
+    p.add_argument("--workload", default="resnet50",
+                   help="resnet50, transformer, matmul, conv, bandwidth, or a keras.applications name")
+    p.add_argument("--precision", default="float32",
+                   help="float32 (TF32 where the GPU has it, as TensorFlow does), fp32 (TF32 off), "
+                   "mixed_float16 or mixed_bfloat16")
+    p.add_argument("--batch", type=int, help="batch size (default: the workload's)")
+    p.add_argument("--mode", choices=("train", "infer"), default="train")
+    p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
+    p.add_argument("--results", metavar="FILE",
+                   help="a gpukit bench results file: calibrates the model when it was measured on a catalogued GPU")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("kernel", help="register the gpukit Jupyter kernel (make setup does this)",
                        description="Register this environment's Python as a Jupyter kernel for the notebooks "

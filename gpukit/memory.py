@@ -67,6 +67,8 @@ class Op:
     needs_output: bool = False  # its backward reads its outputs
     extra_saved: int = 0  # elements of an internal tensor its backward reads (pre-activation)
     in_place: bool = False  # elementwise: may write over its input when nothing else reads it
+    flops: float = 0.0  # forward FLOPs per example (a multiply-add counts two)
+    matmul: bool = False  # a matrix multiply or convolution: runs on tensor cores where the precision allows
 
 
 @dataclass
@@ -113,6 +115,47 @@ def _numel(shape) -> int:
     return math.prod(int(d) for d in shape[1:] if d is not None)
 
 
+#: Layers whose work is a matrix multiply (tensor cores where the precision allows). A depthwise
+#: convolution is not: cuDNN runs it on the CUDA cores.
+MATMUL_LAYERS = {"Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "SeparableConv2D", "Dense", "EinsumDense",
+                 "MultiHeadAttention"}
+
+
+def layer_flops(layer, input_shapes, output_shapes) -> float:
+    """Forward FLOPs of one example through one layer (multiply-add = 2); 0 for layers whose
+    arithmetic is negligible beside their memory traffic (normalisation, activations, pooling).
+
+    Convolutions: 2 x output elements x kernel height x width x input channels / groups.
+    Dense and EinsumDense: 2 x output elements x the contracted size (the kernel's first
+    dimension). Multi-head self-attention over s tokens of width d with p = heads x key_dim:
+    Q, K, V and output projections 2 s d p x 4, scores and weighted sum 2 x 2 s^2 p.
+    """
+    kind = type(layer).__name__
+    out = sum(_numel(s) for s in output_shapes)
+    if kind in ("Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose"):
+        k = layer.kernel.shape
+        groups = max(int(getattr(layer, "groups", 1) or 1), 1)
+        macs = math.prod(int(d) for d in k[:-1]) // groups
+        if kind == "Conv2DTranspose":  # the kernel's input and output channel axes are swapped
+            macs = math.prod(int(d) for d in k[:-2]) * int(k[-1])
+        return 2.0 * out * macs
+    if kind == "DepthwiseConv2D":
+        k = layer.kernel.shape
+        return 2.0 * out * int(k[0]) * int(k[1])
+    if kind == "SeparableConv2D":
+        dk, pk = layer.depthwise_kernel.shape, layer.pointwise_kernel.shape
+        ins = _numel(input_shapes[0])
+        return 2.0 * ins * int(dk[0]) * int(dk[1]) * int(dk[3]) + 2.0 * out * int(pk[2])
+    if kind in ("Dense", "EinsumDense"):
+        return 2.0 * out * int(layer.kernel.shape[0])
+    if kind == "MultiHeadAttention":
+        shape = input_shapes[0]
+        s, d = int(shape[-2]), int(shape[-1])
+        proj = int(layer.num_heads) * int(layer.key_dim)
+        return 2.0 * s * d * proj * 4 + 4.0 * s * s * proj
+    return 0.0
+
+
 def graph_of(model) -> Graph:
     """Walk a Keras functional model: ops in execution order, sizes per example."""
     sizes: dict[int, int] = {}
@@ -153,8 +196,10 @@ def graph_of(model) -> Graph:
             params = sum(int(math.prod(w.shape)) for w in layer.weights)
             trainable = sum(int(math.prod(w.shape)) for w in layer.trainable_weights)
             largest = max([largest] + [int(math.prod(w.shape)) for w in layer.trainable_weights])
+            flops = layer_flops(layer, [t.shape for t in node.input_tensors], [t.shape for t in node.outputs])
             ops.append(Op(layer.name, kind, ins, outs, params, trainable, needs_input, needs_output, extra,
-                          in_place=kind in _ELEMENTWISE and len(ins) >= 1))
+                          in_place=kind in _ELEMENTWISE and len(ins) >= 1, flops=flops,
+                          matmul=kind in MATMUL_LAYERS))
     params = sum(o.params for o in ops)
     trainable = sum(o.trainable_params for o in ops)
     return Graph(model.name, ops, sizes, inputs, sum(sizes[i] for i in inputs), params, trainable,

@@ -130,22 +130,11 @@ def transformer_counts(batch: int, seq_len: int, hidden: int, heads: int, ffn: i
 
 
 def keras_forward_flops(model) -> float:
-    """Forward FLOPs of one example through a Keras model: Conv2D, DepthwiseConv2D and Dense."""
-    total = 0.0
-    for layer in _leaf_layers(model):
-        kind = type(layer).__name__
-        if kind in ("Conv2D", "DepthwiseConv2D", "Dense"):
-            out = layer.output.shape
-            kernel = layer.kernel.shape
-            out_elems = math.prod(d for d in out[1:] if d is not None)
-            if kind == "Conv2D":
-                macs_per_out = kernel[0] * kernel[1] * kernel[2] // max(getattr(layer, "groups", 1), 1)
-            elif kind == "DepthwiseConv2D":
-                macs_per_out = kernel[0] * kernel[1]
-            else:
-                macs_per_out = kernel[0]
-            total += 2.0 * out_elems * macs_per_out
-    return total
+    """Forward FLOPs of one example through a Keras model (the memory model's layer walk,
+    :func:`gpukit.memory.layer_flops` per layer)."""
+    from .memory import graph_of
+
+    return float(sum(op.flops for op in graph_of(model).ops))
 
 
 def keras_activation_elements(model) -> int:
