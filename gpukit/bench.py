@@ -324,6 +324,17 @@ def save_for_report(results: dict, path: str | os.PathLike | None = None) -> Pat
     return save_results(results, target)
 
 
+def load_for_report(path: str | os.PathLike | None = None) -> dict | None:
+    """The results document at ``path``; with no path, this report run's benchmark results
+    (saved by the benchmark notebook), if there are any."""
+    if path:
+        return load_results(path)
+    folder = os.environ.get(RUN_DIR_ENV)
+    if not folder or not (Path(folder) / RESULTS_NAME).exists():
+        return None
+    return load_results(Path(folder) / RESULTS_NAME)
+
+
 def device_frame(results: dict):
     """The device and environment of a run as a two-column table."""
     import pandas as pd

@@ -163,6 +163,46 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
     return frame
 
 
+def owned_usd_per_hour(tco: float | None, years: float, utilization: float) -> float | None:
+    """The total cost of ownership spread over the hours the GPU works."""
+    if tco is None or utilization <= 0:
+        return None
+    return tco / (HOURS_PER_YEAR * years * utilization)
+
+
+def work_cost_table(prices: Prices, throughput: pd.DataFrame, price_kind: str = "any",
+                    electricity_usd_per_kwh: float = DEFAULTS["electricity_usd_per_kwh"],
+                    years: float = DEFAULTS["years"], utilization: float = DEFAULTS["utilization"],
+                    pue: float = DEFAULTS["pue"], cloud: str = "cheapest", catalogue=None) -> pd.DataFrame:
+    """Dollars per million units of work, renting and owning, for each GPU of ``throughput``.
+
+    ``throughput`` has ``gpu``, ``throughput``, ``throughput_unit`` and optionally
+    ``measured_throughput`` (a :func:`gpukit.perfmodel.predict_table` frame): a measurement is
+    used where there is one, the prediction otherwise, and ``basis`` says which.
+    """
+    frame = throughput.dropna(subset=["throughput"])
+    rate = {}
+    basis = {}
+    for _, r in frame.iterrows():
+        measured = r.get("measured_throughput")
+        use_measured = measured is not None and measured == measured
+        rate[r["gpu"]] = float(measured if use_measured else r["throughput"])
+        basis[r["gpu"]] = "measured" if use_measured else "predicted"
+    costs = cost_table(prices, list(rate), ["fp32"], price_kind, electricity_usd_per_kwh, years, utilization, pue,
+                       cloud, rate, catalogue)
+    unit = frame["throughput_unit"].iloc[0] if len(frame) else ""
+    rows = []
+    for _, c in costs.iterrows():
+        owned = owned_usd_per_hour(c["tco_usd"], years, utilization)
+        rows.append({"gpu": c["gpu"], "throughput": rate[c["gpu"]], "throughput_unit": unit,
+                     "basis": basis[c["gpu"]], "cloud_usd_per_hour": c["cloud_usd_per_hour"],
+                     "cloud_usd_per_million_items": c["usd_per_million_items"],
+                     "owned_usd_per_hour": owned,
+                     "owned_usd_per_million_items": usd_per_million_items(owned, rate[c["gpu"]]),
+                     "note": c["note"]})
+    return pd.DataFrame(rows)
+
+
 def pareto_front(frame: pd.DataFrame, cost: str, value: str) -> pd.DataFrame:
     """Rows no other row beats on both: lower ``cost`` and higher ``value`` (NaNs dropped)."""
     data = frame.dropna(subset=[cost, value]).sort_values([cost, value], ascending=[True, False])

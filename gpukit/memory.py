@@ -193,9 +193,11 @@ def graph_of(model) -> Graph:
                     needs_input = True
                 else:  # a fused non-relu activation: its gradient reads the pre-activation
                     extra = sum(sizes[o] for o in outs)
-            params = sum(int(math.prod(w.shape)) for w in layer.weights)
-            trainable = sum(int(math.prod(w.shape)) for w in layer.trainable_weights)
-            largest = max([largest] + [int(math.prod(w.shape)) for w in layer.trainable_weights])
+            weights = getattr(layer, "weights", [])  # a keras.ops operation (x + y) has none
+            trainable_weights = getattr(layer, "trainable_weights", [])
+            params = sum(int(math.prod(w.shape)) for w in weights)
+            trainable = sum(int(math.prod(w.shape)) for w in trainable_weights)
+            largest = max([largest] + [int(math.prod(w.shape)) for w in trainable_weights])
             flops = layer_flops(layer, [t.shape for t in node.input_tensors], [t.shape for t in node.outputs])
             ops.append(Op(layer.name, kind, ins, outs, params, trainable, needs_input, needs_output, extra,
                           in_place=kind in _ELEMENTWISE and len(ins) >= 1, flops=flops,

@@ -711,11 +711,8 @@ def key_pairs(table: pd.DataFrame, pairs: Sequence[tuple[str, str]] = KEY_PAIRS)
 
 
 def _variants(name: str, catalogue: pd.DataFrame) -> set[str]:
-    """Every catalogue variant of a family name (``V100`` -> all V100s)."""
-    canonical = specs.resolve(name, catalogue).gpu
-    stem = name.strip().lower()
-    hits = {g for g in catalogue["gpu"] if g.lower().split()[0] == stem.split()[0] and stem in g.lower()}
-    return hits | {canonical}
+    """Every catalogue variant a name fits (``V100`` -> all V100s)."""
+    return set(specs.resolve(name, catalogue).matches)
 
 
 #: The grid :func:`fit_efficiency` searches.

@@ -238,7 +238,8 @@ class Resolution:
     query: str
     gpu: str
     defaulted: bool
-    variants: tuple[str, ...]
+    variants: tuple[str, ...]  # every variant of the family
+    matches: tuple[str, ...] = ()  # the variants the name fits (all of them for a bare family name)
 
     def describe(self) -> str:
         if not self.defaulted:
@@ -280,7 +281,8 @@ def resolve(name: str, catalogue: pd.DataFrame | None = None) -> Resolution:
         raise UnknownGPUError(
             f"no {_family(variants[0])} variant matches {name!r}; it comes as: {', '.join(variants)}")
     chosen = _pick_default(matches)
-    return Resolution(name, chosen["gpu"], defaulted=len(matches) > 1, variants=variants)
+    return Resolution(name, chosen["gpu"], defaulted=len(matches) > 1, variants=variants,
+                      matches=tuple(matches["gpu"]))
 
 
 def lookup(name: str, catalogue: pd.DataFrame | None = None) -> pd.Series:

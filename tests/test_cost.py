@@ -58,6 +58,33 @@ def test_cost_table_values(tmp_path):
     assert "no purchase price" in v100.loc["fp32", "note"] and v100["price_usd"].isna().all()
 
 
+def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path):
+    import pandas as pd
+
+    mine = tmp_path / "mine.csv"
+    mine.write_text("gpu,kind,usd,date,source_url,note\n"
+                    "A40,street,4500,2026-11-01,https://example.com/quote,\n")
+    rent = tmp_path / "rent.csv"
+    rent.write_text("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+                    "A40,Cheap,a40x1,1,0.36,2026-11-01,https://example.com/rent,\n")
+    book = prices.load_prices([mine, rent], today=TODAY)
+    work = pd.DataFrame({"gpu": ["A40", "V100 PCIe 16GB"], "throughput": [500.0, 800.0],
+                         "throughput_unit": ["images/s"] * 2, "measured_throughput": [400.0, None]})
+    table = cost.work_cost_table(book, work, electricity_usd_per_kwh=0.2, years=2, utilization=0.25).set_index("gpu")
+    a40 = table.loc["A40"]
+    assert a40["basis"] == "measured" and a40["throughput"] == 400.0
+    # $0.36/h at 400 images/s: 1.44 M images an hour -> $0.25 per million
+    assert a40["cloud_usd_per_million_items"] == pytest.approx(0.25)
+    hours = 8766 * 2 * 0.25
+    owned = (4500 + 0.3 * hours * 0.2) / hours
+    assert a40["owned_usd_per_hour"] == pytest.approx(owned)
+    assert a40["owned_usd_per_million_items"] == pytest.approx(owned / (400 * 3600) * 1e6)
+    v100 = table.loc["V100 PCIe 16GB"]
+    assert v100["basis"] == "predicted" and v100["throughput"] == 800.0
+    assert v100["owned_usd_per_million_items"] != v100["owned_usd_per_million_items"] or \
+        v100["owned_usd_per_million_items"] is None  # no purchase price: no number
+
+
 def test_user_prices_override_shipped_rows(tmp_path):
     mine = tmp_path / "cloud.csv"
     mine.write_text("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
