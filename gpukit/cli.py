@@ -92,7 +92,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise ParameterError(f"parameter {name} is given twice with -p; give it once")
         cli_params[name] = value
     render_report(out_dir=args.out, cli_parameters=cli_params, params_file=args.params_file,
-                  notebooks_dir=args.notebooks, only=args.only, kernel_name=args.kernel)
+                  notebooks_dir=args.notebooks, only=args.only, kernel_name=args.kernel, pairs=args.pair)
     return 0
 
 
@@ -259,6 +259,63 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _split(values) -> list[str]:
+    return [v.strip() for part in values or [] for v in part.split(",") if v.strip()]
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from . import bench, compare
+
+    if args.batch is not None and args.batch < 1:
+        raise ParameterError(f"batch size {args.batch} must be at least 1")
+    results = bench.load_results(args.results) if args.results else None
+    kwargs = {}
+    if args.workloads:
+        kwargs["workloads"] = _split(args.workloads)
+    if args.precision:
+        kwargs["precisions"] = _split(args.precision)
+    if args.models:
+        kwargs["models"] = _split(args.models)
+    result = compare.compare(args.a, args.b, batch_size=args.batch, price_files=args.prices,
+                             price_kind=args.price_kind, electricity_usd_per_kwh=args.electricity_usd_per_kwh,
+                             years=args.years, utilization=args.utilization, results=results, **kwargs)
+    if args.format == "csv":
+        sys.stdout.write(result.long().to_csv(index=False))
+    elif args.format == "json":
+        print(result.to_json())
+    elif args.format == "md":
+        print(result.markdown())
+    else:
+        print(f"{result.a} vs {result.b}\n")
+        for v in result.verdicts:
+            print(f"* {v['topic']}: {v['verdict']}\n    {v['reason']} {v['condition']}")
+        frame = result.long()
+        rows = [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
+                 for k, v in r.items()} for r in frame[frame["section"] != "verdict"].to_dict(orient="records")]
+        print()
+        print(format_table(rows, ["section", "item", "a", "b", "a_over_b", "note"]))
+        print(f"\na = {result.a}, b = {result.b}; efficiency factors: {result.efficiency_source}")
+    return 0
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    from . import claims
+
+    table = claims.check(claims.load_claims(args.claims) if args.claims else None)
+    if args.verdict:
+        table = table[table["verdict"] == args.verdict]
+    if args.format == "csv":
+        sys.stdout.write(table.to_csv(index=False))
+    elif args.format == "json":
+        print(table.to_json(orient="records", indent=1, force_ascii=False))
+    else:
+        cols = ["source", "gpu", "field", "claimed_value", "catalogue_value", "verdict", "note"]
+        print(format_table(table[cols].to_dict(orient="records"), cols))
+        counts = table["verdict"].value_counts()
+        print("\n" + ", ".join(f"{counts.get(v, 0)} {v}" for v in claims.VERDICTS))
+    return 0
+
+
 def cmd_kernel(args: argparse.Namespace) -> int:
     from .report import install_kernel
 
@@ -294,6 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--params-file", metavar="FILE",
                    help="YAML/JSON mapping of parameters; a notebook name as key scopes a mapping to it")
     p.add_argument("--out", metavar="DIR", help="output folder (default: outputs/ in the checkout)")
+    p.add_argument("--pair", action="append", nargs=2, metavar=("GPU_A", "GPU_B"),
+                   help="render the head-to-head notebook for this pair too (repeatable); "
+                   "the default report has A40 vs V100 and RTX A4000 vs RTX A5000")
     p.add_argument("--only", action="append", metavar="NOTEBOOK",
                    help="render only this notebook (repeatable): 01_specs, 01 or specs")
     p.add_argument("--notebooks", metavar="DIR", help="folder of NN_name.ipynb notebooks (default: notebooks/)")
@@ -371,6 +431,35 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a gpukit bench results file: calibrates the model when it was measured on a catalogued GPU")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("compare", help="head-to-head: two GPUs, with verdicts computed from the numbers",
+                       description="Compare two GPUs: spec ratios, throughput per workload and precision "
+                       "(measured where a results file has it, predicted otherwise), memory fit, cost, and "
+                       "verdicts generated from those numbers with their reasons and conditions.")
+    p.add_argument("a", help="first GPU, e.g. A40")
+    p.add_argument("b", help="second GPU, e.g. V100")
+    p.add_argument("--workloads", action="append", metavar="LIST", help="comma-separated (default resnet50,transformer)")
+    p.add_argument("--precision", action="append", metavar="LIST",
+                   help="comma-separated (default float32,mixed_float16)")
+    p.add_argument("--batch", type=int, help="batch size of the throughput comparison (default: the workload's)")
+    p.add_argument("--models", action="append", metavar="LIST",
+                   help="models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium)")
+    p.add_argument("--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV")
+    p.add_argument("--price-kind", default="any", choices=("msrp", "street", "used", "cloud", "any"))
+    p.add_argument("--electricity-usd-per-kwh", type=float, default=0.15, metavar="USD")
+    p.add_argument("--years", type=float, default=3.0)
+    p.add_argument("--utilization", type=float, default=0.5)
+    p.add_argument("--results", metavar="FILE", help="a gpukit bench results file (measured rows win)")
+    p.add_argument("--format", choices=("table", "csv", "json", "md"), default="table")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("claims", help="fact-check the articles' spec claims against the catalogue",
+                       description="Check every claim of data/claims.csv (or your own file of that shape) "
+                       "against the sourced catalogue: confirmed, wrong, or unclear (true for some variants only).")
+    p.add_argument("--claims", metavar="FILE", help="a claims CSV (default: data/claims.csv)")
+    p.add_argument("--verdict", choices=("confirmed", "wrong", "unclear"), help="show only this verdict")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("kernel", help="register the gpukit Jupyter kernel (make setup does this)",
                        description="Register this environment's Python as a Jupyter kernel for the notebooks "

@@ -277,10 +277,11 @@ def largest_batch_figure(fit: pd.DataFrame) -> Figure:
 # --------------------------------------------------------------------------- cost
 
 
-def _plain_log_ticks(axis) -> None:
+def _plain_log_ticks(axis, minor: bool = True) -> None:
+    """Plain numbers on a log axis; ``minor=False`` leaves the minor ticks unlabelled (wide ranges)."""
     fmt = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
     axis.set_major_formatter(fmt)
-    axis.set_minor_formatter(fmt)
+    axis.set_minor_formatter(fmt if minor else matplotlib.ticker.NullFormatter())
 
 
 def cost_per_tflop_figure(costs: pd.DataFrame) -> Figure:
@@ -353,4 +354,201 @@ def break_even_figure(costs: pd.DataFrame) -> Figure:
     u = costs.attrs.get("utilization", 0)
     ax.set_xlabel(f"months of use at {u:.0%} utilisation until buying costs less than renting")
     ax.set_title("Buy or rent: break-even")
+    return _finish(fig)
+
+
+# --------------------------------------------------------------------------- performance model
+
+
+def predicted_roofline_figure(predictions: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
+    """Each GPU's datasheet roofline for the workload's math, with the workload placed on it.
+
+    ``predictions`` is a :func:`gpukit.perfmodel.predict_table` frame: the point of a GPU sits
+    at the step's arithmetic intensity and the TFLOP/s the model predicts there.
+    """
+    from . import perfmodel
+
+    frame = predictions.dropna(subset=["throughput"])
+    fig, ax = plt.subplots(figsize=(10, 6.5))
+    if frame.empty:
+        ax.text(0.5, 0.5, "no GPU can run this configuration", ha="center", transform=ax.transAxes)
+        ax.set_title("Predicted roofline")
+        return _finish(fig)
+    intensity = float(frame["arithmetic_intensity"].iloc[0])
+    ai = np.logspace(np.log10(max(intensity / 10, 0.05)), np.log10(max(intensity * 10, 1000)), 200)
+    colors = sns.color_palette("husl", len(frame))
+    for color, (_, r) in zip(colors, frame.iterrows()):
+        gpu = catalogue.loc[catalogue["gpu"] == r["gpu"]].iloc[0]
+        _, peak = perfmodel.math_unit(gpu, r["precision"], r["workload"] != "bandwidth")
+        bandwidth = float(gpu["memory_bandwidth_gbs"])
+        ax.plot(ai, np.minimum(peak, ai * bandwidth / 1e3), color=color, lw=1.2, alpha=0.8)
+        ax.scatter([intensity], [r["achieved_tflops"]], color=color, s=60, zorder=3, edgecolor="black",
+                   label=f"{r['gpu']}: {r['achieved_tflops']:.3g} TFLOP/s predicted ({r['bound']}-bound)")
+    ax.axvline(intensity, color="grey", ls=":", lw=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _plain_log_ticks(ax.xaxis, minor=False)
+    _plain_log_ticks(ax.yaxis, minor=False)
+    first = frame.iloc[0]
+    ax.set_xlabel("arithmetic intensity of the step, FLOP per byte of device memory (log scale)")
+    ax.set_ylabel("TFLOP/s (log scale)")
+    ax.set_title(f"Rooflines, predicted point: {first['workload']} {first['mode']}, "
+                 f"{first['precision']}, batch {first['batch_size']}")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), title="GPU (line: its roofline)",
+              title_fontsize="small")
+    return _finish(fig)
+
+
+def predicted_throughput_figure(predictions: pd.DataFrame) -> Figure:
+    """Predicted throughput per GPU, coloured by what bounds the step there."""
+    frame = predictions.dropna(subset=["throughput"]).sort_values("throughput", ascending=False)
+    fig, ax = plt.subplots(figsize=(9, 0.4 * max(len(frame), 1) + 1.8))
+    if frame.empty:
+        ax.text(0.5, 0.5, "no GPU can run this configuration", ha="center", transform=ax.transAxes)
+        ax.set_title("Predicted throughput")
+        return _finish(fig)
+    palette = {"compute": "#C44E52", "memory": "#4C72B0"}
+    sns.barplot(data=frame, y="gpu", x="throughput", hue="bound", palette=palette, dodge=False, ax=ax,
+                orient="h", hue_order=[b for b in ("compute", "memory") if b in set(frame["bound"])])
+    measured = frame.dropna(subset=["measured_throughput"])
+    if not measured.empty:
+        ax.scatter(measured["measured_throughput"], measured["gpu"], marker="D", color="black", zorder=3,
+                   label="measured here")
+    first = frame.iloc[0]
+    ax.set_xlabel(f"predicted throughput, {first['throughput_unit']}")
+    ax.set_ylabel("")
+    ax.set_title(f"Predicted {first['workload']} {first['mode']} throughput, {first['precision']}, "
+                 f"batch {first['batch_size']}")
+    ax.legend(title="step is mostly", fontsize="small", title_fontsize="small", loc="lower right")
+    return _finish(fig)
+
+
+def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None, tolerance: float = 0.15) -> Figure:
+    """Predicted against published speedup for every pair of GPUs from one source, with the
+    ideal line and the tolerance band; the highlighted pairs are named."""
+    fig, ax = plt.subplots(figsize=(9, 7))
+    if table.empty:
+        ax.text(0.5, 0.5, "no pairs to grade", ha="center", transform=ax.transAxes)
+        ax.set_title("Predicted vs published speedups")
+        return _finish(fig)
+    lo = min(table["published_speedup"].min(), table["predicted_speedup"].min()) * 0.9
+    hi = max(table["published_speedup"].max(), table["predicted_speedup"].max()) * 1.1
+    x = np.logspace(np.log10(lo), np.log10(hi), 50)
+    ax.fill_between(x, x * (1 - tolerance), x * (1 + tolerance), color="#55A868", alpha=0.15,
+                    label=f"within ±{tolerance:.0%}")
+    ax.plot(x, x, color="black", lw=1, label="prediction = publication")
+    sns.scatterplot(data=table, x="published_speedup", y="predicted_speedup", hue="precision", style="source",
+                    ax=ax, s=45, alpha=0.8)
+    if highlight is not None and not highlight.empty:
+        ax.scatter(highlight["published_speedup"], highlight["predicted_speedup"], s=160, facecolor="none",
+                   edgecolor="black", lw=1.5, label="the pairs this kit is for")
+        for k, (_, r) in enumerate(highlight.iterrows()):
+            ax.annotate(f"{r['gpu_a']} / {r['gpu_b']}, {r['precision']}: {r['error_pct']:+.0f}%",
+                        (r["published_speedup"], r["predicted_speedup"]), textcoords="offset points",
+                        xytext=(14, -14 - 11 * (k % 2)), fontsize="x-small",
+                        arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.6})
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _plain_log_ticks(ax.xaxis)
+    _plain_log_ticks(ax.yaxis)
+    ax.set_xlabel("published speedup of the faster GPU (log scale)")
+    ax.set_ylabel("predicted speedup (log scale)")
+    ax.set_title("Predicted vs published speedups, pairs of GPUs from one source")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _finish(fig)
+
+
+def work_cost_figure(work: pd.DataFrame) -> Figure:
+    """Dollars per million units of work per GPU, renting and owning (hatched: predicted speed)."""
+    cols = {"cloud_usd_per_million_items": "rent (cheapest cloud)", "owned_usd_per_million_items": "own (TCO)"}
+    long = work.melt(id_vars=["gpu", "basis"], value_vars=list(cols), var_name="how", value_name="usd")
+    long["how"] = long["how"].map(cols)
+    long = long.dropna(subset=["usd"])
+    fig, ax = plt.subplots(figsize=(9, 0.45 * max(work["gpu"].nunique(), 1) + 2))
+    if long.empty:
+        ax.text(0.5, 0.5, "no GPU has both a price and a throughput", ha="center", transform=ax.transAxes)
+        ax.set_title("Cost per unit of work")
+        return _finish(fig)
+    order = long.groupby("gpu")["usd"].min().sort_values().index
+    sns.barplot(data=long, y="gpu", x="usd", hue="how", order=order, ax=ax, orient="h",
+                palette={"rent (cheapest cloud)": "#4C72B0", "own (TCO)": "#DD8452"})
+    unit = work["throughput_unit"].iloc[0].split("/")[0]
+    ax.set_xlabel(f"USD per million {unit}")
+    ax.set_ylabel("")
+    basis = sorted(set(work["basis"]))
+    ax.set_title(f"Cost per million {unit} ({' and '.join(basis)} throughput)")
+    ax.legend(title="", fontsize="small", loc="upper right")
+    return _finish(fig)
+
+
+# --------------------------------------------------------------------------- head to head
+
+
+def spec_ratio_figure(comparison) -> Figure:
+    """Each numeric spec of GPU a over GPU b on a log axis centred on 1 (bars right: a leads)."""
+    frame = comparison.specs.dropna(subset=["a_over_b"])
+    frame = frame[frame["a_over_b"] > 0]
+    fig, ax = plt.subplots(figsize=(9, 0.45 * max(len(frame), 1) + 1.8))
+    if frame.empty:
+        ax.text(0.5, 0.5, "no numeric spec to compare", ha="center", transform=ax.transAxes)
+        ax.set_title("Spec ratios")
+        return _finish(fig)
+    labels = [f"{s} ({u})" if u else s for s, u in zip(frame["spec"], frame["unit"])]
+    colors = ["#4C72B0" if r >= 1 else "#DD8452" for r in frame["a_over_b"]]
+    ax.barh(labels, np.log2(frame["a_over_b"]), color=colors)
+    ax.axvline(0, color="black", lw=1)
+    lim = max(1.0, float(np.abs(np.log2(frame["a_over_b"])).max()) * 1.15)
+    ax.set_xlim(-lim, lim)
+    ticks = [t for t in (-3, -2, -1, 0, 1, 2, 3) if abs(t) <= lim]
+    ax.set_xticks(ticks, [f"{2.0 ** t:g}×" for t in ticks])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{comparison.a} ÷ {comparison.b} (log scale; right of 1: {comparison.a} has more)")
+    ax.set_title(f"Specs: {comparison.a} against {comparison.b}")
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color="#4C72B0", label=f"{comparison.a} has more"),
+                       Patch(color="#DD8452", label=f"{comparison.b} has more")], fontsize="small",
+              loc="lower right")
+    return _finish(fig)
+
+
+def throughput_comparison_figure(comparison) -> Figure:
+    """Throughput of both GPUs per workload and precision, relative to GPU b, labelled measured or predicted."""
+    t = comparison.throughput.dropna(subset=["speedup_a_over_b"])
+    fig, ax = plt.subplots(figsize=(9, 0.6 * max(len(t), 1) + 2))
+    if t.empty:
+        ax.text(0.5, 0.5, "no workload both GPUs run", ha="center", transform=ax.transAxes)
+        ax.set_title("Throughput")
+        return _finish(fig)
+    labels = [f"{w}, {p}" for w, p in zip(t["workload"], t["precision"])]
+    y = np.arange(len(t))
+    ax.barh(y - 0.2, t["speedup_a_over_b"], height=0.4, color="#4C72B0", label=comparison.a)
+    ax.barh(y + 0.2, np.ones(len(t)), height=0.4, color="#DD8452", label=f"{comparison.b} (= 1)")
+    for yi, (_, r) in zip(y, t.iterrows()):
+        ax.text(r["speedup_a_over_b"], yi - 0.2, f" {r['speedup_a_over_b']:.2f}× ({r['basis_a']})",
+                va="center", fontsize="small")
+        ax.text(1, yi + 0.2, f" {r['throughput_b']:,.0f} {r['unit']} ({r['basis_b']})", va="center", fontsize="small")
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(1.0, float(t["speedup_a_over_b"].max())) * 1.45)
+    ax.set_xlabel(f"training throughput relative to {comparison.b}")
+    ax.set_title(f"Throughput: {comparison.a} against {comparison.b}")
+    ax.legend(fontsize="small", loc="lower right")
+    return _finish(fig)
+
+
+def claims_figure(summary: pd.DataFrame) -> Figure:
+    """Verdict counts per article (stacked bars)."""
+    colors = {"confirmed": "#55A868", "unclear": "#CCB974", "wrong": "#C44E52"}
+    fig, ax = plt.subplots(figsize=(9, 0.55 * max(len(summary), 1) + 1.8))
+    left = np.zeros(len(summary))
+    for verdict in ("confirmed", "unclear", "wrong"):
+        values = summary[verdict].to_numpy() if verdict in summary else np.zeros(len(summary))
+        ax.barh(summary["source"], values, left=left, color=colors[verdict], label=verdict)
+        left = left + values
+    ax.invert_yaxis()
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.set_xlabel("claims checked against the catalogue")
+    ax.set_title("Spec claims per article, by verdict")
+    ax.legend(fontsize="small", loc="lower right")
     return _finish(fig)

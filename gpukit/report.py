@@ -22,6 +22,7 @@ import difflib
 import html
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -42,12 +43,25 @@ OUTPUTS_DIR = ROOT / "outputs"
 KERNEL_NAME = "gpukit"
 
 
+#: The pairs a head-to-head notebook (one declaring ``gpu_a`` and ``gpu_b``) renders in the
+#: default report; ``-p gpu_a``/``-p gpu_b`` render that one pair instead, and ``pairs`` add more.
+DEFAULT_PAIRS = (("A40", "V100"), ("RTX A4000", "RTX A5000"))
+PAIR_PARAMETERS = ("gpu_a", "gpu_b")
+#: What each notebook is, for the index's list of sections (by the name after the number).
+SECTIONS = {"workshop": "Workshop: GPU trade-offs, step by step", "specs": "Specs: the sourced catalogue",
+            "benchmark": "Benchmark: what the device here delivers", "cost_per_tflop": "Cost per TFLOP and per unit of work",
+            "memory_fit": "Memory fit: which model at which batch fits where",
+            "performance_model": "Performance model: predictions for every GPU, graded",
+            "tradeoffs": "Head to head", "fact_check": "Fact-check: what the articles got wrong"}
+
+
 @dataclass
 class NotebookRun:
-    """One executed notebook of a run."""
+    """One executed notebook of a run (a head-to-head notebook once per pair)."""
 
     name: str
     parameters: dict
+    title: str = ""
     status: str = "pending"  # ok | failed
     seconds: float | None = None
     error: str | None = None
@@ -66,6 +80,7 @@ class Run:
     device: dict = field(default_factory=dict)
     seconds: float | None = None
     path: str | None = None
+    summary: dict = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- kernel
@@ -239,6 +254,11 @@ def _params_table(params: Mapping) -> str:
     return f"<table>{rows}</table>"
 
 
+#: Script tags that load code from the network (nbconvert's template adds require.js and MathJax
+#: from cdnjs); reports need neither, and must open without a network and without errors.
+_REMOTE_SCRIPT = re.compile(r"<script\b[^>]*\bsrc=[\"']https?://[^\"']*[\"'][^>]*>\s*</script>", re.I)
+
+
 def notebook_html(nb_node, title: str, parameters: Mapping, run_id: str) -> str:
     """The executed notebook as one HTML page: outputs shown, code hidden behind a toggle,
     a header naming the run and the parameters it was rendered with."""
@@ -253,6 +273,7 @@ def notebook_html(nb_node, title: str, parameters: Mapping, run_id: str) -> str:
            f' · <a href="{_esc(title)}.ipynb">executed notebook</a> · '
            f'<label><input type="checkbox" id="gpukit-show-code"> show code</label></p>'
            f"<p>Parameters:</p>{_params_table(parameters)}</div>")
+    body = _REMOTE_SCRIPT.sub("", body)  # require.js and MathJax from a CDN: reports work offline
     body = body.replace("</head>", _CSS + "</head>", 1)
     head_end = body.find("<body")
     insert_at = body.find(">", head_end) + 1
@@ -297,6 +318,10 @@ code{{font-size:.92em}} h1{{margin-bottom:.2em}} .muted{{color:#5b6570}}
 </style></head><body>
 <h1>gpukit report</h1>
 <p class="muted">Run <code>{_esc(run.run_id)}</code>, started {_esc(run.started)} UTC, {len(run.notebooks)} notebook(s) in {total}.</p>
+<h2>Summary</h2>
+{_summary_html(run)}
+<h2>Sections</h2>
+{_sections_html(run)}
 <h2>Notebooks</h2>
 <table><tr><th>notebook</th><th>status</th><th>run time</th><th>parameters</th></tr>{''.join(rows)}</table>
 <h2>Environment</h2>
@@ -308,6 +333,91 @@ code{{font-size:.92em}} h1{{margin-bottom:.2em}} .muted{{color:#5b6570}}
 
 
 # --------------------------------------------------------------------------- running
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
+
+
+def plan_jobs(notebooks: list[Path], plan: Mapping[str, dict],
+              pairs: Iterable[tuple[str, str]] | None = None) -> list[tuple[Path, str, dict, str]]:
+    """(notebook, output stem, parameters, title) for each rendering of the run.
+
+    A notebook that declares ``gpu_a`` and ``gpu_b`` renders once per pair: the
+    :data:`DEFAULT_PAIRS`, or the pair set with ``gpu_a``/``gpu_b``, then any ``pairs`` added.
+    """
+    jobs = []
+    extra = [tuple(p) for p in (pairs or [])]
+    for nb in notebooks:
+        params = dict(plan[nb.stem])
+        declared = declared_parameters(nb)
+        if not all(p in declared for p in PAIR_PARAMETERS):
+            jobs.append((nb, nb.stem, params, nb.stem))
+            continue
+        if any(p in params for p in PAIR_PARAMETERS):
+            chosen = [(params.get("gpu_a", declared["gpu_a"]["default"]),
+                       params.get("gpu_b", declared["gpu_b"]["default"]))]
+        else:
+            chosen = list(DEFAULT_PAIRS)
+        for a, b in chosen + [p for p in extra if p not in chosen]:
+            stem = f"{nb.stem}--{_slug(a)}-vs-{_slug(b)}"
+            jobs.append((nb, stem, {**params, "gpu_a": a, "gpu_b": b}, f"{nb.stem}: {a} vs {b}"))
+    return jobs
+
+
+def run_summary(folder: Path) -> dict:
+    """What the notebooks left for the index: the benchmark's results and each pair's verdicts."""
+    out: dict = {"pairs": []}
+    bench_file = folder / "bench-results.json"
+    if bench_file.exists():
+        try:
+            doc = json.loads(bench_file.read_text())
+            records = doc.get("records", [])
+            out["measured"] = {"device": doc.get("device", {}).get("name", "?"),
+                               "kind": doc.get("device", {}).get("kind", "?"),
+                               "ok": sum(r.get("status") == "ok" for r in records), "total": len(records),
+                               "workloads": sorted({r.get("workload", "?") for r in records})}
+        except (OSError, ValueError):
+            out["measured"] = {"error": f"{bench_file.name} is unreadable"}
+    for path in sorted(folder.glob("summary-compare-*.json")):
+        try:
+            out["pairs"].append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _summary_html(run: Run) -> str:
+    s = run.summary or {}
+    dev = run.device
+    parts = [f"<p><b>Device here:</b> {_esc(dev.get('kind', '?').upper())} {_esc(dev.get('name', '?'))}."]
+    m = s.get("measured")
+    if m and "error" not in m:
+        parts.append(f" <b>Measured here:</b> {m['ok']} of {m['total']} benchmark configurations "
+                     f"({_esc(', '.join(m['workloads']))}) on {_esc(m['device'])}.")
+    if dev.get("kind") != "gpu":
+        parts.append(" <b>Predicted:</b> every GPU figure (no GPU is attached; the performance model "
+                     "predicts each catalogue GPU, graded against published measurements).")
+    else:
+        parts.append(" <b>Predicted:</b> every catalogue GPU other than the attached one.")
+    parts.append("</p>")
+    for pair in s.get("pairs", []):
+        items = "".join(f"<li><b>{_esc(v['topic'])}</b>: {_esc(v['verdict'])}</li>"
+                        for v in pair.get("verdicts", [])[:5])
+        parts.append(f"<h3>{_esc(pair['a'])} vs {_esc(pair['b'])}</h3><ul>{items}</ul>")
+    return "".join(parts)
+
+
+def _sections_html(run: Run) -> str:
+    items = []
+    for nb in run.notebooks:
+        key = nb.name.split("--")[0][3:]
+        label = SECTIONS.get(key, key.replace("_", " "))
+        if "--" in nb.name:
+            label = f"{label}: {nb.parameters.get('gpu_a')} vs {nb.parameters.get('gpu_b')}"
+        target = f'<a href="{_esc(nb.html)}">{_esc(label)}</a>' if nb.html else _esc(label)
+        items.append(f"<li>{target}</li>")
+    return f"<ul>{''.join(items)}</ul>"
 
 
 def _new_run_id() -> str:
@@ -342,7 +452,8 @@ def _execute(nb_path: Path, out_path: Path, params: dict, kernel_name: str, cwd:
 def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping | None = None,
                   cli_parameters: Mapping[str, str] | None = None, params_file: str | os.PathLike | None = None,
                   notebooks_dir: str | os.PathLike | None = None, only: Iterable[str] | None = None,
-                  kernel_name: str = KERNEL_NAME, progress: Callable[[str], None] | None = print) -> Run:
+                  kernel_name: str = KERNEL_NAME, progress: Callable[[str], None] | None = print,
+                  pairs: Iterable[tuple[str, str]] | None = None) -> Run:
     """Render every report notebook into a new run folder under ``out_dir`` (default ``outputs/``).
 
     ``parameters`` (typed) and ``params_file`` (YAML/JSON) and ``cli_parameters`` (``-p``
@@ -357,6 +468,7 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
     overrides = dict(load_params_file(params_file)) if params_file else {}
     overrides.update(parameters or {})
     plan = plan_parameters(notebooks, overrides, cli_parameters)
+    jobs = plan_jobs(notebooks, plan, pairs)
 
     out_root.mkdir(parents=True, exist_ok=True)
     run = Run(run_id=_new_run_id(), started=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"))
@@ -367,15 +479,15 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
     from .bench import RUN_DIR_ENV
 
     os.environ[RUN_DIR_ENV] = str(partial.resolve())  # notebooks save their results here
-    say(f"gpukit report: run {run.run_id}, {len(notebooks)} notebook(s) -> {out_root / run.run_id}")
+    say(f"gpukit report: run {run.run_id}, {len(jobs)} notebook(s) -> {out_root / run.run_id}")
     run.environment = environment()
+    run.device = detect_devices()
     t_run = time.perf_counter()
-    for i, nb_path in enumerate(notebooks, 1):
-        params = plan[nb_path.stem]
-        entry = NotebookRun(name=nb_path.stem, parameters=params)
+    for i, (nb_path, stem, params, title) in enumerate(jobs, 1):
+        entry = NotebookRun(name=stem, parameters=params, title=title)
         run.notebooks.append(entry)
-        say(f"  [{i}/{len(notebooks)}] {nb_path.name} ...")
-        executed = partial / nb_path.name
+        say(f"  [{i}/{len(jobs)}] {title} ...")
+        executed = partial / f"{stem}.ipynb"
         t0 = time.perf_counter()
         try:
             _execute(nb_path, executed, params, kernel_name, Path.cwd())
@@ -388,20 +500,19 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
             _finish_run(run, partial, t_run)
             os.replace(partial, failed)
             raise ReportError(
-                f"{nb_path.name} failed {entry.error}; partial output kept in {failed}; "
+                f"{nb_path.name}{'' if stem == nb_path.stem else f' ({title})'} failed {entry.error}; "
+                f"partial output kept in {failed}; "
                 f"{out_root / 'latest'} unchanged") from None
         entry.seconds = time.perf_counter() - t0
         entry.status = "ok"
         nb_node = nbformat.read(executed, as_version=4)
         noisy = _stderr_cells(nb_node)
         if noisy:
-            say(f"      note: cell(s) {', '.join(map(str, noisy))} of {nb_path.name} wrote to stderr")
-        _atomic.write_text(partial / f"{nb_path.stem}.html",
-                           notebook_html(nb_node, nb_path.stem, params, run.run_id))
-        entry.html, entry.ipynb = f"{nb_path.stem}.html", nb_path.name
+            say(f"      note: cell(s) {', '.join(map(str, noisy))} of {title} wrote to stderr")
+        _atomic.write_text(partial / f"{stem}.html", notebook_html(nb_node, stem, params, run.run_id))
+        entry.html, entry.ipynb = f"{stem}.html", f"{stem}.ipynb"
         say(f"      done in {entry.seconds:.1f} s")
     os.environ.pop(RUN_DIR_ENV, None)
-    run.device = detect_devices()
     _finish_run(run, partial, t_run)
     final = out_root / run.run_id
     os.replace(partial, final)
@@ -413,6 +524,7 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
 
 def _finish_run(run: Run, folder: Path, t_run: float) -> None:
     run.seconds = time.perf_counter() - t_run
+    run.summary = run_summary(folder)
     _atomic.write_text(folder / "run.json", json.dumps(asdict(run), indent=2, default=str))
     _atomic.write_text(folder / "index.html", index_html(run))
 

@@ -49,3 +49,38 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
         {"selector": "td", "props": "padding: 2px 8px;"},
         {"selector": "th", "props": "text-align: left; padding: 2px 8px;"},
     ])
+
+
+class Note:
+    """A sentence for a notebook, shown as escaped HTML (it may carry names from data files)."""
+
+    def __init__(self, text: str):
+        self.text = str(text)
+
+    def _repr_html_(self) -> str:
+        return f"<p>{html.escape(self.text)}</p>"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def note(text: str) -> Note:
+    return Note(text)
+
+
+def summary(values: dict, caption: str | None = None) -> Styler:
+    """A dict of headline figures as a two-column table (names with underscores become words)."""
+    frame = pd.DataFrame({"figure": [k.replace("_", " ") for k in values],
+                          "value": [_number(v) for v in values.values()]})
+    return show(frame, caption)
+
+
+class Heading(Note):
+    """A heading for a notebook, escaped like :class:`Note`."""
+
+    def _repr_html_(self) -> str:
+        return f"<h2>{html.escape(self.text)}</h2>"
+
+
+def heading(text: str) -> Heading:
+    return Heading(text)

@@ -88,7 +88,7 @@ def test_report_rejects_a_parameter_given_twice(capsys):
 def test_console_script_help_documents_every_subcommand():
     exe = [sys.executable, "-m", "gpukit"]
     out = subprocess.run([*exe, "--help"], capture_output=True, text=True, check=True).stdout
-    for command in ("specs", "report", "kernel"):
+    for command in ("specs", "bench", "fit", "cost", "predict", "report", "kernel"):
         assert command in out
     out = subprocess.run([*exe, "report", "--help"], capture_output=True, text=True, check=True).stdout
     for option in ("-p NAME VALUE", "--params-file", "--out", "--only"):
@@ -176,3 +176,44 @@ def test_fit_measure_prints_measured_next_to_predicted(capsys):
     assert abs(predicted / measured - 1) <= 0.15
     if row["measured_device"] == "CPU:0":
         assert "bisection on a GPU only" in err and row["measured_largest_batch"] == ""
+
+
+def test_predict_csv_has_the_issue_columns_one_row_per_gpu(capsys):
+    code, out, err = run(capsys, "predict", "--workload", "resnet50", "--precision", "mixed_float16",
+                         "--batch", "128", "--gpu", "RTX A4000", "--gpu", "RTX A5000", "--gpu", "V100",
+                         "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    for col in ("gpu", "workload", "precision", "batch_size", "mode", "step_time_s", "throughput",
+                "throughput_unit", "bound"):
+        assert col in rows[0]
+    assert {r["gpu"] for r in rows} == {"RTX A4000", "RTX A5000", "V100 PCIe 16GB"}
+    for r in rows:
+        assert r["batch_size"] == "128" and r["throughput_unit"] == "images/s"
+        assert float(r["step_time_s"]) * float(r["throughput"]) == pytest.approx(128, rel=1e-6)
+        assert r["bound"] in ("compute", "memory")
+    by = {r["gpu"]: float(r["throughput"]) for r in rows}
+    assert by["RTX A5000"] > by["RTX A4000"]
+
+
+def test_predict_table_says_where_its_factors_came_from(capsys, tmp_path):
+    results = tmp_path / "cpu.json"
+    from gpukit import bench
+
+    bench.save_results({"schema_version": bench.SCHEMA_VERSION, "created": "2026-11-29T00:00:00Z",
+                        "environment": {}, "device": {"kind": "cpu", "name": "some CPU"}, "settings": {},
+                        "records": []}, results)
+    code, out, err = run(capsys, "predict", "--gpu", "A40", "--results", str(results))
+    assert code == 0, err
+    assert "a CPU cannot calibrate a GPU" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["predict", "--precision", "fp8"], "unknown precision 'fp8'"),
+    (["predict", "--workload", "resnet"], "unknown workload 'resnet'"),
+    (["predict", "--batch", "0"], "batch size 0"),
+    (["predict", "--gpu", "Z9000"], "Z9000"),
+])
+def test_predict_bad_input_is_one_line(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1

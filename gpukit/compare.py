@@ -1,0 +1,370 @@
+"""Head-to-head comparison of two GPUs, with verdicts computed from the numbers.
+
+:func:`compare` gathers, for GPUs ``a`` and ``b``:
+
+* ``specs`` — each figure of both and the ratio a/b (compute per precision, memory, bandwidth,
+  power, NVLink, form factor);
+* ``throughput`` — per workload and precision, the throughput of each (measured where a
+  results document measured that very configuration on one of them, predicted by
+  :mod:`gpukit.perfmodel` otherwise; ``basis_a``/``basis_b`` say which), the speedup, and what
+  bounds the step on each;
+* ``fit`` — per model and batch size, whether it fits on each and the largest batch;
+* ``cost`` — dollars per peak TFLOP, TCO, cloud price, dollars per million items of the first
+  workload, throughput per watt and per dollar (only where a price exists);
+* ``verdicts`` — sentences generated from those tables, each with its reason and the condition
+  under which it turns (never hand-written conclusions).
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from . import cost, memory, perfmodel, prices, specs
+from .errors import ParameterError
+
+#: Spec rows of the comparison: (column, label, unit).
+SPEC_ROWS = (
+    ("architecture", "architecture", ""), ("form_factor", "form factor", ""),
+    ("fp32_tflops", "FP32 (CUDA cores)", "TFLOPS"), ("tf32_tensor_tflops", "TF32 tensor", "TFLOPS"),
+    ("fp16_tensor_tflops", "FP16 tensor, dense", "TFLOPS"), ("bf16_tensor_tflops", "BF16 tensor, dense", "TFLOPS"),
+    ("int8_tensor_tops", "INT8 tensor, dense", "TOPS"), ("memory_gb", "memory", "GB"),
+    ("memory_type", "memory type", ""), ("memory_bandwidth_gbs", "memory bandwidth", "GB/s"),
+    ("tdp_w", "board power", "W"), ("nvlink_gbs", "NVLink", "GB/s"), ("pcie_gen", "PCIe generation", ""),
+)
+DEFAULT_WORKLOADS = ("resnet50", "transformer")
+DEFAULT_PRECISIONS = ("float32", "mixed_float16")
+DEFAULT_MODELS = ("ResNet50", "bert-base", "bert-large", "gpt2-medium")
+DEFAULT_FIT_BATCHES = (16, 64, 256)
+#: Below this speedup two GPUs count as equally fast.
+SAME_SPEED = 1.10
+
+
+@dataclass
+class Comparison:
+    a: str
+    b: str
+    specs: pd.DataFrame
+    throughput: pd.DataFrame
+    fit: pd.DataFrame
+    cost: pd.DataFrame
+    verdicts: list[dict] = field(default_factory=list)
+    efficiency_source: str = ""
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        return {"specs": self.specs, "throughput": self.throughput, "fit": self.fit, "cost": self.cost,
+                "verdicts": pd.DataFrame(self.verdicts, columns=["topic", "verdict", "reason", "condition"])}
+
+    def long(self) -> pd.DataFrame:
+        """Every section as rows of ``section, item, a, b, a_over_b, note`` (the CSV form)."""
+        rows = []
+        for _, r in self.specs.iterrows():
+            rows.append({"section": "specs", "item": f"{r['spec']} ({r['unit']})" if r["unit"] else r["spec"],
+                         "a": r["a"], "b": r["b"], "a_over_b": r["a_over_b"], "note": ""})
+        for _, r in self.throughput.iterrows():
+            rows.append({"section": "throughput", "item": f"{r['workload']} {r['precision']} ({r['unit']})",
+                         "a": r["throughput_a"], "b": r["throughput_b"], "a_over_b": r["speedup_a_over_b"],
+                         "note": f"{r['basis_a']}/{r['basis_b']}; bound {r['bound_a']}/{r['bound_b']}"
+                                 + (f"; {r['note']}" if r["note"] else "")})
+        for (model, batch), g in self.fit.groupby(["model", "batch_size"], sort=False):
+            ra, rb = g[g["gpu"] == self.a].iloc[0], g[g["gpu"] == self.b].iloc[0]
+            rows.append({"section": "fit", "item": f"{model} batch {batch} fits", "a": ra["fits"], "b": rb["fits"],
+                         "a_over_b": None, "note": f"needs {ra['total_gib']:.1f} GiB; largest batch "
+                                                   f"{ra['largest_batch']} vs {rb['largest_batch']}"})
+        for _, r in self.cost.iterrows():
+            rows.append({"section": "cost", "item": r["item"], "a": r["a"], "b": r["b"], "a_over_b": r["a_over_b"],
+                         "note": r["note"]})
+        for v in self.verdicts:
+            rows.append({"section": "verdict", "item": v["topic"], "a": None, "b": None, "a_over_b": None,
+                         "note": f"{v['verdict']} Because {v['reason']} {v['condition']}".strip()})
+        return pd.DataFrame(rows, columns=["section", "item", "a", "b", "a_over_b", "note"])
+
+    def to_json(self) -> str:
+        doc = {"a": self.a, "b": self.b, "efficiency_source": self.efficiency_source,
+               "verdicts": self.verdicts}
+        for name, frame in self.frames().items():
+            if name != "verdicts":
+                doc[name] = json.loads(frame.to_json(orient="records"))
+        return json.dumps(doc, indent=1)
+
+    def markdown(self) -> str:
+        def fmt(v):
+            if v is None or (isinstance(v, float) and v != v):
+                return "—"
+            return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+        out = [f"# {self.a} vs {self.b}", "", "## Verdicts", ""]
+        for v in self.verdicts:
+            out.append(f"- **{v['topic']}**: {v['verdict']} {v['reason']} {v['condition']}".rstrip())
+        out += ["", "## Specs", "", f"| spec | {self.a} | {self.b} | a/b |", "|---|---|---|---|"]
+        for _, r in self.specs.iterrows():
+            unit = f" ({r['unit']})" if r["unit"] else ""
+            out.append(f"| {r['spec']}{unit} | {fmt(r['a'])} | {fmt(r['b'])} | {fmt(r['a_over_b'])} |")
+        out += ["", "## Throughput", "", f"| workload | precision | {self.a} | {self.b} | a/b | bound |",
+                "|---|---|---|---|---|---|"]
+        for _, r in self.throughput.iterrows():
+            out.append(f"| {r['workload']} ({r['unit']}) | {r['precision']} | {fmt(r['throughput_a'])} "
+                       f"({r['basis_a']}) | {fmt(r['throughput_b'])} ({r['basis_b']}) | "
+                       f"{fmt(r['speedup_a_over_b'])} | {r['bound_a']} / {r['bound_b']} |")
+        out += ["", f"Efficiency factors: {self.efficiency_source}.", ""]
+        return "\n".join(out)
+
+    def verdicts_html(self) -> str:
+        items = "".join(f"<li><b>{html.escape(v['topic'])}</b>: {html.escape(v['verdict'])} "
+                        f"<span class='reason'>{html.escape(v['reason'])}</span> "
+                        f"<i>{html.escape(v['condition'])}</i></li>" for v in self.verdicts)
+        return f"<ul class='gpukit-verdicts'>{items}</ul>"
+
+    def _repr_html_(self) -> str:
+        return self.verdicts_html()
+
+
+def _num(v) -> float | None:
+    if v is None or isinstance(v, str):
+        return None
+    f = float(v)
+    return None if f != f else f
+
+
+def _ratio(x, y) -> float | None:
+    x, y = _num(x), _num(y)
+    if x is None or y is None or y == 0:
+        return None
+    return x / y
+
+
+def _times(r: float) -> str:
+    return f"{r:.2f}×"
+
+
+def spec_table(ra: pd.Series, rb: pd.Series) -> pd.DataFrame:
+    rows = []
+    for col, label, unit in SPEC_ROWS:
+        va, vb = ra[col], rb[col]
+        va = None if isinstance(va, float) and va != va else va
+        vb = None if isinstance(vb, float) and vb != vb else vb
+        rows.append({"spec": label, "unit": unit, "a": va, "b": vb,
+                     "a_over_b": _ratio(va, vb) if not isinstance(va, str) else None})
+    return pd.DataFrame(rows)
+
+
+def throughput_table(a: str, b: str, workloads: Sequence[str], precisions: Sequence[str],
+                     batch_size: int | None, results: dict | None, cat: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    rows = []
+    source = ""
+    for w in workloads:
+        for p in precisions:
+            t = perfmodel.predict_table(w, p, batch_size, "train", [a, b], results=results, catalogue=cat)
+            source = t["efficiency_source"].iloc[0]
+            ra, rb = t[t["gpu"] == a].iloc[0], t[t["gpu"] == b].iloc[0]
+
+            def pick(r):
+                m = r["measured_throughput"]
+                if m is not None and m == m:
+                    return float(m), "measured"
+                return _num(r["throughput"]), "predicted"
+
+            ta, basis_a = pick(ra)
+            tb, basis_b = pick(rb)
+            note = "; ".join(n for n in (ra["note"], rb["note"]) if n and n != "measured here too")
+            rows.append({"workload": w, "precision": ra["precision"], "batch_size": int(ra["batch_size"]),
+                         "unit": ra["throughput_unit"], "throughput_a": ta, "throughput_b": tb,
+                         "basis_a": basis_a, "basis_b": basis_b, "speedup_a_over_b": _ratio(ta, tb),
+                         "bound_a": ra["bound"] if ta is not None else "", "bound_b": rb["bound"] if tb is not None else "",
+                         "math_a": ra["math"], "math_b": rb["math"], "note": note})
+    return pd.DataFrame(rows), source
+
+
+def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], precision: str,
+              optimizer: str, cat: pd.DataFrame) -> pd.DataFrame:
+    frames = [memory.fit_summary(memory.fit_report([m], batches, [a, b], precision, optimizer, "train",
+                                                   catalogue=cat)).assign(model=m) for m in models]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, price_kind: str,
+              electricity_usd_per_kwh: float, years: float, utilization: float, cat: pd.DataFrame) -> pd.DataFrame:
+    table = cost.cost_table(book, [a, b], ["fp32", "fp16"], price_kind, electricity_usd_per_kwh, years,
+                            utilization, catalogue=cat)
+    rows = []
+
+    def add(item, va, vb, note=""):
+        rows.append({"item": item, "a": va, "b": vb, "a_over_b": _ratio(va, vb), "note": note})
+
+    for p in ("fp32", "fp16"):
+        ta = table[(table["gpu"] == a) & (table["precision"] == p)].iloc[0]
+        tb = table[(table["gpu"] == b) & (table["precision"] == p)].iloc[0]
+        add(f"USD per peak {p} TFLOPS (purchase)", _num(ta["usd_per_tflop"]), _num(tb["usd_per_tflop"]),
+            "; ".join(n for n in (f"{a}: {ta['note']}" if ta["note"] else "", f"{b}: {tb['note']}" if tb["note"] else "") if n))
+    ta = table[(table["gpu"] == a)].iloc[0]
+    tb = table[(table["gpu"] == b)].iloc[0]
+    add("purchase price (USD)", _num(ta["price_usd"]), _num(tb["price_usd"]))
+    add(f"TCO over {years:g} years (USD)", _num(ta["tco_usd"]), _num(tb["tco_usd"]))
+    add("cloud price (USD per GPU-hour)", _num(ta["cloud_usd_per_hour"]), _num(tb["cloud_usd_per_hour"]))
+    if not throughput.empty:
+        mixed = throughput[throughput["precision"] == "mixed_float16"]
+        first = (mixed if len(mixed) else throughput).iloc[0]
+        unit = first["unit"].split("/")[0]
+        speeds = pd.DataFrame({"gpu": [a, b], "throughput": [first["throughput_a"], first["throughput_b"]],
+                               "throughput_unit": [first["unit"]] * 2})
+        work = cost.work_cost_table(book, speeds, price_kind, electricity_usd_per_kwh, years, utilization,
+                                    catalogue=cat).set_index("gpu")
+        label = f"{first['workload']} {first['precision']}"
+        add(f"USD per million {unit}, renting ({label})", _num(work.loc[a, "cloud_usd_per_million_items"]),
+            _num(work.loc[b, "cloud_usd_per_million_items"]))
+        add(f"USD per million {unit}, owning ({label})", _num(work.loc[a, "owned_usd_per_million_items"]),
+            _num(work.loc[b, "owned_usd_per_million_items"]))
+        ra, rb = cat[cat["gpu"] == a].iloc[0], cat[cat["gpu"] == b].iloc[0]
+        add(f"{unit} per second per watt ({label})", _ratio(first["throughput_a"], ra["tdp_w"]),
+            _ratio(first["throughput_b"], rb["tdp_w"]), "board power at full load")
+        add(f"{unit} per second per 1000 USD of purchase ({label})",
+            _ratio(first["throughput_a"], (_num(ta["price_usd"]) or math.nan) / 1000),
+            _ratio(first["throughput_b"], (_num(tb["price_usd"]) or math.nan) / 1000))
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Series) -> list[dict]:
+    out = []
+    for _, r in thr.iterrows():
+        topic = f"{r['workload']} training, {r['precision']}"
+        basis = r["basis_a"] if r["basis_a"] == r["basis_b"] else f"{r['basis_a']} for {a}, {r['basis_b']} for {b}"
+        if r["speedup_a_over_b"] is None:
+            runs = a if r["throughput_a"] is not None else b
+            out.append({"topic": topic, "verdict": f"Only {runs} runs this natively.", "reason": r["note"] + ".",
+                        "condition": "Use mixed_float16 on the other card."})
+            continue
+        s = r["speedup_a_over_b"]
+        fast, slow, k = (a, b, s) if s >= 1 else (b, a, 1 / s)
+        rf, rs = (ra, rb) if fast == a else (rb, ra)
+        bound_f = r["bound_a"] if fast == a else r["bound_b"]
+        math_f = r["math_a"] if fast == a else r["math_b"]
+        math_s = r["math_b"] if fast == a else r["math_a"]
+        peak_f = perfmodel.math_unit(rf, r["precision"], True)[1]
+        peak_s = perfmodel.math_unit(rs, r["precision"], True)[1]
+        bw = rf["memory_bandwidth_gbs"] / rs["memory_bandwidth_gbs"]
+        compute = peak_f / peak_s
+        if k < SAME_SPEED:
+            verdict = f"{fast} and {slow} are about as fast ({fast} by {_times(k)}, {basis})."
+        else:
+            verdict = f"{fast} is {_times(k)} as fast as {slow} ({basis})."
+        reason = (f"The step is mostly {bound_f}-bound on {fast}; it has {_times(bw)} the memory bandwidth "
+                  f"({rf['memory_bandwidth_gbs']:g} vs {rs['memory_bandwidth_gbs']:g} GB/s) and {_times(compute)} "
+                  f"the matrix throughput ({math_f} {peak_f:g} vs {math_s} {peak_s:g} TFLOPS).")
+        if k < SAME_SPEED:
+            condition = "Within 10 %: memory, price and power decide between them."
+        elif compute < 1:
+            condition = (f"More TFLOPS does not mean faster: {slow} has more peak compute, but this step is "
+                         f"held back by memory traffic, where {fast} leads.")
+        elif bw < 1:
+            condition = f"{fast} wins on compute although {slow} has more bandwidth; memory-heavier steps narrow it."
+        else:
+            condition = "Holds while the batch fits on both (see memory fit)."
+        out.append({"topic": topic, "verdict": verdict, "reason": reason, "condition": condition})
+    return out
+
+
+def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Series) -> list[dict]:
+    if fit.empty:
+        return []
+    out = []
+    for model, g in fit.groupby("model", sort=False):
+        ga, gb = g[g["gpu"] == a], g[g["gpu"] == b]
+        la, lb = int(ga["largest_batch"].iloc[0]), int(gb["largest_batch"].iloc[0])
+        only_a = [int(x) for x in ga.loc[ga["fits"].eq("yes").values & gb["fits"].eq("no").values, "batch_size"]]
+        only_b = [int(x) for x in gb.loc[gb["fits"].eq("yes").values & ga["fits"].eq("no").values, "batch_size"]]
+        if la == lb:
+            continue
+        big, small, lbig, lsmall = (a, b, la, lb) if la > lb else (b, a, lb, la)
+        rbig, rsmall = (ra, rb) if big == a else (rb, ra)
+        only = only_a if big == a else only_b
+        verdict = f"{model} trains at batch {lbig} on {big}, {lsmall} on {small}."
+        if lsmall == 0:
+            verdict = f"{model} does not fit on {small} even at batch 1; {big} takes batch {lbig}."
+        reason = f"{big} has {rbig['memory_gb']:g} GB against {rsmall['memory_gb']:g} GB."
+        condition = (f"At batch {', '.join(map(str, only))} only {big} fits, whatever the speed."
+                     if only else f"Above batch {lsmall} only {big} fits, whatever the speed.")
+        out.append({"topic": f"memory, {model}", "verdict": verdict, "reason": reason, "condition": condition})
+    return out
+
+
+def _cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
+    out = []
+    for _, r in costs.iterrows():
+        if not str(r["item"]).startswith("USD per million"):
+            continue
+        va, vb = _num(r["a"]), _num(r["b"])
+        if va is None or vb is None:
+            missing = [g for g, v in ((a, va), (b, vb)) if v is None]
+            out.append({"topic": r["item"], "verdict": f"No verdict: no price for {', '.join(missing)}.",
+                        "reason": "gpukit only compares costs it has a dated, sourced price for.",
+                        "condition": "Pass your own quotes with a price file to get one."})
+            continue
+        cheap, dear, k = (a, b, vb / va) if va <= vb else (b, a, va / vb)
+        out.append({"topic": r["item"], "verdict": f"{cheap} is {_times(k)} cheaper per unit of work than {dear}.",
+                    "reason": f"USD {min(va, vb):.3g} vs {max(va, vb):.3g} per million.",
+                    "condition": "At the prices, electricity and utilisation given; prices move."})
+    return out
+
+
+def _link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series) -> list[dict]:
+    na, nb = float(ra["nvlink_gbs"] or 0), float(rb["nvlink_gbs"] or 0)
+    if (na > 0) == (nb > 0):
+        return []
+    has, lacks = (a, b) if na > 0 else (b, a)
+    speed = max(na, nb)
+    return [{"topic": "several GPUs", "verdict": f"Only {has} has NVLink ({speed:g} GB/s).",
+             "reason": f"{lacks} exchanges gradients over PCIe only.",
+             "condition": "Matters for multi-GPU training with large gradient exchanges; not for one GPU."}]
+
+
+def compare(a: str, b: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
+            precisions: Sequence[str] = DEFAULT_PRECISIONS, batch_size: int | None = None,
+            models: Sequence[str] = DEFAULT_MODELS, fit_batch_sizes: Sequence[int] = DEFAULT_FIT_BATCHES,
+            fit_precision: str = "mixed_float16", optimizer: str = "adam", price_files=None,
+            price_kind: str = "any", electricity_usd_per_kwh: float = 0.15, years: float = 3.0,
+            utilization: float = 0.5, results: dict | None = None,
+            catalogue: pd.DataFrame | None = None) -> Comparison:
+    """Everything gpukit knows about ``a`` against ``b``; see the module doc."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    ga, gb = specs.resolve(a, cat).gpu, specs.resolve(b, cat).gpu
+    if ga == gb:
+        raise ParameterError(f"{a!r} and {b!r} are the same GPU ({ga}); compare two different ones")
+    ra, rb = cat[cat["gpu"] == ga].iloc[0], cat[cat["gpu"] == gb].iloc[0]
+    thr, source = throughput_table(ga, gb, list(workloads), list(precisions), batch_size, results, cat)
+    fit = fit_table(ga, gb, list(models), list(fit_batch_sizes), fit_precision, optimizer, cat)
+    book = prices.load_prices(price_files)
+    costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)
+    verdicts = (_speed_verdicts(ga, gb, thr, ra, rb) + _fit_verdicts(ga, gb, fit, ra, rb)
+                + _cost_verdicts(ga, gb, costs) + _link_verdict(ga, gb, ra, rb))
+    return Comparison(ga, gb, spec_table(ra, rb), thr, fit, costs, verdicts, source)
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def save_for_report(result: Comparison) -> str | None:
+    """Leave the verdicts for the report's index (``$GPUKIT_RUN_DIR/summary-compare-<a>-vs-<b>.json``)."""
+    import os
+    from pathlib import Path
+
+    from . import _atomic
+    from .bench import RUN_DIR_ENV
+
+    folder = os.environ.get(RUN_DIR_ENV)
+    if not folder:
+        return None
+    path = Path(folder) / f"summary-compare-{_slug(result.a)}-vs-{_slug(result.b)}.json"
+    doc = {"kind": "compare", "a": result.a, "b": result.b, "efficiency_source": result.efficiency_source,
+           "verdicts": result.verdicts}
+    _atomic.write_text(path, json.dumps(doc, indent=1))
+    return str(path)

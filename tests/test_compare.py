@@ -1,0 +1,84 @@
+"""Head-to-head comparisons: numbers gathered from the other modules, verdicts derived from them."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpukit import cli, compare
+from gpukit.errors import ParameterError
+
+
+@pytest.fixture(scope="module")
+def a40_v100():
+    return compare.compare("A40", "V100 SXM2 32GB", workloads=["resnet50"], models=["ResNet50", "bert-large"],
+                           fit_batch_sizes=[16, 64])
+
+
+def test_spec_ratios(a40_v100):
+    s = a40_v100.specs.set_index("spec")
+    assert s.loc["memory bandwidth", "a"] == 696 and s.loc["memory bandwidth", "b"] == 900
+    assert s.loc["memory bandwidth", "a_over_b"] == pytest.approx(696 / 900)
+    assert s.loc["FP16 tensor, dense", "a_over_b"] == pytest.approx(149.7 / 125)
+    assert s.loc["TF32 tensor", "b"] is None  # Volta has none
+
+
+def test_throughput_is_predicted_and_labelled(a40_v100):
+    t = a40_v100.throughput.set_index("precision")
+    assert set(t["basis_a"]) == {"predicted"} and set(t["basis_b"]) == {"predicted"}
+    mixed = t.loc["mixed_float16"]
+    assert mixed["speedup_a_over_b"] == pytest.approx(mixed["throughput_a"] / mixed["throughput_b"])
+    assert mixed["speedup_a_over_b"] < 1  # the V100 wins mixed-precision ResNet-50 training
+
+
+def test_verdicts_follow_the_numbers(a40_v100):
+    by_topic = {v["topic"]: v for v in a40_v100.verdicts}
+    mixed = by_topic["resnet50 training, mixed_float16"]
+    k = 1 / a40_v100.throughput.set_index("precision").loc["mixed_float16", "speedup_a_over_b"]
+    assert mixed["verdict"].startswith(f"V100 SXM2 32GB is {k:.2f}× as fast as A40")
+    assert "More TFLOPS does not mean faster" in mixed["condition"]
+    assert "memory-bound" in mixed["reason"]
+    fit = by_topic["memory, bert-large"]
+    fit_rows = a40_v100.fit[a40_v100.fit["model"] == "bert-large"]
+    la = fit_rows[fit_rows["gpu"] == "A40"]["largest_batch"].iloc[0]
+    lb = fit_rows[fit_rows["gpu"] == "V100 SXM2 32GB"]["largest_batch"].iloc[0]
+    assert fit["verdict"] == f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB."
+    assert "several GPUs" not in by_topic  # both have NVLink: nothing to say
+
+
+def test_verdicts_flip_when_the_numbers_do():
+    # Swapping the pair swaps who wins, with the same factor.
+    ab = compare.compare("RTX A4000", "RTX A5000", workloads=["resnet50"], precisions=["mixed_float16"],
+                         models=["ResNet50"], fit_batch_sizes=[16])
+    ba = compare.compare("RTX A5000", "RTX A4000", workloads=["resnet50"], precisions=["mixed_float16"],
+                         models=["ResNet50"], fit_batch_sizes=[16])
+    assert ab.throughput["speedup_a_over_b"].iloc[0] == pytest.approx(1 / ba.throughput["speedup_a_over_b"].iloc[0])
+    assert ab.verdicts[0]["verdict"] == ba.verdicts[0]["verdict"]
+    assert ab.verdicts[0]["verdict"].startswith("RTX A5000 is")
+    nvlink = [v for v in ab.verdicts if v["topic"] == "several GPUs"]
+    assert nvlink and nvlink[0]["verdict"].startswith("Only RTX A5000 has NVLink")
+
+
+def test_no_price_means_no_cost_verdict(a40_v100):
+    cost_verdicts = [v for v in a40_v100.verdicts if v["topic"].startswith("USD per million")]
+    owning = [v for v in cost_verdicts if "owning" in v["topic"]][0]
+    assert owning["verdict"].startswith("No verdict: no price for")
+
+
+def test_same_gpu_twice_is_refused():
+    with pytest.raises(ParameterError, match="same GPU"):
+        compare.compare("A40", "a40")
+
+
+def test_compare_command_formats(capsys):
+    argv = ["compare", "A40", "V100", "--workloads", "resnet50", "--precision", "mixed_float16",
+            "--models", "ResNet50"]
+    assert cli.main(argv + ["--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["a"] == "A40" and doc["b"] == "V100 PCIe 16GB" and doc["verdicts"]
+    assert cli.main(argv + ["--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("# A40 vs V100 PCIe 16GB") and "## Verdicts" in md
+    assert cli.main(argv + ["--format", "csv"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head == "section,item,a,b,a_over_b,note"
