@@ -1,0 +1,93 @@
+"""Answers for the workshop notebook (``notebooks/00_workshop.ipynb``), computed, never typed in.
+
+Each answer is built from the same package calls as the report: the catalogue, the
+performance model and its published reference measurements, the memory model, the fact-check
+and the cost model. Hidden unless the notebook runs with ``reveal_answers = True``.
+"""
+from __future__ import annotations
+
+from . import claims, cost, memory, perfmodel, prices, specs
+from .tables import Note
+
+
+class Answer(Note):
+    """A revealed (or hidden) answer, shown as an escaped paragraph in a box."""
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return ("<div style='border-left:4px solid #55A868;padding:.3em .8em;background:#f3f8f4'>"
+                f"{html.escape(self.text)}</div>")
+
+
+HIDDEN = "Answer hidden. Discuss first; then re-run with reveal_answers = True (papermill: -p reveal_answers true)."
+
+
+def _published(a: str, b: str, precision: str) -> tuple[float, str] | None:
+    ref = perfmodel.load_reference()
+    for source, g in ref[(ref["precision"] == precision)].groupby("source"):
+        ra = g[g["gpu"].isin(perfmodel._variants(a, specs.load_catalogue()))]
+        rb = g[g["gpu"].isin(perfmodel._variants(b, specs.load_catalogue()))]
+        if len(ra) and len(rb):
+            return (float(ra["throughput"].iloc[0] / rb["throughput"].iloc[0]),
+                    f"{source}, {ra['gpu'].iloc[0]} vs {rb['gpu'].iloc[0]}")
+    return None
+
+
+def _speed(a: str, b: str, precision: str = "mixed_float16") -> str:
+    table = perfmodel.predict_table("resnet50", precision, 256, "train", [a, b])
+    ratio = perfmodel.speedup(table, a, b)
+    ra = specs.lookup(a)
+    rb = specs.lookup(b)
+    bound = table.set_index("gpu").loc[ra["gpu"], "bound"]
+    text = (f"Predicted ResNet-50 training ({precision}, batch 256): {ra['gpu']} runs at {ratio:.2f}× the speed "
+            f"of {rb['gpu']}; the step is mostly {bound}-bound. Peak FP16 tensor: "
+            f"{ra['fp16_tensor_tflops']:g} vs {rb['fp16_tensor_tflops']:g} TFLOPS "
+            f"({ra['fp16_tensor_tflops'] / rb['fp16_tensor_tflops']:.2f}×); bandwidth "
+            f"{ra['memory_bandwidth_gbs']:g} vs {rb['memory_bandwidth_gbs']:g} GB/s "
+            f"({ra['memory_bandwidth_gbs'] / rb['memory_bandwidth_gbs']:.2f}×).")
+    pub = _published(a, b, precision)
+    if pub:
+        text += f" Published ({pub[1]}, data/reference_benchmarks.csv): {pub[0]:.2f}×."
+    return text
+
+
+def _fit() -> str:
+    est = memory.Estimator("bert-large", seq_len=512)
+    out = []
+    for gpu in ("RTX A4000", "RTX A5000"):
+        row = specs.lookup(gpu)
+        cap = specs.memory_bytes(row["memory_gb"]) - memory.DEFAULT_RUNTIME_RESERVE_BYTES
+        out.append(f"{row['gpu']} ({row['memory_gb']:g} GB): batch {est.largest_batch(cap, 'fp16', 'adam', 'train')}")
+    return ("Largest batch of BERT-large training at sequence length 512, mixed precision, Adam: "
+            + "; ".join(out) + ". Memory decides what you can train at all; speed only how long it takes.")
+
+
+def _claim() -> str:
+    checked = claims.check()
+    row = checked[(checked["gpu"] == "RTX A5000") & (checked["field"] == "fp16_tensor_tflops")].iloc[0]
+    return (f"The article claims {row['claimed_value']} TFLOPS; the catalogue says {row['catalogue_value']}: "
+            f"{row['verdict']} — {row['note']}. Over all four articles: "
+            + ", ".join(f"{(checked['verdict'] == v).sum()} {v}" for v in claims.VERDICTS) + ".")
+
+
+def _rent_or_buy() -> str:
+    book = prices.load_prices()
+    table = cost.cost_table(book, ["GeForce RTX 4090"], ["fp16"], "any", 0.15, 3, 0.5)
+    r = table.iloc[0]
+    if r["break_even_months"] is None or r["break_even_months"] != r["break_even_months"]:
+        return f"No break-even for the RTX 4090 with the shipped prices ({r['note']})."
+    return (f"RTX 4090 at USD {r['price_usd']:,.0f} ({r['price_kind']}, {r['price_date']}) against "
+            f"USD {r['cloud_usd_per_hour']:.2f} an hour ({r['cloud_provider']}): buying pays off after "
+            f"{r['break_even_months']:.1f} months at 50 % use and USD 0.15/kWh.")
+
+
+ANSWERS = {"q1": lambda: _speed("A40", "V100"), "q2": lambda: _speed("RTX A5000", "RTX A4000"), "q3": _fit,
+           "q4": _claim, "q5": _rent_or_buy}
+
+
+def answer(question: str, reveal: bool) -> Answer:
+    """The computed answer to ``question`` (``q1``…``q5``), or a reminder that it is hidden."""
+    if question not in ANSWERS:
+        raise KeyError(f"no workshop question {question!r}; questions: {', '.join(ANSWERS)}")
+    return Answer(ANSWERS[question]() if reveal else HIDDEN)
