@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 
 TF_VERSION := $(shell sed -n 's/^tensorflow==//p' requirements.txt)
 
-.PHONY: setup report test lab clean help
+.PHONY: setup browser report test lab clean help
 
 help:
 	@echo "make report   render the report into outputs/latest/index.html"
@@ -37,8 +37,17 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 report: setup
 	$(BIN)/gpukit report $(ARGS)
 
-test: setup
+test: setup browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The browser test loads the rendered report in Debian's Chromium. Install it where missing
+# (root with apt-get); otherwise say so: that test then skips, naming the reason.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser test"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "gpukit: chromium is missing and cannot be installed here (needs root and apt-get); the browser test will skip"; fi; }
 
 # JupyterLab refuses to run as root unless told; containers often are root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)

@@ -1,0 +1,97 @@
+"""The rendered report in a real browser: Debian's Chromium, driven by Playwright.
+
+Every page must load without console errors or network requests, every image must show, and
+every link must resolve (links to files of the run exist; web links are well-formed https
+URLs, not followed: the report is read offline). Untrusted text in a data file must show as
+text, never run.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from gpukit import report
+
+pytestmark = pytest.mark.notebooks
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+        "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    if not CHROMIUM:
+        pytest.skip("Debian's chromium is not installed; `make test` installs it where it can (root with apt-get)")
+    root = tmp_path_factory.mktemp("browser")
+    hostile = root / "claims.csv"
+    hostile.write_text("source,gpu,field,relation,claimed_value,other_gpu,quote\n"
+                       "x.txt,A40,memory_gb,eq,48,,\"<img src=x onerror=\"\"window.__pwned=1\"\"><script>"
+                       "window.__pwned=2</script>\"\n")
+    run = report.render_report(out_dir=root / "out", only=["01", "06", "07"], progress=None,
+                               parameters={"claims_file": str(hostile), "models": ["ResNet50"],
+                                           "workloads": ["resnet50"]})
+    return Path(run.path)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _visit(browser, path: Path) -> dict:
+    page = browser.new_page()
+    errors, remote = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: remote.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+    page.goto(path.as_uri(), wait_until="load")
+    images = page.eval_on_selector_all("img", "els => els.map(e => [e.complete, e.naturalWidth])")
+    links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    pwned = page.evaluate("window.__pwned === undefined ? null : window.__pwned")
+    text = page.inner_text("body")
+    page.close()
+    return {"errors": errors, "remote": remote, "images": images, "links": links, "pwned": pwned, "text": text}
+
+
+def test_every_page_loads_cleanly_with_its_images_and_links(rendered, browser):
+    pages = sorted(rendered.glob("*.html"))
+    names = {p.name for p in pages}
+    assert {"index.html", "01_specs.html", "07_fact_check.html", "06_tradeoffs--a40-vs-v100.html",
+            "06_tradeoffs--rtx-a4000-vs-rtx-a5000.html"} <= names
+    for path in pages:
+        seen = _visit(browser, path)
+        assert seen["errors"] == [], (path.name, seen["errors"])
+        assert seen["remote"] == [], (path.name, seen["remote"])
+        assert all(complete and width > 0 for complete, width in seen["images"]), (path.name, seen["images"])
+        if path.name != "index.html":
+            assert seen["images"], f"{path.name} shows no figure"
+        for href in seen["links"]:
+            url = urlparse(href)
+            if url.scheme == "file":
+                assert Path(unquote(url.path)).exists(), (path.name, href)
+            else:
+                assert url.scheme == "https" and url.netloc, (path.name, href)
+
+
+def test_index_links_every_section_and_summarises_the_pairs(rendered, browser):
+    seen = _visit(browser, rendered / "index.html")
+    for label in ("Specs: the sourced catalogue", "Head to head: A40 vs V100",
+                  "Head to head: RTX A4000 vs RTX A5000", "Fact-check: what the articles got wrong"):
+        assert label in seen["text"]
+    assert "A40 vs V100 PCIe 16GB" in seen["text"] and "RTX A4000 vs RTX A5000" in seen["text"]
+    assert "as fast as" in seen["text"]  # a computed verdict, shown on the index
+
+
+def test_untrusted_text_shows_as_text_and_never_runs(rendered, browser):
+    seen = _visit(browser, rendered / "07_fact_check.html")
+    assert seen["pwned"] is None
+    assert "<script>window.__pwned=2</script>" in seen["text"]
