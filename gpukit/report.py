@@ -486,7 +486,8 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
     for i, (nb_path, stem, params, title) in enumerate(jobs, 1):
         entry = NotebookRun(name=stem, parameters=params, title=title)
         run.notebooks.append(entry)
-        say(f"  [{i}/{len(jobs)}] {title} ...")
+        label = nb_path.name if stem == nb_path.stem else f"{nb_path.name} ({params['gpu_a']} vs {params['gpu_b']})"
+        say(f"  [{i}/{len(jobs)}] {label} ...")
         executed = partial / f"{stem}.ipynb"
         t0 = time.perf_counter()
         try:

@@ -82,3 +82,42 @@ def test_compare_command_formats(capsys):
     assert cli.main(argv + ["--format", "csv"]) == 0
     head = capsys.readouterr().out.splitlines()[0]
     assert head == "section,item,a,b,a_over_b,note"
+
+
+def test_report_renders_the_pair_notebook_once_per_pair():
+    from gpukit import report
+
+    nbs = report.discover_notebooks(only=["06", "07"])
+    plan = report.plan_parameters(nbs)
+    jobs = report.plan_jobs(nbs, plan)
+    stems = [stem for _, stem, _, _ in jobs]
+    assert stems == ["06_tradeoffs--a40-vs-v100", "06_tradeoffs--rtx-a4000-vs-rtx-a5000", "07_fact_check"]
+    assert jobs[1][2]["gpu_a"] == "RTX A4000" and jobs[1][2]["gpu_b"] == "RTX A5000"
+    # -p gpu_a/gpu_b render that pair only; --pair adds pairs
+    plan = report.plan_parameters(nbs, raw_cli={"gpu_a": "L4"})
+    jobs = report.plan_jobs(nbs, plan, pairs=[("A10", "L4")])
+    assert [(p["gpu_a"], p["gpu_b"]) for _, s, p, _ in jobs if s.startswith("06")] == [("L4", "V100"), ("A10", "L4")]
+
+
+def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are():
+    from gpukit import perfmodel, workshop
+
+    assert workshop.answer("q1", False).text == workshop.HIDDEN
+    text = workshop.answer("q2", True).text
+    table = perfmodel.predict_table("resnet50", "mixed_float16", 256, "train", ["RTX A5000", "RTX A4000"])
+    assert f"{perfmodel.speedup(table, 'RTX A5000', 'RTX A4000'):.2f}×" in text
+    assert "Published (lambda-2021, RTX A5000 vs RTX A4000" in text
+    with pytest.raises(KeyError):
+        workshop.answer("q9", True)
+
+
+def test_the_explorer_widget_recomputes_for_the_right_gpu():
+    from gpukit import explore
+
+    result = compare.compare("RTX A4000", "RTX A5000", workloads=["resnet50"], precisions=["mixed_float16"],
+                             models=["ResNet50"], fit_batch_sizes=[16])
+    box = explore.comparison(result, 0.2)
+    batch, kwh = box.children[0].children
+    assert batch.value == 64 and kwh.value == 0.2
+    batch.value = 128  # moving a slider recomputes without error
+    kwh.value = 0.5

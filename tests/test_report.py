@@ -138,7 +138,7 @@ def test_params_file_errors(tmp_path):
 
 
 def test_only_names_an_existing_notebook():
-    with pytest.raises(ReportError, match="no notebook 'nosuch'.*choose from 01_specs"):
+    with pytest.raises(ReportError, match="no notebook 'nosuch'.*choose from 00_workshop, 01_specs"):
         report.discover_notebooks(only=["nosuch"])
     assert [p.name for p in report.discover_notebooks(only=["specs"])] == ["01_specs.ipynb"]
 
