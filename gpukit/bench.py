@@ -46,6 +46,10 @@ RECORD_KEYS = ("workload", "precision", "params", "xla", "label", "status", "err
                "peak", "peak_fraction")
 
 
+#: Keys every record of a multi-device (``kind: scaling``) document has (``gpukit.distributed``).
+SCALING_KEYS = ("workload", "strategy", "replicas", "per_replica_batch", "status")
+
+
 @dataclass(frozen=True)
 class Settings:
     """How long to measure each configuration."""
@@ -375,8 +379,9 @@ def validate_results(doc: Any, path: Path) -> dict:
     for key in ("environment", "device", "records"):
         if key not in doc:
             raise bad(f"lacks {key!r}; the file is truncated or not written by gpukit bench")
+    keys = SCALING_KEYS if doc.get("kind") == "scaling" else RECORD_KEYS
     for i, rec in enumerate(doc["records"]):
-        missing = [k for k in RECORD_KEYS if k not in rec]
+        missing = [k for k in keys if k not in rec]
         if missing:
             raise bad(f"record {i} lacks {', '.join(missing)}; the file was edited or truncated")
         if rec["status"] not in ("ok", "oom", "error", "skipped"):
