@@ -91,6 +91,15 @@ def cmd_report(args: argparse.Namespace) -> int:
         if name in cli_params:
             raise ParameterError(f"parameter {name} is given twice with -p; give it once")
         cli_params[name] = value
+    if args.results:
+        from pathlib import Path
+
+        folder = Path(args.results)
+        if not folder.is_dir():
+            raise ParameterError(f"--results {args.results}: not a folder; give a folder of `gpukit bench --out` files")
+        if "results_dir" in cli_params:
+            raise ParameterError("give the results folder once: --results DIR or -p results_dir DIR")
+        cli_params["results_dir"] = str(folder.resolve())
     render_report(out_dir=args.out, cli_parameters=cli_params, params_file=args.params_file,
                   notebooks_dir=args.notebooks, only=args.only, kernel_name=args.kernel, pairs=args.pair)
     return 0
@@ -119,6 +128,9 @@ def _progress_printer(stream=None):
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench, precision
 
+    if args.devices is not None or args.strategy != "mirrored":
+        return _bench_scaling(args)
+
     workloads = [w for part in args.workloads or [] for w in part.split(",") if w.strip()] or None
     precisions = precision.normalize_all(",".join(args.precision)) if args.precision else None
     results = bench.run_benchmarks(workloads=workloads, precisions=precisions, quick=args.quick, xla=args.xla,
@@ -146,6 +158,39 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if frame.loc[rows.index(r), "noisy"]:
             r["note"] = ("noisy; " + r["note"]).rstrip("; ")
     print(format_table(rows, cols))
+    return 0
+
+
+def _bench_scaling(args: argparse.Namespace) -> int:
+    """``gpukit bench --devices N [--strategy mirrored|multiworker]``."""
+    import json as _json
+    import os
+
+    from . import bench, distributed, precision
+
+    workloads = [w for part in args.workloads or [] for w in part.split(",") if w.strip()] or None
+    precs = precision.normalize_all(",".join(args.precision)) if args.precision else ["fp32"]
+    if len(precs) != 1 or precs[0] not in ("fp32", "fp16", "bf16"):
+        raise ParameterError("--devices runs one precision at a time: fp32, fp16 or bf16")
+    devices = args.devices if args.devices is not None else 1
+    distributed.check(devices, args.strategy, workloads)  # fail before TensorFlow loads
+    doc = distributed.run_scaling(devices, args.strategy, workloads, precs[0], args.quick)
+    task = (_json.loads(os.environ.get("TF_CONFIG") or "{}").get("task") or {}) if args.strategy == "multiworker" else {}
+    chief = int(task.get("index", 0)) == 0
+    if args.out and chief:
+        bench.save_results(doc, args.out)
+        print(f"gpukit: results written to {args.out}", file=sys.stderr)
+    elif args.out:
+        print(f"gpukit: worker {task.get('index')} is not the chief; worker 0 writes the results", file=sys.stderr)
+    frame = distributed.scaling_frame(doc)
+    if args.format == "json":
+        print(_json.dumps(doc, indent=1))
+    elif args.format == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+    else:
+        rows = [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
+                 for k, v in r.items()} for r in frame.to_dict(orient="records")]
+        print(format_table(rows, list(frame.columns)))
     return 0
 
 
@@ -351,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--params-file", metavar="FILE",
                    help="YAML/JSON mapping of parameters; a notebook name as key scopes a mapping to it")
     p.add_argument("--out", metavar="DIR", help="output folder (default: outputs/ in the checkout)")
+    p.add_argument("--results", metavar="DIR",
+                   help="merge every gpukit bench results file in DIR (one per machine) into the benchmark, "
+                   "performance-model and head-to-head pages; corrupt files are named and skipped, none changed")
     p.add_argument("--pair", action="append", nargs=2, metavar=("GPU_A", "GPU_B"),
                    help="render the head-to-head notebook for this pair too (repeatable); "
                    "the default report has A40 vs V100 and RTX A4000 vs RTX A5000")
@@ -374,6 +422,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-budget", type=float, metavar="SECONDS",
                    help="spread about this many seconds of measuring over the configurations")
     p.add_argument("--out", metavar="FILE", help="also write the versioned results document (JSON) here")
+    p.add_argument("--devices", type=int, metavar="N",
+                   help="train resnet50 and transformer under tf.distribute on N devices (N GPUs; without GPUs "
+                   "the CPU split into N logical devices) and report scaling against one device")
+    p.add_argument("--strategy", choices=("mirrored", "multiworker"), default="mirrored",
+                   help="MirroredStrategy on this machine, or MultiWorkerMirroredStrategy across the workers "
+                   "in TF_CONFIG (worker 0 writes --out)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_bench)

@@ -170,7 +170,7 @@ def throughput_table(a: str, b: str, workloads: Sequence[str], precisions: Seque
 
             ta, basis_a = pick(ra)
             tb, basis_b = pick(rb)
-            note = "; ".join(n for n in (ra["note"], rb["note"]) if n and n != "measured here too")
+            note = "; ".join(n for n in (ra["note"], rb["note"]) if n and not n.startswith("measured"))
             rows.append({"workload": w, "precision": ra["precision"], "batch_size": int(ra["batch_size"]),
                          "unit": ra["throughput_unit"], "throughput_a": ta, "throughput_b": tb,
                          "basis_a": basis_a, "basis_b": basis_b, "speedup_a_over_b": _ratio(ta, tb),

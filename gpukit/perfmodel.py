@@ -428,7 +428,7 @@ def predict_table(workload: str = "resnet50", precision: str = "float32", batch:
     rows = specs.select(cat, gpus)
     prof = profile(workload, batch, precision, mode, **params)
     if efficiency is None:
-        efficiency = calibrate(results, cat) if results else DEFAULT_EFFICIENCY
+        efficiency = calibrate(results, cat) if _as_list(results) else DEFAULT_EFFICIENCY
     measured = _measured(results, prof)
     out = []
     for _, gpu in rows.iterrows():
@@ -441,30 +441,47 @@ def predict_table(workload: str = "resnet50", precision: str = "float32", batch:
             continue
         row = {k: getattr(pr, k) for k in PREDICTION_COLUMNS if hasattr(pr, k)}
         row["arithmetic_intensity"] = prof.intensity
-        row["measured_throughput"] = measured.get(pr.gpu)
-        row["note"] = "measured here too" if pr.gpu in measured else ""
+        row["measured_throughput"] = measured[pr.gpu][0] if pr.gpu in measured else None
+        row["note"] = measured[pr.gpu][1] if pr.gpu in measured else ""
         out.append(row)
     frame = pd.DataFrame(out, columns=list(PREDICTION_COLUMNS))
     return frame.sort_values("throughput", ascending=False, na_position="last").reset_index(drop=True)
 
 
-def _measured(results: dict | None, prof: Profile) -> dict[str, float]:
-    """{catalogue GPU: measured throughput} for the record of ``results`` that ran ``prof``'s
-    configuration (same workload, precision, batch and mode) on a catalogued GPU."""
-    if not results or (results.get("device") or {}).get("kind") != "gpu":
-        return {}
-    gpu = results["device"].get("catalogue_gpu")
-    if not gpu:
-        return {}
-    for r in results.get("records", []):
-        if r.get("workload") != prof.workload or r.get("status") != "ok" or not r.get("throughput"):
+def _as_list(results) -> list[dict]:
+    if not results:
+        return []
+    return [results] if isinstance(results, dict) else [d for d in results if d]
+
+
+def _measured(results, prof: Profile) -> dict[str, tuple[float, str]]:
+    """{catalogue GPU: (measured throughput, note)} from the records of ``results`` (one document
+    or a list, e.g. a fleet's) that ran ``prof``'s configuration (same workload, precision,
+    batch and mode) on a catalogued GPU. Several documents for one GPU are not averaged: the
+    newest wins and the note says how many there were."""
+    found: dict[str, list[tuple[str, float, str]]] = {}
+    for doc in _as_list(results):
+        dev = doc.get("device") or {}
+        gpu = dev.get("catalogue_gpu")
+        if dev.get("kind") != "gpu" or not gpu or doc.get("kind") == "scaling":
             continue
-        params = r.get("params", {})
-        batch = params.get("batch", params.get("m"))
-        if BENCH_PRECISION.get(r.get("precision")) == prof.precision and batch == prof.batch \
-                and params.get("mode", "infer" if prof.mode == "infer" else "train") == prof.mode:
-            return {gpu: float(r["throughput"])}
-    return {}
+        for r in doc.get("records", []):
+            if r.get("workload") != prof.workload or r.get("status") != "ok" or not r.get("throughput"):
+                continue
+            params = r.get("params", {})
+            batch = params.get("batch", params.get("m"))
+            if BENCH_PRECISION.get(r.get("precision")) == prof.precision and batch == prof.batch \
+                    and params.get("mode", "infer" if prof.mode == "infer" else "train") == prof.mode:
+                found.setdefault(gpu, []).append((doc.get("created", ""), float(r["throughput"]),
+                                                  doc.get("_file", "this run")))
+                break
+    out = {}
+    for gpu, hits in found.items():
+        hits.sort()
+        created, value, source = hits[-1]
+        note = f"measured ({source})" + (f"; newest of {len(hits)} runs, not averaged" if len(hits) > 1 else "")
+        out[gpu] = (value, note)
+    return out
 
 
 def speedup(table: pd.DataFrame, a: str, b: str, catalogue: pd.DataFrame | None = None) -> float | None:
@@ -499,8 +516,11 @@ def calibrate(results: dict | None, catalogue: pd.DataFrame | None = None,
     ``base``. A CPU, or a GPU the catalogue lacks, cannot calibrate a GPU: ``base`` comes back,
     its ``source`` saying why.
     """
-    if not results:
+    docs = _as_list(results)
+    if not docs:
         return replace(base, source=f"{base.source} (no benchmark results to calibrate from)")
+    results = next((d for d in docs if (d.get("device") or {}).get("kind") == "gpu"
+                    and (d.get("device") or {}).get("catalogue_gpu") and d.get("kind") != "scaling"), docs[0])
     device = results.get("device") or {}
     if device.get("kind") != "gpu":
         return replace(base, source=f"{base.source} (the attached device is a CPU; a CPU cannot calibrate a GPU)")
