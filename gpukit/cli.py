@@ -369,6 +369,16 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_price_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by the commands that price GPUs (cost, compare)."""
+    p.add_argument("--price-kind", default="any", choices=("msrp", "street", "used", "cloud", "any"),
+                   help="which purchase price (any: street, then used, then msrp)")
+    p.add_argument("--electricity-usd-per-kwh", type=float, default=0.15, metavar="USD")
+    p.add_argument("--years", type=float, default=3.0, help="ownership period for the TCO")
+    p.add_argument("--utilization", type=float, default=0.5, help="share of hours the GPU works, 0 to 1")
+    p.add_argument("--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpukit",
@@ -457,14 +467,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "ownership with electricity, cloud $/hour, and the break-even between buying and renting.")
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
     p.add_argument("--precision", action="append", metavar="LIST", help="comma-separated: fp32,tf32,fp16,bf16,int8")
-    p.add_argument("--price-kind", default="any", choices=("msrp", "street", "used", "cloud", "any"),
-                   help="which purchase price (any: street, then used, then msrp)")
-    p.add_argument("--electricity-usd-per-kwh", type=float, default=0.15, metavar="USD")
-    p.add_argument("--years", type=float, default=3.0, help="ownership period for the TCO")
-    p.add_argument("--utilization", type=float, default=0.5, help="share of hours the GPU works, 0 to 1")
+    _add_price_options(p)
     p.add_argument("--pue", type=float, default=1.0, help="power usage effectiveness (1.0 at a desk, ~1.4 in a data centre)")
     p.add_argument("--cloud", default="cheapest", help="cheapest, median or a provider's name")
-    p.add_argument("--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV (repeatable)")
     p.add_argument("--max-age-days", type=int, default=365, help="prices older than this are marked stale")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_cost)
@@ -498,11 +503,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, help="batch size of the throughput comparison (default: the workload's)")
     p.add_argument("--models", action="append", metavar="LIST",
                    help="models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium)")
-    p.add_argument("--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV")
-    p.add_argument("--price-kind", default="any", choices=("msrp", "street", "used", "cloud", "any"))
-    p.add_argument("--electricity-usd-per-kwh", type=float, default=0.15, metavar="USD")
-    p.add_argument("--years", type=float, default=3.0)
-    p.add_argument("--utilization", type=float, default=0.5)
+    _add_price_options(p)
     p.add_argument("--results", metavar="FILE", help="a gpukit bench results file (measured rows win)")
     p.add_argument("--format", choices=("table", "csv", "json", "md"), default="table")
     p.set_defaults(func=cmd_compare)

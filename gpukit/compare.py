@@ -313,15 +313,30 @@ def _cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
     return out
 
 
-def _link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series) -> list[dict]:
-    na, nb = float(ra["nvlink_gbs"] or 0), float(rb["nvlink_gbs"] or 0)
-    if (na > 0) == (nb > 0):
+def _link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series, thr: pd.DataFrame) -> list[dict]:
+    """Two GPUs of each kind: predicted scaling over each one's link (NVLink or PCIe)."""
+    if thr.empty:
         return []
-    has, lacks = (a, b) if na > 0 else (b, a)
-    speed = max(na, nb)
-    return [{"topic": "several GPUs", "verdict": f"Only {has} has NVLink ({speed:g} GB/s).",
-             "reason": f"{lacks} exchanges gradients over PCIe only.",
-             "condition": "Matters for multi-GPU training with large gradient exchanges; not for one GPU."}]
+    mixed = thr[thr["precision"] == "mixed_float16"]
+    first = (mixed if len(mixed) else thr).iloc[0]
+    prof = perfmodel.profile(first["workload"], int(first["batch_size"]), first["precision"], "train")
+    try:
+        sa, sb = perfmodel.predict_scaling(prof, ra, 2), perfmodel.predict_scaling(prof, rb, 2)
+    except (perfmodel.Unsupported, ParameterError):
+        return []
+    ea, eb = sa["scaling_efficiency"], sb["scaling_efficiency"]
+    if abs(ea - eb) < 0.02 and sa["link"] == sb["link"]:
+        return []
+    better, worse, sbest, sworst = (a, b, sa, sb) if ea >= eb else (b, a, sb, sa)
+    return [{"topic": "two GPUs of each",
+             "verdict": (f"Two {better} keep {sbest['scaling_efficiency']:.0%} of linear scaling on "
+                         f"{first['workload']} {first['precision']} (predicted), two {worse} "
+                         f"{sworst['scaling_efficiency']:.0%}."),
+             "reason": (f"Each step exchanges {sbest['gradient_mb']:.0f} MB of gradients: over "
+                        f"{sbest['link']} ({sbest['link_gbs_per_direction']:g} GB/s each way) on {better}, "
+                        f"{sworst['link']} ({sworst['link_gbs_per_direction']:g} GB/s) on {worse}."),
+             "condition": ("Matters for multi-GPU training only, and less when the exchange overlaps the "
+                           "backward pass or the model is small.")}]
 
 
 def compare(a: str, b: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
@@ -342,7 +357,7 @@ def compare(a: str, b: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
     book = prices.load_prices(price_files)
     costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)
     verdicts = (_speed_verdicts(ga, gb, thr, ra, rb) + _fit_verdicts(ga, gb, fit, ra, rb)
-                + _cost_verdicts(ga, gb, costs) + _link_verdict(ga, gb, ra, rb))
+                + _cost_verdicts(ga, gb, costs) + _link_verdict(ga, gb, ra, rb, thr))
     return Comparison(ga, gb, spec_table(ra, rb), thr, fit, costs, verdicts, source)
 
 

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from . import specs
-from ._csv import Field, parse_rows, to_frame
+from ._csv import Field, parse_rows, resolve_and_dedupe, to_frame
 from .errors import DataError, GpukitError, ParameterError, Problem, UnknownGPUError
 
 # --------------------------------------------------------------------------- precisions
@@ -126,6 +126,7 @@ class Profile:
     items_per_step: float
     throughput_unit: str
     ops: tuple[OpCost, ...]
+    trainable_params: int = 0  # whose gradients several GPUs exchange every step
 
     @property
     def flops(self) -> float:
@@ -196,7 +197,8 @@ def _graph_profile(graph, name: str, batch: int, precision: str, mode: str, opti
                 per = UPDATE_BYTES_PER_PARAM.get(optimizer, 20) + (2 if item == 2 else 0)
                 ops.append(OpCost(op.name, op.kind, "update", 2.0 * op.trainable_params,
                                   float(op.trainable_params * per), False))
-    return Profile(name, precision, batch, mode, batch * items_per_example, unit, tuple(ops))
+    return Profile(name, precision, batch, mode, batch * items_per_example, unit, tuple(ops),
+                   int(graph.trainable_params) if train else 0)
 
 
 @functools.lru_cache(maxsize=16)
@@ -499,6 +501,68 @@ def speedup(table: pd.DataFrame, a: str, b: str, catalogue: pd.DataFrame | None 
     return float(va / vb)
 
 
+# --------------------------------------------------------------------------- several GPUs
+
+#: Usable PCIe x16 bandwidth per direction, GB/s, by generation: 8, 16 and 32 GT/s per lane
+#: (PCI-SIG base specifications 3.0, 4.0, 5.0) x 16 lanes x 128b/130b encoding.
+PCIE_X16_GBS = {3: 15.75, 4: 31.5, 5: 63.0}
+#: Fraction of a link's bandwidth an all-reduce reaches (NCCL's bus bandwidth on large messages).
+LINK_EFFICIENCY = 0.8
+
+
+def interconnect(gpu: pd.Series | dict, n: int) -> tuple[str, float]:
+    """(name, GB/s per direction) of the link ``n`` of these GPUs exchange gradients over.
+
+    NVLink where the GPU has it: on SXM boards for any count, on PCIe cards through a bridge
+    that joins two cards only; PCIe of the GPU's generation otherwise. The catalogue's NVLink
+    figure is the bidirectional total, so half of it flows each way.
+    """
+    nvlink = float(gpu.get("nvlink_gbs") or 0)
+    if nvlink > 0 and (str(gpu.get("form_factor", "")).startswith("SXM") or n == 2):
+        return "NVLink", nvlink / 2
+    gen = int(gpu.get("pcie_gen") or 3)
+    return f"PCIe {gen}.0", PCIE_X16_GBS.get(gen, PCIE_X16_GBS[3])
+
+
+def predict_scaling(prof: Profile, gpu: pd.Series | dict, n: int,
+                    efficiency: Efficiency = DEFAULT_EFFICIENCY, overlap: float = 0.0) -> dict:
+    """Data-parallel training of ``prof`` on ``n`` of ``gpu``: each step adds a ring all-reduce of
+    the float32 gradients, 2 (n-1)/n x gradient bytes over the link (``overlap``: the share hidden
+    behind the backward pass; 0 by default, the pessimistic case)."""
+    if n < 1:
+        raise ParameterError(f"{n} GPUs: give at least 1")
+    if prof.mode != "train" or not prof.trainable_params:
+        raise ParameterError("scaling is predicted for training workloads with trainable weights")
+    single = predict(prof, gpu, efficiency)
+    link, gbs = interconnect(gpu, n)
+    grad_bytes = prof.trainable_params * 4
+    allreduce = 2 * (n - 1) / n * grad_bytes / (gbs * 1e9 * LINK_EFFICIENCY) if n > 1 else 0.0
+    step = single.step_time_s + allreduce * (1 - overlap)
+    return {"gpu": single.gpu, "gpus": n, "link": link, "link_gbs_per_direction": gbs,
+            "gradient_mb": grad_bytes / 1e6, "allreduce_s": allreduce, "step_time_s": step,
+            "throughput": n * prof.items_per_step / step, "throughput_unit": prof.throughput_unit,
+            "scaling_efficiency": single.step_time_s / step}
+
+
+def scaling_table(workload: str = "resnet50", precision: str = "mixed_float16", batch: int | None = None,
+                  gpus: Iterable[str] | str | None = None, counts: Sequence[int] = (1, 2, 4, 8),
+                  efficiency: Efficiency = DEFAULT_EFFICIENCY, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Predicted scaling per GPU and GPU count (GPUs that cannot run the precision are left out;
+    a workload without trainable weights, such as matmul, gives an empty table)."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    prof = profile(workload, batch, precision, "train")
+    rows = []
+    if prof.mode != "train" or not prof.trainable_params:
+        return pd.DataFrame(rows)
+    for _, gpu in specs.select(cat, gpus).iterrows():
+        for n in counts:
+            try:
+                rows.append(predict_scaling(prof, gpu, n, efficiency))
+            except Unsupported:
+                break
+    return pd.DataFrame(rows)
+
+
 # --------------------------------------------------------------------------- calibration
 
 
@@ -587,21 +651,9 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
     p = Path(path) if path else REFERENCE_PATH
     cat = specs.load_catalogue() if catalogue is None else catalogue
     parsed, problems = parse_rows(p, REFERENCE_SCHEMA, today or date.today(), "measurement")
-    records = []
-    seen: dict[tuple, int] = {}
-    for line, row in parsed:
-        try:
-            row["gpu"] = specs.resolve(row["gpu"], cat).gpu
-        except UnknownGPUError as exc:
-            problems.append(Problem(p, line, "gpu", str(exc), row["gpu"]))
-            continue
-        key = (row["source"], row["gpu"], row["workload"], row["precision"], row["mode"])
-        if key in seen:
-            problems.append(Problem(p, line, "gpu", f"repeats line {seen[key]} (same source, GPU, workload, "
-                                                    "precision and mode); keep one", row["gpu"]))
-            continue
-        seen[key] = line
-        records.append(row)
+    records = resolve_and_dedupe(p, parsed, cat, lambda r: (r["source"], r["gpu"], r["workload"],
+                                                              r["precision"], r["mode"]),
+                                 problems, "same source, GPU, workload, precision and mode")
     if problems:
         raise DataError(problems)
     return to_frame(records, REFERENCE_SCHEMA)

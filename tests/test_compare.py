@@ -43,7 +43,7 @@ def test_verdicts_follow_the_numbers(a40_v100):
     la = fit_rows[fit_rows["gpu"] == "A40"]["largest_batch"].iloc[0]
     lb = fit_rows[fit_rows["gpu"] == "V100 SXM2 32GB"]["largest_batch"].iloc[0]
     assert fit["verdict"] == f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB."
-    assert "several GPUs" not in by_topic  # both have NVLink: nothing to say
+    assert "two GPUs of each" not in by_topic  # NVLink on both, scaling within 2 points: nothing to say
 
 
 def test_verdicts_flip_when_the_numbers_do():
@@ -55,8 +55,9 @@ def test_verdicts_flip_when_the_numbers_do():
     assert ab.throughput["speedup_a_over_b"].iloc[0] == pytest.approx(1 / ba.throughput["speedup_a_over_b"].iloc[0])
     assert ab.verdicts[0]["verdict"] == ba.verdicts[0]["verdict"]
     assert ab.verdicts[0]["verdict"].startswith("RTX A5000 is")
-    nvlink = [v for v in ab.verdicts if v["topic"] == "several GPUs"]
-    assert nvlink and nvlink[0]["verdict"].startswith("Only RTX A5000 has NVLink")
+    (two,) = [v for v in ab.verdicts if v["topic"] == "two GPUs of each"]
+    assert "NVLink (56.25 GB/s each way) on RTX A5000" in two["reason"]
+    assert "PCIe 4.0 (31.5 GB/s) on RTX A4000" in two["reason"]
 
 
 def test_no_price_means_no_cost_verdict(a40_v100):

@@ -122,7 +122,7 @@ def test_stale_prices_are_flagged_not_hidden(tmp_path):
     ("gpu,kind,usd,date,source_url,note\nA40,street,900,01/02/2026,https://x.com/a,\n", ["column date", "YYYY-MM-DD"]),
     ("gpu,kind,usd,date,source_url,note\nA40,street,900,2026-01-01,,\n", ["column source_url: is empty"]),
     ("gpu,kind,usd,date,source_url,note\nA40,street,900,2026-01-01,https://x.com/a,\nnvidia a40,street,950,"
-     "2026-02-01,https://x.com/b,\n", ["line 3 (A40): repeats the gpu/kind of line 2"]),
+     "2026-02-01,https://x.com/b,\n", ["line 3 (A40): repeats line 2 (same gpu, kind)"]),
     ("gpu,price\nA40,900\n", ["is neither a purchase price file", "fix its header"]),
     ("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
      "A40,X,y,0,1.0,2026-01-01,https://x.com/a,\n", ["column gpus_per_offering: 0 is out of range"]),

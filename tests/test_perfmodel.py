@@ -226,3 +226,22 @@ def test_bad_reference_files_name_file_line_and_column(tmp_path: Path, cat):
     dup.write_text("\n".join([good[0], good[1], good[1]]) + "\n")
     with pytest.raises(DataError, match="repeats line 2"):
         pm.load_reference(dup, cat)
+
+
+def test_scaling_over_nvlink_and_pcie_by_hand(cat):
+    prof = pm.profile("resnet50", batch=64, precision="mixed_float16")
+    assert prof.trainable_params > 25_000_000  # ResNet-50: 25.5 M trainable weights
+    a4000, a5000 = row(cat, "RTX A4000"), row(cat, "RTX A5000")
+    assert pm.interconnect(a4000, 2) == ("PCIe 4.0", 31.5)
+    assert pm.interconnect(a5000, 2) == ("NVLink", 56.25)  # a bridge joins two cards; half each way
+    assert pm.interconnect(a5000, 4) == ("PCIe 4.0", 31.5)  # not four
+    assert pm.interconnect(row(cat, "V100 SXM2 32GB"), 8) == ("NVLink", 150.0)
+    s = pm.predict_scaling(prof, a4000, 2, pm.Efficiency(launch_s=0.0))
+    expected = 2 * (2 - 1) / 2 * prof.trainable_params * 4 / (31.5e9 * pm.LINK_EFFICIENCY)
+    assert s["allreduce_s"] == pytest.approx(expected)
+    single = pm.predict(prof, a4000, pm.Efficiency(launch_s=0.0)).step_time_s
+    assert s["scaling_efficiency"] == pytest.approx(single / (single + expected))
+    assert pm.predict_scaling(prof, a4000, 1)["scaling_efficiency"] == 1.0
+    table = pm.scaling_table("resnet50", "mixed_float16", 64, ["RTX A4000", "RTX A5000"], (1, 2))
+    two = table[table["gpus"] == 2].set_index("gpu")
+    assert two.loc["RTX A5000", "link"] == "NVLink" and two.loc["RTX A4000", "link"] == "PCIe 4.0"
