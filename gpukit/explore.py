@@ -37,10 +37,3 @@ def comparison(result: "_compare.Comparison", electricity_usd_per_kwh: float = 0
     kwh.observe(update, "value")
     update()
     return w.VBox([w.HBox([batch, kwh]), out])
-
-
-def gpu_picker(catalogue, selected=()):
-    """A multi-select of catalogue GPUs, for notebooks that take a list of GPUs."""
-    import ipywidgets as w
-
-    return w.SelectMultiple(options=list(catalogue["gpu"]), value=tuple(selected), rows=10, description="GPUs")

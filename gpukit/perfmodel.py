@@ -474,8 +474,10 @@ def _measured(results, prof: Profile) -> dict[str, tuple[float, str]]:
             batch = params.get("batch", params.get("m"))
             if BENCH_PRECISION.get(r.get("precision")) == prof.precision and batch == prof.batch \
                     and params.get("mode", "infer" if prof.mode == "infer" else "train") == prof.mode:
+                from .fleet import environment_key
+
                 found.setdefault(gpu, []).append((doc.get("created", ""), float(r["throughput"]),
-                                                  doc.get("_file", "this run")))
+                                                  f"{doc.get('_file', 'this run')}, {environment_key(doc)}"))
                 break
     out = {}
     for gpu, hits in found.items():

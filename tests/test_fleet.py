@@ -68,7 +68,7 @@ def test_measured_rows_replace_predictions_newest_first_never_averaged(folder):
     assert table.loc["RTX A5000", "measured_throughput"] == 650.0  # the newest, not the mean 625
     assert "newest of 2 runs, not averaged" in table.loc["RTX A5000", "note"]
     assert table.loc["RTX A4000", "measured_throughput"] == 400.0
-    assert table.loc["RTX A4000", "note"] == "measured (a4000.json)"
+    assert table.loc["RTX A4000", "note"] == "measured (a4000.json, GPU RTX A4000, TensorFlow 2.20.0)"
     assert table.loc["A40", "measured_throughput"] != table.loc["A40", "measured_throughput"]  # none: predicted
 
 
@@ -87,4 +87,4 @@ def test_report_results_folder_reaches_the_performance_model_page(folder, tmp_pa
                                cli_parameters={"results_dir": str(folder), "batch_size": "64",
                                                "gpus": "[RTX A5000, RTX A4000]"})
     page = (Path(run.path) / "05_performance_model.html").read_text()
-    assert "measured (a5000-new.json); newest of 2 runs, not averaged" in page
+    assert "measured (a5000-new.json, GPU RTX A5000, TensorFlow 2.21.0); newest of 2 runs, not averaged" in page

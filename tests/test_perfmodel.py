@@ -157,7 +157,7 @@ def test_calibration_from_a_catalogued_gpu(cat):
                              results=results)
     a5000 = table[table["gpu"] == "RTX A5000"].iloc[0]
     assert a5000["throughput"] == pytest.approx(500.0, rel=1e-6)
-    assert a5000["measured_throughput"] == 500.0 and a5000["note"] == "measured (this run)"
+    assert a5000["measured_throughput"] == 500.0 and a5000["note"] == "measured (this run, GPU RTX A5000, TensorFlow ?)"
     # ... and leaves the speedups of the uncalibrated model alone when only the scale moves
     plain = pm.predict_table("resnet50", "mixed_float16", batch=64, gpus=["RTX A5000", "RTX A4000"],
                              efficiency=pm.Efficiency(tensor=0.62, cuda=0.8, stream=0.9))
