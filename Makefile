@@ -15,11 +15,12 @@ PYTEST_ARGS ?=
 
 TF_VERSION := $(shell sed -n 's/^tensorflow==//p' requirements.txt)
 
-.PHONY: setup browser report test lab clean help
+.PHONY: setup browser report test test-fast lab clean help
 
 help:
 	@echo "make report   render the report into outputs/latest/index.html"
-	@echo "make test     run the whole test suite"
+	@echo "make test     run the whole test suite (what CI runs)"
+	@echo "make test-fast  the unit tier: no notebook kernels, no TensorFlow (under a minute)"
 	@echo "make setup    create .venv, install pinned requirements, gpukit and its Jupyter kernel"
 	@echo "make lab      JupyterLab on notebooks/"
 	@echo "make clean    remove .venv (outputs/ is kept)"
@@ -39,6 +40,10 @@ report: setup
 
 test: setup browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The inner loop: tests marked neither `notebooks` (Jupyter kernels), `tensorflow` nor `slow`.
+test-fast: setup
+	$(BIN)/python -m pytest -m "not notebooks and not tensorflow and not slow" $(PYTEST_ARGS)
 
 # The browser test loads the rendered report in Debian's Chromium. Install it where missing
 # (root with apt-get); otherwise say so: that test then skips, naming the reason.

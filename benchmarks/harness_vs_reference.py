@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from gpukit import _atomic, bench, device, workloads
+from gpukit import _atomic, bench, device, results, workloads
 
 SIZES = (1024, 2048, 3072)
 BLOCKS = 11  # timed blocks per reference; the median and the range are reported
@@ -70,11 +70,11 @@ def numpy_matmul(n: int, target_s: float = 0.5) -> list[float]:
     return out
 
 
-def harness(n: int, info: workloads.DeviceInfo) -> dict:
+def harness(n: int, info: workloads.DeviceInfo):
     config = workloads.Config("matmul", "fp32", {"shape": "square", "m": n, "n": n, "k": n})
     rec = bench.run_config(config, info, bench.Settings(min_time_s=3.0, min_samples=BLOCKS))
-    if rec["status"] != "ok":
-        raise SystemExit(f"harness failed for n={n}: {rec['error']}")
+    if rec.status != "ok":
+        raise SystemExit(f"harness failed for n={n}: {rec.error}")
     return rec
 
 
@@ -97,7 +97,7 @@ def overhead(info: workloads.DeviceInfo) -> tuple[float, float]:
     return harness_s, statistics.median(bare)
 
 
-def quick_run() -> tuple[float, dict]:
+def quick_run() -> tuple[float, results.Results]:
     """Wall-clock seconds of `gpukit bench --quick` as a user runs it (TensorFlow import included)."""
     import json
     import subprocess
@@ -105,7 +105,7 @@ def quick_run() -> tuple[float, dict]:
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "gpukit", "bench", "--quick", "--no-progress", "--format", "json"],
                           capture_output=True, text=True, check=True)
-    return time.perf_counter() - t0, json.loads(proc.stdout)
+    return time.perf_counter() - t0, results.Results.from_dict(json.loads(proc.stdout))
 
 
 def blas_info() -> str:
@@ -131,17 +131,17 @@ def main(argv=None) -> int:
         rec = harness(n, info)
         bare = bare_tf_loop(n)
         npy = numpy_matmul(n)
-        h = flops / rec["median_s"] / 1e12
+        h = flops / rec.median_s / 1e12
         b = flops / statistics.median(bare) / 1e12
         p = flops / statistics.median(npy) / 1e12
         b_lo, b_hi = flops / max(bare) / 1e12, flops / min(bare) / 1e12
-        rows.append((n, h, rec["iqr_s"] / rec["median_s"], b, b_lo, b_hi, p, (h - b) / b))
+        rows.append((n, h, rec.iqr_s / rec.median_s, b, b_lo, b_hi, p, (h - b) / b))
         print(f"n={n}: harness {h:.4f}  bare {b:.4f}  numpy {p:.4f} TFLOP/s", file=sys.stderr)
     h_over, bare_over = overhead(info)
     quick_s, quick_doc = quick_run()
     statuses = {}
-    for r in quick_doc["records"]:
-        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    for r in quick_doc.records:
+        statuses[r.status] = statuses.get(r.status, 0) + 1
 
     lines = [
         "# Benchmark harness vs plain references",
@@ -180,8 +180,8 @@ def main(argv=None) -> int:
         "",
         "`gpukit bench --quick` as a user runs it (wall clock, TensorFlow import included):",
         "",
-        f"- {quick_s:.0f} s for {len(quick_doc['records'])} configurations "
-        f"({', '.join(f'{n} {s}' for s, n in statuses.items())}); measuring took {quick_doc['seconds']:.0f} s of it",
+        f"- {quick_s:.0f} s for {len(quick_doc.records)} configurations "
+        f"({', '.join(f'{n} {s}' for s, n in statuses.items())}); measuring took {quick_doc.seconds:.0f} s of it",
         "",
     ]
     text = "\n".join(lines)

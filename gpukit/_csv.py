@@ -161,27 +161,3 @@ def to_frame(records: list[dict], schema: tuple[Field, ...]) -> pd.DataFrame:
         elif field.kind == "int":
             frame[field.name] = frame[field.name].astype("Int64" if not field.required else "int64")
     return frame
-
-
-def resolve_and_dedupe(path: Path, rows: list[tuple[int, dict]], catalogue, key, problems: list[Problem],
-                       what: str) -> list[dict]:
-    """Resolve each row's ``gpu`` against the catalogue (canonical names) and drop rows whose
-    ``key(row)`` repeats an earlier line; problems are appended, naming line and column."""
-    from . import specs
-    from .errors import UnknownGPUError
-
-    seen: dict[tuple, int] = {}
-    kept = []
-    for line, row in rows:
-        try:
-            row["gpu"] = specs.resolve(row["gpu"], catalogue).gpu
-        except UnknownGPUError as exc:
-            problems.append(Problem(path, line, "gpu", str(exc), row["gpu"]))
-            continue
-        k = key(row)
-        if k in seen:
-            problems.append(Problem(path, line, None, f"repeats line {seen[k]} ({what}); keep one", row["gpu"]))
-            continue
-        seen[k] = line
-        kept.append(row)
-    return kept

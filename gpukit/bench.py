@@ -1,4 +1,4 @@
-"""The timing harness and the results document.
+"""The timing harness: warm-up apart, calibrated loops, statistics, and running configurations.
 
 Measuring (pyperf's rules): warm-up steps first, timed and kept apart (the first one traces
 and compiles); loops calibrated so that one timed sample lasts at least ``min_sample_s``;
@@ -17,37 +17,21 @@ failure is ``status: error`` with its message; a configuration the device cannot
 """
 from __future__ import annotations
 
-import json
 import math
-import os
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
-from . import _atomic
-from .errors import DataError, ParameterError, Problem
-from .workloads import Config, DeviceInfo, Unsupported, check_selection, default_configs
-
-#: Version of the results document. History:
-#: 1 — first version: environment, device, catalogue match, one record per configuration.
-SCHEMA_VERSION = 1
+from . import runner
+from .errors import ParameterError
+from .precision import MATH_PEAK_COLUMN, Unsupported
+from .results import Device, Record, Results
+from .workloads import Config, DeviceInfo, check_selection, default_configs
 
 NOISY_SPREAD = 0.10  # IQR / median at or above which a result is flagged noisy
-
-RECORD_KEYS = ("workload", "precision", "params", "xla", "label", "status", "error", "math_mode", "warmup_s",
-               "times_s", "loops", "median_s", "iqr_s", "mad_s", "cv", "noisy", "throughput",
-               "throughput_unit", "achieved_tflops", "flops_per_step", "bytes_per_step", "items_per_step",
-               "peak", "peak_fraction")
-
-
-#: Keys every record of a multi-device (``kind: scaling``) document has (``gpukit.distributed``).
-SCALING_KEYS = ("workload", "strategy", "replicas", "per_replica_batch", "status")
 
 
 @dataclass(frozen=True)
@@ -150,40 +134,23 @@ def measure(step: Callable[[], Any], settings: Settings, synchronize: Callable[[
 # --------------------------------------------------------------------------- running configurations
 
 
-def _is_oom(exc: BaseException) -> bool:
-    text = f"{type(exc).__name__} {exc}"
-    return ("ResourceExhausted" in text or "OOM when allocating" in text or "out of memory" in text.lower()
-            or "ALLOC_FAILED" in text)
+def _record(config: Config, status: str, **values) -> Record:
+    return Record(workload=config.workload, precision=config.precision, params=dict(config.params),
+                  status=status, xla=config.xla, label=config.label(), **values)
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
-    text = lines[0] if lines else ""
-    return f"{type(exc).__name__}: {text}"[:500]
-
-
-def _record(config: Config, status: str, **values) -> dict:
-    rec = {k: None for k in RECORD_KEYS}
-    rec.update({"workload": config.workload, "precision": config.precision, "params": dict(config.params),
-                "xla": config.xla, "label": config.label(), "status": status, "warmup_s": [], "times_s": []})
-    rec.update(values)
-    return rec
-
-
-def _peak_for(config: Config, math_mode: str, peak_row: dict | None) -> float | None:
-    """Datasheet peak of the attached GPU for this configuration (TFLOPS, or GB/s for bandwidth)."""
+def _peak_for(config: Config, math: str, peak_row: dict | None) -> float | None:
+    """Datasheet peak of the attached GPU for this configuration (TFLOPS at the math that ran, or
+    GB/s for bandwidth)."""
     if not peak_row:
         return None
-    from .precision import PEAK_COLUMN
-
     if config.workload == "bandwidth":
         return peak_row.get("memory_bandwidth_gbs")
-    key = "tf32" if math_mode and "tf32" in math_mode.lower() else config.precision
-    value = peak_row.get(PEAK_COLUMN.get(key, ""))
+    value = peak_row.get(MATH_PEAK_COLUMN.get(math, ""))
     return value if value and value == value else None
 
 
-def run_config(config: Config, device: DeviceInfo, settings: Settings, peak_row: dict | None = None) -> dict:
+def run_config(config: Config, device: DeviceInfo, settings: Settings, peak_row: dict | None = None) -> Record:
     """Build and time one configuration here; never raises for a failure of the workload."""
     from . import workloads
 
@@ -194,7 +161,8 @@ def run_config(config: Config, device: DeviceInfo, settings: Settings, peak_row:
     except Unsupported as exc:
         return _record(config, "skipped", error=str(exc))
     except Exception as exc:  # noqa: BLE001 -- a failing workload is a result, not a crash
-        return _record(config, "oom" if _is_oom(exc) else "error", error=_first_line(exc))
+        status, message = runner.classify(exc)
+        return _record(config, status, error=message)
     stats = summarize(timing.times_s)
     median = stats["median_s"]
     achieved = built.flops_per_step / median / 1e12 if built.flops_per_step else None
@@ -215,38 +183,23 @@ def run_config(config: Config, device: DeviceInfo, settings: Settings, peak_row:
                    peak=peak, peak_fraction=fraction)
 
 
-_RESULT_MARK = "GPUKIT-RESULT "
-
-
 def run_config_subprocess(config: Config, device: DeviceInfo, settings: Settings, peak_row: dict | None = None,
-                          timeout_s: float = 1800) -> dict:
-    """:func:`run_config` in a child Python; a crash or a timeout becomes ``status: error``."""
-    from .device import QUIET_ENV
-
-    payload = json.dumps({"config": config.to_dict(), "device": device.__dict__,
-                          "settings": settings.__dict__, "peak_row": peak_row})
-    env = {**os.environ, **QUIET_ENV}
-    try:
-        proc = subprocess.run([sys.executable, "-m", "gpukit.bench"], input=payload, capture_output=True,
-                              text=True, timeout=timeout_s, env=env)
-    except subprocess.TimeoutExpired:
-        return _record(config, "error", error=f"timed out after {timeout_s:g} s")
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(_RESULT_MARK):
-            return json.loads(line[len(_RESULT_MARK):])
-    tail = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()][-1:] or ["no output"]
-    oom = "out of memory" in proc.stderr.lower() or "ResourceExhausted" in proc.stderr
-    return _record(config, "oom" if oom else "error",
-                   error=f"worker exited with status {proc.returncode}: {tail[0].strip()[:400]}")
+                          timeout_s: float = 1800) -> Record:
+    """:func:`run_config` in a fresh Python (:func:`gpukit.runner.run`); a crash, an abort on
+    out-of-memory or a timeout becomes the record's status."""
+    payload = {"config": config.to_dict(), "device": asdict(device), "settings": asdict(settings),
+               "peak_row": peak_row}
+    child = runner.run("gpukit.bench:config_child", payload, timeout_s)
+    if child.ok:
+        return Record.from_dict(child.value)
+    return _record(config, child.status, error=child.error)
 
 
-def _worker_main() -> None:
-    """Child side of :func:`run_config_subprocess`: a config on stdin, one result line on stdout."""
-    data = json.loads(sys.stdin.read())
-    device = DeviceInfo(**data["device"])
-    result = run_config(Config.from_dict(data["config"]), device, Settings(**data["settings"]), data["peak_row"])
-    sys.stdout.write(_RESULT_MARK + json.dumps(result) + "\n")
-    sys.stdout.flush()
+def config_child(payload: dict) -> dict:
+    """Child side of :func:`run_config_subprocess`."""
+    rec = run_config(Config.from_dict(payload["config"]), DeviceInfo(**payload["device"]),
+                     Settings(**payload["settings"]), payload["peak_row"])
+    return asdict(rec)
 
 
 # --------------------------------------------------------------------------- a whole run
@@ -264,7 +217,7 @@ def run_benchmarks(workloads: Iterable[str] | None = None, precisions: Iterable[
                    quick: bool = True, xla: bool = False, isolation: str = "auto",
                    time_budget_s: float | None = None, settings: Settings | None = None,
                    configs: Sequence[Config] | None = None,
-                   progress: Callable[[int, int, dict], None] | None = None) -> dict:
+                   progress: Callable[[int, int, Record], None] | None = None) -> Results:
     """Run the benchmark set on the attached device and return the results document.
 
     ``isolation`` is ``subprocess``, ``process`` or ``auto`` (subprocess on a GPU, process on
@@ -291,135 +244,28 @@ def run_benchmarks(workloads: Iterable[str] | None = None, precisions: Iterable[
         records.append(rec)
         if progress:
             progress(i, len(todo), rec)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "created": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "seconds": (datetime.now(timezone.utc) - started).total_seconds(),
-        "quick": quick,
-        "isolation": mode,
-        "settings": settings.__dict__,
-        "environment": bench_environment(xla=xla),
-        "device": {k: v for k, v in device_info.items() if k != "catalogue_row"},
-        "records": records,
-    }
+    return Results("bench", started.strftime("%Y-%m-%dT%H:%M:%SZ"), bench_environment(xla=xla),
+                   Device.from_dict(device_info), tuple(records),
+                   (datetime.now(timezone.utc) - started).total_seconds(), quick, mode, asdict(settings))
 
 
-# --------------------------------------------------------------------------- the document
-
-
-def save_results(results: dict, path: str | os.PathLike) -> Path:
-    """Write the results document atomically (a temporary file, then a rename)."""
-    validate_results(results, Path(path))
-    return _atomic.write_text(path, json.dumps(results, indent=1, allow_nan=False))
-
-
-#: Environment variable naming the folder a report run writes into (set by gpukit.report).
-RUN_DIR_ENV = "GPUKIT_RUN_DIR"
-RESULTS_NAME = "bench-results.json"
-
-
-def save_for_report(results: dict, path: str | os.PathLike | None = None) -> Path | None:
-    """Save ``results`` to ``path``; with no path, into the report run's folder when a report
-    is rendering (``$GPUKIT_RUN_DIR``), else nowhere. Returns where it was written."""
-    target = Path(path) if path else (Path(os.environ[RUN_DIR_ENV]) / RESULTS_NAME
-                                      if os.environ.get(RUN_DIR_ENV) else None)
-    if target is None:
-        return None
-    return save_results(results, target)
-
-
-def load_for_report(path: str | os.PathLike | None = None) -> dict | None:
-    """The results document at ``path``; with no path, this report run's benchmark results
-    (saved by the benchmark notebook), if there are any."""
-    if path:
-        return load_results(path)
-    folder = os.environ.get(RUN_DIR_ENV)
-    if not folder or not (Path(folder) / RESULTS_NAME).exists():
-        return None
-    return load_results(Path(folder) / RESULTS_NAME)
-
-
-def device_frame(results: dict):
-    """The device and environment of a run as a two-column table."""
+def plan(workloads: Iterable[str] | None = None, precisions: Iterable[str] | None = None, quick: bool = True,
+         xla: bool = False):
+    """What :func:`run_benchmarks` would run on the attached device, without running it: one row per
+    configuration with the math it runs at (:func:`gpukit.precision.device_math`), or why it is
+    skipped, and the datasheet peak of a catalogued GPU at that math."""
     import pandas as pd
 
-    dev, env = results["device"], results["environment"]
-    rows = [("device", f"{dev['kind'].upper()}: {dev['name']}"),
-            ("compute capability", dev.get("compute_capability")),
-            ("catalogue", dev.get("catalogue_gpu") or "—"), ("catalogue note", dev.get("catalogue_note")),
-            ("TensorFlow", env.get("tensorflow")), ("Keras", env.get("keras")),
-            ("CUDA / cuDNN build", f"{env.get('cuda_build')} / {env.get('cudnn_build')}"),
-            ("XLA", "on" if env.get("xla_jit") else "off"),
-            ("TF32 for float32 by default (Ampere+ GPUs)", env.get("tf32_default")),
-            ("threads (intra / inter op; 0 = TensorFlow picks)",
-             f"{env.get('intra_op_threads')} / {env.get('inter_op_threads')}"),
-            ("host", env.get("host")), ("CPU", f"{env.get('cpu')} ({env.get('cpu_count')} logical cores)"),
-            ("Python", env.get("python")),
-            ("run", f"{results['created']}, {results['seconds']:.0f} s, isolation {results['isolation']}, "
-                    f"{'quick' if results['quick'] else 'full'} set")]
-    return pd.DataFrame([(k, "" if v is None else str(v)) for k, v in rows if v is not None],
-                        columns=["what", "value"])
+    from .precision import device_math
 
-
-def validate_results(doc: Any, path: Path) -> dict:
-    """Check a results document's version and shape; raise :class:`DataError` saying what to do."""
-    def bad(message: str):
-        return DataError([Problem(path, None, None, message)])
-
-    if not isinstance(doc, dict) or "records" not in doc and "schema_version" not in doc:
-        raise bad("is not a gpukit results document (no schema_version); produce one with `gpukit bench --out FILE`")
-    version = doc.get("schema_version")
-    if not isinstance(version, int):
-        raise bad(f"schema_version {version!r} is not a whole number; the file is not a gpukit results document")
-    if version > SCHEMA_VERSION:
-        raise bad(f"schema_version {version} is newer than this gpukit reads ({SCHEMA_VERSION}); upgrade gpukit")
-    if version < SCHEMA_VERSION:
-        raise bad(f"schema_version {version} is older than this gpukit reads ({SCHEMA_VERSION}); "
-                  "re-run `gpukit bench --out FILE` to measure again")
-    for key in ("environment", "device", "records"):
-        if key not in doc:
-            raise bad(f"lacks {key!r}; the file is truncated or not written by gpukit bench")
-    keys = SCALING_KEYS if doc.get("kind") == "scaling" else RECORD_KEYS
-    for i, rec in enumerate(doc["records"]):
-        missing = [k for k in keys if k not in rec]
-        if missing:
-            raise bad(f"record {i} lacks {', '.join(missing)}; the file was edited or truncated")
-        if rec["status"] not in ("ok", "oom", "error", "skipped"):
-            raise bad(f"record {i} has status {rec['status']!r}; expected ok, oom, error or skipped")
-    return doc
-
-
-def load_results(path: str | os.PathLike) -> dict:
-    """Read and validate a results document written by :func:`save_results`."""
-    p = Path(path)
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError([Problem(p, None, None, "file not found")]) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError([Problem(p, None, None, f"is not valid JSON ({exc}); it may be truncated")]) from None
-    return validate_results(doc, p)
-
-
-def results_frame(results: dict):
-    """One row per configuration, for tables and plots."""
-    import pandas as pd
-
+    check_selection(workloads, precisions)
+    device, info = attached_device()
     rows = []
-    for r in results["records"]:
-        rows.append({
-            "workload": r["workload"], "configuration": r["label"], "precision": r["precision"],
-            "math_mode": r["math_mode"], "xla": r["xla"], "status": r["status"],
-            "median_ms": r["median_s"] * 1e3 if r["median_s"] is not None else None,
-            "iqr_pct": 100 * r["iqr_s"] / r["median_s"] if r["median_s"] else None,
-            "samples": len(r["times_s"]), "throughput": r["throughput"], "unit": r["throughput_unit"],
-            "achieved_tflops": r["achieved_tflops"],
-            "arithmetic_intensity": (r["flops_per_step"] / r["bytes_per_step"]
-                                     if r["flops_per_step"] and r["bytes_per_step"] else None),
-            "peak_fraction": r["peak_fraction"], "noisy": r["noisy"], "note": r["error"] or "",
-        })
-    return pd.DataFrame(rows)
-
-
-if __name__ == "__main__":
-    _worker_main()
+    for config in default_configs(device, quick, workloads, precisions, xla):
+        try:
+            math, note = device_math(config.precision, device.kind, device.compute_capability), ""
+        except Unsupported as exc:
+            math, note = None, f"skipped: {exc}"
+        rows.append({"configuration": config.label(), "precision": config.precision, "math": math,
+                     "peak": _peak_for(config, math, info.get("catalogue_row")) if math else None, "note": note})
+    return pd.DataFrame(rows, columns=["configuration", "precision", "math", "peak", "note"])

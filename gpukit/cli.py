@@ -14,6 +14,11 @@ from collections.abc import Sequence
 
 from . import __version__, specs
 from .errors import GpukitError, ParameterError
+from .models import check_optimizer
+
+#: The precision vocabulary in one line, for every command's help (see gpukit.precision).
+PRECISION_HELP = ("float32 (TensorFlow's default: TF32 on Ampere+), fp32 (TF32 off), tf32, "
+                  "fp16 (= mixed_float16), bf16 (= mixed_bfloat16)")
 
 #: Columns of the human-readable table (``--format csv``/``json`` carry every column).
 TABLE_COLUMNS = ("gpu", "architecture", "memory_gb", "memory_bandwidth_gbs", "fp32_tflops",
@@ -100,9 +105,22 @@ def cmd_report(args: argparse.Namespace) -> int:
         if "results_dir" in cli_params:
             raise ParameterError("give the results folder once: --results DIR or -p results_dir DIR")
         cli_params["results_dir"] = str(folder.resolve())
-    render_report(out_dir=args.out, cli_parameters=cli_params, params_file=args.params_file,
-                  notebooks_dir=args.notebooks, only=args.only, kernel_name=args.kernel, pairs=args.pair)
+    timeout = {} if args.cell_timeout is None else {"cell_timeout_s": args.cell_timeout}
+    try:
+        render_report(out_dir=args.out, cli_parameters=cli_params, params_file=args.params_file,
+                      notebooks_dir=args.notebooks, only=args.only, kernel_name=args.kernel, pairs=args.pair,
+                      **timeout)
+    except KeyboardInterrupt as exc:  # the message says where the partial output was kept
+        detail = str(exc)
+        print(f"gpukit: interrupted{'; ' + detail if detail else ''}", file=sys.stderr)
+        return 130
     return 0
+
+
+def _rounded(rows: list[dict]) -> list[dict]:
+    """Rows for a text table: floats to three significant figures, NaN as empty."""
+    return [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
+             for k, v in r.items()} for r in rows]
 
 
 def _progress_printer(stream=None):
@@ -110,12 +128,11 @@ def _progress_printer(stream=None):
     stream = stream or sys.stderr
     tty = stream.isatty()
 
-    def show(i: int, n: int, rec: dict) -> None:
-        value = rec.get("throughput")
-        result = (f"{value:,.3g} {rec['throughput_unit']}" if value is not None
-                  else f"{rec['status']}: {rec.get('error') or ''}")
+    def show(i: int, n: int, rec) -> None:
+        value = rec.throughput
+        result = (f"{value:,.3g} {rec.throughput_unit}" if value is not None else f"{rec.status}: {rec.error or ''}")
         bar = "#" * round(20 * i / n)
-        line = f"[{bar:<20}] {i}/{n} {rec['label']} {rec['precision']}: {result}"
+        line = f"[{bar:<20}] {i}/{n} {rec.label} {rec.precision}: {result}"
         if tty:
             stream.write("\r\033[K" + line[:200] + ("\n" if i == n else ""))
         else:
@@ -133,21 +150,30 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     workloads = [w for part in args.workloads or [] for w in part.split(",") if w.strip()] or None
     precisions = precision.normalize_all(",".join(args.precision)) if args.precision else None
+    if args.dry_run:
+        plan = bench.plan(workloads, precisions, quick=args.quick, xla=args.xla)
+        if args.format == "json":
+            print(json.dumps(plan.to_dict(orient="records"), indent=1))
+        elif args.format == "csv":
+            sys.stdout.write(plan.to_csv(index=False))
+        else:
+            print(format_table(plan.to_dict(orient="records"), list(plan.columns)))
+        return 0
     results = bench.run_benchmarks(workloads=workloads, precisions=precisions, quick=args.quick, xla=args.xla,
                                    isolation=args.isolation, time_budget_s=args.time_budget,
                                    progress=None if args.no_progress else _progress_printer())
     if args.out:
-        bench.save_results(results, args.out)
+        results.save(args.out)
         print(f"gpukit: results written to {args.out}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(results, indent=1))
+        print(json.dumps(results.to_dict(), indent=1))
         return 0
-    frame = bench.results_frame(results)
+    frame = results.frame()
     if args.format == "csv":
         sys.stdout.write(frame.to_csv(index=False))
         return 0
-    dev = results["device"]
-    print(f"device: {dev['kind'].upper()} {dev['name']}; {dev.get('catalogue_note') or ''}")
+    dev = results.device
+    print(f"device: {dev.kind.upper()} {dev.name}; {dev.catalogue_note or ''}")
     cols = ["configuration", "precision", "math_mode", "status", "median_ms", "iqr_pct", "throughput", "unit",
             "achieved_tflops", "peak_fraction", "note"]
     rows = frame[cols].to_dict(orient="records")
@@ -166,30 +192,30 @@ def _bench_scaling(args: argparse.Namespace) -> int:
     import json as _json
     import os
 
-    from . import bench, distributed, precision
+    from . import distributed, precision
 
     workloads = [w for part in args.workloads or [] for w in part.split(",") if w.strip()] or None
-    precs = precision.normalize_all(",".join(args.precision)) if args.precision else ["fp32"]
-    if len(precs) != 1 or precs[0] not in ("fp32", "fp16", "bf16"):
-        raise ParameterError("--devices runs one precision at a time: fp32, fp16 or bf16")
+    precs = [precision.trainable(p) for p in precision.normalize_all(",".join(args.precision))] \
+        if args.precision else ["fp32"]
+    if len(precs) != 1:
+        raise ParameterError("--devices runs one precision at a time, such as fp32, fp16 or bf16")
     devices = args.devices if args.devices is not None else 1
     distributed.check(devices, args.strategy, workloads)  # fail before TensorFlow loads
     doc = distributed.run_scaling(devices, args.strategy, workloads, precs[0], args.quick)
     task = (_json.loads(os.environ.get("TF_CONFIG") or "{}").get("task") or {}) if args.strategy == "multiworker" else {}
     chief = int(task.get("index", 0)) == 0
     if args.out and chief:
-        bench.save_results(doc, args.out)
+        doc.save(args.out)
         print(f"gpukit: results written to {args.out}", file=sys.stderr)
     elif args.out:
         print(f"gpukit: worker {task.get('index')} is not the chief; worker 0 writes the results", file=sys.stderr)
-    frame = distributed.scaling_frame(doc)
+    frame = doc.frame()
     if args.format == "json":
-        print(_json.dumps(doc, indent=1))
+        print(_json.dumps(doc.to_dict(), indent=1))
     elif args.format == "csv":
         sys.stdout.write(frame.to_csv(index=False))
     else:
-        rows = [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
-                 for k, v in r.items()} for r in frame.to_dict(orient="records")]
+        rows = _rounded(frame.to_dict(orient="records"))
         print(format_table(rows, list(frame.columns)))
     return 0
 
@@ -206,9 +232,9 @@ def _parse_shape(text: str | None):
 
 def _bisect_on_gpu(memory, name: str, p: str, args: argparse.Namespace, shape):
     """On a GPU, the real largest batch by bisection on out-of-memory; on a CPU, nothing to bisect."""
-    from .device import quiet_tensorflow
+    from .device import physical_gpus
 
-    if not quiet_tensorflow().config.list_physical_devices("GPU"):
+    if not physical_gpus():
         print("gpukit: no GPU attached: the real largest batch is found by bisection on a GPU only",
               file=sys.stderr)
         return None
@@ -222,11 +248,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     for b in args.batch:
         if b < 1:
             raise ParameterError(f"batch size {b} must be at least 1")
-    p = precision.normalize(args.precision)
-    if p not in precision.KERAS_POLICY or p == "tf32":
-        raise ParameterError(f"precision {args.precision!r}: use float32, mixed_float16 or mixed_bfloat16")
-    if args.optimizer.lower() not in memory.OPTIMIZER_SLOTS:
-        raise ParameterError(f"unknown optimizer {args.optimizer!r}; use one of {', '.join(memory.OPTIMIZER_SLOTS)}")
+    p = precision.trainable(args.precision)
+    check_optimizer(args.optimizer)
     if args.seq_len is not None and args.seq_len < 1:
         raise ParameterError(f"sequence length {args.seq_len} must be at least 1")
     cat = specs.load_catalogue()
@@ -268,8 +291,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
     else:
         cols = ["gpu", "precision", "peak_tflops", "price_usd", "usd_per_tflop", "tco_usd_per_tflop",
                 "cloud_usd_per_hour", "cloud_usd_per_tflop_hour", "break_even_months", "tflops_per_watt", "note"]
-        rows = [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
-                 for k, v in r.items()} for r in frame[cols].to_dict(orient="records")]
+        rows = _rounded(frame[cols].to_dict(orient="records"))
         print(format_table(rows, cols))
         print(f"\nTCO over {args.years:g} years at {args.utilization:.0%} use, ${args.electricity_usd_per_kwh:g}/kWh, "
               f"PUE {args.pue:g}; cloud: {args.cloud}; purchase price: {args.price_kind}.")
@@ -281,12 +303,12 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from . import bench, perfmodel
+    from . import perfmodel, results as res
 
     if args.batch is not None and args.batch < 1:
         raise ParameterError(f"batch size {args.batch} must be at least 1")
-    results = bench.load_results(args.results) if args.results else None
-    frame = perfmodel.predict_table(args.workload, perfmodel.normalize_precision(args.precision), args.batch,
+    results = res.load(args.results) if args.results else None
+    frame = perfmodel.predict_table(args.workload, args.precision, args.batch,
                                     args.mode, args.gpu, results=results)
     if args.format == "csv":
         sys.stdout.write(frame.to_csv(index=False))
@@ -295,8 +317,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(frame.to_json(orient="records", indent=1))
         return 0
     cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "measured_throughput", "note"]
-    rows = [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
-             for k, v in r.items()} for r in frame[cols].to_dict(orient="records")]
+    rows = _rounded(frame[cols].to_dict(orient="records"))
     first = frame.iloc[0]
     print(f"{first['workload']} {first['mode']}, {first['precision']}, batch {first['batch_size']}; "
           f"efficiency: {first['efficiency_source']}")
@@ -309,11 +330,11 @@ def _split(values) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from . import bench, compare
+    from . import compare, results as res
 
     if args.batch is not None and args.batch < 1:
         raise ParameterError(f"batch size {args.batch} must be at least 1")
-    results = bench.load_results(args.results) if args.results else None
+    results = res.load(args.results) if args.results else None
     kwargs = {}
     if args.workloads:
         kwargs["workloads"] = _split(args.workloads)
@@ -335,8 +356,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for v in result.verdicts:
             print(f"* {v['topic']}: {v['verdict']}\n    {v['reason']} {v['condition']}")
         frame = result.long()
-        rows = [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
-                 for k, v in r.items()} for r in frame[frame["section"] != "verdict"].to_dict(orient="records")]
+        rows = _rounded(frame[frame["section"] != "verdict"].to_dict(orient="records"))
         print()
         print(format_table(rows, ["section", "item", "a", "b", "a_over_b", "note"]))
         print(f"\na = {result.a}, b = {result.b}; efficiency factors: {result.efficiency_source}")
@@ -416,6 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="render only this notebook (repeatable): 01_specs, 01 or specs")
     p.add_argument("--notebooks", metavar="DIR", help="folder of NN_name.ipynb notebooks (default: notebooks/)")
     p.add_argument("--kernel", default="gpukit", help="Jupyter kernel to run them with (default: gpukit)")
+    p.add_argument("--cell-timeout", type=float, metavar="SECONDS",
+                   help="fail the run when one cell runs longer than this (default: 600; 0: no limit)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("bench", help="time TensorFlow workloads on the attached device (GPU, else CPU)",
@@ -425,7 +447,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workloads", action="append", metavar="LIST",
                    help="comma-separated subset of matmul,bandwidth,conv,resnet50,transformer")
     p.add_argument("--precision", action="append", metavar="LIST",
-                   help="comma-separated precisions: fp32,tf32,fp16,bf16 (or float32,mixed_float16,mixed_bfloat16)")
+                   help=f"comma-separated precisions: {PRECISION_HELP}")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the configurations this device would run and the math each runs at, without running")
     p.add_argument("--xla", action="store_true", help="compile the steps with XLA (jit_compile=True)")
     p.add_argument("--isolation", choices=("auto", "process", "subprocess"), default="auto",
                    help="run each configuration in a child process (default on a GPU) or here (default on a CPU)")
@@ -449,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a keras.applications name (ResNet50, MobileNetV2...), a .keras file, or bert-base, "
                    "bert-large, gpt2-small, gpt2-medium, llama-7b (repeatable)")
     p.add_argument("--batch", type=int, nargs="+", required=True, metavar="B", help="batch sizes")
-    p.add_argument("--precision", default="float32", help="float32, mixed_float16 or mixed_bfloat16 (or fp32, fp16, bf16)")
+    p.add_argument("--precision", default="float32", help=PRECISION_HELP)
     p.add_argument("--optimizer", default="adam", help="sgd, momentum, adam, adamw, rmsprop, ... (train only)")
     p.add_argument("--mode", choices=("train", "infer"), default="train")
     p.add_argument("--seq-len", type=int, metavar="N", help="sequence length of a built-in transformer")
@@ -466,7 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Cost per peak TFLOP from dated, sourced prices: purchase, total cost of "
                        "ownership with electricity, cloud $/hour, and the break-even between buying and renting.")
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
-    p.add_argument("--precision", action="append", metavar="LIST", help="comma-separated: fp32,tf32,fp16,bf16,int8")
+    p.add_argument("--precision", action="append", metavar="LIST",
+                   help=f"comma-separated (default fp32,fp16): {PRECISION_HELP}, fp64, int8")
     _add_price_options(p)
     p.add_argument("--pue", type=float, default=1.0, help="power usage effectiveness (1.0 at a desk, ~1.4 in a data centre)")
     p.add_argument("--cloud", default="cheapest", help="cheapest, median or a provider's name")
@@ -480,9 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "against published measurements in the report; speedups are what they are for.")
     p.add_argument("--workload", default="resnet50",
                    help="resnet50, transformer, matmul, conv, bandwidth, or a keras.applications name")
-    p.add_argument("--precision", default="float32",
-                   help="float32 (TF32 where the GPU has it, as TensorFlow does), fp32 (TF32 off), "
-                   "mixed_float16 or mixed_bfloat16")
+    p.add_argument("--precision", default="float32", help=PRECISION_HELP)
     p.add_argument("--batch", type=int, help="batch size (default: the workload's)")
     p.add_argument("--mode", choices=("train", "infer"), default="train")
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
@@ -499,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", help="second GPU, e.g. V100")
     p.add_argument("--workloads", action="append", metavar="LIST", help="comma-separated (default resnet50,transformer)")
     p.add_argument("--precision", action="append", metavar="LIST",
-                   help="comma-separated (default float32,mixed_float16)")
+                   help=f"comma-separated (default float32,fp16): {PRECISION_HELP}")
     p.add_argument("--batch", type=int, help="batch size of the throughput comparison (default: the workload's)")
     p.add_argument("--models", action="append", metavar="LIST",
                    help="models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium)")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import cost, memory, perfmodel, prices, specs
+from . import precision as prec
 from .errors import ParameterError
 
 #: Spec rows of the comparison: (column, label, unit).
@@ -37,7 +38,7 @@ SPEC_ROWS = (
     ("tdp_w", "board power", "W"), ("nvlink_gbs", "NVLink", "GB/s"), ("pcie_gen", "PCIe generation", ""),
 )
 DEFAULT_WORKLOADS = ("resnet50", "transformer")
-DEFAULT_PRECISIONS = ("float32", "mixed_float16")
+DEFAULT_PRECISIONS = ("float32", "fp16")
 DEFAULT_MODELS = ("ResNet50", "bert-base", "bert-large", "gpt2-medium")
 DEFAULT_FIT_BATCHES = (16, 64, 256)
 #: Below this speedup two GPUs count as equally fast.
@@ -153,7 +154,7 @@ def spec_table(ra: pd.Series, rb: pd.Series) -> pd.DataFrame:
 
 
 def throughput_table(a: str, b: str, workloads: Sequence[str], precisions: Sequence[str],
-                     batch_size: int | None, results: dict | None, cat: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+                     batch_size: int | None, results: list | None, cat: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     rows = []
     source = ""
     for w in workloads:
@@ -206,7 +207,7 @@ def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, pri
     add(f"TCO over {years:g} years (USD)", _num(ta["tco_usd"]), _num(tb["tco_usd"]))
     add("cloud price (USD per GPU-hour)", _num(ta["cloud_usd_per_hour"]), _num(tb["cloud_usd_per_hour"]))
     if not throughput.empty:
-        mixed = throughput[throughput["precision"] == "mixed_float16"]
+        mixed = throughput[throughput["precision"] == "fp16"]
         first = (mixed if len(mixed) else throughput).iloc[0]
         unit = first["unit"].split("/")[0]
         speeds = pd.DataFrame({"gpu": [a, b], "throughput": [first["throughput_a"], first["throughput_b"]],
@@ -238,7 +239,7 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
         if r["speedup_a_over_b"] is None:
             runs = a if r["throughput_a"] is not None else b
             out.append({"topic": topic, "verdict": f"Only {runs} runs this natively.", "reason": r["note"] + ".",
-                        "condition": "Use mixed_float16 on the other card."})
+                        "condition": "Use fp16 (mixed_float16) on the other card."})
             continue
         s = r["speedup_a_over_b"]
         fast, slow, k = (a, b, s) if s >= 1 else (b, a, 1 / s)
@@ -246,8 +247,8 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
         bound_f = r["bound_a"] if fast == a else r["bound_b"]
         math_f = r["math_a"] if fast == a else r["math_b"]
         math_s = r["math_b"] if fast == a else r["math_a"]
-        peak_f = perfmodel.math_unit(rf, r["precision"], True)[1]
-        peak_s = perfmodel.math_unit(rs, r["precision"], True)[1]
+        peak_f = prec.math_unit(rf, r["precision"], True)[1]
+        peak_s = prec.math_unit(rs, r["precision"], True)[1]
         bw = rf["memory_bandwidth_gbs"] / rs["memory_bandwidth_gbs"]
         compute = peak_f / peak_s
         if k < SAME_SPEED:
@@ -317,12 +318,12 @@ def _link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series, thr: pd.DataFram
     """Two GPUs of each kind: predicted scaling over each one's link (NVLink or PCIe)."""
     if thr.empty:
         return []
-    mixed = thr[thr["precision"] == "mixed_float16"]
+    mixed = thr[thr["precision"] == "fp16"]
     first = (mixed if len(mixed) else thr).iloc[0]
     prof = perfmodel.profile(first["workload"], int(first["batch_size"]), first["precision"], "train")
     try:
         sa, sb = perfmodel.predict_scaling(prof, ra, 2), perfmodel.predict_scaling(prof, rb, 2)
-    except (perfmodel.Unsupported, ParameterError):
+    except (prec.Unsupported, ParameterError):
         return []
     ea, eb = sa["scaling_efficiency"], sb["scaling_efficiency"]
     if abs(ea - eb) < 0.02 and sa["link"] == sb["link"]:
@@ -342,9 +343,9 @@ def _link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series, thr: pd.DataFram
 def compare(a: str, b: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
             precisions: Sequence[str] = DEFAULT_PRECISIONS, batch_size: int | None = None,
             models: Sequence[str] = DEFAULT_MODELS, fit_batch_sizes: Sequence[int] = DEFAULT_FIT_BATCHES,
-            fit_precision: str = "mixed_float16", optimizer: str = "adam", price_files=None,
+            fit_precision: str = "fp16", optimizer: str = "adam", price_files=None,
             price_kind: str = "any", electricity_usd_per_kwh: float = 0.15, years: float = 3.0,
-            utilization: float = 0.5, results: dict | None = None,
+            utilization: float = 0.5, results: list | None = None,
             catalogue: pd.DataFrame | None = None) -> Comparison:
     """Everything gpukit knows about ``a`` against ``b``; see the module doc."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
@@ -373,7 +374,7 @@ def save_for_report(result: Comparison) -> str | None:
     from pathlib import Path
 
     from . import _atomic
-    from .bench import RUN_DIR_ENV
+    from .results import RUN_DIR_ENV
 
     folder = os.environ.get(RUN_DIR_ENV)
     if not folder:

@@ -127,8 +127,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
         buy = None if price_kind == "cloud" else _purchase(prices, g["gpu"], price_kind)
         rent = _cloud(prices, g["gpu"], cloud)
         for p in precs:
-            peak = g[prec.PEAK_COLUMN[p]]
-            peak = None if peak != peak else float(peak)
+            peak = prec.peak_tflops(g, p)
             notes = []
             if peak is None:
                 notes.append(f"{g['architecture']} has no {p} mode")

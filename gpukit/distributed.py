@@ -20,33 +20,26 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from dataclasses import asdict
 from datetime import datetime, timezone
 
-from .bench import SCHEMA_VERSION, Settings, measure, summarize
+from . import runner
+from .bench import Settings, measure, summarize
 from .errors import GpukitError, ParameterError
+from .results import Device, Results, ScalingRecord
 
 STRATEGIES = ("mirrored", "multiworker")
 WORKLOADS = ("resnet50", "transformer")
-_MARK = "GPUKIT-DISTRIBUTED "
 
 
 def workload_params(workload: str, gpu: bool, quick: bool) -> dict:
-    """Per-replica sizes: real ones on GPUs, small ones on a CPU (the code path is what is tested there)."""
-    if workload == "resnet50":
-        if gpu:
-            return {"image_size": 224, "batch": 64 if quick else 128}
-        return {"image_size": 64 if quick else 128, "batch": 2 if quick else 8}
-    if workload == "transformer":
-        if gpu:
-            return {"hidden": 768, "heads": 12, "ffn": 3072, "layers": 12, "seq_len": 128, "vocab": 30522,
-                    "batch": 32 if quick else 64}
-        return {"hidden": 128, "heads": 2, "ffn": 512, "layers": 2, "seq_len": 32, "vocab": 1000,
-                "batch": 2 if quick else 8}
-    raise ParameterError(f"workload {workload!r} does not train; use {' or '.join(WORKLOADS)}")
+    """Per-replica sizes (:func:`gpukit.workloads.sizes`): real ones on GPUs, small ones on a CPU
+    (the code path is what is tested there)."""
+    from .workloads import sizes
+
+    if workload not in WORKLOADS:
+        raise ParameterError(f"workload {workload!r} does not train; use {' or '.join(WORKLOADS)}")
+    return dict(sizes("gpu" if gpu else "cpu", quick)["scaling"][workload])
 
 
 def check(devices: int, strategy: str, workloads) -> list[str]:
@@ -92,13 +85,13 @@ def _build(tf, strategy_obj, workload: str, params: dict, precision: str):
     """Model, optimizer, distributed input and a compiled step under ``strategy_obj``."""
     import keras
 
-    from .precision import KERAS_POLICY
-    from .workloads import transformer_model
+    from .models import transformer_model
+    from .precision import keras_policy
 
     replicas = strategy_obj.num_replicas_in_sync
     per = params["batch"]
     global_batch = per * replicas
-    keras.mixed_precision.set_global_policy(KERAS_POLICY[precision])
+    keras.mixed_precision.set_global_policy(keras_policy(precision))
     with strategy_obj.scope():
         if workload == "resnet50":
             size = params["image_size"]
@@ -180,50 +173,28 @@ def child_main(request: dict) -> dict:
             with stderr_redirected():
                 rec.update(_measure_one(tf, strat, workload, params, request["precision"], settings))
         except Exception as exc:  # noqa: BLE001 -- a failing configuration is a result
-            text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-            rec.update({"status": "oom" if "ResourceExhausted" in text or "out of memory" in text.lower()
-                        else "error", "error": text[:400]})
+            status, message = runner.classify(exc)
+            rec.update({"status": status, "error": message})
         records.append(rec)
     return {"records": records, "tensorflow": tf.__version__,
             "task": json.loads(os.environ.get("TF_CONFIG", "{}")).get("task")}
-
-
-def _child_entry() -> None:
-    request = json.loads(sys.stdin.read())
-    try:
-        result = child_main(request)
-    except GpukitError as exc:
-        result = {"error": str(exc)}
-    sys.stdout.write(_MARK + json.dumps(result) + "\n")
-    sys.stdout.flush()
 
 
 # --------------------------------------------------------------------------- parent side
 
 
 def _in_child(request: dict, env: dict | None = None, timeout_s: float = 3600) -> dict:
-    from .device import QUIET_ENV
-
-    full_env = {**os.environ, **QUIET_ENV, **(env or {})}
-    if env is not None and "TF_CONFIG" not in env:
-        full_env.pop("TF_CONFIG", None)
-    try:
-        proc = subprocess.run([sys.executable, "-m", "gpukit.distributed"], input=json.dumps(request),
-                              capture_output=True, text=True, timeout=timeout_s, env=full_env)
-    except subprocess.TimeoutExpired:
-        raise GpukitError(f"the distributed run timed out after {timeout_s:g} s") from None
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(_MARK):
-            doc = json.loads(line[len(_MARK):])
-            if "error" in doc:
-                raise GpukitError(doc["error"])
-            return doc
-    tail = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()][-1:] or ["no output"]
-    raise GpukitError(f"the distributed worker exited with status {proc.returncode}: {tail[0][:300]}")
+    """:func:`child_main` in a fresh Python (``env`` given: without the parent's ``TF_CONFIG``
+    unless ``env`` names one)."""
+    unset = ("TF_CONFIG",) if env is not None and "TF_CONFIG" not in env else ()
+    child = runner.run("gpukit.distributed:child_main", request, timeout_s, env=env, unset=unset)
+    if not child.ok:
+        raise GpukitError(f"the distributed run failed: {child.error}")
+    return child.value
 
 
 def run_scaling(devices: int = 2, strategy: str = "mirrored", workloads=None, precision: str = "fp32",
-                quick: bool = True, settings: Settings | None = None) -> dict:
+                quick: bool = True, settings: Settings | None = None) -> Results:
     """Measure the training workloads on one device and under ``strategy``; a results document."""
     from .device import bench_environment, describe_attached
 
@@ -256,21 +227,7 @@ def run_scaling(devices: int = 2, strategy: str = "mirrored", workloads=None, pr
         else:
             rec.setdefault("note", "")
         records.append(rec)
-    return {"schema_version": SCHEMA_VERSION, "kind": "scaling", "created": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "seconds": (datetime.now(timezone.utc) - started).total_seconds(), "quick": quick,
-            "strategy": strategy, "devices": devices, "task": multi.get("task"),
-            "environment": bench_environment(), "device": {k: v for k, v in describe_attached().items()
-                                                           if k != "catalogue_row"},
-            "settings": asdict(settings), "records": records}
-
-
-def scaling_frame(doc: dict):
-    import pandas as pd
-
-    cols = ["workload", "strategy", "replicas", "logical_devices", "per_replica_batch", "global_batch", "status",
-            "throughput", "baseline_throughput", "speedup", "scaling_efficiency", "note"]
-    return pd.DataFrame([{c: r.get(c) for c in cols} for r in doc["records"]], columns=cols)
-
-
-if __name__ == "__main__":
-    _child_entry()
+    return Results("scaling", started.strftime("%Y-%m-%dT%H:%M:%SZ"), bench_environment(),
+                   Device.from_dict(describe_attached()), tuple(ScalingRecord.from_dict(r) for r in records),
+                   (datetime.now(timezone.utc) - started).total_seconds(), quick, None, asdict(settings),
+                   {"strategy": strategy, "devices": devices, "task": multi.get("task")})

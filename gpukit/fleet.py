@@ -4,8 +4,9 @@
 ``*.json`` in a folder — one results document per machine or run, as ``gpukit bench --out``
 writes them. :func:`load_folder`:
 
-* validates each document (:func:`gpukit.bench.load_results`); a corrupt, truncated or
-  other-version file is reported by name with the reason and skipped;
+* reads each document (:func:`gpukit.results.load`; older schema versions are upgraded in
+  memory); a corrupt, truncated or newer-version file is reported by name with the reason and
+  skipped;
 * groups the documents by environment (the device and the TensorFlow version): documents of
   different environments are kept apart, each row labelled with its file and environment, and
   nothing is averaged across documents;
@@ -23,32 +24,33 @@ from pathlib import Path
 
 import pandas as pd
 
-from .bench import load_results, results_frame
+from . import results as res
 from .errors import DataError, GpukitError
+from .results import Results
 
 
 @dataclass
 class Fleet:
     folder: str
-    documents: list[dict] = field(default_factory=list)  # valid results documents, each with "_file"
+    documents: list[Results] = field(default_factory=list)  # readable results documents, each naming its file
     rejected: list[tuple[str, str]] = field(default_factory=list)  # (file name, reason)
 
     @property
     def groups(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for doc in self.documents:
-            out.setdefault(environment_key(doc), []).append(doc["_file"])
+            out.setdefault(doc.environment_key, []).append(doc.source)
         return out
 
     def records(self) -> pd.DataFrame:
         """Every record of every benchmark document, labelled with its file and environment."""
         frames = []
         for doc in self.documents:
-            if doc.get("kind") == "scaling":
+            if doc.kind == "scaling":
                 continue
-            f = results_frame(doc)
-            f.insert(0, "environment", environment_key(doc))
-            f.insert(0, "file", doc["_file"])
+            f = doc.frame()
+            f.insert(0, "environment", doc.environment_key)
+            f.insert(0, "file", doc.source)
             frames.append(f)
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -60,15 +62,6 @@ class Fleet:
                 f"{self.folder}; {len(self.rejected)} skipped")
 
 
-def environment_key(doc: dict) -> str:
-    """What makes two runs comparable: the device (its catalogue name where matched) and TensorFlow."""
-    dev = doc.get("device", {})
-    name = dev.get("catalogue_gpu") or dev.get("name", "?")
-    tf = (doc.get("environment", {}).get("packages", {}) or {}).get("tensorflow") or \
-        doc.get("environment", {}).get("tensorflow", "?")
-    return f"{dev.get('kind', '?').upper()} {name}, TensorFlow {tf}"
-
-
 def load_folder(folder: str | os.PathLike) -> Fleet:
     """Read every ``*.json`` of ``folder`` (read-only); see the module doc."""
     path = Path(folder)
@@ -77,7 +70,7 @@ def load_folder(folder: str | os.PathLike) -> Fleet:
     fleet = Fleet(str(path))
     for file in sorted(path.glob("*.json")):
         try:
-            doc = load_results(file)
+            doc = res.load(file)
         except DataError as exc:
             reason = str(exc.problems[0].message) if exc.problems else str(exc)
             fleet.rejected.append((file.name, reason))
@@ -85,15 +78,16 @@ def load_folder(folder: str | os.PathLike) -> Fleet:
         except OSError as exc:
             fleet.rejected.append((file.name, f"unreadable: {exc.strerror or exc}"))
             continue
-        doc = dict(doc)
-        doc["_file"] = file.name
         fleet.documents.append(doc)
     return fleet
 
 
-def documents(results: dict | None = None, results_dir: str | os.PathLike | None = None) -> list[dict]:
-    """This run's results document (if any) followed by a folder's documents (if any)."""
-    docs = [results] if results else []
+def documents(results_file: str | os.PathLike | None = None, results_dir: str | os.PathLike | None = None) \
+        -> list[Results]:
+    """The measurements a notebook merges: the results document at ``results_file`` (empty: the
+    one this report run's benchmark saved, if any), followed by a folder's documents (if any)."""
+    here = res.load_for_report(results_file or None)
+    docs = [here] if here else []
     if results_dir:
         docs += load_folder(results_dir).documents
     return docs

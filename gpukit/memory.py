@@ -10,7 +10,7 @@ Two figures, in bytes:
 * ``total_bytes`` — ``tensor_bytes`` plus the runtime's own reserve on a GPU (CUDA context,
   cuDNN and cuBLAS workspaces), :data:`DEFAULT_RUNTIME_RESERVE_BYTES` unless overridden.
 
-Keras models are walked layer by layer (:func:`graph_of`): each layer's parameters and output
+Keras models are walked layer by layer (:func:`gpukit.graph.graph_of`): each layer's parameters and output
 size, and which tensors its backward pass needs (a convolution or dense layer needs its input,
 a ReLU its output, batch normalisation its input…). The walk simulates the step: the forward
 pass keeps what backward needs and frees the rest after its last use; the backward pass frees
@@ -23,189 +23,27 @@ GPU memory is binary: a catalogue "24 GB" card holds 24 GiB (:func:`gpukit.specs
 """
 from __future__ import annotations
 
-import difflib
-import math
-import os
-import warnings
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from . import precision as prec
+from . import runner
 from .errors import GpukitError, ParameterError
+from .graph import Graph, graph_of
+from .models import (OPTIMIZER_SLOTS, TRANSFORMERS, TransformerSpec, build_model, check_optimizer,
+                     default_input_shape, make_optimizer, resolve_model, train_step)
 
 #: CUDA context plus cuDNN/cuBLAS workspaces that a GPU process holds besides tensors. A CUDA
 #: context costs roughly 300-500 MiB on recent drivers; the rest is workspace. Override it
 #: with ``runtime_reserve_bytes`` where you measured your own.
 DEFAULT_RUNTIME_RESERVE_BYTES = 1024 * 2**20
 
-#: Optimizer state: slot variables per trainable parameter.
-OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "nesterov": 1, "adam": 2, "adamw": 2, "rmsprop": 1,
-                   "adagrad": 1, "adadelta": 2, "adamax": 2, "nadam": 2, "lion": 1}
-
 MODES = ("train", "infer")
-
-
-class UnknownModelError(GpukitError):
-    """A model name matches no Keras application, saved file or built-in configuration."""
-
-
-# --------------------------------------------------------------------------- the graph
-
-
-@dataclass
-class Op:
-    """One layer of a model as the memory walk sees it (sizes per example, in elements)."""
-
-    name: str
-    kind: str
-    inputs: list[int]  # tensor ids
-    outputs: list[int]  # tensor ids
-    params: int = 0
-    trainable_params: int = 0
-    needs_input: bool = False  # its backward reads its inputs
-    needs_output: bool = False  # its backward reads its outputs
-    extra_saved: int = 0  # elements of an internal tensor its backward reads (pre-activation)
-    in_place: bool = False  # elementwise: may write over its input when nothing else reads it
-    flops: float = 0.0  # forward FLOPs per example (a multiply-add counts two)
-    matmul: bool = False  # a matrix multiply or convolution: runs on tensor cores where the precision allows
-
-
-@dataclass
-class Graph:
-    """A model's ops in execution order and the per-example size of every tensor."""
-
-    name: str
-    ops: list[Op]
-    sizes: dict[int, int]  # tensor id -> elements per example
-    inputs: list[int]
-    input_elements: int
-    params: int
-    trainable_params: int
-    float32_outputs: set[int] = field(default_factory=set)  # tensors kept in float32 under mixed precision
-    largest_variable: int = 0  # elements of the largest trainable variable
-
 
 #: Working copies of their input that convolution kernels hold while they run during inference,
 #: in multiples of the input (TensorFlow 2.21's CPU kernels hold a padded copy for a regular
 #: convolution; the depthwise ones showed none consistent across batch sizes).
 CONV_WORKSPACE = {"Conv2D": 1}
-
-# Layers whose backward pass reads their inputs (matmul-like, normalisations, products).
-_NEEDS_INPUT = {"Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "Conv2DTranspose",
-                "Dense", "EinsumDense", "BatchNormalization", "LayerNormalization", "GroupNormalization",
-                "MaxPooling2D", "MaxPooling1D", "Multiply", "MultiHeadAttention", "Embedding"}
-# Layers whose backward reads their own output.
-_NEEDS_OUTPUT = {"ReLU", "MaxPooling2D", "MaxPooling1D", "Softmax"}
-# Elementwise layers that can write over their input.
-_ELEMENTWISE = {"ReLU", "Activation", "BatchNormalization", "Add", "Rescaling", "Normalization", "Dropout",
-                "LeakyReLU", "ELU", "Identity", "Subtract"}
-# Activations whose gradient reads the output; others (swish, gelu, ...) read the input.
-_OUTPUT_ACTIVATIONS = {"relu", "relu6", "sigmoid", "tanh", "softmax", "elu", "linear", None}
-
-
-def _activation_name(layer) -> str | None:
-    act = getattr(layer, "activation", None)
-    if act is None:
-        return None
-    return getattr(act, "__name__", str(act)).lower()
-
-
-def _numel(shape) -> int:
-    return math.prod(int(d) for d in shape[1:] if d is not None)
-
-
-#: Layers whose work is a matrix multiply (tensor cores where the precision allows). A depthwise
-#: convolution is not: cuDNN runs it on the CUDA cores.
-MATMUL_LAYERS = {"Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "SeparableConv2D", "Dense", "EinsumDense",
-                 "MultiHeadAttention"}
-
-
-def layer_flops(layer, input_shapes, output_shapes) -> float:
-    """Forward FLOPs of one example through one layer (multiply-add = 2); 0 for layers whose
-    arithmetic is negligible beside their memory traffic (normalisation, activations, pooling).
-
-    Convolutions: 2 x output elements x kernel height x width x input channels / groups.
-    Dense and EinsumDense: 2 x output elements x the contracted size (the kernel's first
-    dimension). Multi-head self-attention over s tokens of width d with p = heads x key_dim:
-    Q, K, V and output projections 2 s d p x 4, scores and weighted sum 2 x 2 s^2 p.
-    """
-    kind = type(layer).__name__
-    out = sum(_numel(s) for s in output_shapes)
-    if kind in ("Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose"):
-        k = layer.kernel.shape
-        groups = max(int(getattr(layer, "groups", 1) or 1), 1)
-        macs = math.prod(int(d) for d in k[:-1]) // groups
-        if kind == "Conv2DTranspose":  # the kernel's input and output channel axes are swapped
-            macs = math.prod(int(d) for d in k[:-2]) * int(k[-1])
-        return 2.0 * out * macs
-    if kind == "DepthwiseConv2D":
-        k = layer.kernel.shape
-        return 2.0 * out * int(k[0]) * int(k[1])
-    if kind == "SeparableConv2D":
-        dk, pk = layer.depthwise_kernel.shape, layer.pointwise_kernel.shape
-        ins = _numel(input_shapes[0])
-        return 2.0 * ins * int(dk[0]) * int(dk[1]) * int(dk[3]) + 2.0 * out * int(pk[2])
-    if kind in ("Dense", "EinsumDense"):
-        return 2.0 * out * int(layer.kernel.shape[0])
-    if kind == "MultiHeadAttention":
-        shape = input_shapes[0]
-        s, d = int(shape[-2]), int(shape[-1])
-        proj = int(layer.num_heads) * int(layer.key_dim)
-        return 2.0 * s * d * proj * 4 + 4.0 * s * s * proj
-    return 0.0
-
-
-def graph_of(model) -> Graph:
-    """Walk a Keras functional model: ops in execution order, sizes per example."""
-    sizes: dict[int, int] = {}
-    ops: list[Op] = []
-    float32_outputs: set[int] = set()
-    largest = 0
-    by_depth = getattr(model, "_nodes_by_depth", None)
-    if not by_depth:
-        raise GpukitError(f"model {model.name!r} is not a functional Keras model; gpukit walks functional models")
-    inputs = [id(t) for t in model.inputs]
-    for t in model.inputs:
-        sizes[id(t)] = _numel(t.shape)
-    for depth in sorted(by_depth, reverse=True):
-        for node in by_depth[depth]:
-            layer = node.operation
-            kind = type(layer).__name__
-            if kind == "InputLayer":
-                continue
-            ins = [id(t) for t in node.input_tensors]
-            outs = [id(t) for t in node.outputs]
-            for t in node.outputs:
-                sizes[id(t)] = _numel(t.shape)
-                if getattr(layer, "_gpukit_float32", False):  # kept in float32 under mixed precision
-                    float32_outputs.add(id(t))
-            for t in node.input_tensors:
-                sizes.setdefault(id(t), _numel(t.shape))
-            act = _activation_name(layer)
-            needs_input = kind in _NEEDS_INPUT
-            needs_output = kind in _NEEDS_OUTPUT
-            extra = 0
-            if kind == "Activation" or (act not in (None, "linear") and kind not in ("ReLU", "Softmax")):
-                if act in _OUTPUT_ACTIVATIONS:
-                    needs_output = True
-                elif kind == "Activation":
-                    needs_input = True
-                else:  # a fused non-relu activation: its gradient reads the pre-activation
-                    extra = sum(sizes[o] for o in outs)
-            weights = getattr(layer, "weights", [])  # a keras.ops operation (x + y) has none
-            trainable_weights = getattr(layer, "trainable_weights", [])
-            params = sum(int(math.prod(w.shape)) for w in weights)
-            trainable = sum(int(math.prod(w.shape)) for w in trainable_weights)
-            largest = max([largest] + [int(math.prod(w.shape)) for w in trainable_weights])
-            flops = layer_flops(layer, [t.shape for t in node.input_tensors], [t.shape for t in node.outputs])
-            ops.append(Op(layer.name, kind, ins, outs, params, trainable, needs_input, needs_output, extra,
-                          in_place=kind in _ELEMENTWISE and len(ins) >= 1, flops=flops,
-                          matmul=kind in MATMUL_LAYERS))
-    params = sum(o.params for o in ops)
-    trainable = sum(o.trainable_params for o in ops)
-    return Graph(model.name, ops, sizes, inputs, sum(sizes[i] for i in inputs), params, trainable,
-                 float32_outputs, largest)
 
 
 # --------------------------------------------------------------------------- simulation
@@ -234,10 +72,6 @@ class Estimate:
         return dict(self.__dict__)
 
 
-def _act_itemsize(precision: str) -> int:
-    return 2 if precision in ("fp16", "bf16") else 4
-
-
 def _last_use(graph: Graph) -> dict[int, int]:
     last: dict[int, int] = {}
     for i, op in enumerate(graph.ops):
@@ -262,7 +96,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
     """Peak bytes of one training or inference step of ``graph`` (see the module docstring)."""
     p = prec.normalize(precision)
     opt = optimizer.lower()
-    item = _act_itemsize(p)
+    item = prec.itemsize(p)
 
     def nbytes(t: int) -> int:
         return graph.sizes[t] * batch * (4 if t in graph.float32_outputs else item)
@@ -289,8 +123,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
         return Estimate(graph.name, batch, p, opt, mode, weights, 0, 0, peak_live, 0, input_bytes, tensor,
                         runtime_reserve_bytes, tensor + runtime_reserve_bytes)
 
-    if opt not in OPTIMIZER_SLOTS:
-        raise ParameterError(f"unknown optimizer {optimizer!r}; use one of {', '.join(OPTIMIZER_SLOTS)}")
+    opt = check_optimizer(opt)
     grads_total = graph.trainable_params * 4
     slots = OPTIMIZER_SLOTS[opt] * graph.trainable_params * 4
     saved = _saved_tensors(graph)
@@ -359,39 +192,6 @@ def update_workspace(optimizer: str, trainable_bytes: int, largest_variable_byte
 # --------------------------------------------------------------------------- transformers (closed form)
 
 
-@dataclass(frozen=True)
-class TransformerSpec:
-    """A transformer by its shape; parameters and activations follow from it."""
-
-    name: str
-    layers: int
-    hidden: int
-    heads: int
-    ffn: int
-    vocab: int
-    seq_len: int
-    decoder: bool
-    gated_ffn: bool = False  # SwiGLU (three FFN matrices) as in LLaMA
-
-    def params(self) -> int:
-        h = self.hidden
-        ffn = (3 if self.gated_ffn else 2) * h * self.ffn
-        per_layer = 4 * h * h + ffn + 4 * h  # attention, FFN, two norms
-        embeddings = self.vocab * h + (0 if self.gated_ffn else self.seq_len * h)
-        head = self.vocab * h if self.gated_ffn else 0  # LLaMA does not tie its output head
-        return self.layers * per_layer + embeddings + head
-
-
-#: Built-in configurations (published model shapes).
-TRANSFORMERS = {
-    "bert-base": TransformerSpec("bert-base", 12, 768, 12, 3072, 30522, 512, decoder=False),
-    "bert-large": TransformerSpec("bert-large", 24, 1024, 16, 4096, 30522, 512, decoder=False),
-    "gpt2-small": TransformerSpec("gpt2-small", 12, 768, 12, 3072, 50257, 1024, decoder=True),
-    "gpt2-medium": TransformerSpec("gpt2-medium", 24, 1024, 16, 4096, 50257, 1024, decoder=True),
-    "llama-7b": TransformerSpec("llama-7b", 32, 4096, 32, 11008, 32000, 2048, decoder=True, gated_ffn=True),
-}
-
-
 def estimate_transformer(spec: TransformerSpec, batch: int, precision: str, optimizer: str, mode: str,
                          seq_len: int | None = None, runtime_reserve_bytes: int = 0) -> Estimate:
     """Closed-form bytes of a transformer step (see the module docstring for the source)."""
@@ -399,7 +199,7 @@ def estimate_transformer(spec: TransformerSpec, batch: int, precision: str, opti
     s = seq_len or spec.seq_len
     if s > spec.seq_len and not spec.decoder:
         raise ParameterError(f"{spec.name} takes sequences of at most {spec.seq_len} tokens, not {s}")
-    item = _act_itemsize(p)
+    item = prec.itemsize(p)
     params = spec.params()
     weights = params * 4
     input_bytes = batch * s * 4 * (2 if mode == "train" else 1)  # token ids (and labels)
@@ -413,8 +213,7 @@ def estimate_transformer(spec: TransformerSpec, batch: int, precision: str, opti
         return Estimate(spec.name, batch, p, "none", mode, weights, 0, 0, activations, 0, input_bytes, tensor,
                         runtime_reserve_bytes, tensor + runtime_reserve_bytes)
     opt = optimizer.lower()
-    if opt not in OPTIMIZER_SLOTS:
-        raise ParameterError(f"unknown optimizer {optimizer!r}; use one of {', '.join(OPTIMIZER_SLOTS)}")
+    opt = check_optimizer(opt)
     # Korthikanti et al.: 34 s b h + 5 a s^2 b bytes per layer at 2 bytes per element; scale the
     # 2-byte terms to the activation item size (the 1-byte dropout masks stay 1 byte).
     per_layer_16bit = 34 * s * batch * spec.hidden + 5 * spec.heads * s * s * batch
@@ -429,91 +228,6 @@ def estimate_transformer(spec: TransformerSpec, batch: int, precision: str, opti
     tensor = weights + slots + input_bytes + activations + grads
     return Estimate(spec.name, batch, p, opt, mode, weights, grads, slots, activations, transient, input_bytes,
                     tensor, runtime_reserve_bytes, tensor + runtime_reserve_bytes)
-
-
-# --------------------------------------------------------------------------- models by name
-
-
-def keras_application_names() -> list[str]:
-    """Every model constructor in ``keras.applications`` (ResNet50, MobileNetV2, ...)."""
-    from .device import quiet_tensorflow
-
-    quiet_tensorflow()
-    import keras
-
-    names = []
-    for attr in dir(keras.applications):
-        obj = getattr(keras.applications, attr)
-        if attr[:1].isupper() and callable(obj):
-            names.append(attr)
-    return sorted(names)
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """What to estimate: a Keras application (with input shape), a saved file, or a transformer."""
-
-    name: str
-    kind: str  # application | file | transformer
-    input_shape: tuple[int, ...] | None = None
-    classes: int = 1000
-
-
-def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: int = 1000) -> ModelSpec:
-    """Turn a user's model name into a :class:`ModelSpec`, with suggestions for a typo."""
-    text = str(name).strip()
-    if not text:
-        raise UnknownModelError("empty model name; give a keras.applications name such as ResNet50")
-    if text.endswith(".keras") or os.path.sep in text:
-        path = Path(text)
-        if not path.exists():
-            raise UnknownModelError(f"model file {path} not found")
-        return ModelSpec(str(path), "file")
-    key = text.lower().replace("_", "-")
-    if key in TRANSFORMERS:
-        return ModelSpec(key, "transformer")
-    apps = keras_application_names()
-    by_lower = {a.lower(): a for a in apps}
-    if text.lower() in by_lower:
-        shape = tuple(input_shape) if input_shape else None
-        if shape is not None and (len(shape) != 3 or min(shape) < 1):
-            raise ParameterError(f"input shape {','.join(map(str, shape))} is not height,width,channels")
-        return ModelSpec(by_lower[text.lower()], "application", shape, classes)
-    choices = apps + list(TRANSFORMERS)
-    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
-        [by_lower[c] for c in difflib.get_close_matches(text.lower(), list(by_lower), n=3, cutoff=0.5)]
-    hint = f"did you mean {', '.join(close)}? " if close else ""
-    raise UnknownModelError(f"unknown model {name!r}; {hint}use a keras.applications name, a .keras file, "
-                            f"or one of {', '.join(TRANSFORMERS)}")
-
-
-def build_model(spec: ModelSpec):
-    """The Keras model of a spec (random weights: gpukit never downloads weights)."""
-    from .device import quiet_tensorflow
-
-    quiet_tensorflow()
-    import keras
-
-    if spec.kind == "file":
-        try:
-            with warnings.catch_warnings():  # Keras's own NumPy 2 deprecation notice on load
-                warnings.simplefilter("ignore", DeprecationWarning)
-                return keras.models.load_model(spec.name, compile=False)
-        except Exception as exc:  # noqa: BLE001 -- any unreadable file is the user's to fix
-            raise GpukitError(f"cannot load model file {spec.name}: {str(exc).splitlines()[0]}") from None
-    ctor = getattr(keras.applications, spec.name)
-    kwargs = {"weights": None, "classes": spec.classes}
-    if spec.input_shape:
-        kwargs["input_shape"] = tuple(spec.input_shape)
-    try:
-        return ctor(**kwargs)
-    except ValueError as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise ParameterError(f"{spec.name} cannot take input shape {spec.input_shape}: {first}") from None
-
-
-def default_input_shape(model) -> tuple[int, ...]:
-    return tuple(int(d) for d in model.inputs[0].shape[1:])
 
 
 # --------------------------------------------------------------------------- the public estimate
@@ -704,20 +418,24 @@ def format_fit(frame) -> str:
 
 
 def bisect_largest_batch(model_name: str, precision: str = "fp32", optimizer: str = "adam", mode: str = "train",
-                         input_shape: Sequence[int] | None = None, start: int = 1, limit: int = 4096) -> dict:
+                         input_shape: Sequence[int] | None = None, start: int = 1, limit: int = 4096,
+                         probe: Callable[..., dict] | None = None) -> dict:
     """The largest batch that really runs on the attached GPU, by bisection on out-of-memory.
 
     GPU only: a CPU allocates from host memory and swaps before it fails, so there is nothing
-    honest to bisect there (:class:`ParameterError`). Each probe runs in a fresh process.
+    honest to bisect there (:class:`ParameterError`). Each probe is
+    :func:`measure_in_subprocess` (a fresh process) unless ``probe`` replaces it; an out-of-memory
+    in any of TensorFlow's forms means "too large", any other failure stops the bisection.
     """
-    from .device import quiet_tensorflow
+    from .device import physical_gpus
 
-    if not quiet_tensorflow().config.list_physical_devices("GPU"):
+    if not physical_gpus():
         raise ParameterError("bisecting on out-of-memory needs a GPU; this machine computes on its CPU")
     probes = []
+    probe = probe or measure_in_subprocess
 
     def ok(b: int) -> bool:
-        r = measure_in_subprocess(model_name, b, precision, optimizer, mode, input_shape)
+        r = probe(model_name, b, precision, optimizer, mode, input_shape)
         probes.append((b, r["status"]))
         if r["status"] not in ("ok", "oom"):
             raise GpukitError(f"probe at batch {b} failed: {r.get('error')}")
@@ -753,14 +471,13 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
     varying order); ``benchmarks/memory_accuracy.py`` shows by how much.
     """
     from .device import quiet_tensorflow
-    from .workloads import train_step
 
     tf = quiet_tensorflow()
     import keras
 
     p = prec.normalize(precision)
     dev = device or ("GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0")
-    keras.mixed_precision.set_global_policy(prec.KERAS_POLICY[p])
+    keras.mixed_precision.set_global_policy(prec.keras_policy(p))
     spec = resolve_model(model_name, input_shape, classes)
     if spec.kind == "transformer":
         raise ParameterError("--measure runs Keras models; the built-in transformers are estimated only")
@@ -788,22 +505,6 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
             "device": dev, "measured_peak_bytes": int(info["peak"]), "resident_before_bytes": int(before)}
 
 
-def make_optimizer(name: str):
-    """A Keras optimizer by gpukit's optimizer name."""
-    import keras
-
-    n = name.lower()
-    makers = {"sgd": lambda: keras.optimizers.SGD(0.01), "momentum": lambda: keras.optimizers.SGD(0.01, momentum=0.9),
-              "nesterov": lambda: keras.optimizers.SGD(0.01, momentum=0.9, nesterov=True),
-              "adam": keras.optimizers.Adam, "adamw": keras.optimizers.AdamW, "rmsprop": keras.optimizers.RMSprop,
-              "adagrad": keras.optimizers.Adagrad, "adadelta": keras.optimizers.Adadelta,
-              "adamax": keras.optimizers.Adamax, "nadam": keras.optimizers.Nadam, "lion": keras.optimizers.Lion}
-    if n not in makers:
-        raise ParameterError(f"unknown optimizer {name!r}; use one of {', '.join(OPTIMIZER_SLOTS)}")
-    return makers[n]()
-
-
-_MEASURE_MARK = "GPUKIT-MEMORY "
 #: The measuring process uses TensorFlow's BFC allocator on the CPU too, the allocator GPUs
 #: use: the CPU's default allocator leaves allocations under 256 KiB out of its statistics.
 MEASURE_ENV = {"TF_CPU_ALLOCATOR_USE_BFC": "true"}
@@ -812,45 +513,17 @@ MEASURE_ENV = {"TF_CPU_ALLOCATOR_USE_BFC": "true"}
 def measure_in_subprocess(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",
                           mode: str = "train", input_shape: Sequence[int] | None = None, classes: int = 1000,
                           timeout_s: float = 900) -> dict:
-    """:func:`measure_peak` in a fresh Python, so nothing else shares the allocator.
-    An out-of-memory becomes ``{"status": "oom"}``; another failure ``{"status": "error"}``."""
-    import json
-    import subprocess
-    import sys
-
-    from .device import QUIET_ENV
-
-    args = json.dumps({"model_name": model_name, "batch": batch, "precision": precision, "optimizer": optimizer,
-                       "mode": mode, "input_shape": list(input_shape) if input_shape else None,
-                       "classes": classes})
-    try:
-        proc = subprocess.run([sys.executable, "-m", "gpukit.memory"], input=args, capture_output=True, text=True,
-                              timeout=timeout_s, env={**os.environ, **QUIET_ENV, **MEASURE_ENV})
-    except subprocess.TimeoutExpired:
-        return {"status": "error", "error": f"timed out after {timeout_s:g} s"}
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(_MEASURE_MARK):
-            return json.loads(line[len(_MEASURE_MARK):])
-    text = proc.stderr
-    tail = ([ln for ln in text.strip().splitlines() if ln.strip()] or ["no output"])[-1]
-    status = "oom" if ("ResourceExhausted" in text or "out of memory" in text.lower()) else "error"
-    return {"status": status, "error": tail.strip()[:400]}
+    """:func:`measure_peak` in a fresh Python (:func:`gpukit.runner.run`), so nothing else shares
+    the allocator. An out-of-memory, in any form TensorFlow raises it (:func:`gpukit.runner.is_oom`),
+    becomes ``{"status": "oom"}``; another failure ``{"status": "error"}``."""
+    args = {"model_name": model_name, "batch": batch, "precision": precision, "optimizer": optimizer,
+            "mode": mode, "input_shape": list(input_shape) if input_shape else None, "classes": classes}
+    child = runner.run("gpukit.memory:measure_child", args, timeout_s, env=MEASURE_ENV)
+    if child.ok:
+        return {"status": "ok", **child.value}
+    return {"status": child.status, "error": child.error}
 
 
-def _worker_main() -> None:
-    import json
-    import sys
-
-    args = json.loads(sys.stdin.read())
-    try:
-        result = {"status": "ok", **measure_peak(**args)}
-    except GpukitError as exc:
-        result = {"status": "error", "error": str(exc)}
-    except Exception as exc:  # noqa: BLE001 -- reported to the parent as a result
-        text = f"{type(exc).__name__}: {exc}"
-        result = {"status": "oom" if "ResourceExhausted" in text else "error", "error": text.splitlines()[0][:400]}
-    sys.stdout.write(_MEASURE_MARK + json.dumps(result) + "\n")
-
-
-if __name__ == "__main__":
-    _worker_main()
+def measure_child(args: dict) -> dict:
+    """Child side of :func:`measure_in_subprocess`."""
+    return measure_peak(**args)

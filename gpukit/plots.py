@@ -13,6 +13,9 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from . import precision as prec
+from .results import Results
+
 #: Colours of the precision families, shared by every figure.
 PALETTE = {"FP32 (CUDA cores)": "#4C72B0", "TF32 tensor": "#55A868",
            "FP16/BF16 tensor (FP32 accumulate)": "#C44E52"}
@@ -126,15 +129,15 @@ def _ok(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["status"] == "ok"].copy()
 
 
-def achieved_figure(results: dict) -> Figure:
+def achieved_figure(results: Results) -> Figure:
     """Achieved throughput of each configuration, with the datasheet peak where the device has one."""
-    from .bench import results_frame
+    from matplotlib.patches import Patch
 
-    frame = _ok(results_frame(results))
+    frame = _ok(results.frame())
     frame["name"] = frame["configuration"] + " · " + frame["precision"]
     compute = frame[frame["workload"] != "bandwidth"]
     memory = frame[frame["workload"] == "bandwidth"]
-    device = results["device"]
+    device = results.device
     fig, axes = plt.subplots(1, 2, figsize=(12, 0.38 * max(len(compute), len(memory), 3) + 2.2),
                              gridspec_kw={"width_ratios": [3, 2]})
     for ax, part, column, unit in ((axes[0], compute, "achieved_tflops", "TFLOP/s"),
@@ -144,41 +147,44 @@ def achieved_figure(results: dict) -> Figure:
             continue
         colors = [sns.color_palette()[list(WORKLOAD_MARKERS).index(w) % 10] for w in part["workload"]]
         ax.barh(part["name"], part[column], color=colors)
+        # The bar colours stand for the workloads: name them, with or without a datasheet peak.
+        handles = [Patch(color=sns.color_palette()[list(WORKLOAD_MARKERS).index(w) % 10], label=w)
+                   for w in dict.fromkeys(part["workload"])]
         peaks = part["throughput"] / part["peak_fraction"] if part["peak_fraction"].notna().any() else None
         if unit == "TFLOP/s" and peaks is not None:
             peaks = part["achieved_tflops"] / part["peak_fraction"]
         if peaks is not None and peaks.notna().any():
-            ax.scatter(peaks, part["name"], marker="|", s=300, color="black", label="datasheet peak", zorder=3)
+            handles.append(ax.scatter(peaks, part["name"], marker="|", s=300, color="black", label="datasheet peak",
+                                      zorder=3))
             for name, value, frac in zip(part["name"], part[column], part["peak_fraction"]):
                 if frac == frac and frac is not None:
                     ax.annotate(f"{frac:.0%}", (value, name), xytext=(4, 0), textcoords="offset points",
                                 va="center", fontsize=8)
-            ax.legend(loc="lower right", fontsize="small")
+        ax.legend(handles=handles, loc="lower right", fontsize="small")
         ax.invert_yaxis()
         ax.set_xlabel(f"achieved {unit}")
-    peak_note = ("share of the datasheet peak annotated" if device.get("catalogue_gpu")
+    peak_note = ("share of the datasheet peak annotated" if device.catalogue_gpu
                  else "no datasheet peak for this device")
-    fig.suptitle(f"What {device['kind'].upper()} {device['name']} delivers ({peak_note})", fontweight="bold")
+    fig.suptitle(f"What {device.kind.upper()} {device.name} delivers ({peak_note})", fontweight="bold")
     axes[0].set_title("compute (matmul, conv, models)")
     axes[1].set_title("memory bandwidth")
     return _finish(fig)
 
 
-def roofline_figure(results: dict) -> Figure:
+def roofline_figure(results: Results) -> Figure:
     """The attached device's roofline, each workload placed by arithmetic intensity.
 
     Ceilings are the datasheet peaks of a catalogued GPU, otherwise the best measured matmul
-    TFLOP/s per precision and the best measured bandwidth (said in the title)."""
-    from .bench import results_frame
-
-    frame = _ok(results_frame(results))
+    TFLOP/s per math that ran (FP32, TF32, FP16, BF16) and the best measured bandwidth (said in
+    the title)."""
+    frame = _ok(results.frame())
     frame = frame[frame["arithmetic_intensity"].notna() & frame["achieved_tflops"].notna()]
-    device = results["device"]
+    device = results.device
     row = None
-    if device.get("catalogue_gpu"):
+    if device.catalogue_gpu:
         from . import specs
 
-        row = specs.lookup(device["catalogue_gpu"])
+        row = specs.lookup(device.catalogue_gpu)
     fig, ax = plt.subplots(figsize=(10, 6.5))
     if frame.empty:
         ax.text(0.5, 0.5, "no successful measurement to place", ha="center", transform=ax.transAxes)
@@ -188,16 +194,16 @@ def roofline_figure(results: dict) -> Figure:
                      np.log10(frame["arithmetic_intensity"].max() * 4), 200)
     if row is not None:
         bandwidth = row["memory_bandwidth_gbs"]
-        ceilings = {p: row[c] for p, c in (("fp32", "fp32_tflops"), ("tf32", "tf32_tensor_tflops"),
-                                             ("fp16", "fp16_tensor_tflops"), ("bf16", "bf16_tensor_tflops"))
-                    if p in set(frame["precision"]) | {"fp32"} and row[c] == row[c]}
+        maths = set(frame["math_mode"].dropna()) | {"FP32"}
+        ceilings = {m: row[prec.MATH_PEAK_COLUMN[m]] for m in maths
+                    if m in prec.MATH_PEAK_COLUMN and row[prec.MATH_PEAK_COLUMN[m]] == row[prec.MATH_PEAK_COLUMN[m]]}
         source = "datasheet"
     else:
         bw = frame[frame["workload"] == "bandwidth"]["throughput"]
-        all_ok = _ok(results_frame(results))
+        all_ok = _ok(results.frame())
         bandwidth = all_ok.loc[all_ok["workload"] == "bandwidth", "throughput"].max() if bw.empty else bw.max()
         mm = frame[frame["workload"] == "matmul"]
-        ceilings = mm.groupby("precision")["achieved_tflops"].max().to_dict() or \
+        ceilings = mm.groupby("math_mode")["achieved_tflops"].max().to_dict() or \
             {"all": frame["achieved_tflops"].max()}
         source = "best measured"
     for i, (p, peak) in enumerate(sorted(ceilings.items(), key=lambda kv: kv[1])):
@@ -218,7 +224,7 @@ def roofline_figure(results: dict) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity, FLOP per byte of device memory traffic (log scale)")
     ax.set_ylabel("achieved TFLOP/s (log scale)")
-    ax.set_title(f"Roofline of {device['kind'].upper()} {device['name']} ({source} ceilings)")
+    ax.set_title(f"Roofline of {device.kind.upper()} {device.name} ({source} ceilings)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return _finish(fig)
 
@@ -260,9 +266,13 @@ def largest_batch_figure(fit: pd.DataFrame) -> Figure:
     order = list(dict.fromkeys(frame.sort_values("gpu_memory_bytes")["gpu"]))
     fig, ax = plt.subplots(figsize=(9, 0.42 * len(order) * max(1, len(set(frame["model"]))) ** 0.5 + 2))
     plotted = frame[frame["largest_batch"] > 0]
-    sns.barplot(data=plotted, y="gpu", x="largest_batch", hue="model", order=order, ax=ax, orient="h")
-    for gpu in frame.loc[frame["largest_batch"] == 0, "gpu"].unique():
-        ax.annotate("does not fit at batch 1", (1, order.index(gpu)), va="center", fontsize=8, color="0.3")
+    # Every model given gets its legend entry, also one that fits on none of these GPUs.
+    sns.barplot(data=plotted, y="gpu", x="largest_batch", hue="model", order=order, ax=ax, orient="h",
+                hue_order=list(dict.fromkeys(frame["model"])))
+    misfits = frame[frame["largest_batch"] == 0].groupby("gpu", sort=False)["model"].agg(", ".join)
+    for gpu, models in misfits.items():
+        ax.annotate(f"does not fit at batch 1: {models}", (1, order.index(gpu)), va="center", fontsize=8,
+                    color="0.3")
     ax.set_xscale("log", base=2)
     ax.set_xlim(left=1)  # bars start at batch 1, so their lengths compare
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
@@ -366,8 +376,6 @@ def predicted_roofline_figure(predictions: pd.DataFrame, catalogue: pd.DataFrame
     ``predictions`` is a :func:`gpukit.perfmodel.predict_table` frame: the point of a GPU sits
     at the step's arithmetic intensity and the TFLOP/s the model predicts there.
     """
-    from . import perfmodel
-
     frame = predictions.dropna(subset=["throughput"])
     fig, ax = plt.subplots(figsize=(10, 6.5))
     if frame.empty:
@@ -379,7 +387,7 @@ def predicted_roofline_figure(predictions: pd.DataFrame, catalogue: pd.DataFrame
     colors = sns.color_palette("husl", len(frame))
     for color, (_, r) in zip(colors, frame.iterrows()):
         gpu = catalogue.loc[catalogue["gpu"] == r["gpu"]].iloc[0]
-        _, peak = perfmodel.math_unit(gpu, r["precision"], r["workload"] != "bandwidth")
+        _, peak = prec.math_unit(gpu, r["precision"], r["workload"] != "bandwidth")
         bandwidth = float(gpu["memory_bandwidth_gbs"])
         ax.plot(ai, np.minimum(peak, ai * bandwidth / 1e3), color=color, lw=1.2, alpha=0.8)
         ax.scatter([intensity], [r["achieved_tflops"]], color=color, s=60, zorder=3, edgecolor="black",
@@ -472,12 +480,23 @@ def work_cost_figure(work: pd.DataFrame) -> Figure:
     order = long.groupby("gpu")["usd"].min().sort_values().index
     sns.barplot(data=long, y="gpu", x="usd", hue="how", order=order, ax=ax, orient="h",
                 palette={"rent (cheapest cloud)": "#4C72B0", "own (TCO)": "#DD8452"})
+    predicted = {g for g, b in zip(work["gpu"], work["basis"]) if b == "predicted"}
+    for container in ax.containers:  # one per hue level, one bar per GPU in `order`
+        for gpu, bar in zip(order, container.patches):
+            if gpu in predicted:
+                bar.set_hatch("//")
     unit = work["throughput_unit"].iloc[0].split("/")[0]
     ax.set_xlabel(f"USD per million {unit}")
     ax.set_ylabel("")
     basis = sorted(set(work["basis"]))
     ax.set_title(f"Cost per million {unit} ({' and '.join(basis)} throughput)")
-    ax.legend(title="", fontsize="small", loc="upper right")
+    handles, labels = ax.get_legend_handles_labels()
+    if predicted:
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(facecolor="white", edgecolor="grey", hatch="//"))
+        labels.append("hatched: predicted speed")
+    ax.legend(handles, labels, title="", fontsize="small", loc="upper right")
     return _finish(fig)
 
 

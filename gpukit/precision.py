@@ -1,42 +1,83 @@
-"""Precision names: one canonical spelling each, the Keras policy spellings accepted everywhere.
+"""Precisions: one vocabulary for every command, notebook, data file and results record.
 
-``fp32`` = ``float32``, ``fp16`` = ``mixed_float16``, ``bf16`` = ``mixed_bfloat16``; ``tf32``
-is ``float32`` math on tensor cores (Ampere and later, where TensorFlow enables it by default).
+One meaning per spelling (the README's precision table shows what each runs where):
+
+========== ===================================================== =====================
+spelling   means                                                 accepted aliases
+========== ===================================================== =====================
+float32    the Keras policy, TensorFlow's default: matmuls and   —
+           convolutions as TF32 on tensor cores on Ampere and
+           later GPUs, FP32 everywhere else
+fp32       strict IEEE FP32: TF32 turned off                     float, single
+tf32       float32 with TF32 on; an error where the GPU has none tensorfloat32
+fp16       Keras ``mixed_float16`` (FP32 master weights)         mixed_float16, float16, half
+bf16       Keras ``mixed_bfloat16`` (FP32 master weights)        mixed_bfloat16, bfloat16
+fp64       double precision (catalogue figures only)             float64, double
+int8       8-bit integer tensor ops (catalogue figures only)     —
+========== ===================================================== =====================
+
+:func:`math_of` says which math an op runs at on a catalogue GPU, :func:`device_math` on the
+attached device; :func:`math_unit` gives the unit and its datasheet peak. Nothing else in gpukit
+defines a precision.
 """
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 
-from .errors import ParameterError
+from .errors import GpukitError, ParameterError
 
-#: Canonical precisions, in the order reports list them.
-PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "int8")
+
+@dataclass(frozen=True)
+class Precision:
+    """One spelling of the vocabulary and what it means."""
+
+    name: str
+    keras_policy: str | None  # the Keras mixed-precision policy; None: not a training precision
+    tf32: bool | None  # TF32 for float32 matmuls: on, off, or None for "not a float32 math"
+    dtype: str  # TensorFlow dtype of a matmul's or convolution's operands
+    itemsize: int  # bytes per operand and activation element
+    meaning: str
+
+
+_TABLE = (
+    Precision("fp64", None, None, "float64", 8, "double precision (catalogue figures)"),
+    Precision("float32", "float32", True, "float32", 4,
+              "TensorFlow's default: TF32 tensor cores on Ampere and later, FP32 elsewhere"),
+    Precision("fp32", "float32", False, "float32", 4, "strict IEEE FP32 (TF32 off)"),
+    Precision("tf32", "float32", True, "float32", 4, "float32 with TF32 on (Ampere and later only)"),
+    Precision("fp16", "mixed_float16", None, "float16", 2, "mixed precision, FP16 with FP32 master weights"),
+    Precision("bf16", "mixed_bfloat16", None, "bfloat16", 2, "mixed precision, BF16 with FP32 master weights"),
+    Precision("int8", None, None, "int8", 1, "8-bit integer tensor ops (catalogue figures)"),
+)
+#: Every precision by its canonical spelling, in the order reports list them.
+PRECISIONS: dict[str, Precision] = {p.name: p for p in _TABLE}
+#: Precisions a Keras model can train and infer in (benchmarks, memory, the performance model).
+KERAS_PRECISIONS = tuple(p.name for p in _TABLE if p.keras_policy)
 
 _ALIASES = {
-    "fp64": "fp64", "float64": "fp64", "double": "fp64",
-    "fp32": "fp32", "float32": "fp32", "float": "fp32", "single": "fp32",
-    "tf32": "tf32", "tensorfloat32": "tf32",
-    "fp16": "fp16", "float16": "fp16", "half": "fp16", "mixed_float16": "fp16",
-    "bf16": "bf16", "bfloat16": "bf16", "mixed_bfloat16": "bf16",
-    "int8": "int8",
+    **{p: p for p in PRECISIONS},
+    "float64": "fp64", "double": "fp64",
+    "float": "fp32", "single": "fp32",
+    "tensorfloat32": "tf32",
+    "float16": "fp16", "half": "fp16", "mixed_float16": "fp16",
+    "bfloat16": "bf16", "mixed_bfloat16": "bf16",
 }
 
-#: Keras mixed-precision policy of each precision a Keras model can train in.
-KERAS_POLICY = {"fp32": "float32", "tf32": "float32", "fp16": "mixed_float16", "bf16": "mixed_bfloat16"}
+#: The math a GPU runs, by label, and the catalogue column with its dense peak.
+MATH_PEAK_COLUMN = {"FP32": "fp32_tflops", "TF32": "tf32_tensor_tflops", "FP16": "fp16_tensor_tflops",
+                    "BF16": "bf16_tensor_tflops", "FP64": "fp64_tflops", "INT8": "int8_tensor_tops"}
+#: Label of each math as tables and figures show it.
+MATH_LABEL = {"FP32": "FP32 (CUDA cores)", "TF32": "TF32 tensor", "FP16": "FP16 tensor", "BF16": "BF16 tensor",
+              "FP64": "FP64", "INT8": "INT8 tensor"}
 
-#: TensorFlow dtype name of the operands of a matmul or convolution at each precision.
-TF_DTYPE = {"fp64": "float64", "fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
-#: Catalogue column with the dense peak rate of each precision.
-PEAK_COLUMN = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "tf32": "tf32_tensor_tflops",
-               "fp16": "fp16_tensor_tflops", "bf16": "bf16_tensor_tflops", "int8": "int8_tensor_tops"}
-
-#: Bytes per element of each precision's operands.
-ITEMSIZE = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "int8": 1}
+class Unsupported(GpukitError):
+    """This device cannot run this precision natively (TF32 or BF16 on Volta, TF32 on a CPU)."""
 
 
 def normalize(name: str) -> str:
-    """The canonical name of a precision given in either spelling (case-insensitive)."""
+    """The canonical spelling of a precision given in any accepted spelling (case-insensitive)."""
     key = str(name).strip().casefold().replace("-", "_")
     if key in _ALIASES:
         return _ALIASES[key]
@@ -46,7 +87,7 @@ def normalize(name: str) -> str:
 
 
 def normalize_all(names) -> list[str]:
-    """Canonical names of a list (or comma-separated string) of precisions, duplicates dropped."""
+    """Canonical spellings of a list (or comma-separated string) of precisions, duplicates dropped."""
     if isinstance(names, str):
         names = [n for n in names.split(",") if n.strip()]
     out: list[str] = []
@@ -55,3 +96,85 @@ def normalize_all(names) -> list[str]:
         if p not in out:
             out.append(p)
     return out
+
+
+def get(name: str) -> Precision:
+    """The :class:`Precision` of any accepted spelling."""
+    return PRECISIONS[normalize(name)]
+
+
+def trainable(name: str) -> str:
+    """The canonical spelling of a precision a Keras model can run in, or a one-line error."""
+    p = normalize(name)
+    if p not in KERAS_PRECISIONS:
+        raise ParameterError(f"precision {name!r} is a catalogue figure, not something a model runs in; "
+                             f"use one of {', '.join(KERAS_PRECISIONS)}")
+    return p
+
+
+def itemsize(name: str) -> int:
+    """Bytes per operand and activation element at this precision (weights stay float32 under
+    mixed precision: see :mod:`gpukit.memory`)."""
+    return get(name).itemsize
+
+
+def keras_policy(name: str) -> str:
+    """The Keras mixed-precision policy a model runs under at this precision."""
+    return PRECISIONS[trainable(name)].keras_policy  # type: ignore[return-value]
+
+
+def _present(value) -> bool:
+    return value is not None and value == value and value != ""
+
+
+def math_of(precision: str, has_tf32: bool, has_bf16: bool, where: str = "this GPU") -> str:
+    """The math (``FP32``, ``TF32``, ``FP16``, ``BF16``, ``FP64``, ``INT8``) that matrix multiplies and
+    convolutions run at; raises :class:`Unsupported` for ``tf32`` or ``bf16`` where there is none."""
+    p = normalize(precision)
+    if p == "tf32" and not has_tf32:
+        raise Unsupported(f"{where} has no TF32 tensor cores (NVIDIA Ampere and later have them); use float32 or fp32")
+    if p == "bf16" and not has_bf16:
+        raise Unsupported(f"{where} has no BF16 tensor cores (NVIDIA Ampere and later have them); use fp16 there")
+    return {"float32": "TF32" if has_tf32 else "FP32", "fp32": "FP32", "tf32": "TF32", "fp16": "FP16",
+            "bf16": "BF16", "fp64": "FP64", "int8": "INT8"}[p]
+
+
+def gpu_math(gpu, precision: str) -> str:
+    """:func:`math_of` on a catalogue GPU (a row of :func:`gpukit.specs.load_catalogue`)."""
+    where = f"{gpu['gpu']} ({gpu.get('architecture', '?')})"
+    return math_of(precision, _present(gpu.get("tf32_tensor_tflops")), _present(gpu.get("bf16_tensor_tflops")),
+                   where)
+
+
+def math_unit(gpu, precision: str, matmul: bool = True) -> tuple[str, float]:
+    """(label of the math, dense peak TFLOPS) that runs an op on catalogue GPU ``gpu``.
+
+    Matrix multiplies and convolutions run at :func:`gpu_math`; everything else (normalisation,
+    activations, pooling, the optimizer update) on the FP32 CUDA cores. GeForce cards' FP16 rate
+    with FP32 accumulate is what the catalogue records, so no special case is needed here.
+    """
+    if not matmul:
+        return MATH_LABEL["FP32"], float(gpu["fp32_tflops"])
+    math = gpu_math(gpu, precision)
+    peak = gpu.get(MATH_PEAK_COLUMN[math])
+    if not _present(peak):
+        raise Unsupported(f"{gpu['gpu']} has no {MATH_LABEL[math]} figure in the catalogue")
+    return MATH_LABEL[math], float(peak)
+
+
+def peak_tflops(gpu, precision: str) -> float | None:
+    """The dense peak a precision's matrix multiplies reach on catalogue GPU ``gpu``; None where
+    the GPU cannot run it."""
+    try:
+        return math_unit(gpu, precision, True)[1]
+    except Unsupported:
+        return None
+
+
+def device_math(precision: str, kind: str, compute_capability: str | None = None) -> str:
+    """The math a precision runs at on the attached device (``kind`` cpu or gpu): what a
+    benchmark record says ran. TF32 and BF16 tensor cores need compute capability 8.0."""
+    ampere = kind == "gpu" and compute_capability is not None and float(compute_capability) >= 8.0
+    where = f"this {kind.upper()}" + (f" (compute capability {compute_capability})" if compute_capability else "")
+    has_bf16 = ampere or kind != "gpu"  # CPUs run bfloat16 in software or with AVX-512/AMX
+    return math_of(precision, ampere, has_bf16, where)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import specs
-from ._csv import Field, parse_rows, read_rows, resolve_and_dedupe, to_frame
+from ._csv import Field, parse_rows, read_rows, to_frame
 from .errors import DataError, Problem, UnknownGPUError
 
 PURCHASE_PATH = specs.DATA_DIR / "prices.csv"
@@ -87,7 +87,7 @@ def read_price_file(path: str | os.PathLike, kind: str | None = None, catalogue=
     schema = PURCHASE_SCHEMA if kind == "purchase" else CLOUD_SCHEMA
     cat = specs.load_catalogue() if catalogue is None else catalogue
     rows, problems = parse_rows(path, schema, today or date.today(), what="price")
-    kept = resolve_and_dedupe(path, rows, cat, lambda r: tuple(r[k] for k in _KEYS[kind]), problems,
+    kept = specs.resolve_rows(path, rows, cat, lambda r: tuple(r[k] for k in _KEYS[kind]), problems,
                               f"same {', '.join(_KEYS[kind])}")
     if problems:
         raise DataError(sorted(problems, key=lambda p: p.line or 0))

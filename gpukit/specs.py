@@ -22,9 +22,8 @@ import pandas as pd
 
 from ._csv import Field, parse_rows, to_frame
 from .errors import DataError, GpukitError, Problem, UnknownGPUError
+from .resources import DATA_DIR
 
-#: Folder of the shipped data files; ``GPUKIT_DATA_DIR`` overrides it.
-DATA_DIR = Path(os.environ.get("GPUKIT_DATA_DIR") or Path(__file__).resolve().parent.parent / "data")
 CATALOGUE_PATH = DATA_DIR / "gpus.csv"
 
 GIB = 2**30
@@ -366,3 +365,24 @@ def records(catalogue: pd.DataFrame) -> list[dict]:
                 clean[k] = v
         out.append(clean)
     return out
+
+
+def resolve_rows(path: Path, rows: list[tuple[int, dict]], catalogue, key, problems: list[Problem],
+                       what: str) -> list[dict]:
+    """Resolve each row's ``gpu`` against the catalogue (canonical names) and drop rows whose
+    ``key(row)`` repeats an earlier line; problems are appended, naming line and column."""
+    seen: dict[tuple, int] = {}
+    kept = []
+    for line, row in rows:
+        try:
+            row["gpu"] = resolve(row["gpu"], catalogue).gpu
+        except UnknownGPUError as exc:
+            problems.append(Problem(path, line, "gpu", str(exc), row["gpu"]))
+            continue
+        k = key(row)
+        if k in seen:
+            problems.append(Problem(path, line, None, f"repeats line {seen[k]} ({what}); keep one", row["gpu"]))
+            continue
+        seen[k] = line
+        kept.append(row)
+    return kept

@@ -22,15 +22,13 @@ from typing import Any
 
 from . import precision as prec
 from .errors import ParameterError
+from .graph import activation_elements, forward_flops
+from .models import train_step, transformer_model
 
 #: Workloads in report order, with the unit of their throughput.
 UNITS = {"matmul": "TFLOP/s", "bandwidth": "GB/s", "conv": "TFLOP/s",
          "resnet50": "images/s", "transformer": "tokens/s"}
 WORKLOADS = tuple(UNITS)
-
-
-class Unsupported(Exception):
-    """This configuration cannot run on this device (recorded as ``status: skipped``)."""
 
 
 @dataclass(frozen=True)
@@ -129,35 +127,6 @@ def transformer_counts(batch: int, seq_len: int, hidden: int, heads: int, ffn: i
     return float(flops), float(bytes_)
 
 
-def keras_forward_flops(model) -> float:
-    """Forward FLOPs of one example through a Keras model (the memory model's layer walk,
-    :func:`gpukit.memory.layer_flops` per layer)."""
-    from .memory import graph_of
-
-    return float(sum(op.flops for op in graph_of(model).ops))
-
-
-def keras_activation_elements(model) -> int:
-    """Elements of every layer output for one example (the activations a step writes)."""
-    total = 0
-    for layer in _leaf_layers(model):
-        if type(layer).__name__ == "InputLayer":
-            continue
-        out = layer.output
-        shapes = [o.shape for o in out] if isinstance(out, (list, tuple)) else [out.shape]
-        for s in shapes:
-            total += math.prod(d for d in s[1:] if d is not None)
-    return total
-
-
-def _leaf_layers(model) -> Iterator:
-    for layer in model.layers:
-        if hasattr(layer, "layers") and layer.layers:
-            yield from _leaf_layers(layer)
-        else:
-            yield layer
-
-
 # --------------------------------------------------------------------------- defaults
 
 
@@ -184,17 +153,28 @@ def default_precisions(device: DeviceInfo, quick: bool) -> list[str]:
     return out
 
 
-def _sizes(device: DeviceInfo, quick: bool) -> dict:
-    gpu = device.kind == "gpu"
-    if gpu:
+#: The BERT-like encoder's shape (BERT-base); only its depth and batch change with the device.
+TRANSFORMER_SHAPE = {"hidden": 768, "heads": 12, "ffn": 3072, "seq_len": 128, "vocab": 30522}
+#: A small encoder for code-path runs on a CPU (several logical devices share its cores).
+_TINY_TRANSFORMER = {"hidden": 128, "heads": 2, "ffn": 512, "seq_len": 32, "vocab": 1000}
+
+
+def sizes(kind: str, quick: bool) -> dict:
+    """Every workload size, defined once: what ``gpukit bench`` runs on a ``kind`` (cpu or gpu)
+    device, quick or full; ``scaling`` is what ``gpukit bench --devices N`` trains per replica.
+    The GPU quick sizes are also the performance model's defaults (:func:`model_defaults`)."""
+    if kind == "gpu":
+        resnet = {"image_size": 224, "batch": 64 if quick else 128}
+        transformer = {**TRANSFORMER_SHAPE, "layers": 12, "batch": 32 if quick else 64}
         return {
             "square": [2048, 4096, 8192] if quick else [1024, 2048, 4096, 8192, 16384],
             "llm": [(4096, 16384, 4096)] if quick else [(2048, 11008, 4096), (4096, 16384, 4096)],
             "bandwidth_elements": 2**27,
             "conv_batch": 32 if quick else 64,
             "conv_layers": 4,
-            "resnet": {"image_size": 224, "batch": 64 if quick else 128},
-            "transformer": {"layers": 12, "batch": 32 if quick else 64},
+            "resnet50": resnet,
+            "transformer": transformer,
+            "scaling": {"resnet50": resnet, "transformer": transformer},
         }
     return {
         "square": [1024, 2048] if quick else [1024, 2048, 4096],
@@ -202,8 +182,10 @@ def _sizes(device: DeviceInfo, quick: bool) -> dict:
         "bandwidth_elements": 2**25,
         "conv_batch": 4 if quick else 8,
         "conv_layers": 2 if quick else 4,
-        "resnet": {"image_size": 128, "batch": 4} if quick else {"image_size": 224, "batch": 8},
-        "transformer": {"layers": 2, "batch": 4} if quick else {"layers": 4, "batch": 8},
+        "resnet50": {"image_size": 128, "batch": 4} if quick else {"image_size": 224, "batch": 8},
+        "transformer": {**TRANSFORMER_SHAPE, **({"layers": 2, "batch": 4} if quick else {"layers": 4, "batch": 8})},
+        "scaling": {"resnet50": {"image_size": 64 if quick else 128, "batch": 2 if quick else 8},
+                    "transformer": {**_TINY_TRANSFORMER, "layers": 2, "batch": 2 if quick else 8}},
     }
 
 
@@ -217,10 +199,7 @@ def check_selection(workloads=None, precisions=None) -> tuple[list[str], list[st
     for w in names:
         if w not in UNITS:
             raise ParameterError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
-    precs = prec.normalize_all(precisions) if precisions else None
-    for p in precs or []:
-        if p not in prec.KERAS_POLICY:
-            raise ParameterError(f"precision {p} is not benchmarked; use fp32, tf32, fp16 or bf16")
+    precs = [prec.trainable(p) for p in prec.normalize_all(precisions)] if precisions else None
     return names, precs
 
 
@@ -229,7 +208,7 @@ def default_configs(device: DeviceInfo, quick: bool = True, workloads=None, prec
     """The benchmark set for this device: every workload at every precision, sized for it."""
     names, precs = check_selection(workloads, precisions)
     precs = precs or default_precisions(device, quick)
-    size = _sizes(device, quick)
+    size = sizes(device.kind, quick)
     out: list[Config] = []
     for w in names:
         if w == "bandwidth":  # bytes per second do not depend on the arithmetic precision
@@ -245,10 +224,9 @@ def default_configs(device: DeviceInfo, quick: bool = True, workloads=None, prec
                                            "out_channels": co, "kernel": 3, "stride": 1}, xla)
                         for h, wd, ci, co in CONV_LAYERS[: size["conv_layers"]]]
             elif w == "resnet50":
-                out += [Config("resnet50", p, {"mode": mode, **size["resnet"]}, xla) for mode in ("train", "infer")]
+                out += [Config("resnet50", p, {"mode": mode, **size["resnet50"]}, xla) for mode in ("train", "infer")]
             elif w == "transformer":
-                out.append(Config("transformer", p, {"hidden": 768, "heads": 12, "ffn": 3072, "seq_len": 128,
-                                                     "vocab": 30522, **size["transformer"]}, xla))
+                out.append(Config("transformer", p, dict(size["transformer"]), xla))
     return out
 
 
@@ -263,32 +241,26 @@ def _tf():
 
 @contextlib.contextmanager
 def precision_scope(config: Config, device: DeviceInfo) -> Iterator[str]:
-    """Set TF32 and the Keras policy for ``config``; yield the math mode that will really run.
+    """Set TF32 and the Keras policy for ``config``; yield the math that will really run
+    (:func:`gpukit.precision.device_math`: ``FP32``, ``TF32``, ``FP16`` or ``BF16``).
 
     TensorFlow runs float32 matmuls and convolutions as TF32 on Ampere and later unless told
-    not to: ``fp32`` turns TF32 off so FP32 is FP32, ``tf32`` turns it on (and is unsupported
-    where there is no TF32). Both settings are restored afterwards.
+    not to: ``fp32`` turns TF32 off so FP32 is FP32, ``tf32`` and ``float32`` leave it on (its
+    default), and ``tf32`` or ``bf16`` where the device has none raise :class:`gpukit.precision.Unsupported`.
+    Both settings are restored afterwards.
     """
+    math = prec.device_math(config.precision, device.kind, device.compute_capability)
     tf = _tf()
     import keras
 
-    p = config.precision
-    if p == "tf32" and not device.ampere_or_later:
-        raise Unsupported("TF32 needs an NVIDIA GPU of compute capability 8.0 or later; "
-                          f"this device is {device.kind.upper()}" + (f" {device.compute_capability}" if device.compute_capability else ""))
-    if p == "bf16" and device.kind == "gpu" and not device.ampere_or_later:
-        raise Unsupported(f"BF16 needs compute capability 8.0 or later; this GPU is {device.compute_capability}")
+    spec = prec.get(config.precision)
     old_tf32 = tf.config.experimental.tensor_float_32_execution_enabled()
     old_policy = keras.mixed_precision.global_policy().name
-    tf.config.experimental.enable_tensor_float_32_execution(p == "tf32")
-    model_workload = config.workload in ("resnet50", "transformer")
-    if model_workload:
-        keras.mixed_precision.set_global_policy(prec.KERAS_POLICY[p])
+    if spec.tf32 is not None:
+        tf.config.experimental.enable_tensor_float_32_execution(spec.tf32)
+    keras.mixed_precision.set_global_policy(spec.keras_policy)
     try:
-        if model_workload:
-            yield prec.KERAS_POLICY[p] if p != "tf32" else "float32 (TF32 math)"
-        else:
-            yield p
+        yield math
     finally:
         keras.mixed_precision.set_global_policy(old_policy)
         tf.config.experimental.enable_tensor_float_32_execution(old_tf32)
@@ -312,10 +284,10 @@ def _function(tf, fn, xla: bool):
 def _build_matmul(config: Config, math_mode: str) -> Built:
     tf = _tf()
     p = config.params
-    dtype = prec.TF_DTYPE[config.precision]
+    dtype = prec.get(config.precision).dtype
     a = tf.cast(tf.random.uniform((p["m"], p["k"])), dtype)
     b = tf.cast(tf.random.uniform((p["k"], p["n"])), dtype)
-    flops, bytes_ = matmul_counts(p["m"], p["n"], p["k"], prec.ITEMSIZE[config.precision])
+    flops, bytes_ = matmul_counts(p["m"], p["n"], p["k"], prec.itemsize(config.precision))
     step = _function(tf, lambda: tf.matmul(a, b), config.xla)
     return Built(step, flops, bytes_, None, UNITS["matmul"], math_mode)
 
@@ -336,31 +308,17 @@ def _build_bandwidth(config: Config, math_mode: str) -> Built:
 def _build_conv(config: Config, math_mode: str) -> Built:
     tf = _tf()
     p = config.params
-    dtype = prec.TF_DTYPE[config.precision]
+    dtype = prec.get(config.precision).dtype
     x = tf.cast(tf.random.uniform((p["batch"], p["height"], p["width"], p["in_channels"])), dtype)
     w = tf.cast(tf.random.uniform((p["kernel"], p["kernel"], p["in_channels"], p["out_channels"]), -0.1, 0.1), dtype)
     flops, bytes_ = conv2d_counts(p["batch"], p["height"], p["width"], p["in_channels"], p["out_channels"],
-                                  p["kernel"], p["stride"], prec.ITEMSIZE[config.precision])
+                                  p["kernel"], p["stride"], prec.itemsize(config.precision))
     fn = lambda: tf.nn.conv2d(x, w, strides=p["stride"], padding="SAME")  # noqa: E731
     return Built(_function(tf, fn, config.xla), flops, bytes_, None, UNITS["conv"], math_mode)
 
 
-def train_step(tf, model, loss_fn, optimizer, x, y, xla: bool):
-    """One compiled training step: forward, loss (scaled under a loss-scale optimizer),
-    gradients, optimizer update; returns the loss."""
-    def step():
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-            scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
-        grads = tape.gradient(scaled, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    return _function(tf, step, xla)
-
-
 def _model_bytes(model, batch: int, itemsize: int, training: bool) -> float:
-    acts = keras_activation_elements(model) * batch
+    acts = activation_elements(model) * batch
     params = model.count_params()
     return float((2 * acts) * itemsize + params * 4 * (4 if training else 1))
 
@@ -373,8 +331,8 @@ def _build_resnet50(config: Config, math_mode: str) -> Built:
     size, batch, training = p["image_size"], p["batch"], p["mode"] == "train"
     model = keras.applications.ResNet50(weights=None, input_shape=(size, size, 3), classes=1000)
     x = tf.random.uniform((batch, size, size, 3))
-    forward = keras_forward_flops(model) * batch
-    itemsize = 2 if config.precision in ("fp16", "bf16") else 4
+    forward = forward_flops(model) * batch
+    itemsize = prec.itemsize(config.precision)
     bytes_ = _model_bytes(model, batch, itemsize, training)
     if training:
         y = tf.random.uniform((batch,), maxval=1000, dtype=tf.int32)
@@ -385,25 +343,6 @@ def _build_resnet50(config: Config, math_mode: str) -> Built:
         return Built(step, 3 * forward, bytes_, batch, UNITS["resnet50"], math_mode)
     step = _function(tf, lambda: model(x, training=False), config.xla)
     return Built(step, forward, bytes_, batch, UNITS["resnet50"], math_mode)
-
-
-def transformer_model(hidden: int, heads: int, ffn: int, layers: int, seq_len: int, vocab: int):
-    """A BERT-like encoder: token and position embeddings, ``layers`` post-norm blocks of
-    multi-head self-attention and a GELU feed-forward, and a token-level output head."""
-    import keras
-    from keras import layers as L
-
-    tokens = keras.Input((seq_len,), dtype="int32")
-    x = L.Embedding(vocab, hidden)(tokens)
-    positions = L.Embedding(seq_len, hidden)(keras.ops.arange(seq_len))
-    x = x + positions
-    for _ in range(layers):
-        attn = L.MultiHeadAttention(num_heads=heads, key_dim=hidden // heads)(x, x)
-        x = L.LayerNormalization(epsilon=1e-12)(x + attn)
-        h = L.Dense(ffn, activation="gelu")(x)
-        x = L.LayerNormalization(epsilon=1e-12)(x + L.Dense(hidden)(h))
-    logits = L.Dense(vocab, dtype="float32")(x)
-    return keras.Model(tokens, logits, name="bert_like_encoder")
 
 
 def _build_transformer(config: Config, math_mode: str) -> Built:
@@ -418,7 +357,7 @@ def _build_transformer(config: Config, math_mode: str) -> Built:
     if config.precision == "fp16":
         optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    itemsize = 2 if config.precision in ("fp16", "bf16") else 4
+    itemsize = prec.itemsize(config.precision)
     flops, bytes_ = transformer_counts(p["batch"], p["seq_len"], p["hidden"], p["heads"], p["ffn"],
                                        p["layers"], p["vocab"], itemsize, training=True)
     step = train_step(tf, model, loss, optimizer, x, y, config.xla)

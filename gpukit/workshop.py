@@ -25,16 +25,18 @@ HIDDEN = "Answer hidden. Discuss first; then re-run with reveal_answers = True (
 
 def _published(a: str, b: str, precision: str) -> tuple[float, str] | None:
     ref = perfmodel.load_reference()
+    cat = specs.load_catalogue()
+    va, vb = specs.resolve(a, cat).matches, specs.resolve(b, cat).matches
     for source, g in ref[(ref["precision"] == precision)].groupby("source"):
-        ra = g[g["gpu"].isin(perfmodel._variants(a, specs.load_catalogue()))]
-        rb = g[g["gpu"].isin(perfmodel._variants(b, specs.load_catalogue()))]
+        ra = g[g["gpu"].isin(va)]
+        rb = g[g["gpu"].isin(vb)]
         if len(ra) and len(rb):
             return (float(ra["throughput"].iloc[0] / rb["throughput"].iloc[0]),
                     f"{source}, {ra['gpu'].iloc[0]} vs {rb['gpu'].iloc[0]}")
     return None
 
 
-def _speed(a: str, b: str, precision: str = "mixed_float16") -> str:
+def _speed(a: str, b: str, precision: str = "fp16") -> str:
     table = perfmodel.predict_table("resnet50", precision, 256, "train", [a, b])
     ratio = perfmodel.speedup(table, a, b)
     ra = specs.lookup(a)

@@ -54,3 +54,62 @@ def shipped_copy(tmp_path):
     path = tmp_path / "gpus.csv"
     shutil.copy(specs.CATALOGUE_PATH, path)
     return path
+
+
+@pytest.fixture(autouse=True)
+def _tiers_keep_tensorflow_out_of_the_fast_tier(request):
+    """The fast tier (`make test-fast`: neither `notebooks` nor `tensorflow`) must not import
+    TensorFlow: an unmarked test that does fails here, naming the marker it needs."""
+    import sys
+
+    marked = request.node.get_closest_marker("tensorflow") or request.node.get_closest_marker("notebooks")
+    before = "tensorflow" in sys.modules
+    yield
+    if not marked and not before and "tensorflow" in sys.modules:
+        pytest.fail("this test imported TensorFlow; mark it @pytest.mark.tensorflow (the fast tier has none)")
+
+
+class CatalogueGPU:
+    """One catalogue row, read as ``g.memory_bandwidth_gbs`` or ``g["fp16_tensor_tflops"]``.
+
+    Values are plain Python numbers (``NaN`` for a mode the GPU lacks); ``g.row`` is the Series
+    itself, for the functions that take a catalogue row. An unknown column is an error, not ``None``.
+    """
+
+    def __init__(self, row):
+        self.row = row
+
+    def __getitem__(self, column: str):
+        if column not in specs.COLUMNS:
+            raise KeyError(f"{column!r} is not a catalogue column; columns: {', '.join(specs.COLUMNS)}")
+        value = self.row[column]
+        return value.item() if hasattr(value, "item") else value
+
+    def __getattr__(self, column: str):
+        if column.startswith("_") or column == "row":
+            raise AttributeError(column)
+        try:
+            return self[column]
+        except KeyError as exc:
+            raise AttributeError(exc.args[0]) from None
+
+    def __repr__(self) -> str:
+        return f"CatalogueGPU({self.row['gpu']!r})"
+
+
+@pytest.fixture(scope="session")
+def gpu(catalogue):
+    """``gpu(name)``: the catalogue row of a GPU (natural names, as :func:`specs.lookup` takes them).
+
+    The tests read every catalogue figure through this fixture, so correcting a datasheet figure in
+    data/gpus.csv changes their expectations with it. The one place figures are pinned to the
+    datasheets is ``DATASHEET`` in test_specs.py.
+    """
+    rows: dict[str, CatalogueGPU] = {}
+
+    def get(name: str) -> CatalogueGPU:
+        if name not in rows:
+            rows[name] = CatalogueGPU(specs.lookup(name, catalogue))
+        return rows[name]
+
+    return get

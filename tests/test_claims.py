@@ -17,32 +17,54 @@ def check_text(tmp_path: Path, body: str):
     return claims.check(claims.load_claims(path))
 
 
-def test_the_three_kinds_of_error_the_articles_make(tmp_path):
+def test_the_three_kinds_of_error_the_articles_make(tmp_path, gpu, catalogue):
+    a5000_fp16, a4000_fp32 = gpu("RTX A5000").fp16_tensor_tflops, gpu("RTX A4000").fp32_tflops
+    near = catalogue.loc[(catalogue["fp32_tflops"] / a4000_fp32 - 1).abs() <= claims.RELATIVE_TOLERANCE, "gpu"]
+    assert list(near) == ["RTX A4000"], f"premise: only the A4000 has an FP32 figure near {a4000_fp32:g}"
+    assert gpu("GeForce RTX 4090").tensor_cores != 128, "premise: 128 (its RT cores) is not the tensor-core count"
     t = check_text(tmp_path,
-                   "a.txt,RTX A5000,fp16_tensor_tflops,eq,222.2,,sparse passed off as dense\n"
-                   "b.txt,A40,fp32_tflops,eq,19.2,,another card's FP32 figure\n"
+                   f"a.txt,RTX A5000,fp16_tensor_tflops,eq,{2 * a5000_fp16:g},,sparse passed off as dense\n"
+                   f"b.txt,A40,fp32_tflops,eq,{a4000_fp32:g},,another card's FP32 figure\n"
                    "c.txt,GeForce RTX 4090,tensor_cores,eq,128,,wrong tensor-core count\n")
     assert list(t["verdict"]) == ["wrong", "wrong", "wrong"]
-    assert "2:4-sparse" in t.loc[0, "note"] and "111.1" in t.loc[0, "note"]
-    assert "RTX A4000's fp32_tflops" in t.loc[1, "note"] and t.loc[1, "catalogue_value"] == "37.4"
-    assert t.loc[2, "catalogue_value"] == "512"
+    assert "2:4-sparse" in t.loc[0, "note"] and f"{a5000_fp16:g}" in t.loc[0, "note"]
+    assert "RTX A4000's fp32_tflops" in t.loc[1, "note"]
+    assert t.loc[1, "catalogue_value"] == f"{gpu('A40').fp32_tflops:g}"
+    assert t.loc[2, "catalogue_value"] == str(gpu("GeForce RTX 4090").tensor_cores)
 
 
-def test_variants_make_a_claim_unclear_or_confirmed(tmp_path):
+def test_variants_make_a_claim_unclear_or_confirmed(tmp_path, gpu):
+    v100_pcie, v100_sxm2_16, v100_sxm2_32 = gpu("V100 PCIe 16GB"), gpu("V100 SXM2 16GB"), gpu("V100 SXM2 32GB")
+    a100_memory = [gpu(f"A100 {v}").memory_gb for v in ("PCIe 40GB", "SXM4 40GB", "PCIe 80GB", "SXM4 80GB")]
+    rtx4090_bandwidth = gpu("GeForce RTX 4090").memory_bandwidth_gbs
+    assert v100_sxm2_16.fp32_tflops == v100_sxm2_32.fp32_tflops, "premise: the SXM2 V100s share one FP32 figure"
+    assert abs(v100_pcie.fp32_tflops / v100_sxm2_32.fp32_tflops - 1) > claims.RELATIVE_TOLERANCE, \
+        "premise: the V100 PCIe's FP32 figure differs from the SXM2 ones"
+    assert v100_pcie.memory_bandwidth_gbs == v100_sxm2_16.memory_bandwidth_gbs == v100_sxm2_32.memory_bandwidth_gbs, \
+        "premise: the three V100s share one bandwidth figure"
+    assert min(a100_memory) < max(a100_memory), "premise: the A100s come with two memory sizes"
+    assert rtx4090_bandwidth != 1000 and abs(1000 / rtx4090_bandwidth - 1) <= claims.RELATIVE_TOLERANCE, \
+        "premise: 1 TB/s is the RTX 4090's bandwidth, rounded"
+    fp32, bandwidth = f"{v100_pcie.fp32_tflops:g}", f"{v100_pcie.memory_bandwidth_gbs:g}"
     t = check_text(tmp_path,
-                   "a.txt,V100,fp32_tflops,eq,14,,V100 gives 14 TFLOPS\n"
-                   "a.txt,V100,memory_bandwidth_gbs,eq,900,,every V100 has 900 GB/s\n"
-                   "a.txt,V100 SXM2 32GB,fp32_tflops,eq,15.7,,\"a named variant, exactly\"\n"
-                   "a.txt,A100,memory_gb,max,80,,up to 80 GB\n"
-                   "a.txt,A100,memory_gb,max,40,,up to 40 GB\n"
+                   f"a.txt,V100,fp32_tflops,eq,{fp32},,V100 gives {fp32} TFLOPS\n"
+                   f"a.txt,V100,memory_bandwidth_gbs,eq,{bandwidth},,every V100 has {bandwidth} GB/s\n"
+                   f"a.txt,V100 SXM2 32GB,fp32_tflops,eq,{v100_sxm2_32.fp32_tflops:g},,\"a named variant, exactly\"\n"
+                   f"a.txt,A100,memory_gb,max,{max(a100_memory):g},,up to {max(a100_memory):g} GB\n"
+                   f"a.txt,A100,memory_gb,max,{min(a100_memory):g},,up to {min(a100_memory):g} GB\n"
                    "a.txt,GeForce RTX 4090,memory_bandwidth_gbs,eq,1000,,1 TB/s\n")
     assert list(t["verdict"]) == ["unclear", "confirmed", "confirmed", "confirmed", "wrong", "confirmed"]
     assert t.loc[0, "note"] == "true for V100 PCIe 16GB only"
-    assert "15.7 (V100 SXM2 16GB, V100 SXM2 32GB)" in t.loc[0, "catalogue_value"]
-    assert t.loc[5, "note"] == "rounded"  # 1000 vs 1008, within 1 %
+    assert f"{v100_sxm2_32.fp32_tflops:g} (V100 SXM2 16GB, V100 SXM2 32GB)" in t.loc[0, "catalogue_value"]
+    assert t.loc[5, "note"] == "rounded"  # 1000 vs the catalogue's figure, within 1 %
 
 
-def test_comparisons_between_gpus_and_with_a_value(tmp_path):
+def test_comparisons_between_gpus_and_with_a_value(tmp_path, gpu):
+    v100s = [gpu(v) for v in ("V100 PCIe 16GB", "V100 SXM2 16GB", "V100 SXM2 32GB")]
+    assert all(v.cuda_cores < gpu("A40").cuda_cores and v.memory_gb < gpu("A40").memory_gb for v in v100s), \
+        "premise: every V100 has fewer CUDA cores and less memory than the A40"
+    assert gpu("RTX A5000").tdp_w > gpu("RTX A4000").tdp_w, "premise: the A5000 draws more than the A4000"
+    assert [v.nvlink_gbs > 0 for v in v100s] == [False, True, True], "premise: only the SXM2 V100s have NVLink"
     t = check_text(tmp_path,
                    "a.txt,V100,cuda_cores,gt,,A40,V100 has more CUDA cores\n"
                    "a.txt,RTX A5000,tdp_w,gt,,RTX A4000,A5000 draws more\n"

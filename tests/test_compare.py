@@ -8,6 +8,11 @@ import pytest
 from gpukit import cli, compare
 from gpukit.errors import ParameterError
 
+pytestmark = pytest.mark.tensorflow  # the comparisons profile ResNet-50 and Keras models
+
+#: Usable PCIe x16 bandwidth per direction, GB/s, by generation (PCI-SIG; see test_perfmodel.py).
+PCIE_X16_GBS = {3: 15.75, 4: 31.5, 5: 63.0}
+
 
 @pytest.fixture(scope="module")
 def a40_v100():
@@ -15,26 +20,33 @@ def a40_v100():
                            fit_batch_sizes=[16, 64])
 
 
-def test_spec_ratios(a40_v100):
+def test_spec_ratios(a40_v100, gpu):
+    a40, v100 = gpu("A40"), gpu("V100 SXM2 32GB")
     s = a40_v100.specs.set_index("spec")
-    assert s.loc["memory bandwidth", "a"] == 696 and s.loc["memory bandwidth", "b"] == 900
-    assert s.loc["memory bandwidth", "a_over_b"] == pytest.approx(696 / 900)
-    assert s.loc["FP16 tensor, dense", "a_over_b"] == pytest.approx(149.7 / 125)
+    assert s.loc["memory bandwidth", "a"] == a40.memory_bandwidth_gbs
+    assert s.loc["memory bandwidth", "b"] == v100.memory_bandwidth_gbs
+    assert s.loc["memory bandwidth", "a_over_b"] == pytest.approx(a40.memory_bandwidth_gbs / v100.memory_bandwidth_gbs)
+    assert s.loc["FP16 tensor, dense", "a_over_b"] == pytest.approx(a40.fp16_tensor_tflops / v100.fp16_tensor_tflops)
     assert s.loc["TF32 tensor", "b"] is None  # Volta has none
 
 
-def test_throughput_is_predicted_and_labelled(a40_v100):
+def test_throughput_is_predicted_and_labelled(a40_v100, gpu):
     t = a40_v100.throughput.set_index("precision")
     assert set(t["basis_a"]) == {"predicted"} and set(t["basis_b"]) == {"predicted"}
-    mixed = t.loc["mixed_float16"]
+    mixed = t.loc["fp16"]
     assert mixed["speedup_a_over_b"] == pytest.approx(mixed["throughput_a"] / mixed["throughput_b"])
+    assert gpu("V100 SXM2 32GB").memory_bandwidth_gbs > gpu("A40").memory_bandwidth_gbs, \
+        "premise: the V100 has more memory bandwidth than the A40"
     assert mixed["speedup_a_over_b"] < 1  # the V100 wins mixed-precision ResNet-50 training
 
 
-def test_verdicts_follow_the_numbers(a40_v100):
+def test_verdicts_follow_the_numbers(a40_v100, gpu):
+    a40, v100 = gpu("A40"), gpu("V100 SXM2 32GB")
+    assert a40.fp16_tensor_tflops > v100.fp16_tensor_tflops, "premise: the A40 has more FP16 tensor TFLOPS"
+    assert v100.memory_bandwidth_gbs > a40.memory_bandwidth_gbs, "premise: the V100 has more memory bandwidth"
     by_topic = {v["topic"]: v for v in a40_v100.verdicts}
-    mixed = by_topic["resnet50 training, mixed_float16"]
-    k = 1 / a40_v100.throughput.set_index("precision").loc["mixed_float16", "speedup_a_over_b"]
+    mixed = by_topic["resnet50 training, fp16"]
+    k = 1 / a40_v100.throughput.set_index("precision").loc["fp16", "speedup_a_over_b"]
     assert mixed["verdict"].startswith(f"V100 SXM2 32GB is {k:.2f}× as fast as A40")
     assert "More TFLOPS does not mean faster" in mixed["condition"]
     assert "memory-bound" in mixed["reason"]
@@ -43,10 +55,15 @@ def test_verdicts_follow_the_numbers(a40_v100):
     la = fit_rows[fit_rows["gpu"] == "A40"]["largest_batch"].iloc[0]
     lb = fit_rows[fit_rows["gpu"] == "V100 SXM2 32GB"]["largest_batch"].iloc[0]
     assert fit["verdict"] == f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB."
+    assert a40.nvlink_gbs > 0 and v100.nvlink_gbs > 0, "premise: both have NVLink"
     assert "two GPUs of each" not in by_topic  # NVLink on both, scaling within 2 points: nothing to say
 
 
-def test_verdicts_flip_when_the_numbers_do():
+def test_verdicts_flip_when_the_numbers_do(gpu):
+    a4000, a5000 = gpu("RTX A4000"), gpu("RTX A5000")
+    assert a5000.memory_bandwidth_gbs > a4000.memory_bandwidth_gbs and \
+        a5000.fp16_tensor_tflops > a4000.fp16_tensor_tflops, "premise: the A5000 leads on bandwidth and FP16"
+    assert a5000.nvlink_gbs > 0 and a4000.nvlink_gbs == 0, "premise: the A5000 has an NVLink bridge, the A4000 none"
     # Swapping the pair swaps who wins, with the same factor.
     ab = compare.compare("RTX A4000", "RTX A5000", workloads=["resnet50"], precisions=["mixed_float16"],
                          models=["ResNet50"], fit_batch_sizes=[16])
@@ -56,8 +73,8 @@ def test_verdicts_flip_when_the_numbers_do():
     assert ab.verdicts[0]["verdict"] == ba.verdicts[0]["verdict"]
     assert ab.verdicts[0]["verdict"].startswith("RTX A5000 is")
     (two,) = [v for v in ab.verdicts if v["topic"] == "two GPUs of each"]
-    assert "NVLink (56.25 GB/s each way) on RTX A5000" in two["reason"]
-    assert "PCIe 4.0 (31.5 GB/s) on RTX A4000" in two["reason"]
+    assert f"NVLink ({a5000.nvlink_gbs / 2:g} GB/s each way) on RTX A5000" in two["reason"]
+    assert f"PCIe {a4000.pcie_gen}.0 ({PCIE_X16_GBS[a4000.pcie_gen]:g} GB/s) on RTX A4000" in two["reason"]
 
 
 def test_no_price_means_no_cost_verdict(a40_v100):

@@ -36,7 +36,7 @@ def test_shipped_prices_are_sourced_and_dated():
     assert not book.purchase.loc[book.purchase["kind"] == "msrp", "stale"].any()  # launch prices never go stale
 
 
-def test_cost_table_values(tmp_path):
+def test_cost_table_values(tmp_path, gpu):
     mine = tmp_path / "mine.csv"
     mine.write_text("gpu,kind,usd,date,source_url,note\n"
                     "A40,street,4500,2026-11-01,https://example.com/quote,our reseller's quote\n")
@@ -44,21 +44,22 @@ def test_cost_table_values(tmp_path):
     table = cost.cost_table(book, ["A40", "V100"], ["fp32", "tf32", "fp16"], electricity_usd_per_kwh=0.2, years=2,
                             utilization=0.25, pue=1.0)
     a40 = table[(table["gpu"] == "A40")].set_index("precision")
-    assert a40.loc["fp32", "usd_per_tflop"] == pytest.approx(4500 / 37.4)
-    assert a40.loc["fp16", "usd_per_tflop"] == pytest.approx(4500 / 149.7)
-    energy = 0.3 * 8766 * 2 * 0.25 * 0.2
+    fp32, fp16, tdp_w = gpu("A40").fp32_tflops, gpu("A40").fp16_tensor_tflops, gpu("A40").tdp_w
+    assert a40.loc["fp32", "usd_per_tflop"] == pytest.approx(4500 / fp32)
+    assert a40.loc["fp16", "usd_per_tflop"] == pytest.approx(4500 / fp16)
+    energy = tdp_w / 1000 * 8766 * 2 * 0.25 * 0.2
     assert a40.loc["fp32", "tco_usd"] == pytest.approx(4500 + energy)
-    assert a40.loc["fp32", "tflops_per_watt"] == pytest.approx(37.4 / 300)
+    assert a40.loc["fp32", "tflops_per_watt"] == pytest.approx(fp32 / tdp_w)
     cheapest = book.cloud[book.cloud["gpu"] == "A40"]["usd_per_hour"].min()
     assert a40.loc["fp32", "cloud_usd_per_hour"] == cheapest
-    assert a40.loc["fp16", "cloud_usd_per_tflop_hour"] == pytest.approx(cheapest / 149.7)
+    assert a40.loc["fp16", "cloud_usd_per_tflop_hour"] == pytest.approx(cheapest / fp16)
     v100 = table[table["gpu"] == "V100 PCIe 16GB"].set_index("precision")
     assert v100.loc["tf32", "peak_tflops"] is None or v100["peak_tflops"].isna()["tf32"]
     assert "Volta has no tf32 mode" in v100.loc["tf32", "note"]
     assert "no purchase price" in v100.loc["fp32", "note"] and v100["price_usd"].isna().all()
 
 
-def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path):
+def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path, gpu):
     import pandas as pd
 
     mine = tmp_path / "mine.csv"
@@ -76,7 +77,7 @@ def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path):
     # $0.36/h at 400 images/s: 1.44 M images an hour -> $0.25 per million
     assert a40["cloud_usd_per_million_items"] == pytest.approx(0.25)
     hours = 8766 * 2 * 0.25
-    owned = (4500 + 0.3 * hours * 0.2) / hours
+    owned = (4500 + gpu("A40").tdp_w / 1000 * hours * 0.2) / hours
     assert a40["owned_usd_per_hour"] == pytest.approx(owned)
     assert a40["owned_usd_per_million_items"] == pytest.approx(owned / (400 * 3600) * 1e6)
     v100 = table.loc["V100 PCIe 16GB"]

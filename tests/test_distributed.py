@@ -13,23 +13,25 @@ import sys
 
 import pytest
 
-from gpukit import bench, distributed
+from gpukit import bench, distributed, results
 from gpukit.errors import ParameterError
+
+pytestmark = pytest.mark.tensorflow
 
 FAST = bench.Settings(warmup_steps=1, warmup_min_s=0.0, min_time_s=0.3, min_samples=3)
 
 
 def test_mirrored_strategy_on_two_logical_cpu_devices():
     doc = distributed.run_scaling(2, "mirrored", ["transformer"], "fp32", quick=True, settings=FAST)
-    (rec,) = doc["records"]
-    assert rec["status"] == "ok", rec.get("error")
-    assert rec["replicas"] == 2 and rec["devices"] == ["/cpu:0", "/cpu:1"] and rec["logical_devices"]
-    assert rec["global_batch"] == 2 * rec["per_replica_batch"]
-    assert rec["throughput"] > 0 and rec["baseline_throughput"] > 0
-    assert rec["speedup"] == pytest.approx(rec["throughput"] / rec["baseline_throughput"])
-    assert rec["scaling_efficiency"] == pytest.approx(rec["speedup"] / 2)
-    assert "logical devices split from one CPU" in rec["note"]
-    assert bench.validate_results(json.loads(json.dumps(doc)), "x") is not None  # a valid results document
+    (rec,) = doc.records
+    assert rec.status == "ok", rec.error
+    assert rec.replicas == 2 and rec.devices == ["/cpu:0", "/cpu:1"] and rec.logical_devices
+    assert rec.global_batch == 2 * rec.per_replica_batch
+    assert rec.throughput > 0 and rec.baseline_throughput > 0
+    assert rec.speedup == pytest.approx(rec.throughput / rec.baseline_throughput)
+    assert rec.scaling_efficiency == pytest.approx(rec.speedup / 2)
+    assert "logical devices split from one CPU" in rec.note
+    assert results.Results.from_dict(json.loads(json.dumps(doc.to_dict()))).records == doc.records  # round trip
 
 
 def _free_port() -> int:
@@ -52,11 +54,11 @@ def test_multiworker_strategy_with_two_workers_on_loopback(tmp_path):
         assert p.returncode == 0, err
     assert (tmp_path / "w0.json").exists() and not (tmp_path / "w1.json").exists()  # the chief writes
     assert "worker 1 is not the chief" in outs[1][1]
-    doc = bench.load_results(tmp_path / "w0.json")
-    (rec,) = doc["records"]
-    assert doc["kind"] == "scaling" and doc["strategy"] == "multiworker" and doc["task"]["index"] == 0
-    assert rec["status"] == "ok" and rec["replicas"] == 2 and rec["global_batch"] == 2 * rec["per_replica_batch"]
-    assert "worker processes on CPUs" in rec["note"]
+    doc = results.load(tmp_path / "w0.json")
+    (rec,) = doc.records
+    assert doc.kind == "scaling" and doc.extra["strategy"] == "multiworker" and doc.extra["task"]["index"] == 0
+    assert rec.status == "ok" and rec.replicas == 2 and rec.global_batch == 2 * rec.per_replica_batch
+    assert "worker processes on CPUs" in rec.note
 
 
 @pytest.mark.parametrize("devices, strategy, workloads, message", [

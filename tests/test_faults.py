@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from gpukit import bench, report
+from gpukit import report, results
 from gpukit.errors import ReportError
 
 pytestmark = pytest.mark.notebooks
@@ -64,54 +64,57 @@ def test_two_reports_at_once_write_separate_folders(tmp_path):
 
 _WRITER = r"""
 import sys
-from gpukit import bench
-doc = {"schema_version": bench.SCHEMA_VERSION, "created": "x", "environment": {}, "device": {"kind": "cpu"},
-       "settings": {}, "records": [], "padding": "#" * 4_000_000}
+from dataclasses import replace
+from gpukit import results
+doc = results.Results.from_dict({"schema_version": results.SCHEMA_VERSION, "created": "x", "environment": {},
+                                 "device": {"kind": "cpu"}, "records": [], "padding": "#" * 4_000_000})
 i = 0
 while True:
-    doc["created"] = str(i)
-    bench.save_results(doc, sys.argv[1])
+    replace(doc, created=str(i)).save(sys.argv[1])
     i += 1
 """
 
 
+def _empty(created: str) -> results.Results:
+    return results.Results.from_dict({"schema_version": results.SCHEMA_VERSION, "created": created,
+                                      "environment": {}, "device": {"kind": "cpu"}, "records": []})
+
+
 def test_a_writer_killed_mid_write_never_leaves_a_half_file(tmp_path):
     target = tmp_path / "results.json"
-    bench.save_results({"schema_version": bench.SCHEMA_VERSION, "created": "first", "environment": {},
-                        "device": {"kind": "cpu"}, "settings": {}, "records": []}, target)
+    _empty("first").save(target)
     for delay in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2):
         child = subprocess.Popen([sys.executable, "-c", _WRITER, str(target)])
         time.sleep(delay)
         child.send_signal(signal.SIGKILL)
         child.wait()
-        doc = bench.load_results(target)  # always a whole, valid document: the old one or a new one
-        assert doc["schema_version"] == bench.SCHEMA_VERSION
+        doc = results.load(target)  # always a whole, valid document: the old one or a new one
+        assert doc.created == "first" or doc.created.isdigit()
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "results.json"]
     assert all(n.startswith(".results.json.") and n.endswith(".tmp") for n in leftovers)  # never the real name
 
 
 _STUCK_WRITER = r"""
 import os, sys, time
-from gpukit import bench
+from gpukit import results
 
 def stuck(fd):  # the new document is written but not yet renamed into place: kill us here
     print("IN-WRITE", flush=True)
     time.sleep(60)
 
 os.fsync = stuck
-bench.save_results({"schema_version": bench.SCHEMA_VERSION, "created": "second", "environment": {},
-                    "device": {"kind": "cpu"}, "settings": {}, "records": []}, sys.argv[1])
+results.Results.from_dict({"schema_version": results.SCHEMA_VERSION, "created": "second", "environment": {},
+                           "device": {"kind": "cpu"}, "records": []}).save(sys.argv[1])
 """
 
 
 def test_a_writer_killed_between_writing_and_renaming_leaves_the_old_file(tmp_path):
     target = tmp_path / "results.json"
-    bench.save_results({"schema_version": bench.SCHEMA_VERSION, "created": "first", "environment": {},
-                        "device": {"kind": "cpu"}, "settings": {}, "records": []}, target)
+    _empty("first").save(target)
     child = subprocess.Popen([sys.executable, "-c", _STUCK_WRITER, str(target)], stdout=subprocess.PIPE, text=True)
     assert child.stdout.readline().strip() == "IN-WRITE"
     child.send_signal(signal.SIGKILL)
     child.wait()
-    assert bench.load_results(target)["created"] == "first"
+    assert results.load(target).created == "first"
     (tmp,) = [p for p in tmp_path.iterdir() if p.name != "results.json"]
     assert json.loads(tmp.read_text())["created"] == "second"  # the new one was complete, yet never replaced it

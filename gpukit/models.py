@@ -1,0 +1,196 @@
+"""Models by name: Keras applications, saved ``.keras`` files, the built-in transformer shapes,
+the BERT-like encoder the benchmark trains, optimizers by name and one compiled training step.
+
+Everything here that builds a model imports TensorFlow lazily; resolving a name to a
+:class:`ModelSpec` needs it only for ``keras.applications`` names.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import GpukitError, ParameterError
+
+#: Optimizers by gpukit's name, with the slot variables each keeps per trainable parameter.
+OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "nesterov": 1, "adam": 2, "adamw": 2, "rmsprop": 1,
+                   "adagrad": 1, "adadelta": 2, "adamax": 2, "nadam": 2, "lion": 1}
+
+
+def check_optimizer(name: str) -> str:
+    """gpukit's name of an optimizer (lower case), or a one-line error listing the known ones."""
+    n = str(name).lower()
+    if n not in OPTIMIZER_SLOTS:
+        raise ParameterError(f"unknown optimizer {name!r}; use one of {', '.join(OPTIMIZER_SLOTS)}")
+    return n
+
+
+class UnknownModelError(GpukitError):
+    """A model name matches no Keras application, saved file or built-in configuration."""
+
+
+
+@dataclass(frozen=True)
+class TransformerSpec:
+    """A transformer by its shape; parameters and activations follow from it."""
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    ffn: int
+    vocab: int
+    seq_len: int
+    decoder: bool
+    gated_ffn: bool = False  # SwiGLU (three FFN matrices) as in LLaMA
+
+    def params(self) -> int:
+        h = self.hidden
+        ffn = (3 if self.gated_ffn else 2) * h * self.ffn
+        per_layer = 4 * h * h + ffn + 4 * h  # attention, FFN, two norms
+        embeddings = self.vocab * h + (0 if self.gated_ffn else self.seq_len * h)
+        head = self.vocab * h if self.gated_ffn else 0  # LLaMA does not tie its output head
+        return self.layers * per_layer + embeddings + head
+
+
+#: Built-in configurations (published model shapes).
+TRANSFORMERS = {
+    "bert-base": TransformerSpec("bert-base", 12, 768, 12, 3072, 30522, 512, decoder=False),
+    "bert-large": TransformerSpec("bert-large", 24, 1024, 16, 4096, 30522, 512, decoder=False),
+    "gpt2-small": TransformerSpec("gpt2-small", 12, 768, 12, 3072, 50257, 1024, decoder=True),
+    "gpt2-medium": TransformerSpec("gpt2-medium", 24, 1024, 16, 4096, 50257, 1024, decoder=True),
+    "llama-7b": TransformerSpec("llama-7b", 32, 4096, 32, 11008, 32000, 2048, decoder=True, gated_ffn=True),
+}
+
+
+
+
+def keras_application_names() -> list[str]:
+    """Every model constructor in ``keras.applications`` (ResNet50, MobileNetV2, ...)."""
+    from .device import quiet_tensorflow
+
+    quiet_tensorflow()
+    import keras
+
+    names = []
+    for attr in dir(keras.applications):
+        obj = getattr(keras.applications, attr)
+        if attr[:1].isupper() and callable(obj):
+            names.append(attr)
+    return sorted(names)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What to estimate: a Keras application (with input shape), a saved file, or a transformer."""
+
+    name: str
+    kind: str  # application | file | transformer
+    input_shape: tuple[int, ...] | None = None
+    classes: int = 1000
+
+
+def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: int = 1000) -> ModelSpec:
+    """Turn a user's model name into a :class:`ModelSpec`, with suggestions for a typo."""
+    text = str(name).strip()
+    if not text:
+        raise UnknownModelError("empty model name; give a keras.applications name such as ResNet50")
+    if text.endswith(".keras") or os.path.sep in text:
+        path = Path(text)
+        if not path.exists():
+            raise UnknownModelError(f"model file {path} not found")
+        return ModelSpec(str(path), "file")
+    key = text.lower().replace("_", "-")
+    if key in TRANSFORMERS:
+        return ModelSpec(key, "transformer")
+    apps = keras_application_names()
+    by_lower = {a.lower(): a for a in apps}
+    if text.lower() in by_lower:
+        shape = tuple(input_shape) if input_shape else None
+        if shape is not None and (len(shape) != 3 or min(shape) < 1):
+            raise ParameterError(f"input shape {','.join(map(str, shape))} is not height,width,channels")
+        return ModelSpec(by_lower[text.lower()], "application", shape, classes)
+    choices = apps + list(TRANSFORMERS)
+    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
+        [by_lower[c] for c in difflib.get_close_matches(text.lower(), list(by_lower), n=3, cutoff=0.5)]
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise UnknownModelError(f"unknown model {name!r}; {hint}use a keras.applications name, a .keras file, "
+                            f"or one of {', '.join(TRANSFORMERS)}")
+
+
+def build_model(spec: ModelSpec):
+    """The Keras model of a spec (random weights: gpukit never downloads weights)."""
+    from .device import quiet_tensorflow
+
+    quiet_tensorflow()
+    import keras
+
+    if spec.kind == "file":
+        try:
+            with warnings.catch_warnings():  # Keras's own NumPy 2 deprecation notice on load
+                warnings.simplefilter("ignore", DeprecationWarning)
+                return keras.models.load_model(spec.name, compile=False)
+        except Exception as exc:  # noqa: BLE001 -- any unreadable file is the user's to fix
+            raise GpukitError(f"cannot load model file {spec.name}: {str(exc).splitlines()[0]}") from None
+    ctor = getattr(keras.applications, spec.name)
+    kwargs = {"weights": None, "classes": spec.classes}
+    if spec.input_shape:
+        kwargs["input_shape"] = tuple(spec.input_shape)
+    try:
+        return ctor(**kwargs)
+    except ValueError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ParameterError(f"{spec.name} cannot take input shape {spec.input_shape}: {first}") from None
+
+
+def default_input_shape(model) -> tuple[int, ...]:
+    return tuple(int(d) for d in model.inputs[0].shape[1:])
+
+
+def make_optimizer(name: str):
+    """A Keras optimizer by gpukit's optimizer name."""
+    import keras
+
+    n = check_optimizer(name)
+    makers = {"sgd": lambda: keras.optimizers.SGD(0.01), "momentum": lambda: keras.optimizers.SGD(0.01, momentum=0.9),
+              "nesterov": lambda: keras.optimizers.SGD(0.01, momentum=0.9, nesterov=True),
+              "adam": keras.optimizers.Adam, "adamw": keras.optimizers.AdamW, "rmsprop": keras.optimizers.RMSprop,
+              "adagrad": keras.optimizers.Adagrad, "adadelta": keras.optimizers.Adadelta,
+              "adamax": keras.optimizers.Adamax, "nadam": keras.optimizers.Nadam, "lion": keras.optimizers.Lion}
+    return makers[n]()
+
+
+def transformer_model(hidden: int, heads: int, ffn: int, layers: int, seq_len: int, vocab: int):
+    """A BERT-like encoder: token and position embeddings, ``layers`` post-norm blocks of
+    multi-head self-attention and a GELU feed-forward, and a token-level output head."""
+    import keras
+    from keras import layers as L
+
+    tokens = keras.Input((seq_len,), dtype="int32")
+    x = L.Embedding(vocab, hidden)(tokens)
+    positions = L.Embedding(seq_len, hidden)(keras.ops.arange(seq_len))
+    x = x + positions
+    for _ in range(layers):
+        attn = L.MultiHeadAttention(num_heads=heads, key_dim=hidden // heads)(x, x)
+        x = L.LayerNormalization(epsilon=1e-12)(x + attn)
+        h = L.Dense(ffn, activation="gelu")(x)
+        x = L.LayerNormalization(epsilon=1e-12)(x + L.Dense(hidden)(h))
+    logits = L.Dense(vocab, dtype="float32")(x)
+    return keras.Model(tokens, logits, name="bert_like_encoder")
+
+
+def train_step(tf, model, loss_fn, optimizer, x, y, xla: bool):
+    """One compiled training step: forward, loss (scaled under a loss-scale optimizer),
+    gradients, optimizer update; returns the loss."""
+    def step():
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+            scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
+        grads = tape.gradient(scaled, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    return tf.function(step, jit_compile=True) if xla else tf.function(step)

@@ -1,0 +1,32 @@
+"""Performance model: measure here, predict every catalogue GPU, and grade the predictions.
+
+A workload is profiled op by op (:mod:`.profiles`: FLOPs, bytes moved through device memory
+and whether the op is a matrix multiply) for the forward pass, the backward pass and the
+optimizer update. On each catalogue GPU the roofline (:mod:`.roofline`, one implementation)
+gives each op the longer of its compute time at the unit it runs on
+(:func:`gpukit.precision.math_unit`: TF32 for ``float32`` on Ampere and later, FP32 CUDA cores
+for ``fp32``, FP16/BF16 tensor cores for mixed precision) and its memory time, plus a launch cost
+per kernel. :mod:`.predictions` turns that into a table per GPU, with measured rows merged in;
+:mod:`.calibration` sets the efficiency factors from a catalogued GPU's benchmark results;
+:mod:`.scaling` adds the all-reduce of several GPUs over their real link; :mod:`.grading`
+checks predictions against published measurements (``data/reference_benchmarks.csv``, never
+read by a prediction), fits the factors and leaves each GPU out in turn.
+"""
+from .calibration import calibrate
+from .grading import (FIT_GRID, KEY_PAIRS, RATIO_TOLERANCE, REFERENCE_PATH, REFERENCE_SCHEMA, WINNER_MARGIN,
+                      fit_efficiency, key_pairs, leave_one_gpu_out, load_reference, summarize_validation,
+                      validation_table)
+from .predictions import PREDICTION_COLUMNS, predict_table, speedup
+from .profiles import (DEFAULT_PARAMS, ELEMENTWISE_FLOPS, MODES, UPDATE_BYTES_PER_PARAM, WORKLOADS, OpCost,
+                       Profile, profile)
+from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, Prediction, op_times, place, predict, step_time
+from .scaling import LINK_EFFICIENCY, PCIE_X16_GBS, interconnect, predict_scaling, scaling_table
+
+__all__ = [
+    "calibrate", "FIT_GRID", "KEY_PAIRS", "RATIO_TOLERANCE", "REFERENCE_PATH", "REFERENCE_SCHEMA", "WINNER_MARGIN",
+    "fit_efficiency", "key_pairs", "leave_one_gpu_out", "load_reference", "summarize_validation",
+    "validation_table", "PREDICTION_COLUMNS", "predict_table", "speedup", "DEFAULT_PARAMS", "ELEMENTWISE_FLOPS",
+    "MODES", "UPDATE_BYTES_PER_PARAM", "WORKLOADS", "OpCost", "Profile", "profile", "DEFAULT_EFFICIENCY",
+    "Efficiency", "Placed", "Prediction", "op_times", "place", "predict", "step_time", "LINK_EFFICIENCY",
+    "PCIE_X16_GBS", "interconnect", "predict_scaling", "scaling_table",
+]

@@ -1,0 +1,107 @@
+"""Predictions per GPU as tables: the roofline over the catalogue, merged with what was measured."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from .. import precision as prec
+from .. import specs
+from ..errors import UnknownGPUError
+from ..results import Results, as_documents
+from .calibration import calibrate
+from .profiles import Profile, profile
+from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
+
+
+PREDICTION_COLUMNS = ("gpu", "workload", "precision", "batch_size", "mode", "step_time_s", "throughput",
+                      "throughput_unit", "bound", "compute_bound_share", "math", "achieved_tflops",
+                      "arithmetic_intensity", "measured_throughput", "efficiency_source", "note")
+
+
+def predict_table(workload: str = "resnet50", precision: str = "float32", batch: int | None = None,
+                  mode: str = "train", gpus: Iterable[str] | str | None = None,
+                  efficiency: Efficiency | None = None, catalogue: pd.DataFrame | None = None,
+                  results: Results | list | None = None, **params) -> pd.DataFrame:
+    """One row per GPU (all catalogue GPUs by default), fastest first; GPUs that cannot run the
+    precision natively get a row with no throughput and the reason in ``note``.
+
+    ``results`` (a benchmark results document) calibrates the factors (:func:`calibrate`) unless
+    ``efficiency`` is given, and where it measured this very configuration on a catalogued GPU,
+    that GPU's row carries ``measured_throughput``.
+    """
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    rows = specs.select(cat, gpus)
+    prof = profile(workload, batch, precision, mode, **params)
+    if efficiency is None:
+        efficiency = calibrate(results, cat) if as_documents(results) else DEFAULT_EFFICIENCY
+    measured = _measured(results, prof, cat)
+    out = []
+    for _, gpu in rows.iterrows():
+        try:
+            pr = predict(prof, gpu, efficiency)
+        except prec.Unsupported as exc:
+            out.append({"gpu": gpu["gpu"], "workload": prof.workload, "precision": prof.precision,
+                        "batch_size": prof.batch, "mode": prof.mode, "throughput_unit": prof.throughput_unit,
+                        "efficiency_source": efficiency.source, "note": str(exc)})
+            continue
+        row = {k: getattr(pr, k) for k in PREDICTION_COLUMNS if hasattr(pr, k)}
+        row["arithmetic_intensity"] = prof.intensity
+        row["measured_throughput"] = measured[pr.gpu][0] if pr.gpu in measured else None
+        row["note"] = measured[pr.gpu][1] if pr.gpu in measured else ""
+        out.append(row)
+    frame = pd.DataFrame(out, columns=list(PREDICTION_COLUMNS))
+    return frame.sort_values("throughput", ascending=False, na_position="last").reset_index(drop=True)
+
+
+def _measured(results, prof: Profile, catalogue: pd.DataFrame) -> dict[str, tuple[float, str]]:
+    """{catalogue GPU: (measured throughput, note)} from the benchmark documents that ran ``prof``'s
+    configuration on a catalogued GPU: same workload, batch and mode, and the same math there
+    (:func:`gpukit.precision.gpu_math`: a ``fp32`` record is never merged with a ``float32``
+    prediction on an Ampere GPU, where one ran FP32 and the other TF32). Several documents for
+    one GPU are not averaged: the newest wins and the note says how many there were."""
+    found: dict[str, list[tuple[str, float, str]]] = {}
+    for doc in as_documents(results):
+        gpu = doc.catalogued_gpu
+        if not gpu:
+            continue
+        row = catalogue.loc[catalogue["gpu"] == gpu]
+        if row.empty:
+            continue
+        try:
+            want = prec.gpu_math(row.iloc[0], prof.precision)
+        except prec.Unsupported:
+            continue
+        for r in doc.records:
+            if r.workload != prof.workload or not r.ok or r.batch != prof.batch or r.mode != prof.mode:
+                continue
+            try:
+                same = prec.gpu_math(row.iloc[0], r.precision) == want
+            except prec.Unsupported:
+                same = False
+            if same:
+                found.setdefault(gpu, []).append((doc.created, float(r.throughput),
+                                                  f"{doc.source}, {doc.environment_key}"))
+                break
+    out = {}
+    for gpu, hits in found.items():
+        hits.sort()
+        created, value, source = hits[-1]
+        note = f"measured ({source})" + (f"; newest of {len(hits)} runs, not averaged" if len(hits) > 1 else "")
+        out[gpu] = (value, note)
+    return out
+
+
+def speedup(table: pd.DataFrame, a: str, b: str, catalogue: pd.DataFrame | None = None) -> float | None:
+    """Predicted throughput of GPU ``a`` over GPU ``b`` in a :func:`predict_table` frame."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    ga, gb = specs.resolve(a, cat).gpu, specs.resolve(b, cat).gpu
+    ta = table.loc[table["gpu"] == ga, "throughput"]
+    tb = table.loc[table["gpu"] == gb, "throughput"]
+    for name, t in ((ga, ta), (gb, tb)):
+        if t.empty:
+            raise UnknownGPUError(f"{name} is not in this prediction table; add it to the GPUs predicted")
+    va, vb = ta.iloc[0], tb.iloc[0]
+    if va != va or vb != vb:
+        return None
+    return float(va / vb)

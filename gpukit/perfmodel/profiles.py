@@ -1,0 +1,223 @@
+"""Per-op profiles of a workload: FLOPs, device-memory bytes and whether each op is a matrix multiply.
+
+Keras models (ResNet-50, the BERT-like encoder, any ``keras.applications`` name) are profiled
+from the layer walk (:func:`gpukit.graph.graph_of`) for the forward pass, the backward pass
+(2x the forward FLOPs of a matrix multiply: input and weight gradients) and the optimizer
+update; the synthetic benchmark workloads (matmul, conv, bandwidth) are one op each, with the
+counts of :mod:`gpukit.workloads`. Sizes default to the benchmark's GPU sizes
+(:func:`gpukit.workloads.sizes`).
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .. import precision as prec
+from ..errors import ParameterError
+
+MODES = ("train", "infer")
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """One kernel-group of a step: its FLOPs, device-memory bytes and the unit that runs it."""
+
+    name: str
+    kind: str
+    phase: str  # forward | backward | update
+    flops: float
+    bytes: float
+    matmul: bool
+    kernels: int = 1
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A workload at a batch size, precision and mode, as a list of op costs."""
+
+    workload: str
+    precision: str
+    batch: int
+    mode: str
+    items_per_step: float
+    throughput_unit: str
+    ops: tuple[OpCost, ...]
+    trainable_params: int = 0  # whose gradients several GPUs exchange every step
+
+    @property
+    def flops(self) -> float:
+        return sum(o.flops for o in self.ops)
+
+    @property
+    def bytes(self) -> float:
+        return sum(o.bytes for o in self.ops)
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity of the whole step (FLOP per byte)."""
+        return self.flops / self.bytes if self.bytes else math.inf
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame([o.__dict__ for o in self.ops])
+
+
+#: Bytes per trainable parameter that an optimizer's update moves: read weight, gradient and
+#: slots, write weight and slots (float32).
+UPDATE_BYTES_PER_PARAM = {"sgd": 12, "momentum": 20, "adam": 28, "adamw": 28}
+#: Multiples of an elementwise layer's output bytes moved by its forward and backward passes.
+#: Forward: read the input(s), write the output; batch normalisation in training also reads its
+#: input once more for the batch statistics. Backward: read the output gradient and the saved
+#: tensor, write the input gradient (batch normalisation: two passes, a reduction, then the
+#: input gradient).
+_TRAFFIC = {"BatchNormalization": (3, 5), "LayerNormalization": (3, 5)}
+#: Arithmetic per output element of the CUDA-core layers (forward, backward), counting the
+#: index and reduction work as well as the maths: small, but on GPUs with few CUDA cores for
+#: their bandwidth it, not memory, sets the pace.
+ELEMENTWISE_FLOPS = {"BatchNormalization": (8, 14), "LayerNormalization": (10, 16), "Activation": (2, 2),
+                     "ReLU": (1, 2), "Add": (1, 1), "MaxPooling2D": (9, 9), "GlobalAveragePooling2D": (1, 1),
+                     "Softmax": (5, 5)}
+_NO_TRAFFIC = {"InputLayer", "Flatten", "Reshape", "ZeroPadding2D", "Dropout", "Identity"}
+
+
+def _graph_profile(graph, name: str, batch: int, precision: str, mode: str, optimizer: str,
+                   unit: str, items_per_example: float) -> Profile:
+    item = prec.itemsize(precision)
+    train = mode == "train"
+    ops: list[OpCost] = []
+    for op in graph.ops:
+        if op.kind in _NO_TRAFFIC and not op.flops:
+            continue
+        ins = sum(graph.sizes[t] for t in op.inputs) * batch * item
+        outs = sum(graph.sizes[t] for t in op.outputs) * batch * item
+        weights = op.params * item
+        flops = op.flops * batch
+        if op.matmul or op.kind == "DepthwiseConv2D":
+            fwd_bytes = ins + outs + weights
+            # backward: input gradient (read dY and W, write dX) and weight gradient (read dY
+            # and X, write dW): 2x the forward FLOPs
+            bwd_bytes = 2 * outs + ins * 2 + weights * 2
+            bwd_flops, bwd_kernels = 2 * flops, 2
+        else:
+            f, b = _TRAFFIC.get(op.kind, (None, None))
+            fwd_bytes = (ins + outs) if f is None or not train else f * outs
+            bwd_bytes = (2 * outs + ins) if b is None else b * outs
+            elements = sum(graph.sizes[t] for t in op.outputs) * batch
+            per_fwd, per_bwd = ELEMENTWISE_FLOPS.get(op.kind, (1, 2))
+            flops = flops or float(elements * per_fwd)
+            bwd_flops, bwd_kernels = float(elements * per_bwd), 1
+        ops.append(OpCost(op.name, op.kind, "forward", flops, float(fwd_bytes), op.matmul or False))
+        if train:
+            ops.append(OpCost(op.name, op.kind, "backward", float(bwd_flops), float(bwd_bytes), op.matmul,
+                              bwd_kernels))
+            if op.trainable_params:
+                per = UPDATE_BYTES_PER_PARAM.get(optimizer, 20) + (2 if item == 2 else 0)
+                ops.append(OpCost(op.name, op.kind, "update", 2.0 * op.trainable_params,
+                                  float(op.trainable_params * per), False))
+    return Profile(name, precision, batch, mode, batch * items_per_example, unit, tuple(ops),
+                   int(graph.trainable_params) if train else 0)
+
+
+@functools.lru_cache(maxsize=16)
+def _keras_graph(kind: str, key: tuple):
+    """Build a Keras model once per configuration and keep only its walk."""
+    from ..device import quiet_tensorflow
+    from ..graph import graph_of
+    from ..models import build_model, resolve_model
+
+    quiet_tensorflow()
+    if kind == "transformer":
+        from ..models import transformer_model
+
+        hidden, heads, ffn, layers, seq_len, vocab = key
+        model = transformer_model(hidden, heads, ffn, layers, seq_len, vocab)
+    else:
+        name, shape = key
+        model = build_model(resolve_model(name, shape))
+    graph = graph_of(model)
+    del model
+    return graph
+
+
+def _default_params() -> dict:
+    """The benchmark's GPU sizes (:func:`gpukit.workloads.sizes`, quick set) as profile parameters."""
+    from ..workloads import CONV_LAYERS, sizes
+
+    size = sizes("gpu", quick=True)
+    n = max(size["square"])
+    h, w, ci, co = CONV_LAYERS[0]
+    return {
+        "matmul": {"m": n, "n": n, "k": n},
+        "conv": {"batch": size["conv_batch"], "height": h, "width": w, "in_channels": ci, "out_channels": co,
+                 "kernel": 3, "stride": 1},
+        "bandwidth": {"kernel": "scale", "elements": size["bandwidth_elements"]},
+        "resnet50": dict(size["resnet50"]),
+        "transformer": dict(size["transformer"]),
+    }
+
+
+#: Default sizes of each workload: the full-size benchmark configurations on a GPU.
+DEFAULT_PARAMS = _default_params()
+WORKLOADS = tuple(DEFAULT_PARAMS)
+
+
+def profile(workload: str, batch: int | None = None, precision: str = "float32", mode: str = "train",
+            optimizer: str = "momentum", **params) -> Profile:
+    """Profile ``workload`` (a benchmark workload or any ``keras.applications`` name).
+
+    ``batch`` overrides the workload's default batch (for matmul: the rows ``m``).
+    """
+    from .. import workloads as wl
+
+    p = prec.trainable(precision)
+    if mode not in MODES:
+        raise ParameterError(f"mode {mode!r}: use train or infer")
+    if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
+        raise ParameterError(f"batch size {batch!r} must be a whole number of at least 1")
+    item = prec.itemsize(p)
+    name = str(workload).strip()
+    key = name.lower()
+    if key in ("matmul", "conv", "bandwidth"):
+        q = {**DEFAULT_PARAMS[key], **params}
+        if key == "matmul":
+            if batch:
+                q["m"] = batch
+            flops, nbytes = wl.matmul_counts(q["m"], q["n"], q["k"], item)
+            op = OpCost("matmul", "MatMul", "forward", flops, nbytes, True)
+            return Profile("matmul", p, q["m"], "infer", flops / 1e12, "TFLOP/s", (op,))
+        if key == "conv":
+            if batch:
+                q["batch"] = batch
+            flops, nbytes = wl.conv2d_counts(q["batch"], q["height"], q["width"], q["in_channels"],
+                                             q["out_channels"], q["kernel"], q["stride"], item)
+            op = OpCost("conv", "Conv2D", "forward", flops, nbytes, True)
+            return Profile("conv", p, q["batch"], "infer", flops / 1e12, "TFLOP/s", (op,))
+        flops, nbytes = wl.bandwidth_counts(q["kernel"], q["elements"], 4)
+        op = OpCost("bandwidth", "Stream", "forward", flops, nbytes, False)
+        return Profile("bandwidth", p, 1, "infer", nbytes / 1e9, "GB/s", (op,))
+    if key == "transformer":
+        q = {**DEFAULT_PARAMS["transformer"], **params}
+        b = batch or q["batch"]
+        graph = _keras_graph("transformer", (q["hidden"], q["heads"], q["ffn"], q["layers"], q["seq_len"],
+                                             q["vocab"]))
+        return _graph_profile(graph, "transformer", b, p, mode, "adam", "tokens/s", q["seq_len"])
+    if key == "resnet50":
+        q = {**DEFAULT_PARAMS["resnet50"], **params}
+        b = batch or q["batch"]
+        graph = _keras_graph("application", ("ResNet50", (q["image_size"], q["image_size"], 3)))
+        return _graph_profile(graph, "resnet50", b, p, mode, optimizer, "images/s", 1)
+    from ..models import UnknownModelError, keras_application_names
+
+    shape = tuple(params["input_shape"]) if params.get("input_shape") else None
+    if name.lower() not in {a.lower() for a in keras_application_names()}:
+        close = difflib.get_close_matches(name, list(WORKLOADS) + keras_application_names(), n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        raise UnknownModelError(f"unknown workload {workload!r}; {hint}use {', '.join(WORKLOADS)} "
+                                "or a keras.applications name")
+    graph = _keras_graph("application", (name, shape))
+    return _graph_profile(graph, name, batch or 32, p, mode, optimizer, "examples/s", 1)
+
+

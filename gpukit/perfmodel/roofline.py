@@ -1,0 +1,166 @@
+"""The roofline: per op, the longer of compute time and memory time, plus a launch cost per kernel.
+
+On a GPU each op of a :class:`~gpukit.perfmodel.profiles.Profile` takes the longer of
+
+* its compute time: FLOPs ÷ (the peak of the unit and precision it runs at × the ``tensor``,
+  ``cuda`` or ``elementwise`` efficiency), and
+* its memory time: bytes ÷ (memory bandwidth × the ``memory`` efficiency, or ``stream`` for a
+  plain streaming kernel),
+
+plus ``launch_s`` per kernel; the step time is the sum over ops. Which unit runs an op is
+:func:`gpukit.precision.math_unit`'s rule. An op is compute-bound where the first is longer;
+the workload is compute-bound when its compute-bound ops take most of the step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import precision as prec
+from ..errors import ParameterError
+from .profiles import Profile
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """How close real kernels come to the datasheet, and the fixed cost per kernel.
+
+    * ``tensor``: fraction of the tensor-core peak reached by matmuls and convolutions;
+    * ``cuda``: fraction of the FP32 CUDA-core peak reached by matmuls and convolutions without
+      tensor cores (FP32 on Volta and Turing, or with TF32 off);
+    * ``elementwise``: fraction of the FP32 CUDA-core peak at which normalisation, activation and
+      pooling layers get through their nominal arithmetic (:data:`gpukit.perfmodel.profiles.ELEMENTWISE_FLOPS`); small,
+      because indexing, type conversion and reductions cost far more instructions than the
+      maths they serve;
+    * ``memory``: fraction of the datasheet bandwidth at which the model's minimal traffic
+      (every operand read once, every result written once) moves; real kernels move more bytes
+      than that minimum, so this is well under a streaming kernel's fraction;
+    * ``stream``: fraction of the datasheet bandwidth a plain streaming kernel (the ``bandwidth``
+      workload) reaches;
+    * ``launch_s``: launch and framework dispatch per kernel;
+    * ``scale``: throughput multiplier for the software stack as a whole (1 by default; set by
+      :func:`gpukit.perfmodel.calibrate` from a model measured on the attached GPU). It moves every GPU alike,
+      so it changes absolute throughputs and never a speedup.
+
+    The defaults are fitted to the published measurements of ``data/reference_benchmarks.csv``
+    (:func:`gpukit.perfmodel.fit_efficiency`; ``benchmarks/perfmodel_accuracy.py`` refits them and checks the fit by
+    leaving each GPU out, in ``docs/perfmodel-accuracy.md``). ``source`` says where a set of
+    factors came from.
+    """
+
+    tensor: float = 0.7
+    cuda: float = 0.7
+    elementwise: float = 0.02
+    memory: float = 0.3
+    stream: float = 0.85
+    launch_s: float = 5e-6
+    scale: float = 1.0
+    source: str = "defaults"
+
+    def __post_init__(self):
+        for name in ("tensor", "cuda", "elementwise", "memory", "stream"):
+            v = getattr(self, name)
+            if not (0 < v <= 1):
+                raise ParameterError(f"efficiency {name}={v!r} must be in (0, 1]")
+        if self.launch_s < 0:
+            raise ParameterError(f"launch_s={self.launch_s!r} must not be negative")
+        if not self.scale > 0:
+            raise ParameterError(f"scale={self.scale!r} must be positive")
+
+
+DEFAULT_EFFICIENCY = Efficiency()
+
+
+@dataclass(frozen=True)
+class Prediction:
+    gpu: str
+    workload: str
+    precision: str
+    batch_size: int
+    mode: str
+    step_time_s: float
+    throughput: float
+    throughput_unit: str
+    bound: str  # compute | memory
+    compute_bound_share: float  # share of the step spent in compute-bound ops
+    compute_s: float
+    memory_s: float
+    launch_s: float
+    math: str
+    flops: float
+    bytes: float
+    efficiency_source: str
+
+    @property
+    def achieved_tflops(self) -> float:
+        return self.flops / self.step_time_s / 1e12
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A profile placed on one GPU: per-op arrays the roofline works on (one implementation for
+    :func:`predict` and for grading, which re-predicts many times while fitting)."""
+
+    gpu: str
+    flops: np.ndarray
+    bytes: np.ndarray
+    peak_flops: np.ndarray  # FLOP/s of the unit each op runs on
+    unit: np.ndarray  # 0 tensor-core matmul, 1 CUDA-core matmul, 2 everything else
+    stream: np.ndarray  # a plain streaming kernel (the bandwidth workload)
+    kernels: int
+    bandwidth: float  # bytes/s
+    items: float
+    maths: tuple[str, ...]  # the maths the matmuls run at
+
+
+def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
+    """``prof`` on catalogue GPU ``gpu``: which unit runs each op at what peak
+    (:func:`gpukit.precision.math_unit`); raises :class:`gpukit.precision.Unsupported`."""
+    units = [prec.math_unit(gpu, prof.precision, o.matmul) for o in prof.ops]
+    return Placed(str(gpu["gpu"]), np.array([o.flops for o in prof.ops], float),
+                  np.array([o.bytes for o in prof.ops], float), np.array([u[1] * 1e12 for u in units]),
+                  np.array([0 if "tensor" in label else (1 if o.matmul else 2) for (label, _), o in zip(units, prof.ops)]),
+                  np.array([o.kind == "Stream" for o in prof.ops]), sum(o.kernels for o in prof.ops),
+                  float(gpu["memory_bandwidth_gbs"]) * 1e9, prof.items_per_step,
+                  tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})))
+
+
+def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
+    """Per-op compute time (FLOPs ÷ the unit's peak × its efficiency) and memory time (bytes ÷
+    bandwidth × the memory or stream efficiency), in seconds."""
+    factors = np.array([eff.tensor, eff.cuda, eff.elementwise])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        compute = np.where(placed.flops > 0, placed.flops / (placed.peak_flops * factors[placed.unit]), 0.0)
+    memory = placed.bytes / (placed.bandwidth * np.where(placed.stream, eff.stream, eff.memory))
+    return compute, memory
+
+
+def step_time(placed: Placed, eff: Efficiency) -> float:
+    """Seconds per step: each op takes the longer of its compute and memory time, plus a launch
+    cost per kernel, all divided by the stack's ``scale``."""
+    compute, memory = op_times(placed, eff)
+    return float((np.maximum(compute, memory).sum() + placed.kernels * eff.launch_s) / eff.scale)
+
+
+def predict(prof: Profile, gpu: pd.Series | dict, efficiency: Efficiency = DEFAULT_EFFICIENCY) -> Prediction:
+    """Predicted step time of ``prof`` on one catalogue GPU (raises :class:`gpukit.precision.Unsupported`)."""
+    placed = place(prof, gpu)
+    compute, memory = op_times(placed, efficiency)
+    bound_by_compute = compute >= memory
+    compute_bound = float(compute[bound_by_compute].sum())
+    memory_bound = float(memory[~bound_by_compute].sum())
+    launch = placed.kernels * efficiency.launch_s
+    step = step_time(placed, efficiency)
+    share = compute_bound / (compute_bound + memory_bound) if compute_bound + memory_bound else 0.0
+    if prof.throughput_unit == "GB/s":
+        throughput = prof.bytes / step / 1e9
+    elif prof.throughput_unit == "TFLOP/s":
+        throughput = prof.flops / step / 1e12
+    else:
+        throughput = prof.items_per_step / step
+    return Prediction(placed.gpu, prof.workload, prof.precision, prof.batch, prof.mode, step, throughput,
+                      prof.throughput_unit, "compute" if share >= 0.5 else "memory", share, float(compute.sum()),
+                      float(memory.sum()), launch, ", ".join(placed.maths) or prec.MATH_LABEL["FP32"],
+                      prof.flops, prof.bytes, efficiency.source)
