@@ -14,16 +14,22 @@ Notebooks run in the caller's working folder, so relative paths in parameters me
 mean on the command line; ``$GPUKIT_RUN_DIR`` tells them the run folder.
     <out>/latest -> <run>           switched atomically after a successful run
 
-A failing notebook leaves ``<out>/<run>.failed/`` for inspection and ``latest`` untouched.
+A failing notebook (a cell that raises, or runs longer than the per-cell timeout) leaves
+``<out>/<run>.failed/`` for inspection and ``latest`` untouched; Ctrl-C (or SIGTERM) leaves
+``<out>/<run>.interrupted/``. Notebooks are executed by an :class:`Engine` (papermill by default).
 """
 from __future__ import annotations
 
+import abc
 import difflib
 import html
 import json
+import math
 import os
 import re
 import secrets
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -36,11 +42,11 @@ import yaml
 from . import _atomic
 from .device import QUIET_ENV, detect_devices, environment, stderr_redirected
 from .errors import ParameterError, ReportError
+from .resources import NOTEBOOKS_DIR, OUTPUTS_DIR
 
-ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS_DIR = ROOT / "notebooks"
-OUTPUTS_DIR = ROOT / "outputs"
 KERNEL_NAME = "gpukit"
+#: Longest a single cell may run, in seconds, before the run fails (``None`` or 0: no limit).
+DEFAULT_CELL_TIMEOUT_S = 600
 
 
 #: The pairs a head-to-head notebook (one declaring ``gpu_a`` and ``gpu_b``) renders in the
@@ -62,7 +68,7 @@ class NotebookRun:
     name: str
     parameters: dict
     title: str = ""
-    status: str = "pending"  # ok | failed
+    status: str = "pending"  # ok | failed | interrupted
     seconds: float | None = None
     error: str | None = None
     html: str | None = None
@@ -95,6 +101,17 @@ def install_kernel(name: str = KERNEL_NAME, user: bool = False) -> str:
 
     return install(kernel_name=name, display_name=f"Python ({name})", user=user,
                    prefix=None if user else sys.prefix, env=dict(QUIET_ENV))
+
+
+def ensure_kernel(name: str = KERNEL_NAME) -> None:
+    """Register the ``gpukit`` kernel for this Python if Jupyter does not know it yet (a plain
+    ``pip install`` has not run ``gpukit kernel``)."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        KernelSpecManager().get_kernel_spec(name)
+    except NoSuchKernel:
+        install_kernel(name)
 
 
 # --------------------------------------------------------------------------- parameters
@@ -368,17 +385,15 @@ def plan_jobs(notebooks: list[Path], plan: Mapping[str, dict],
 def run_summary(folder: Path) -> dict:
     """What the notebooks left for the index: the benchmark's results and each pair's verdicts."""
     out: dict = {"pairs": []}
-    bench_file = folder / "bench-results.json"
-    if bench_file.exists():
-        try:
-            doc = json.loads(bench_file.read_text())
-            records = doc.get("records", [])
-            out["measured"] = {"device": doc.get("device", {}).get("name", "?"),
-                               "kind": doc.get("device", {}).get("kind", "?"),
-                               "ok": sum(r.get("status") == "ok" for r in records), "total": len(records),
-                               "workloads": sorted({r.get("workload", "?") for r in records})}
-        except (OSError, ValueError):
-            out["measured"] = {"error": f"{bench_file.name} is unreadable"}
+    from .errors import DataError
+    from .results import load_for_report
+
+    try:
+        doc = load_for_report(folder=folder)
+        if doc is not None:
+            out["measured"] = doc.summary()
+    except DataError as exc:
+        out["measured"] = {"error": str(exc)}
     for path in sorted(folder.glob("summary-compare-*.json")):
         try:
             out["pairs"].append(json.loads(path.read_text()))
@@ -440,29 +455,103 @@ def _stderr_cells(nb_node) -> list[int]:
             and any(o.get("output_type") == "stream" and o.get("name") == "stderr" for o in c.get("outputs", []))]
 
 
-def _execute(nb_path: Path, out_path: Path, params: dict, kernel_name: str, cwd: Path) -> None:
-    """Run one notebook; the kernel's own log lines go to ``kernel.log`` beside the output."""
-    import papermill
+class Engine(abc.ABC):
+    """What executes one notebook of a run: the seam papermill's own ``engines.py`` has.
 
-    with stderr_redirected(out_path.parent / "kernel.log"):
-        papermill.execute_notebook(str(nb_path), str(out_path), parameters=params, kernel_name=kernel_name,
-                                   progress_bar=False, log_output=False, cwd=str(cwd))
+    :func:`render_report` calls :meth:`execute` once per rendering; :class:`PapermillEngine`
+    is the default, and tests pass an engine that starts no kernel.
+    """
+
+    @abc.abstractmethod
+    def execute(self, notebook: Path, output: Path, parameters: dict, kernel_name: str, cwd: Path,
+                cell_timeout_s: float | None) -> None:
+        """Execute ``notebook`` with ``parameters`` injected, writing the executed notebook to ``output``.
+
+        The kernel ``kernel_name`` runs in folder ``cwd``; a cell running longer than
+        ``cell_timeout_s`` seconds (``None``: no limit) raises
+        :class:`nbclient.exceptions.CellTimeoutError`. On any failure ``output`` must hold what
+        ran so far (papermill-style cell metadata), and the exception is raised.
+        """
+
+
+class PapermillEngine(Engine):
+    """Runs notebooks with papermill; the kernel's own log lines go to ``kernel.log`` beside the output."""
+
+    def execute(self, notebook: Path, output: Path, parameters: dict, kernel_name: str, cwd: Path,
+                cell_timeout_s: float | None) -> None:
+        """Execute one notebook with papermill (see :meth:`Engine.execute`).
+
+        nbclient takes whole seconds, so a fractional ``cell_timeout_s`` is rounded up.
+        """
+        import papermill
+
+        if kernel_name == KERNEL_NAME:
+            ensure_kernel(kernel_name)
+        timeout = math.ceil(cell_timeout_s) if cell_timeout_s else None
+        with stderr_redirected(Path(output).parent / "kernel.log"):
+            papermill.execute_notebook(str(notebook), str(output), parameters=parameters, kernel_name=kernel_name,
+                                       progress_bar=False, log_output=False, cwd=str(cwd),
+                                       execution_timeout=timeout)
+
+
+def _cell_limit(cell_timeout_s: float | None) -> float | None:
+    """A per-cell timeout in seconds, checked: ``None`` for no limit (``None``, 0 or infinity)."""
+    if cell_timeout_s is None:
+        return None
+    try:
+        value = float(cell_timeout_s)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(cell_timeout_s, bool) or not value >= 0:
+        raise ParameterError(f"cell timeout {cell_timeout_s!r} must be a number of seconds, "
+                             "at least 0 (0 means no limit)")
+    return None if value == 0 or math.isinf(value) else value
+
+
+def _sigterm_as_interrupt() -> Callable[[], None]:
+    """Make SIGTERM raise :class:`KeyboardInterrupt` (as Ctrl-C does) until the returned undo is called.
+
+    Only in the main thread and only where SIGTERM still has its default action: a handler
+    the caller installed is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
+        return lambda: None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return lambda: None
+
+    def interrupt(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+    def undo() -> None:
+        if signal.getsignal(signal.SIGTERM) is interrupt:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    return undo
 
 
 def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping | None = None,
                   cli_parameters: Mapping[str, str] | None = None, params_file: str | os.PathLike | None = None,
                   notebooks_dir: str | os.PathLike | None = None, only: Iterable[str] | None = None,
                   kernel_name: str = KERNEL_NAME, progress: Callable[[str], None] | None = print,
-                  pairs: Iterable[tuple[str, str]] | None = None) -> Run:
+                  pairs: Iterable[tuple[str, str]] | None = None, engine: Engine | None = None,
+                  cell_timeout_s: float | None = DEFAULT_CELL_TIMEOUT_S) -> Run:
     """Render every report notebook into a new run folder under ``out_dir`` (default ``outputs/``).
 
     ``parameters`` (typed) and ``params_file`` (YAML/JSON) and ``cli_parameters`` (``-p``
     strings) go to each notebook that declares the name; later sources win. On success the
     run folder is renamed into place and ``out_dir/latest`` points at it. A notebook that
-    fails raises :class:`ReportError` naming it and the cell; its partial output stays in
-    ``<run>.failed`` and ``latest`` is not touched.
+    fails, or a cell that runs longer than ``cell_timeout_s`` seconds (``None`` or 0: no
+    limit), raises :class:`ReportError` naming the notebook and the cell; its partial output
+    stays in ``<run>.failed`` and ``latest`` is not touched. Ctrl-C (or SIGTERM) keeps the
+    partial output in ``<run>.interrupted`` and re-raises :class:`KeyboardInterrupt`, whose
+    message says where. ``engine`` executes each notebook (default: :class:`PapermillEngine`).
+    ``$GPUKIT_RUN_DIR`` is set for the notebooks and restored afterwards, whatever happens.
     """
     say = progress or (lambda _msg: None)
+    limit = _cell_limit(cell_timeout_s)
+    engine = engine or PapermillEngine()
     out_root = Path(out_dir) if out_dir else OUTPUTS_DIR
     notebooks = discover_notebooks(Path(notebooks_dir) if notebooks_dir else None, only)
     overrides = dict(load_params_file(params_file)) if params_file else {}
@@ -473,53 +562,69 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
     out_root.mkdir(parents=True, exist_ok=True)
     run = Run(run_id=_new_run_id(), started=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"))
     partial = out_root / f".{run.run_id}.partial"
-    partial.mkdir()
+    latest = out_root / "latest"
     for key, value in QUIET_ENV.items():  # the kernel inherits these: no TensorFlow log noise
         os.environ.setdefault(key, value)
-    from .bench import RUN_DIR_ENV
+    from .results import RUN_DIR_ENV
 
-    os.environ[RUN_DIR_ENV] = str(partial.resolve())  # notebooks save their results here
-    say(f"gpukit report: run {run.run_id}, {len(jobs)} notebook(s) -> {out_root / run.run_id}")
-    run.environment = environment()
-    run.device = detect_devices()
+    partial.mkdir()
+    previous_run_dir = os.environ.get(RUN_DIR_ENV)
+    undo_sigterm = _sigterm_as_interrupt()
     t_run = time.perf_counter()
-    for i, (nb_path, stem, params, title) in enumerate(jobs, 1):
-        entry = NotebookRun(name=stem, parameters=params, title=title)
-        run.notebooks.append(entry)
-        label = nb_path.name if stem == nb_path.stem else f"{nb_path.name} ({params['gpu_a']} vs {params['gpu_b']})"
-        say(f"  [{i}/{len(jobs)}] {label} ...")
-        executed = partial / f"{stem}.ipynb"
-        t0 = time.perf_counter()
-        try:
-            _execute(nb_path, executed, params, kernel_name, Path.cwd())
-        except Exception as exc:  # papermill/nbclient raise many kinds: all mean "this notebook failed"
+    try:
+        os.environ[RUN_DIR_ENV] = str(partial.resolve())  # notebooks save their results here
+        say(f"gpukit report: run {run.run_id}, {len(jobs)} notebook(s) -> {out_root / run.run_id}")
+        run.environment = environment()
+        run.device = detect_devices()
+        t_run = time.perf_counter()
+        for i, (nb_path, stem, params, title) in enumerate(jobs, 1):
+            entry = NotebookRun(name=stem, parameters=params, title=title)
+            run.notebooks.append(entry)
+            label = nb_path.name if stem == nb_path.stem else f"{nb_path.name} ({params['gpu_a']} vs {params['gpu_b']})"
+            say(f"  [{i}/{len(jobs)}] {label} ...")
+            executed = partial / f"{stem}.ipynb"
+            t0 = time.perf_counter()
+            try:
+                engine.execute(nb_path, executed, params, kernel_name, Path.cwd(), limit)
+            except KeyboardInterrupt:
+                entry.seconds = time.perf_counter() - t0
+                entry.status = "interrupted"
+                raise
+            except Exception as exc:  # papermill/nbclient raise many kinds: all mean "this notebook failed"
+                entry.seconds = time.perf_counter() - t0
+                entry.status = "failed"
+                entry.error = _describe_failure(exc, executed, limit)
+                failed = _set_aside(run, partial, t_run, "failed")
+                what = entry.error if entry.error.startswith("timed out") else f"failed {entry.error}"
+                raise ReportError(f"{nb_path.name}{'' if stem == nb_path.stem else f' ({title})'} {what}; "
+                                  f"partial output kept in {failed}; {latest} unchanged") from None
             entry.seconds = time.perf_counter() - t0
-            entry.status = "failed"
-            entry.error = _describe_failure(exc)
+            entry.status = "ok"
+            nb_node = nbformat.read(executed, as_version=4)
+            noisy = _stderr_cells(nb_node)
+            if noisy:
+                say(f"      note: cell(s) {', '.join(map(str, noisy))} of {title} wrote to stderr")
+            _atomic.write_text(partial / f"{stem}.html", notebook_html(nb_node, stem, params, run.run_id))
+            entry.html, entry.ipynb = f"{stem}.html", f"{stem}.ipynb"
+            say(f"      done in {entry.seconds:.1f} s")
+        _finish_run(run, partial, t_run)
+        final = out_root / run.run_id
+        os.replace(partial, final)
+        _switch_latest(out_root, final)
+    except KeyboardInterrupt:
+        if partial.is_dir():
+            kept = _set_aside(run, partial, t_run, "interrupted")
+        else:  # interrupted while the folder was being renamed: say where it went
+            kept = next((p for p in (out_root / run.run_id, out_root / f"{run.run_id}.failed") if p.exists()), partial)
+        raise KeyboardInterrupt(f"partial output kept in {kept}; {latest} unchanged") from None
+    finally:
+        if previous_run_dir is None:
             os.environ.pop(RUN_DIR_ENV, None)
-            failed = out_root / f"{run.run_id}.failed"
-            _finish_run(run, partial, t_run)
-            os.replace(partial, failed)
-            raise ReportError(
-                f"{nb_path.name}{'' if stem == nb_path.stem else f' ({title})'} failed {entry.error}; "
-                f"partial output kept in {failed}; "
-                f"{out_root / 'latest'} unchanged") from None
-        entry.seconds = time.perf_counter() - t0
-        entry.status = "ok"
-        nb_node = nbformat.read(executed, as_version=4)
-        noisy = _stderr_cells(nb_node)
-        if noisy:
-            say(f"      note: cell(s) {', '.join(map(str, noisy))} of {title} wrote to stderr")
-        _atomic.write_text(partial / f"{stem}.html", notebook_html(nb_node, stem, params, run.run_id))
-        entry.html, entry.ipynb = f"{stem}.html", f"{stem}.ipynb"
-        say(f"      done in {entry.seconds:.1f} s")
-    os.environ.pop(RUN_DIR_ENV, None)
-    _finish_run(run, partial, t_run)
-    final = out_root / run.run_id
-    os.replace(partial, final)
-    _switch_latest(out_root, final)
+        else:
+            os.environ[RUN_DIR_ENV] = previous_run_dir
+        undo_sigterm()
     run.path = str(final)
-    say(f"Report: {out_root / 'latest' / 'index.html'}  (run {run.run_id}, {run.seconds:.1f} s)")
+    say(f"Report: {latest / 'index.html'}  (run {run.run_id}, {run.seconds:.1f} s)")
     return run
 
 
@@ -530,8 +635,50 @@ def _finish_run(run: Run, folder: Path, t_run: float) -> None:
     _atomic.write_text(folder / "index.html", index_html(run))
 
 
-def _describe_failure(exc: BaseException) -> str:
-    """'in cell N (Error: message)' for a cell error; the exception's first line otherwise."""
+def _set_aside(run: Run, partial: Path, t_run: float, suffix: str) -> Path:
+    """Write the index of an unfinished run and rename its folder to ``<run>.<suffix>``; returns it."""
+    _finish_run(run, partial, t_run)
+    kept = partial.parent / f"{run.run_id}.{suffix}"
+    os.replace(partial, kept)
+    return kept
+
+
+def _first_line(source: str, width: int = 60) -> str:
+    line = next((ln.strip() for ln in str(source).splitlines() if ln.strip()), "")
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def _running_cell(executed: Path) -> tuple[int, str] | None:
+    """(index, first source line) of the cell that was running when execution stopped.
+
+    Read from papermill's cell metadata in the partially executed notebook: the cell marked
+    ``running``, else the last one that started (papermill marks a cell whose execution
+    raised "completed" on its way out). ``None`` where the notebook or its metadata is missing.
+    """
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except Exception:  # missing, half-written or not a notebook: nothing to say about cells
+        return None
+    started = None
+    for i, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("papermill", {})
+        if meta.get("status") == "running":
+            return i, _first_line(cell.source)
+        if meta.get("start_time"):
+            started = (i, _first_line(cell.source))
+    return started
+
+
+def _describe_failure(exc: BaseException, executed: Path | None = None, cell_timeout_s: float | None = None) -> str:
+    """'in cell N (Error: message)' for a cell error; 'timed out in cell N (source) after T s'
+    for a cell that hit the timeout; the exception's first line otherwise."""
+    from nbclient.exceptions import CellTimeoutError
+
+    if isinstance(exc, CellTimeoutError):
+        cell = _running_cell(executed) if executed is not None else None
+        where = f"in cell {cell[0]} ({cell[1]})" if cell else "in a cell"
+        after = f" after {cell_timeout_s:g} s" if cell_timeout_s else ""
+        return f"timed out {where}{after}"
     cell = getattr(exc, "exec_count", None)
     index = getattr(exc, "cell_index", None)
     ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)

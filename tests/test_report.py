@@ -1,4 +1,5 @@
-"""The report: papermill runs, HTML with hidden code and the parameters, index, failures kept apart."""
+"""The report with real kernels: papermill runs, HTML with hidden code and the parameters, index,
+failures and a hung cell kept apart. Planning, parameters and Ctrl-C without kernels: test_report_engine.py."""
 from __future__ import annotations
 
 import json
@@ -6,25 +7,19 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
 
 from gpukit import report
-from gpukit.errors import ParameterError, ReportError
+from gpukit.errors import ReportError
+
+from documents import write_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.notebooks
-
-
-def write_notebook(path: Path, params: str, *cells: str) -> Path:
-    nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "gpukit", "display_name": "Python (gpukit)", "language": "python"}
-    nb.cells = [new_code_cell(params, metadata={"tags": ["parameters"]})] + [new_code_cell(c) for c in cells]
-    nbformat.write(nb, path)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -108,68 +103,34 @@ def test_failing_notebook_names_cell_keeps_partial_output_and_latest(tmp_path):
     assert "[2/2] 02_bad.ipynb" in proc.stdout
 
 
-def test_parameter_plan(tmp_path):
-    nbs = tmp_path / "nbs"
-    nbs.mkdir()
-    a = write_notebook(nbs / "01_a.ipynb", "gpus = []  # names\nyears = 3.0  # years")
-    b = write_notebook(nbs / "02_b.ipynb", "gpus = []  # names\nlabel = 'x'  # text")
-    plan = report.plan_parameters([a, b], {"years": 5, "02_b": {"label": "only b"}},
-                                  {"gpus": "[A40, V100]", "label": "3"})
-    assert plan == {"01_a": {"years": 5.0, "gpus": ["A40", "V100"]},
-                    "02_b": {"label": "3", "gpus": ["A40", "V100"]}}
-    with pytest.raises(ParameterError, match=r"no notebook takes a parameter 'yeers'; did you mean years\?"):
-        report.plan_parameters([a, b], {"yeers": 2})
-    with pytest.raises(ParameterError, match=r"parameter gpus of 01_a.ipynb expects list .* got str 'A40'"):
-        report.plan_parameters([a, b], {"gpus": "A40"})
-    with pytest.raises(ParameterError, match=r"expects float .* got bool True"):
-        report.plan_parameters([a], None, {"years": "true"})
-
-
-def test_params_file_errors(tmp_path):
-    bad = tmp_path / "p.yaml"
-    bad.write_text("gpus: [A40\n")
-    with pytest.raises(ParameterError, match="is not valid YAML/JSON"):
-        report.load_params_file(bad)
-    bad.write_text("- A40\n")
-    with pytest.raises(ParameterError, match="must hold a mapping"):
-        report.load_params_file(bad)
-    with pytest.raises(ParameterError, match="not found"):
-        report.load_params_file(tmp_path / "missing.yaml")
-
-
-def test_only_names_an_existing_notebook():
-    with pytest.raises(ReportError, match="no notebook 'nosuch'.*choose from 00_workshop, 01_specs"):
-        report.discover_notebooks(only=["nosuch"])
-    assert [p.name for p in report.discover_notebooks(only=["specs"])] == ["01_specs.ipynb"]
-
-
-def test_untrusted_text_is_escaped_in_index_and_notebook_pages():
-    evil = "<script>alert(1)</script>"
-    run = report.Run(run_id="r1", started="now",
-                     notebooks=[report.NotebookRun(name="01_x", parameters={"label": evil}, status="ok", seconds=1.0)],
-                     environment={"host": evil, "packages": {"gpukit": evil}}, device={"kind": "cpu", "name": evil})
-    page = report.index_html(run)
-    assert evil not in page and "&lt;script&gt;" in page
-    nb = new_notebook(cells=[new_code_cell("1")])
-    page = report.notebook_html(nb, "01_x", {"label": evil}, "r1")
-    assert evil not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-
-
-def test_latest_refuses_to_replace_a_real_folder(tmp_path):
-    (tmp_path / "latest").mkdir()
-    (tmp_path / "run1").mkdir()
-    with pytest.raises(ReportError, match="is a real folder"):
-        report._switch_latest(tmp_path, tmp_path / "run1")
+def test_a_hung_cell_times_out_with_a_real_kernel(tmp_path):
+    out = tmp_path / "out"
+    t0 = time.perf_counter()
+    with pytest.raises(ReportError) as err:
+        report.render_report(out_dir=out, notebooks_dir=ROOT / "tests" / "notebooks_fixture", progress=None,
+                             cell_timeout_s=3)
+    took = time.perf_counter() - t0
+    (failed,) = [p for p in out.iterdir() if p.name.endswith(".failed")]
+    # cell 0 is markdown, 1 the parameters, 2 a print, 3 the sleep (no parameters given: nothing injected)
+    assert str(err.value) == (f"01_sleep.ipynb timed out in cell 3 (import time; time.sleep(30)) after 3 s; "
+                              f"partial output kept in {failed}; {out / 'latest'} unchanged")
+    assert took < 20, f"the 30 s cell was not cut off at 3 s ({took:.1f} s)"
+    assert not (out / "latest").exists() and not [p for p in out.iterdir() if p.name.startswith(".")]
+    kept = nbformat.read(failed / "01_sleep.ipynb", as_version=4)
+    assert kept.cells[2].outputs[0]["text"] == "hang\n", "what ran before the hang is kept"
+    assert not kept.cells[4].outputs, "nothing ran after the hung cell"
+    assert (failed / "index.html").exists() and (failed / "kernel.log").exists()
+    assert json.loads((failed / "run.json").read_text())["notebooks"][0]["status"] == "failed"
 
 
 def test_benchmark_notebook_saves_results_into_the_run(tmp_path):
-    from gpukit import bench
+    from gpukit import results
 
     run = report.render_report(out_dir=tmp_path, only=["02"], progress=None,
                                parameters={"workloads": ["bandwidth"], "time_budget_s": 1.0})
     folder = tmp_path / "latest"
-    doc = bench.load_results(folder / bench.RESULTS_NAME)
-    assert [r["workload"] for r in doc["records"]] == ["bandwidth", "bandwidth"]
+    doc = results.load(folder / results.RESULTS_NAME)
+    assert [r.workload for r in doc.records] == ["bandwidth", "bandwidth"]
     nb = nbformat.read(folder / "02_benchmark.ipynb", as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"]
