@@ -1,7 +1,9 @@
 """What is attached and what the software is: the environment recorded with every result.
 
 TensorFlow is imported only by :func:`quiet_tensorflow` (and in a child process by
-:func:`detect_devices`), so importing this module stays fast and silent.
+:func:`detect_devices`), so importing this module stays fast and silent. What TensorFlow and
+nvidia-smi say of the attached GPU comes through three seams, :func:`physical_gpus`,
+:func:`gpu_details` and :func:`nvidia_smi`, which the tests replace to fake a GPU.
 """
 from __future__ import annotations
 
@@ -95,6 +97,27 @@ def quiet_tensorflow():
     return tf
 
 
+def physical_gpus() -> list:
+    """The GPUs TensorFlow sees in this process (an empty list on a CPU-only machine)."""
+    return quiet_tensorflow().config.list_physical_devices("GPU")
+
+
+def gpu_details(gpu) -> dict:
+    """TensorFlow's details of one of :func:`physical_gpus` (``tf.config.experimental.get_device_details``):
+    ``device_name`` (the CUDA name, e.g. ``NVIDIA A100-SXM4-80GB``) and ``compute_capability`` as a
+    tuple such as ``(8, 0)``. Tests replace this seam (and :func:`physical_gpus`) to fake a GPU."""
+    return dict(quiet_tensorflow().config.experimental.get_device_details(gpu))
+
+
+def compute_capability_text(cc) -> str | None:
+    """``"8.0"`` from TensorFlow's ``(8, 0)`` (a string is kept as it is); ``None`` when unknown."""
+    if cc is None or cc == () or cc == "":
+        return None
+    if isinstance(cc, str):
+        return cc.strip() or None
+    return ".".join(str(part) for part in cc)
+
+
 _PROBE = r"""
 import json, sys
 from gpukit.device import quiet_tensorflow
@@ -111,22 +134,66 @@ print(json.dumps({"gpus": gpus, "tensorflow": tf.__version__,
 """
 
 
-def _nvidia_smi() -> list[dict]:
+#: What :func:`nvidia_smi` asks for (``--query-gpu``), and the keys it returns each field under.
+SMI_QUERY = ("name", "memory.total", "driver_version", "power.limit", "clocks.max.sm")
+SMI_KEYS = ("name", "memory_mib", "driver", "power_limit_w", "max_sm_clock_mhz")
+
+
+def _smi_value(text: str) -> str | None:
+    """One field as nvidia-smi printed it, stripped; ``None`` for its "no value" forms: ``[N/A]``,
+    ``N/A``, ``[Not Supported]``, ``[Unknown Error]``, ``[Requested functionality has been deprecated]``."""
+    value = " ".join(text.split())
+    if not value or value.casefold() in ("n/a", "na") or (value.startswith("[") and value.endswith("]")):
+        return None
+    return value
+
+
+def _smi_number(text: str) -> float | None:
+    """A numeric field (``81920``, ``400.00``; a unit left by a missing ``nounits`` is dropped), or ``None``."""
+    value = _smi_value(text)
+    if value is None:
+        return None
+    try:
+        return float(value.split()[0])
+    except ValueError:
+        return None
+
+
+def _whole(value: float | None) -> int | float | None:
+    """A whole number as an int (MiB, MHz), anything else unchanged."""
+    return int(value) if value is not None and value.is_integer() else value
+
+
+def parse_nvidia_smi(text: str) -> list[dict]:
+    """Rows of ``nvidia-smi --query-gpu=<SMI_QUERY> --format=csv,noheader,nounits`` output, one per GPU:
+    ``name``, ``memory_mib`` (int), ``driver``, ``power_limit_w`` (float) and ``max_sm_clock_mhz`` (int),
+    ``None`` where nvidia-smi has no value. Extra spaces, CRLF line ends, blank lines, a header line and
+    lines that are not GPU rows (warnings) are tolerated; a comma inside a name cannot split it."""
+    rows = []
+    for line in text.splitlines():
+        parts = line.rsplit(",", len(SMI_KEYS) - 1)  # only the name can contain a comma
+        if len(parts) != len(SMI_KEYS):
+            continue
+        name, memory, driver, power, clock = parts
+        name = _smi_value(name)
+        if name is None or name.casefold() == "name":  # a header line (csv without noheader)
+            continue
+        rows.append({"name": name, "memory_mib": _whole(_smi_number(memory)), "driver": _smi_value(driver),
+                     "power_limit_w": _smi_number(power), "max_sm_clock_mhz": _whole(_smi_number(clock))})
+    return rows
+
+
+def nvidia_smi() -> list[dict]:
+    """The GPUs nvidia-smi lists (:func:`parse_nvidia_smi`); ``[]`` without nvidia-smi or when it fails."""
     exe = shutil.which("nvidia-smi")
     if not exe:
         return []
-    query = "name,memory.total,driver_version,power.limit,clocks.max.sm"
     try:
-        out = subprocess.run([exe, f"--query-gpu={query}", "--format=csv,noheader,nounits"],
+        out = subprocess.run([exe, f"--query-gpu={','.join(SMI_QUERY)}", "--format=csv,noheader,nounits"],
                              capture_output=True, text=True, timeout=20, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return []
-    rows = []
-    for line in out.strip().splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) == 5:
-            rows.append(dict(zip(("name", "memory_mib", "driver", "power_limit_w", "max_sm_clock_mhz"), parts)))
-    return rows
+    return parse_nvidia_smi(out or "")
 
 
 def detect_devices(timeout_s: float = 120) -> dict:
@@ -136,7 +203,7 @@ def detect_devices(timeout_s: float = 120) -> dict:
     A probe that fails (no TensorFlow, a broken driver) is reported, not raised.
     """
     env = {**os.environ, **QUIET_ENV}
-    result: dict = {"gpus": [], "nvidia_smi": _nvidia_smi()}
+    result: dict = {"gpus": [], "nvidia_smi": nvidia_smi()}
     try:
         proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
                               timeout=timeout_s, env=env)
@@ -176,7 +243,7 @@ def match_catalogue(name: str, memory_mib: float | None = None, catalogue=None) 
         return None, f"{name} is not in the catalogue: measured, but with no datasheet peak to compare"
     if res.defaulted and memory_mib:
         gib = memory_mib / 1024
-        fits = cat[cat["gpu"].isin(res.variants)]
+        fits = cat[cat["gpu"].isin(res.matches)]  # the variants the name allows
         fits = fits[(fits["memory_gb"] - gib).abs() <= 0.1 * fits["memory_gb"]]
         if len(fits) == 1:
             return fits["gpu"].iloc[0], f"{name} with {gib:.0f} GiB matched to {fits['gpu'].iloc[0]}"
@@ -184,37 +251,47 @@ def match_catalogue(name: str, memory_mib: float | None = None, catalogue=None) 
     return res.gpu, note
 
 
+def smi_row_for(name: str, smi: list[dict]) -> dict | None:
+    """The nvidia-smi row of the GPU TensorFlow calls ``name``: the first row of that name, else the
+    first row (nvidia-smi lists by PCI bus, CUDA by speed, so on a mixed machine they can differ)."""
+    for row in smi:
+        if row.get("name") == name:
+            return row
+    return smi[0] if smi else None
+
+
 def describe_attached() -> dict:
     """The device TensorFlow computes on here: the first GPU if any, else the CPU.
 
     GPU: name, compute capability, memory (nvidia-smi), driver, and the catalogue row it
-    matches (its datasheet peaks). CPU: model and logical cores; no catalogue peak.
+    matches (its datasheet peaks). CPU: model and logical cores; no catalogue peak. TensorFlow
+    is reached only through :func:`physical_gpus` and :func:`gpu_details`, nvidia-smi through
+    :func:`nvidia_smi`, so tests can fake all three.
     """
-    tf = quiet_tensorflow()
-    gpus = tf.config.list_physical_devices("GPU")
-    smi = _nvidia_smi()
+    gpus = physical_gpus()
+    smi = nvidia_smi()
     if not gpus:
         return {"kind": "cpu", "name": f"{cpu_model()} ({os.cpu_count()} logical cores)", "cpu": cpu_model(),
                 "cpu_count": os.cpu_count(), "gpu_count": 0, "catalogue_gpu": None,
                 "catalogue_note": "no GPU attached: TensorFlow runs on the CPU, which has no catalogue peak"}
-    details = tf.config.experimental.get_device_details(gpus[0])
-    cc = details.get("compute_capability")
-    name = details.get("device_name", gpus[0].name)
+    details = gpu_details(gpus[0]) or {}
+    name = details.get("device_name") or getattr(gpus[0], "name", str(gpus[0]))
+    row = smi_row_for(name, smi)
     memory_mib = None
-    if smi:
+    if row and row.get("memory_mib") is not None:
         try:
-            memory_mib = float(smi[0]["memory_mib"])
-        except (KeyError, ValueError):
+            memory_mib = float(row["memory_mib"])
+        except (TypeError, ValueError):
             memory_mib = None
     gpu, note = match_catalogue(name, memory_mib)
-    row = None
+    catalogue_row = None
     if gpu:
         from . import specs
 
-        row = specs.records(specs.select(specs.load_catalogue(), [gpu]))[0]
-    return {"kind": "gpu", "name": name, "compute_capability": ".".join(map(str, cc)) if cc else None,
-            "gpu_count": len(gpus), "memory_mib": memory_mib, "nvidia_smi": smi, "catalogue_gpu": gpu,
-            "catalogue_note": note, "catalogue_row": row}
+        catalogue_row = specs.records(specs.select(specs.load_catalogue(), [gpu]))[0]
+    cc = compute_capability_text(details.get("compute_capability"))
+    return {"kind": "gpu", "name": name, "compute_capability": cc, "gpu_count": len(gpus), "memory_mib": memory_mib,
+            "nvidia_smi": smi, "catalogue_gpu": gpu, "catalogue_note": note, "catalogue_row": catalogue_row}
 
 
 def bench_environment(xla: bool = False) -> dict:
