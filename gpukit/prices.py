@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import specs
 from ._csv import Field, parse_rows, read_rows, to_frame
-from .errors import DataError, Problem, UnknownGPUError
+from .errors import DataError, Problem
 
 PURCHASE_PATH = specs.DATA_DIR / "prices.csv"
 CLOUD_PATH = specs.DATA_DIR / "cloud_prices.csv"

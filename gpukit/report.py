@@ -41,8 +41,9 @@ import yaml
 
 from . import _atomic
 from .device import QUIET_ENV, detect_devices, environment, stderr_redirected
-from .errors import ParameterError, ReportError
+from .errors import DataError, ParameterError, ReportError
 from .resources import NOTEBOOKS_DIR, OUTPUTS_DIR
+from .results import RUN_DIR_ENV, load_for_report
 
 KERNEL_NAME = "gpukit"
 #: Longest a single cell may run, in seconds, before the run fails (``None`` or 0: no limit).
@@ -385,9 +386,6 @@ def plan_jobs(notebooks: list[Path], plan: Mapping[str, dict],
 def run_summary(folder: Path) -> dict:
     """What the notebooks left for the index: the benchmark's results and each pair's verdicts."""
     out: dict = {"pairs": []}
-    from .errors import DataError
-    from .results import load_for_report
-
     try:
         doc = load_for_report(folder=folder)
         if doc is not None:
@@ -565,8 +563,6 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
     latest = out_root / "latest"
     for key, value in QUIET_ENV.items():  # the kernel inherits these: no TensorFlow log noise
         os.environ.setdefault(key, value)
-    from .results import RUN_DIR_ENV
-
     partial.mkdir()
     previous_run_dir = os.environ.get(RUN_DIR_ENV)
     undo_sigterm = _sigterm_as_interrupt()

@@ -15,7 +15,6 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from gpukit import report, results
-from gpukit.errors import ReportError
 
 pytestmark = pytest.mark.notebooks
 

@@ -1,7 +1,6 @@
 """Memory fit: the layer walk, the step simulation, transformers, fit tables, names, measurement."""
 from __future__ import annotations
 
-import math
 
 import pytest
 

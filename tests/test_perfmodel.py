@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from gpukit import perfmodel as pm
-from gpukit import precision as prec
 from gpukit.errors import DataError, GpukitError, ParameterError
 
 from documents import GPU_A5000, results, record

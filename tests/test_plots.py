@@ -382,9 +382,9 @@ def test_roofline_figure_uses_the_datasheet_ceilings_of_a_catalogued_gpu(a40):
     maths = {r.math_mode for r in doc.records if r.status == "ok"}
     assert sum("ceiling" in ln.get_label() for ln in ax.lines) == len(maths)
     bandwidth = a40["memory_bandwidth_gbs"]
-    for math in maths:
-        peak = a40[precision.MATH_PEAK_COLUMN[math]]
-        x, y = ceiling_line(ax, math)
+    for m in maths:
+        peak = a40[precision.MATH_PEAK_COLUMN[m]]
+        x, y = ceiling_line(ax, m)
         assert y.max() == pytest.approx(peak)
         assert y == pytest.approx(np.minimum(peak, x * bandwidth / 1e3))
     entries = legend_texts(ax)
@@ -401,8 +401,8 @@ def test_roofline_figure_of_a_cpu_uses_the_best_measurements():
         if r.workload == "matmul":
             best[r.math_mode] = max(best.get(r.math_mode, 0.0), r.achieved_tflops)
     assert sum("ceiling" in ln.get_label() for ln in ax.lines) == len(best)
-    for math, peak in best.items():
-        assert ceiling_line(ax, math)[1].max() == pytest.approx(peak)
+    for m, peak in best.items():
+        assert ceiling_line(ax, m)[1].max() == pytest.approx(peak)
     bandwidth = max(r.throughput for r in doc.records if r.workload == "bandwidth" and r.status == "ok")
     assert f"best measured bandwidth: {bandwidth:,.0f} GB/s" in legend_texts(ax)
 

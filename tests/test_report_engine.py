@@ -19,10 +19,10 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from gpukit import cli, report
 from gpukit.errors import ParameterError, ReportError
+from gpukit.results import RUN_DIR_ENV
 
 from documents import write_notebook
 
-RUN_DIR_ENV = "GPUKIT_RUN_DIR"
 DEVICE = {"kind": "cpu", "name": "Test CPU (2 logical cores)", "gpus": [], "nvidia_smi": []}
 
 
