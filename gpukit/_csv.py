@@ -26,6 +26,7 @@ class Field:
     high: float | None = None
     choices: tuple[str, ...] = ()
     help: str = ""
+    default: str | None = None  # a column with a default may be left out of a file (older layouts)
 
 
 class CellError(ValueError):
@@ -123,7 +124,7 @@ def parse_rows(path: Path, schema: tuple[Field, ...], today: date, what: str = "
             close = difflib.get_close_matches(col, columns, n=1)
             hint = f"; did you mean {close[0]}?" if close else "; remove it"
             problems.append(Problem(path, 1, col, f"is not a column of this file{hint}"))
-    missing = [c for c in columns if c not in seen]
+    missing = [f.name for f in schema if f.name not in seen and f.default is None]
     if missing:
         problems.append(Problem(path, 1, None, f"header lacks column(s) {', '.join(missing)}; add them"))
     if problems:
@@ -138,7 +139,7 @@ def parse_rows(path: Path, schema: tuple[Field, ...], today: date, what: str = "
                 f"has {len(raw)} fields, the header has {len(header)}; quote any value that contains a comma"),
                 label))
             continue
-        cells = dict(zip(header, raw))
+        cells = {**{f.name: f.default for f in schema if f.default is not None}, **dict(zip(header, raw))}
         row: dict = {}
         ok = True
         for field in schema:

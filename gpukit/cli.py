@@ -117,6 +117,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _date(text: str, option: str):
+    """A YYYY-MM-DD option value, or a one-line error."""
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ParameterError(f"{option} {text!r} is not a date; write YYYY-MM-DD such as 2024-06-01") from None
+
+
 def _rounded(rows: list[dict]) -> list[dict]:
     """Rows for a text table: floats to three significant figures, NaN as empty."""
     return [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
@@ -282,8 +292,10 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
     precs = precision.normalize_all(",".join(args.precision)) if args.precision else ["fp32", "fp16"]
     book = prices.load_prices(args.prices, max_age_days=args.max_age_days)
+    if args.as_of:
+        book = book.as_of(_date(args.as_of, "--as-of"))
     frame = cost.cost_table(book, args.gpu, precs, args.price_kind, args.electricity_usd_per_kwh, args.years,
-                            args.utilization, args.pue, args.cloud)
+                            args.utilization, args.pue, args.cloud, cloud_kind=args.cloud_kind)
     if args.format == "csv":
         sys.stdout.write(frame.to_csv(index=False))
     elif args.format == "json":
@@ -294,10 +306,11 @@ def cmd_cost(args: argparse.Namespace) -> int:
         rows = _rounded(frame[cols].to_dict(orient="records"))
         print(format_table(rows, cols))
         print(f"\nTCO over {args.years:g} years at {args.utilization:.0%} use, ${args.electricity_usd_per_kwh:g}/kWh, "
-              f"PUE {args.pue:g}; cloud: {args.cloud}; purchase price: {args.price_kind}.")
-    stale = book.stale()
+              f"PUE {args.pue:g}; cloud: {args.cloud} {args.cloud_kind}; purchase price: {args.price_kind}"
+              + (f"; prices as of {args.as_of}." if args.as_of else "."))
+    stale = book.current().stale()  # of each history, the price in use
     if len(stale):
-        print(f"gpukit: {len(stale)} price(s) older than {book.max_age_days} days are marked stale "
+        print(f"gpukit: {len(stale)} price(s) in use are older than {book.max_age_days} days and marked stale "
               "(see the note column)", file=sys.stderr)
     return 0
 
@@ -495,6 +508,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_price_options(p)
     p.add_argument("--pue", type=float, default=1.0, help="power usage effectiveness (1.0 at a desk, ~1.4 in a data centre)")
     p.add_argument("--cloud", default="cheapest", help="cheapest, median or a provider's name")
+    p.add_argument("--cloud-kind", default="on-demand", choices=("on-demand", "spot", "serverless"),
+                   help="which cloud prices (never mixed): on-demand instances, spot, or serverless per-second rates")
+    p.add_argument("--as-of", metavar="YYYY-MM-DD", help="price on this day: the prices that held then (default: today)")
     p.add_argument("--max-age-days", type=int, default=365, help="prices older than this are marked stale")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_cost)

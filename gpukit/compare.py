@@ -295,21 +295,34 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
     return out
 
 
+#: The cost rows a verdict is drawn from: (start of the row's item, topic, what "cheaper" is).
+COST_VERDICTS = (("purchase price", "cost to buy", "to buy"),
+                 ("TCO over", "cost to own, with power", "to own"),
+                 ("cloud price", "cost to rent (on-demand)", "to rent per GPU-hour"),
+                 ("USD per million", None, "per unit of work"))
+
+
 def _cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
+    """One verdict per cost row of :data:`COST_VERDICTS`: which card is cheaper and by how much,
+    or "no verdict" naming the card without a dated, sourced price."""
     out = []
     for _, r in costs.iterrows():
-        if not str(r["item"]).startswith("USD per million"):
+        match = next((m for m in COST_VERDICTS if str(r["item"]).startswith(m[0])), None)
+        if match is None:
             continue
+        topic = match[1] or str(r["item"])
+        if match[0] == "TCO over":
+            topic = f"{topic} ({str(r['item'])[len('TCO over '):].split(' (')[0]})"
         va, vb = _num(r["a"]), _num(r["b"])
         if va is None or vb is None:
             missing = [g for g, v in ((a, va), (b, vb)) if v is None]
-            out.append({"topic": r["item"], "verdict": f"No verdict: no price for {', '.join(missing)}.",
+            out.append({"topic": topic, "verdict": f"No verdict: no price for {', '.join(missing)}.",
                         "reason": "gpukit only compares costs it has a dated, sourced price for.",
                         "condition": "Pass your own quotes with a price file to get one."})
             continue
         cheap, dear, k = (a, b, vb / va) if va <= vb else (b, a, va / vb)
-        out.append({"topic": r["item"], "verdict": f"{cheap} is {_times(k)} cheaper per unit of work than {dear}.",
-                    "reason": f"USD {min(va, vb):.3g} vs {max(va, vb):.3g} per million.",
+        out.append({"topic": topic, "verdict": f"{cheap} is {_times(k)} cheaper {match[2]} than {dear}.",
+                    "reason": f"USD {min(va, vb):,.3g} vs {max(va, vb):,.3g} ({r['item']}).",
                     "condition": "At the prices, electricity and utilisation given; prices move."})
     return out
 

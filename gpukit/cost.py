@@ -13,7 +13,7 @@ import pandas as pd
 from . import precision as prec
 from . import specs
 from .errors import ParameterError
-from .prices import PRICE_KINDS, Prices
+from .prices import CLOUD_KINDS, PRICE_KINDS, Prices, latest
 
 HOURS_PER_YEAR = 8766  # 365.25 days
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
@@ -77,7 +77,9 @@ def _check(name: str, value: float, low: float, high: float) -> float:
 
 
 def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
-    rows = prices.purchase[prices.purchase["gpu"] == gpu]
+    """The purchase price of ``gpu`` that holds (the newest of its history) of ``kind``; for
+    ``any`` the first kind of :data:`ANY_ORDER` that has one."""
+    rows = latest(prices.purchase[prices.purchase["gpu"] == gpu], ("gpu", "kind"))
     order = ANY_ORDER if kind == "any" else (kind,)
     for k in order:
         hit = rows[rows["kind"] == k]
@@ -86,8 +88,11 @@ def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
     return None
 
 
-def _cloud(prices: Prices, gpu: str, choice: str) -> dict | None:
-    rows = prices.cloud[prices.cloud["gpu"] == gpu]
+def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> dict | None:
+    """The cloud price of ``gpu`` of ``kind`` (never another kind): the cheapest, the median or a
+    named provider's, each offering at the newest price of its history."""
+    rows = prices.cloud[(prices.cloud["gpu"] == gpu) & (prices.cloud["kind"] == kind)]
+    rows = latest(rows, ("gpu", "provider", "offering", "kind"))
     if rows.empty:
         return None
     if choice == "cheapest":
@@ -95,7 +100,8 @@ def _cloud(prices: Prices, gpu: str, choice: str) -> dict | None:
     if choice == "median":
         med = statistics.median(rows["usd_per_hour"])
         return {"provider": f"median of {len(rows)}", "offering": "", "usd_per_hour": med,
-                "date": min(rows["date"]), "stale": bool(rows["stale"].any()), "source_url": ""}
+                "date": min(rows["date"]), "stale": bool(rows["stale"].any()),
+                "source_url": f"{len(rows)} sources"}
     hit = rows[rows["provider"].str.casefold() == choice.casefold()]
     return hit.sort_values("usd_per_hour").iloc[0].to_dict() if len(hit) else None
 
@@ -104,16 +110,21 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
                electricity_usd_per_kwh: float = DEFAULTS["electricity_usd_per_kwh"],
                years: float = DEFAULTS["years"], utilization: float = DEFAULTS["utilization"],
                pue: float = DEFAULTS["pue"], cloud: str = "cheapest", throughput_items_per_s=None,
-               catalogue=None) -> pd.DataFrame:
+               catalogue=None, cloud_kind: str = "on-demand") -> pd.DataFrame:
     """One row per GPU x precision: peak, prices, $/TFLOP to buy, own and rent, break-even, TFLOPS/W.
 
     ``price_kind`` is msrp, street, used, cloud (purchase columns empty) or any (street, then
-    used, then msrp). ``cloud`` is cheapest, median or a provider's name.
+    used, then msrp). ``cloud`` is cheapest, median or a provider's name, among cloud prices of
+    ``cloud_kind`` only (on-demand by default; spot and serverless are never mixed in). Where a
+    price has a history, the newest row holds (cut ``prices`` with :meth:`Prices.as_of` first to
+    price another day).
     ``throughput_items_per_s`` maps GPU names to a measured or predicted throughput, which adds
     dollars per million items of work.
     """
     if price_kind not in PRICE_CHOICES:
         raise ParameterError(f"price kind {price_kind!r}: use one of {', '.join(PRICE_CHOICES)}")
+    if cloud_kind not in CLOUD_KINDS:
+        raise ParameterError(f"cloud price kind {cloud_kind!r}: use one of {', '.join(CLOUD_KINDS)}")
     kwh = _check("electricity price (USD/kWh)", electricity_usd_per_kwh, 0.0, 10.0)
     years = _check("years", years, 0.01, 50.0)
     util = _check("utilization", utilization, 0.0, 1.0)
@@ -125,7 +136,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
     rows = []
     for _, g in selection.iterrows():
         buy = None if price_kind == "cloud" else _purchase(prices, g["gpu"], price_kind)
-        rent = _cloud(prices, g["gpu"], cloud)
+        rent = _cloud(prices, g["gpu"], cloud, cloud_kind)
         for p in precs:
             peak = prec.peak_tflops(g, p)
             notes = []
@@ -134,7 +145,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
             if price_kind != "cloud" and buy is None:
                 notes.append("no " + ("purchase" if price_kind == "any" else price_kind) + " price")
             if rent is None:
-                notes.append("no cloud price" + ("" if cloud in ("cheapest", "median") else f" from {cloud}"))
+                notes.append(f"no {cloud_kind} cloud price" + ("" if cloud in ("cheapest", "median") else f" from {cloud}"))
             for label, src in (("purchase", buy), ("cloud", rent)):
                 if src and src.get("stale"):
                     notes.append(f"{label} price is stale ({src['date']})")
@@ -144,11 +155,13 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
             rows.append({
                 "gpu": g["gpu"], "precision": p, "peak_tflops": peak,
                 "price_kind": buy["kind"] if buy else None, "price_usd": price,
-                "price_date": buy["date"] if buy else None, "usd_per_tflop": usd_per_tflop(price, peak),
+                "price_date": buy["date"] if buy else None, "price_source_url": buy["source_url"] if buy else None,
+                "usd_per_tflop": usd_per_tflop(price, peak),
                 "energy_usd": energy_usd(g["tdp_w"], years, util, kwh, pue),
                 "tco_usd": tco, "tco_usd_per_tflop": usd_per_tflop(tco, peak),
                 "cloud_provider": rent["provider"] if rent else None,
-                "cloud_usd_per_hour": hourly, "cloud_date": rent["date"] if rent else None,
+                "cloud_kind": cloud_kind, "cloud_usd_per_hour": hourly, "cloud_date": rent["date"] if rent else None,
+                "cloud_source_url": rent["source_url"] if rent else None,
                 "cloud_usd_per_tflop_hour": usd_per_tflop(hourly, peak),
                 "break_even_months": break_even_months(price, hourly, g["tdp_w"], util, kwh, pue),
                 "tflops_per_watt": peak / g["tdp_w"] if peak else None,
@@ -158,7 +171,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
             })
     frame = pd.DataFrame(rows)
     frame.attrs.update({"electricity_usd_per_kwh": kwh, "years": years, "utilization": util, "pue": pue,
-                        "price_kind": price_kind, "cloud": cloud})
+                        "price_kind": price_kind, "cloud": cloud, "cloud_kind": cloud_kind})
     return frame
 
 
@@ -212,3 +225,24 @@ def pareto_front(frame: pd.DataFrame, cost: str, value: str) -> pd.DataFrame:
             keep.append(idx)
             best = row[value]
     return data.loc[keep]
+
+
+def price_history(prices: Prices, precision: str = "fp16", gpus=None, kinds=("street", "used", "msrp"),
+                  catalogue=None) -> pd.DataFrame:
+    """Every dated purchase price of the GPUs (all with a price by default) as dollars per dense
+    peak TFLOPS at ``precision``: one row per GPU, kind and date, oldest first. GPUs that cannot
+    run the precision are left out."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    p = prec.normalize(precision)
+    rows = prices.purchase[prices.purchase["kind"].isin(kinds)]
+    if gpus:
+        rows = rows[rows["gpu"].isin(set(specs.select(cat, gpus)["gpu"]))]
+    out = []
+    for _, r in rows.iterrows():
+        peak = prec.peak_tflops(specs.lookup(r["gpu"], cat), p)
+        if peak:
+            out.append({"gpu": r["gpu"], "kind": r["kind"], "date": pd.Timestamp(r["date"]), "usd": float(r["usd"]),
+                        "peak_tflops": peak, "usd_per_tflop": float(r["usd"]) / peak, "precision": p,
+                        "stale": bool(r["stale"]), "source_url": r["source_url"]})
+    cols = ["gpu", "kind", "date", "usd", "peak_tflops", "usd_per_tflop", "precision", "stale", "source_url"]
+    return pd.DataFrame(out, columns=cols).sort_values(["gpu", "kind", "date"]).reset_index(drop=True)

@@ -288,10 +288,20 @@ def largest_batch_figure(fit: pd.DataFrame) -> Figure:
 
 
 def _plain_log_ticks(axis, minor: bool = True) -> None:
-    """Plain numbers on a log axis; ``minor=False`` leaves the minor ticks unlabelled (wide ranges)."""
+    """Plain numbers on a log axis: every decade, and with ``minor`` the 2s and 5s between them
+    (1, 2, 5, 10, 20, 50...; labelling every minor tick makes them overlap); ``minor=False``
+    leaves the minor ticks unlabelled (wide ranges)."""
     fmt = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+
+    def two_and_five(v, _):
+        if v <= 0:
+            return ""
+        lead = round(v / 10 ** np.floor(np.log10(v)), 6)
+        return f"{v:g}" if lead in (2.0, 5.0) else ""
+
     axis.set_major_formatter(fmt)
-    axis.set_minor_formatter(fmt if minor else matplotlib.ticker.NullFormatter())
+    axis.set_minor_formatter(matplotlib.ticker.FuncFormatter(two_and_five) if minor
+                             else matplotlib.ticker.NullFormatter())
 
 
 def cost_per_tflop_figure(costs: pd.DataFrame) -> Figure:
@@ -347,6 +357,37 @@ def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: 
     ax.set_xlabel(label + " (log scale)")
     ax.set_ylabel(f"peak {precision} TFLOPS, dense (log scale)")
     ax.set_title(f"Price against performance, {precision}")
+    return _finish(fig)
+
+
+def price_history_figure(history: pd.DataFrame) -> Figure:
+    """Dollars per dense peak TFLOPS over time per GPU (a :func:`gpukit.cost.price_history` frame):
+    street prices as lines, used prices dashed, launch prices as diamonds (log scale)."""
+    import matplotlib.dates as mdates
+
+    fig, ax = plt.subplots(figsize=(10, 6))
+    if history.empty:
+        ax.text(0.5, 0.5, "no dated purchase price for these GPUs", ha="center", transform=ax.transAxes)
+        ax.set_title("Purchase price per TFLOPS over time")
+        return _finish(fig)
+    gpus = list(dict.fromkeys(history.sort_values("usd_per_tflop")["gpu"]))
+    colors = dict(zip(gpus, sns.color_palette("husl", len(gpus))))
+    styles = {"street": dict(ls="-", marker="o", ms=3), "used": dict(ls="--", marker="s", ms=3),
+              "msrp": dict(ls="none", marker="D", ms=7)}
+    for (gpu, kind), part in history.groupby(["gpu", "kind"], sort=False):
+        part = part.sort_values("date")
+        ax.plot(part["date"], part["usd_per_tflop"], color=colors[gpu], lw=1.4, label=f"{gpu}, {kind}",
+                **styles.get(kind, {}))
+    ax.set_yscale("log")
+    _plain_log_ticks(ax.yaxis)
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    precision = history["precision"].iloc[0]
+    ax.set_ylabel(f"USD per peak {precision} TFLOPS, dense (log scale)")
+    ax.set_xlabel("date the price held")
+    ax.set_title(f"Purchase price per {precision} TFLOPS over time (solid: new, dashed: used, diamond: launch)")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), ncol=1 if len(gpus) < 12 else 2)
     return _finish(fig)
 
 

@@ -1,12 +1,15 @@
 """Dated, sourced prices: buying a GPU (``data/prices.csv``) and renting one (``data/cloud_prices.csv``).
 
 Purchase rows: ``gpu, kind (msrp|street|used), usd, date, source_url, note``. Cloud rows:
-``gpu, provider, offering, gpus_per_offering, usd_per_hour (per GPU), date, source_url, note``.
-Every row names its source and the date the price was seen; GPU names are resolved against
-the catalogue (so ``A40`` or ``NVIDIA RTX A5000`` work). A user's own file of either shape
-(recognised by its header) overrides shipped rows with the same key and adds the rest. Prices
-older than ``max_age_days`` are marked ``stale`` and every view shows it (a launch MSRP is a
-dated fact, shown with its date, never stale).
+``gpu, provider, offering, kind (on-demand|spot|serverless), gpus_per_offering, usd_per_hour
+(per GPU), date, source_url, note`` (a file without ``kind`` is read as on-demand prices).
+Every row names its source and the date the price held; GPU names are resolved against the
+catalogue (so ``A40`` or ``NVIDIA RTX A5000`` work). Several dated rows of one price make a
+history: the price that holds on a day is the newest row on or before it (:meth:`Prices.as_of`).
+A user's own file of either shape (recognised by its header) replaces the shipped rows of the
+same GPU and kind (or provider, offering and kind) and adds the rest. Prices older than
+``max_age_days`` (counted from the day asked about) are marked ``stale`` and every view shows it
+(a launch MSRP is a dated fact, shown with its date, never stale).
 """
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ from .errors import DataError, Problem
 PURCHASE_PATH = specs.DATA_DIR / "prices.csv"
 CLOUD_PATH = specs.DATA_DIR / "cloud_prices.csv"
 PRICE_KINDS = ("msrp", "street", "used")
+#: Kinds of cloud price, never mixed: an on-demand instance or pod, a spot/interruptible one,
+#: a per-second serverless worker (converted to an hour).
+CLOUD_KINDS = ("on-demand", "spot", "serverless")
 DEFAULT_MAX_AGE_DAYS = 365
 
 PURCHASE_SCHEMA: tuple[Field, ...] = (
@@ -38,13 +44,16 @@ CLOUD_SCHEMA: tuple[Field, ...] = (
     Field("gpu", "text", help="a GPU name the catalogue knows"),
     Field("provider", "text"),
     Field("offering", "text", help="instance or plan name"),
+    Field("kind", "choice", choices=CLOUD_KINDS, default="on-demand"),
     Field("gpus_per_offering", "int", low=1, high=1024),
     Field("usd_per_hour", "float", low=0.001, high=10_000, help="per GPU"),
     Field("date", "date", help="when the price was seen, YYYY-MM-DD"),
     Field("source_url", "url"),
     Field("note", "text", required=False),
 )
-_KEYS = {"purchase": ("gpu", "kind"), "cloud": ("gpu", "provider", "offering")}
+#: What one price is: a user's row replaces the shipped rows of the same price.
+_KEYS = {"purchase": ("gpu", "kind"), "cloud": ("gpu", "provider", "offering", "kind")}
+#: What one row is: a price on a day (a history has several days).
 
 
 @dataclass
@@ -55,6 +64,27 @@ class Prices:
     cloud: pd.DataFrame
     max_age_days: int = DEFAULT_MAX_AGE_DAYS
     today: date | None = None
+
+    def as_of(self, day: date | str) -> Prices:
+        """The prices that held on ``day``: rows dated after it dropped, ages and staleness counted
+        from it. Within a history the newest row on or before ``day`` is the one that holds."""
+        if isinstance(day, str):
+            try:
+                day = date.fromisoformat(day)
+            except ValueError:
+                from .errors import ParameterError
+
+                raise ParameterError(f"as-of date {day!r} is not a date; write YYYY-MM-DD such as 2024-06-01") \
+                    from None
+        return Prices(_aged(self.purchase[pd.to_datetime(self.purchase["date"]) <= pd.Timestamp(day)], day,
+                            self.max_age_days, purchase=True),
+                      _aged(self.cloud[pd.to_datetime(self.cloud["date"]) <= pd.Timestamp(day)], day,
+                            self.max_age_days), self.max_age_days, day)
+
+    def current(self) -> Prices:
+        """Only the price that holds now of each history (the newest row per price)."""
+        return Prices(latest(self.purchase, _KEYS["purchase"]), latest(self.cloud, _KEYS["cloud"]),
+                      self.max_age_days, self.today)
 
     def stale(self) -> pd.DataFrame:
         """Every stale row of either table, for a report's warning list."""
@@ -76,7 +106,7 @@ def file_kind(path: Path) -> str:
         return "purchase"
     raise DataError([Problem(path, 1, None, (
         "is neither a purchase price file (gpu,kind,usd,date,source_url,note) nor a cloud price file "
-        "(gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note); fix its header"))])
+        "(gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note); fix its header"))])
 
 
 def read_price_file(path: str | os.PathLike, kind: str | None = None, catalogue=None,
@@ -87,8 +117,9 @@ def read_price_file(path: str | os.PathLike, kind: str | None = None, catalogue=
     schema = PURCHASE_SCHEMA if kind == "purchase" else CLOUD_SCHEMA
     cat = specs.load_catalogue() if catalogue is None else catalogue
     rows, problems = parse_rows(path, schema, today or date.today(), what="price")
-    kept = specs.resolve_rows(path, rows, cat, lambda r: tuple(r[k] for k in _KEYS[kind]), problems,
-                              f"same {', '.join(_KEYS[kind])}")
+    keys = _KEYS[kind] + ("date",)
+    kept = specs.resolve_rows(path, rows, cat, lambda r: tuple(r[k] for k in keys), problems,
+                              f"same {', '.join(keys)}")
     if problems:
         raise DataError(sorted(problems, key=lambda p: p.line or 0))
     frame = to_frame(kept, schema)
@@ -105,8 +136,9 @@ def _merge(shipped: pd.DataFrame, user: pd.DataFrame, kind: str) -> pd.DataFrame
 
 
 def load_prices(user_files=None, max_age_days: int = DEFAULT_MAX_AGE_DAYS, today: date | None = None,
-                catalogue=None) -> Prices:
-    """The shipped prices, overridden and extended by the user's own price files."""
+                catalogue=None, as_of: date | str | None = None) -> Prices:
+    """The shipped prices, overridden and extended by the user's own price files; with ``as_of``
+    (a date or YYYY-MM-DD), the prices that held on that day (:meth:`Prices.as_of`)."""
     if max_age_days is None or max_age_days < 1:
         from .errors import ParameterError
 
@@ -126,10 +158,23 @@ def load_prices(user_files=None, max_age_days: int = DEFAULT_MAX_AGE_DAYS, today
             purchase = _merge(purchase, frame, kind)
         else:
             cloud = _merge(cloud, frame, kind)
-    for frame in (purchase, cloud):
-        age = (pd.Timestamp(today) - pd.to_datetime(frame["date"])).dt.days
-        frame["age_days"] = age
-        frame["stale"] = age > max_age_days
-    # A launch price is a dated fact, not a quote that goes out of date.
-    purchase.loc[purchase["kind"] == "msrp", "stale"] = False
-    return Prices(purchase.reset_index(drop=True), cloud.reset_index(drop=True), max_age_days, today)
+    book = Prices(_aged(purchase, today, max_age_days, purchase=True), _aged(cloud, today, max_age_days),
+                  max_age_days, today)
+    return book.as_of(as_of) if as_of else book
+
+
+def _aged(frame: pd.DataFrame, today: date, max_age_days: int, purchase: bool = False) -> pd.DataFrame:
+    """``frame`` with ``age_days`` and ``stale`` counted from ``today``."""
+    frame = frame.reset_index(drop=True).copy()
+    frame["age_days"] = (pd.Timestamp(today) - pd.to_datetime(frame["date"])).dt.days
+    frame["stale"] = frame["age_days"] > max_age_days
+    if purchase:  # a launch price is a dated fact, not a quote that goes out of date
+        frame.loc[frame["kind"] == "msrp", "stale"] = False
+    return frame
+
+
+def latest(frame: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
+    """The newest row of each price (``keys``): what holds on the day the frame was cut at."""
+    if frame.empty:
+        return frame
+    return frame.sort_values("date").groupby(list(keys), sort=False).tail(1)

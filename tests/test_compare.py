@@ -77,10 +77,37 @@ def test_verdicts_flip_when_the_numbers_do(gpu):
     assert f"PCIe {a4000.pcie_gen}.0 ({PCIE_X16_GBS[a4000.pcie_gen]:g} GB/s) on RTX A4000" in two["reason"]
 
 
-def test_no_price_means_no_cost_verdict(a40_v100):
-    cost_verdicts = [v for v in a40_v100.verdicts if v["topic"].startswith("USD per million")]
-    owning = [v for v in cost_verdicts if "owning" in v["topic"]][0]
-    assert owning["verdict"].startswith("No verdict: no price for")
+def test_no_price_means_no_cost_verdict():
+    import pandas as pd
+
+    costs = pd.DataFrame([{"item": "purchase price (USD)", "a": 4000.0, "b": None},
+                          {"item": "USD per million images, owning (resnet50 fp16)", "a": None, "b": None}])
+    buy, owning = compare._cost_verdicts("A40", "V100 PCIe 16GB", costs)
+    assert buy["topic"] == "cost to buy" and buy["verdict"] == "No verdict: no price for V100 PCIe 16GB."
+    assert owning["verdict"] == "No verdict: no price for A40, V100 PCIe 16GB."
+
+
+def test_cost_verdicts_to_buy_own_rent_and_per_unit_of_work(tmp_path, gpu):
+    buy = tmp_path / "buy.csv"
+    buy.write_text("gpu,kind,usd,date,source_url,note\n"
+                   "A40,street,4000,2026-11-01,https://example.com/a,\n"
+                   "V100 PCIe 16GB,street,1000,2026-11-01,https://example.com/v,\n")
+    rent = tmp_path / "rent.csv"
+    rent.write_text("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+                    "A40,Test,a40,on-demand,1,0.02,2026-11-01,https://example.com/a,\n"
+                    "V100 PCIe 16GB,Test,v100,on-demand,1,0.01,2026-11-01,https://example.com/v,\n")
+    result = compare.compare("A40", "V100", workloads=["resnet50"], precisions=["fp16"], models=["ResNet50"],
+                             fit_batch_sizes=[16], price_files=[buy, rent], years=3)
+    by_topic = {v["topic"]: v for v in result.verdicts}
+    assert by_topic["cost to buy"]["verdict"] == "V100 PCIe 16GB is 4.00× cheaper to buy than A40."
+    own = by_topic["cost to own, with power (3 years)"]
+    energy = {g: gpu(g).tdp_w / 1000 * 8766 * 3 * 0.5 * 0.15 for g in ("A40", "V100 PCIe 16GB")}
+    ratio = (4000 + energy["A40"]) / (1000 + energy["V100 PCIe 16GB"])
+    assert own["verdict"] == f"V100 PCIe 16GB is {ratio:.2f}× cheaper to own than A40."
+    assert by_topic["cost to rent (on-demand)"]["verdict"] == \
+        "V100 PCIe 16GB is 2.00× cheaper to rent per GPU-hour than A40."
+    per_unit = [v for t, v in by_topic.items() if t.startswith("USD per million images")]
+    assert len(per_unit) == 2 and all("cheaper per unit of work" in v["verdict"] for v in per_unit)
 
 
 def test_same_gpu_twice_is_refused():

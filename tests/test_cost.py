@@ -50,13 +50,18 @@ def test_cost_table_values(tmp_path, gpu):
     energy = tdp_w / 1000 * 8766 * 2 * 0.25 * 0.2
     assert a40.loc["fp32", "tco_usd"] == pytest.approx(4500 + energy)
     assert a40.loc["fp32", "tflops_per_watt"] == pytest.approx(fp32 / tdp_w)
-    cheapest = book.cloud[book.cloud["gpu"] == "A40"]["usd_per_hour"].min()
-    assert a40.loc["fp32", "cloud_usd_per_hour"] == cheapest
-    assert a40.loc["fp16", "cloud_usd_per_tflop_hour"] == pytest.approx(cheapest / fp16)
+    on_demand = book.current().cloud
+    on_demand = on_demand[(on_demand["gpu"] == "A40") & (on_demand["kind"] == "on-demand")]["usd_per_hour"]
+    if len(on_demand):
+        assert a40.loc["fp32", "cloud_usd_per_hour"] == on_demand.min()
+        assert a40.loc["fp16", "cloud_usd_per_tflop_hour"] == pytest.approx(on_demand.min() / fp16)
+    else:
+        assert a40["cloud_usd_per_hour"].isna().all() and "no on-demand cloud price" in a40.loc["fp32", "note"]
     v100 = table[table["gpu"] == "V100 PCIe 16GB"].set_index("precision")
     assert v100.loc["tf32", "peak_tflops"] is None or v100["peak_tflops"].isna()["tf32"]
     assert "Volta has no tf32 mode" in v100.loc["tf32", "note"]
-    assert "no purchase price" in v100.loc["fp32", "note"] and v100["price_usd"].isna().all()
+    if book.purchase[book.purchase["gpu"] == "V100 PCIe 16GB"].empty:
+        assert "no purchase price" in v100.loc["fp32", "note"] and v100["price_usd"].isna().all()
 
 
 def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path, gpu):
@@ -88,12 +93,13 @@ def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path, gpu)
 
 def test_user_prices_override_shipped_rows(tmp_path):
     mine = tmp_path / "cloud.csv"
-    mine.write_text("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-                    "RTX A4000,RunPod,serverless flex worker (A4000/A4500/RTX 4000 tier),1,0.25,2026-11-20,"
-                    "https://example.com/q,negotiated\n"
-                    "nvidia a40,OurCloud,a40.large,4,0.9,2026-11-20,https://example.com/q,\n")
+    mine.write_text("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+                    "RTX A4000,RunPod,serverless flex worker (A4000/A4500/RTX 4000 tier),serverless,1,0.25,"
+                    "2026-11-20,https://example.com/q,negotiated\n"
+                    "nvidia a40,OurCloud,a40.large,on-demand,4,0.9,2026-11-20,https://example.com/q,\n")
     book = prices.load_prices(mine, today=TODAY)
-    a4000 = book.cloud[(book.cloud["gpu"] == "RTX A4000") & (book.cloud["provider"] == "RunPod")]
+    a4000 = book.cloud[(book.cloud["gpu"] == "RTX A4000") & (book.cloud["provider"] == "RunPod")
+                       & (book.cloud["kind"] == "serverless")]
     assert list(a4000["usd_per_hour"]) == [0.25]  # replaced, not duplicated
     assert "A40" in set(book.cloud.loc[book.cloud["provider"] == "OurCloud", "gpu"])  # name resolved
     table = cost.cost_table(book, ["A40"], ["fp32"], price_kind="cloud", cloud="OurCloud")
@@ -105,10 +111,10 @@ def test_stale_prices_are_flagged_not_hidden(tmp_path):
     old.write_text("gpu,kind,usd,date,source_url,note\n"
                    "RTX A5000,street,2000,2024-01-15,https://example.com/old,\n")
     book = prices.load_prices([old], max_age_days=365, today=TODAY)
-    row = book.purchase[book.purchase["gpu"] == "RTX A5000"].iloc[0]
+    row = book.purchase[(book.purchase["gpu"] == "RTX A5000") & (book.purchase["kind"] == "street")].iloc[0]
     assert row["stale"] and row["age_days"] == (TODAY - date(2024, 1, 15)).days
     assert "RTX A5000" in set(book.stale()["gpu"])
-    table = cost.cost_table(book, ["A5000"], ["fp32"])
+    table = cost.cost_table(book, ["A5000"], ["fp32"], price_kind="street")
     assert table["price_usd"].item() == 2000 and table["stale"].item()
     assert "purchase price is stale (2024-01-15)" in table["note"].item()
 
@@ -123,7 +129,9 @@ def test_stale_prices_are_flagged_not_hidden(tmp_path):
     ("gpu,kind,usd,date,source_url,note\nA40,street,900,01/02/2026,https://x.com/a,\n", ["column date", "YYYY-MM-DD"]),
     ("gpu,kind,usd,date,source_url,note\nA40,street,900,2026-01-01,,\n", ["column source_url: is empty"]),
     ("gpu,kind,usd,date,source_url,note\nA40,street,900,2026-01-01,https://x.com/a,\nnvidia a40,street,950,"
-     "2026-02-01,https://x.com/b,\n", ["line 3 (A40): repeats line 2 (same gpu, kind)"]),
+     "2026-01-01,https://x.com/b,\n", ["line 3 (A40): repeats line 2 (same gpu, kind, date)"]),
+    ("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+     "A40,X,y,reserved,1,1.0,2026-01-01,https://x.com/a,\n", ["column kind: 'reserved' is not one of on-demand, spot, serverless"]),
     ("gpu,price\nA40,900\n", ["is neither a purchase price file", "fix its header"]),
     ("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
      "A40,X,y,0,1.0,2026-01-01,https://x.com/a,\n", ["column gpus_per_offering: 0 is out of range"]),
@@ -169,3 +177,98 @@ def test_cost_command(capsys):
     code = cli.main(["cost", "--utilization", "2"])
     err = capsys.readouterr().err
     assert code == 2 and "utilization 2.0 is out of range" in err
+
+
+# --------------------------------------------------------------------------- histories, kinds, as-of
+
+HISTORY = ("gpu,kind,usd,date,source_url,note\n"
+           "RTX A5000,street,2400,2022-03-01,https://example.com/a,\n"
+           "RTX A5000,street,2100,2023-06-01,https://example.com/b,\n"
+           "RTX A5000,street,1700,2025-01-01,https://example.com/c,\n"
+           "RTX A5000,msrp,2250,2021-04-12,https://example.com/launch,\n")
+CLOUD = ("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+         "RTX A5000,Cheap,worker,serverless,1,0.10,2026-11-01,https://example.com/s,per second\n"
+         "RTX A5000,Cheap,pod,spot,1,0.15,2026-11-01,https://example.com/p,\n"
+         "RTX A5000,Cheap,pod,on-demand,1,0.40,2026-11-01,https://example.com/p,\n"
+         "RTX A5000,Dear,vm,on-demand,4,0.60,2026-11-01,https://example.com/d,2.40 for four\n"
+         "RTX A5000,Dear,vm,on-demand,4,0.90,2024-01-01,https://example.com/d-old,\n")
+
+
+@pytest.fixture
+def book(tmp_path, monkeypatch):
+    """The histories above on their own: the shipped files are replaced by one unrelated row each."""
+    shipped_buy, shipped_rent = tmp_path / "shipped-buy.csv", tmp_path / "shipped-rent.csv"
+    shipped_buy.write_text("gpu,kind,usd,date,source_url,note\nT4,street,700,2026-01-01,https://example.com/t,\n")
+    shipped_rent.write_text(CLOUD.splitlines()[0] + "\nT4,P,t4,on-demand,1,0.3,2026-01-01,https://example.com/t,\n")
+    monkeypatch.setattr(prices, "PURCHASE_PATH", shipped_buy)
+    monkeypatch.setattr(prices, "CLOUD_PATH", shipped_rent)
+    (tmp_path / "buy.csv").write_text(HISTORY)
+    (tmp_path / "rent.csv").write_text(CLOUD)
+    return prices.load_prices([tmp_path / "buy.csv", tmp_path / "rent.csv"], today=TODAY)
+
+
+def test_the_newest_price_of_a_history_holds_and_as_of_prices_another_day(book):
+    now = cost.cost_table(book, ["A5000"], ["fp32"])
+    assert now["price_usd"].item() == 1700 and now["price_date"].item() == "2025-01-01"
+    assert now["price_source_url"].item() == "https://example.com/c"
+    then = cost.cost_table(book.as_of("2023-12-31"), ["A5000"], ["fp32"])
+    assert then["price_usd"].item() == 2100 and then["price_date"].item() == "2023-06-01"
+    first = cost.cost_table(book.as_of(date(2021, 6, 1)), ["A5000"], ["fp32"])
+    assert first["price_kind"].item() == "msrp" and first["price_usd"].item() == 2250  # no street price yet
+    before = cost.cost_table(book.as_of("2020-01-01"), ["A5000"], ["fp32"])
+    assert before["price_usd"].isna().all() and "no purchase price" in before["note"].item()
+
+
+def test_staleness_is_counted_from_the_day_asked_about(book):
+    assert book.purchase.set_index("date").loc["2025-01-01", "stale"]  # 2025-01 is stale in Nov 2026
+    then = book.as_of("2025-06-01")
+    assert not then.purchase.set_index("date").loc["2025-01-01", "stale"]
+    assert then.purchase["age_days"].min() == (date(2025, 6, 1) - date(2025, 1, 1)).days
+
+
+def test_cloud_kinds_are_never_mixed_and_each_offering_takes_its_newest_price(book):
+    by_kind = {k: cost.cost_table(book, ["A5000"], ["fp32"], cloud_kind=k) for k in prices.CLOUD_KINDS}
+    assert by_kind["on-demand"]["cloud_usd_per_hour"].item() == 0.40  # not the cheaper spot or serverless
+    assert by_kind["spot"]["cloud_usd_per_hour"].item() == 0.15
+    assert by_kind["serverless"]["cloud_usd_per_hour"].item() == 0.10
+    median = cost.cost_table(book, ["A5000"], ["fp32"], cloud="median")
+    assert median["cloud_usd_per_hour"].item() == pytest.approx((0.40 + 0.60) / 2)  # 0.90 was 2024's price
+    with pytest.raises(ParameterError, match="cloud price kind 'reserved'"):
+        cost.cost_table(book, ["A5000"], ["fp32"], cloud_kind="reserved")
+
+
+def test_a_cloud_file_without_kind_is_read_as_on_demand(tmp_path):
+    old = tmp_path / "old-layout.csv"
+    old.write_text("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+                   "A40,OurCloud,a40.large,4,0.9,2026-11-20,https://example.com/q,\n")
+    book = prices.load_prices(old, today=TODAY)
+    assert book.cloud.loc[book.cloud["provider"] == "OurCloud", "kind"].tolist() == ["on-demand"]
+
+
+def test_price_history_in_dollars_per_tflops(book, gpu):
+    history = cost.price_history(book, "fp16", ["RTX A5000"])
+    assert list(history["date"].dt.strftime("%Y-%m-%d")) == ["2021-04-12", "2022-03-01", "2023-06-01", "2025-01-01"]
+    assert list(history["kind"]) == ["msrp", "street", "street", "street"]
+    assert history["usd_per_tflop"].tolist() == pytest.approx(
+        [u / gpu("RTX A5000").fp16_tensor_tflops for u in (2250, 2400, 2100, 1700)])
+    assert cost.price_history(book, "bf16", ["V100"]).empty  # Volta has no BF16: nothing to price
+
+
+def test_cost_command_as_of_and_cloud_kind(capsys, tmp_path, book):
+    from gpukit import cli
+
+    (tmp_path / "buy.csv").write_text(HISTORY)
+    (tmp_path / "rent.csv").write_text(CLOUD)
+    argv = ["cost", "--gpu", "A5000", "--precision", "fp32", "--prices", str(tmp_path / "buy.csv"),
+            "--prices", str(tmp_path / "rent.csv"), "--format", "json"]
+    import json
+
+    assert cli.main(argv + ["--as-of", "2026-11-15", "--cloud-kind", "spot"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["price_usd"], row["cloud_usd_per_hour"], row["cloud_kind"]) == (1700, 0.15, "spot")
+    assert cli.main(argv + ["--as-of", "2023-12-31"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["price_usd"], row["cloud_usd_per_hour"]) == (2100, None)  # no cloud price held yet
+    assert cli.main(argv + ["--as-of", "31/12/2023"]) == 2
+    err = capsys.readouterr().err
+    assert "--as-of '31/12/2023' is not a date" in err and len(err.strip().splitlines()) == 1

@@ -489,18 +489,18 @@ def test_largest_batch_figure_names_a_model_that_fits_nowhere():
 def book():
     """Prices made up for the test: A40, RTX A4000 and H100 to buy; A40, RTX A4000, V100 and T4 to rent."""
     purchase = pd.DataFrame([
-        {"gpu": "A40", "kind": "street", "usd": 4500.0, "date": "2026-01-01", "stale": False},
-        {"gpu": "RTX A4000", "kind": "msrp", "usd": 1000.0, "date": "2021-04-12", "stale": False},
-        {"gpu": "H100 SXM5", "kind": "street", "usd": 30000.0, "date": "2026-01-01", "stale": False},
+        {"gpu": "A40", "kind": "street", "usd": 4500.0, "date": "2026-01-01", "stale": False, "source_url": "https://example.com/p"},
+        {"gpu": "RTX A4000", "kind": "msrp", "usd": 1000.0, "date": "2021-04-12", "stale": False, "source_url": "https://example.com/p"},
+        {"gpu": "H100 SXM5", "kind": "street", "usd": 30000.0, "date": "2026-01-01", "stale": False, "source_url": "https://example.com/p"},
     ])
     cloud = pd.DataFrame([
-        {"gpu": "A40", "provider": "P", "offering": "a", "usd_per_hour": 0.8, "date": "2026-01-01", "stale": False},
-        {"gpu": "RTX A4000", "provider": "P", "offering": "b", "usd_per_hour": 0.3, "date": "2026-01-01",
-         "stale": False},
-        {"gpu": "V100 PCIe 16GB", "provider": "P", "offering": "c", "usd_per_hour": 0.5, "date": "2026-01-01",
-         "stale": False},
+        {"gpu": "A40", "provider": "P", "offering": "a", "kind": "on-demand", "usd_per_hour": 0.8, "date": "2026-01-01", "stale": False, "source_url": "https://example.com/p"},
+        {"gpu": "RTX A4000", "provider": "P", "offering": "b", "kind": "on-demand", "usd_per_hour": 0.3, "date": "2026-01-01",
+         "stale": False, "source_url": "https://example.com/p"},
+        {"gpu": "V100 PCIe 16GB", "provider": "P", "offering": "c", "kind": "on-demand", "usd_per_hour": 0.5, "date": "2026-01-01",
+         "stale": False, "source_url": "https://example.com/p"},
         # Dearer than an A40 and slower: off the Pareto front.
-        {"gpu": "T4", "provider": "P", "offering": "d", "usd_per_hour": 5.0, "date": "2026-01-01", "stale": False},
+        {"gpu": "T4", "provider": "P", "offering": "d", "kind": "on-demand", "usd_per_hour": 5.0, "date": "2026-01-01", "stale": False, "source_url": "https://example.com/p"},
     ])
     return prices.Prices(purchase, cloud)
 
@@ -535,9 +535,22 @@ def test_cost_per_tflop_figure_bars_are_the_cost_table(costs):
         ("no purchase price", rows[g]) for g in unpriced[unpriced].index)
 
 
+def test_cost_per_tflop_figure_tick_labels_never_overlap(catalogue):
+    from gpukit import prices as price_data
+
+    fig = plots.cost_per_tflop_figure(cost.cost_table(price_data.load_prices(), catalogue=catalogue))
+    fig.canvas.draw()
+    for ax in fig.axes:
+        boxes = sorted((t.get_window_extent() for t in ax.get_xticklabels(minor=True) + ax.get_xticklabels()
+                        if t.get_text() and t.get_visible()), key=lambda b: b.x0)
+        boxes = [b for b in boxes if ax.get_window_extent().x0 - 1 <= b.x0 <= ax.get_window_extent().x1]
+        assert len(boxes) >= 2
+        assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:])), [b.x0 for b in boxes]
+
+
 def test_cost_per_tflop_figure_without_any_price_says_so(catalogue):
     none = prices.Prices(pd.DataFrame(columns=["gpu", "kind", "usd", "date", "stale"]),
-                         pd.DataFrame(columns=["gpu", "provider", "offering", "usd_per_hour", "date", "stale"]))
+                         pd.DataFrame(columns=["gpu", "provider", "offering", "kind", "usd_per_hour", "date", "stale"]))
     fig = plots.cost_per_tflop_figure(cost.cost_table(none, ["A40"], ["fp32"], catalogue=catalogue))
     for ax in fig.axes:
         assert "no prices for these GPUs" in annotation_texts(ax)
@@ -576,6 +589,41 @@ def test_price_performance_figure_leaves_out_gpus_without_the_price(costs):
     empty = plots.price_performance_figure(costs.assign(price_usd=np.nan), "fp16", "price_usd").axes[0]
     assert "no purchase price, dollars for these GPUs" in annotation_texts(empty)
     assert not empty.collections and empty.get_title() and "dollars" in empty.get_xlabel()
+
+
+def test_price_history_figure_plots_dollars_per_tflops_over_time(catalogue):
+    import matplotlib.dates as mdates
+
+    rows = [("A40", "street", 5200.0, "2023-01-15"), ("A40", "street", 4600.0, "2024-06-01"),
+            ("A40", "street", 4100.0, "2025-09-01"), ("A40", "used", 2600.0, "2025-09-01"),
+            ("RTX A4000", "msrp", 1000.0, "2021-04-12"), ("RTX A4000", "street", 900.0, "2024-02-01")]
+    book = prices.Prices(pd.DataFrame([{"gpu": g, "kind": k, "usd": u, "date": d, "stale": False,
+                                        "source_url": "https://example.com/p"} for g, k, u, d in rows]),
+                         pd.DataFrame(columns=["gpu", "provider", "offering", "kind", "usd_per_hour", "date", "stale"]))
+    history = cost.price_history(book, "fp16", catalogue=catalogue)
+    fig = plots.price_history_figure(history)
+    ax = fig.axes[0]
+    assert "over time" in ax.get_title() and ax.get_yscale() == "log"
+    assert "USD per peak fp16 TFLOPS" in ax.get_ylabel() and ax.get_xlabel() == "date the price held"
+    assert set(legend_texts(ax)) == {"A40, street", "A40, used", "RTX A4000, msrp", "RTX A4000, street"}
+    for line in ax.get_lines():
+        gpu, kind = line.get_label().split(", ")
+        want = history[(history["gpu"] == gpu) & (history["kind"] == kind)].sort_values("date")
+        peak = specs.lookup(gpu, catalogue)["fp16_tensor_tflops"]
+        assert list(line.get_ydata()) == pytest.approx(list(want["usd"] / peak))
+        assert [mdates.num2date(x).strftime("%Y-%m-%d") for x in mdates.date2num(line.get_xdata())] == \
+            list(want["date"].dt.strftime("%Y-%m-%d"))
+    # the date labels are readable: none overlaps the next
+    fig.canvas.draw()
+    boxes = sorted((t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
+    assert len(boxes) >= 3 and all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:]))
+
+
+def test_price_history_figure_without_prices_says_so(catalogue):
+    empty = cost.price_history(prices.Prices(pd.DataFrame(columns=["gpu", "kind", "usd", "date", "stale",
+                                                                    "source_url"]),
+                                             pd.DataFrame()), "fp16", catalogue=catalogue)
+    assert_message_only(plots.price_history_figure(empty), "no dated purchase price for these GPUs")
 
 
 def test_break_even_figure_bars_are_the_months(costs):
@@ -744,7 +792,7 @@ def test_work_cost_figure_hatches_predicted_throughput(book, speeds, catalogue):
 
 def test_work_cost_figure_without_prices_says_so(speeds, catalogue):
     none = prices.Prices(pd.DataFrame(columns=["gpu", "kind", "usd", "date", "stale"]),
-                         pd.DataFrame(columns=["gpu", "provider", "offering", "usd_per_hour", "date", "stale"]))
+                         pd.DataFrame(columns=["gpu", "provider", "offering", "kind", "usd_per_hour", "date", "stale"]))
     work = cost.work_cost_table(none, speeds, catalogue=catalogue)
     assert_message_only(plots.work_cost_figure(work), "no GPU has both a price and a throughput")
 

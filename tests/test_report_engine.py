@@ -412,3 +412,17 @@ def test_latest_refuses_to_replace_a_real_folder(tmp_path):
     (tmp_path / "run1").mkdir()
     with pytest.raises(ReportError, match="is a real folder"):
         report._switch_latest(tmp_path, tmp_path / "run1")
+
+
+def test_the_index_leads_each_pair_with_its_cost_verdicts():
+    verdicts = [{"topic": "resnet50 training, fp16", "verdict": "V100 is faster."},
+                {"topic": "memory, ResNet50", "verdict": "A40 fits more."},
+                {"topic": "cost to buy", "verdict": "V100 is cheaper to buy."},
+                {"topic": "USD per million images, renting (resnet50 fp16)", "verdict": "V100 is cheaper."}]
+    run = report.Run(run_id="r1", started="2026-11-30 00:00:00", device=DEVICE,
+                     summary={"pairs": [{"a": "A40", "b": "V100", "verdicts": verdicts}]})
+    page = report.index_html(run)
+    order = [page.index(v["topic"]) for v in verdicts]
+    assert max(order[2:]) < min(order[:2])  # cost first
+    assert order[0] < order[1]  # the rest keep the head-to-head page's order
+    assert all(v["verdict"] in page for v in verdicts)  # none left out
