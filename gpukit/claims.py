@@ -9,7 +9,13 @@ computes each verdict from the catalogue — nothing is typed in:
   "1 TB/s"; text case-insensitively);
 * ``max`` — "up to": the claimed value is the largest among the GPU's variants;
 * ``gt`` / ``lt`` — the GPU's field is greater (less) than ``other_gpu``'s, or than
-  ``claimed_value`` when there is no other GPU.
+  ``claimed_value`` when there is no other GPU;
+* ``approx`` — "similar": the GPU's figure is within ±20 % (:data:`APPROX_TOLERANCE`) of
+  ``other_gpu``'s, or of ``claimed_value``.
+
+Text fields (architecture, memory type, form factor) take ``eq`` only. ``launch`` is the
+catalogue's ``YYYY-MM``; a claim gives a year (``2017``: any month of that year matches, and
+``gt``/``lt`` compare years) or a month (``2017-06``); between two GPUs the months are compared.
 
 A name that fits several variants (``V100``: PCIe 16GB, SXM2 16GB, SXM2 32GB) is checked on
 every one: ``confirmed`` when the claim holds for all of them, ``wrong`` when for none, and
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from datetime import date
 from pathlib import Path
 
@@ -31,16 +38,19 @@ from ._csv import Field, parse_rows, to_frame
 from .errors import DataError, Problem, UnknownGPUError
 
 CLAIMS_PATH = specs.DATA_DIR / "claims.csv"
-RELATIONS = ("eq", "max", "gt", "lt")
+RELATIONS = ("eq", "max", "gt", "lt", "approx")
 VERDICTS = ("confirmed", "wrong", "unclear")
 #: Fields a claim can be about: every catalogue figure and a few descriptive ones.
 FIELDS = ("architecture", "memory_type", "form_factor", "cuda_cores", "tensor_cores", "boost_clock_mhz",
           "memory_gb", "memory_bus_bits", "memory_bandwidth_gbs", "fp64_tflops", "fp32_tflops",
           "tf32_tensor_tflops", "fp16_tensor_tflops", "bf16_tensor_tflops", "int8_tensor_tops", "tdp_w",
-          "nvlink_gbs", "pcie_gen")
+          "nvlink_gbs", "pcie_gen", "launch")
 _TEXT_FIELDS = {"architecture", "memory_type", "form_factor"}
+_DATE_FIELDS = {"launch"}
 _TENSOR_FIELDS = {"tf32_tensor_tflops", "fp16_tensor_tflops", "bf16_tensor_tflops", "int8_tensor_tops"}
 RELATIVE_TOLERANCE = 0.01
+#: How close two figures must be for ``approx`` ("similar", "comparable"): ±20 % of the other one.
+APPROX_TOLERANCE = 0.20
 
 SCHEMA: tuple[Field, ...] = (
     Field("source", "text", help="the article's file name"),
@@ -48,7 +58,7 @@ SCHEMA: tuple[Field, ...] = (
     Field("field", "choice", choices=FIELDS),
     Field("relation", "choice", choices=RELATIONS),
     Field("claimed_value", "text", required=False, help="the figure the article gives"),
-    Field("other_gpu", "text", required=False, help="for gt/lt: the GPU compared with"),
+    Field("other_gpu", "text", required=False, help="for gt/lt/approx: the GPU compared with"),
     Field("quote", "text", help="the claim as the article words it"),
 )
 COLUMNS = ("source", "gpu", "field", "claimed_value", "catalogue_value", "verdict", "note", "quote")
@@ -75,12 +85,23 @@ def load_claims(path: str | os.PathLike | None = None, catalogue: pd.DataFrame |
             problems.append(Problem(p, line, "claimed_value", f"relation {row['relation']} needs the claimed "
                                     "value; add it", row["gpu"]))
             ok = False
-        if row["relation"] in ("gt", "lt") and bool(value) == bool(row["other_gpu"]):
+        if row["relation"] in ("gt", "lt", "approx") and bool(value) == bool(row["other_gpu"]):
             problems.append(Problem(p, line, "other_gpu", f"relation {row['relation']} compares with either "
                                     "another GPU or a value; give exactly one of other_gpu and claimed_value",
                                     row["gpu"]))
             ok = False
-        if value and row["field"] not in _TEXT_FIELDS:
+        allowed = ("eq",) if row["field"] in _TEXT_FIELDS else ("eq", "gt", "lt") \
+            if row["field"] in _DATE_FIELDS else RELATIONS
+        if row["relation"] not in allowed:
+            problems.append(Problem(p, line, "relation", f"{row['field']} takes {', '.join(allowed)} only, not "
+                                    f"{row['relation']}", row["gpu"]))
+            ok = False
+        elif value and row["field"] in _DATE_FIELDS:
+            if not re.fullmatch(r"\d{4}(-(0[1-9]|1[0-2]))?", value):
+                problems.append(Problem(p, line, "claimed_value", f"{value!r} is not a year or month; write "
+                                        "2017 or 2017-06", row["gpu"]))
+                ok = False
+        elif value and row["field"] not in _TEXT_FIELDS:
             try:
                 float(value)
             except ValueError:
@@ -106,6 +127,8 @@ def _values(name: str, field: str, cat: pd.DataFrame) -> dict[str, object]:
 
 
 def _same(claimed, actual, field: str) -> bool:
+    if field in _DATE_FIELDS:  # "2017" matches any month of 2017; "2017-06" only June
+        return str(actual).startswith(str(claimed).strip())
     if field in _TEXT_FIELDS:
         return str(claimed).strip().casefold() == str(actual).strip().casefold()
     c, a = float(claimed), float(actual)
@@ -127,7 +150,7 @@ def _show(values: dict[str, object]) -> str:
 
 
 def _explain_wrong(claimed, values: dict[str, object], field: str, cat: pd.DataFrame) -> str:
-    c = float(claimed) if field not in _TEXT_FIELDS else claimed
+    c = claimed if field in _TEXT_FIELDS | _DATE_FIELDS else float(claimed)
     if field in _TENSOR_FIELDS and all(_same(c, 2 * float(v), field) for v in values.values()):
         return f"that is the 2:4-sparse figure; the dense figure is {_show(values)}"
     others = [g for g, v in zip(cat["gpu"], cat[field]) if g not in values and v == v and v is not None
@@ -141,7 +164,7 @@ def _check_one(row: dict, cat: pd.DataFrame) -> dict:
     field, rel, claimed = row["field"], row["relation"], row["claimed_value"]
     values = _values(row["gpu"], field, cat)
     out = {k: row[k] for k in ("source", "gpu", "field", "quote")}
-    sign = {"gt": "> ", "lt": "< ", "max": "up to "}.get(rel, "")
+    sign = {"gt": "> ", "lt": "< ", "max": "up to ", "approx": "≈ "}.get(rel, "")
     out["claimed_value"] = f"{sign}{claimed if claimed else row['other_gpu']}"
     if not values:
         return {**out, "catalogue_value": "", "verdict": "unclear",
@@ -164,16 +187,34 @@ def _check_one(row: dict, cat: pd.DataFrame) -> dict:
         right = _values(row["other_gpu"], field, cat)
         out["catalogue_value"] += f" vs {_show(right)} ({row['other_gpu']})"
     else:
-        right = {str(claimed): float(claimed)}
+        right = {str(claimed): claimed}
+    if field in _DATE_FIELDS:  # YYYY-MM strings sort by date; a year claim compares years
+        width = 4 if not row["other_gpu"] and len(str(claimed)) == 4 else 7
+        key = lambda v: str(v)[:width]  # noqa: E731
+    else:
+        key = float
     combos = list(itertools.product(values.items(), right.items()))
-    holds = [(a, b) for (a, va), (b, vb) in combos
-             if (float(va) > float(vb) if rel == "gt" else float(va) < float(vb))]
+    holds = [(a, b) for (a, va), (b, vb) in combos if _holds(rel, key(va), key(vb))]
     if len(holds) == len(combos):
         return {**out, "verdict": "confirmed", "note": ""}
     if not holds:
+        if rel == "approx":
+            ratios = [float(va) / float(vb) for (_, va), (_, vb) in combos if float(vb)]
+            lo, hi = (min(ratios), max(ratios)) if ratios else (0.0, 0.0)
+            span = f"{lo:.2g}" if f"{lo:.2g}" == f"{hi:.2g}" else f"{lo:.2g} to {hi:.2g}"
+            return {**out, "verdict": "wrong",
+                    "note": f"not within ±{APPROX_TOLERANCE:.0%}: it is {span} times the other figure"}
         return {**out, "verdict": "wrong", "note": "the reverse holds" if row["other_gpu"] else ""}
     held = sorted({a for a, _ in holds})
     return {**out, "verdict": "unclear", "note": f"true for {', '.join(held)} only"}
+
+
+def _holds(rel: str, a, b) -> bool:
+    if rel == "gt":
+        return a > b
+    if rel == "lt":
+        return a < b
+    return abs(a - b) <= APPROX_TOLERANCE * abs(b)  # approx
 
 
 def check(claims: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:

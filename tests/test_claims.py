@@ -75,6 +75,37 @@ def test_comparisons_between_gpus_and_with_a_value(tmp_path, gpu):
     assert t.loc[2, "note"] == "true for V100 SXM2 16GB, V100 SXM2 32GB only"
 
 
+def test_approx_is_within_twenty_percent_of_the_other_figure(tmp_path, gpu):
+    a40, v100s = gpu("A40"), [gpu(v) for v in ("V100 PCIe 16GB", "V100 SXM2 16GB", "V100 SXM2 32GB")]
+    assert all(a40.fp64_tflops < 0.2 * v.fp64_tflops for v in v100s), "premise: the A40's FP64 is a tiny fraction"
+    a6000 = gpu("RTX A6000")
+    assert abs(a6000.fp32_tflops / a40.fp32_tflops - 1) <= claims.APPROX_TOLERANCE, "premise: A6000 ~ A40 in FP32"
+    assert abs(v100s[2].fp32_tflops / v100s[0].fp32_tflops - 1) <= claims.APPROX_TOLERANCE
+    t = check_text(tmp_path,
+                   "a.txt,A40,fp64_tflops,approx,,V100,similar double precision\n"
+                   "a.txt,RTX A6000,fp32_tflops,approx,,A40,similar single precision\n"
+                   f"a.txt,A40,fp32_tflops,approx,{a40.fp32_tflops * 1.3:g},,outside: 1.3 times\n"
+                   f"a.txt,A40,fp32_tflops,approx,{a40.fp32_tflops * 0.9:g},,inside\n")
+    assert list(t["verdict"]) == ["wrong", "confirmed", "wrong", "confirmed"]
+    assert t.loc[0, "claimed_value"] == "≈ V100"
+    assert "not within ±20%" in t.loc[0, "note"]
+
+
+def test_launch_claims_compare_years_or_months(tmp_path, gpu):
+    launches = [gpu(v).launch for v in ("V100 PCIe 16GB", "V100 SXM2 16GB", "V100 SXM2 32GB")]
+    assert [m[:4] for m in launches] == ["2017", "2017", "2018"], "premise: the 32 GB V100 came in 2018"
+    a40 = gpu("A40").launch
+    t = check_text(tmp_path,
+                   "a.txt,V100,launch,eq,2017,,released in 2017\n"
+                   f"a.txt,V100 PCIe 16GB,launch,eq,{launches[0]},,the month\n"
+                   f"a.txt,A40,launch,eq,{a40[:4]},,the year\n"
+                   "a.txt,A40,launch,eq,2019,,a wrong year\n"
+                   "a.txt,A40,launch,gt,,V100 SXM2 16GB,newer\n"
+                   f"a.txt,V100,launch,lt,{a40[:4]},,before the A40's year\n")
+    assert list(t["verdict"]) == ["unclear", "confirmed", "confirmed", "wrong", "confirmed", "confirmed"]
+    assert t.loc[0, "note"] == "true for V100 PCIe 16GB, V100 SXM2 16GB only"
+
+
 def test_shipped_claims_cover_every_article_and_find_the_known_errors():
     t = claims.check()
     seeds = Path(__file__).resolve().parents[2] / "shared" / "seeds"
@@ -85,6 +116,18 @@ def test_shipped_claims_cover_every_article_and_find_the_known_errors():
     assert {("RTX A5000", "fp16_tensor_tflops"), ("RTX A4000", "fp16_tensor_tflops"), ("A40", "fp32_tflops"),
             ("GeForce RTX 4090", "tensor_cores")} <= set(zip(wrong["gpu"], wrong["field"]))
     assert set(t["verdict"]) == set(claims.VERDICTS)
+    # (article, gpu, field) -> verdict, for claims that are the only one of their kind in the article
+    verdict = {(r.source[:3], r.gpu, r.field): r.verdict for r in t.itertuples()}
+    similar = t[(t["gpu"] == "A40") & (t["field"] == "fp64_tflops") & (t["claimed_value"] == "≈ V100")]
+    assert similar["verdict"].tolist() == ["wrong"], "the A40 and V100 do not have similar FP64"
+    assert verdict["001", "V100", "boost_clock_mhz"] != "confirmed", "no V100 variant boosts to 1455 MHz"
+    assert verdict["001", "V100", "launch"] == "unclear", "the 32 GB V100 came in 2018"
+    assert verdict["000", "RTX A5000", "memory_type"] == "confirmed"
+    for article in ("001", "004"):
+        assert verdict[article, "V100", "architecture"] == "confirmed"
+        assert verdict[article, "V100", "memory_type"] == "confirmed"
+    faster = t[(t["gpu"] == "A100") & (t["claimed_value"] == "> A40")]
+    assert faster["verdict"].tolist() == ["confirmed"]
     s = claims.summary(t)
     assert int(s[list(claims.VERDICTS)].to_numpy().sum()) == len(t)
 
@@ -95,6 +138,10 @@ def test_shipped_claims_cover_every_article_and_find_the_known_errors():
     ("a.txt,A40,memory_gb,eq,,,x\n", "claimed_value", "needs the claimed value"),
     ("a.txt,A40,memory_gb,gt,16,V100,x\n", "other_gpu", "exactly one"),
     ("a.txt,A40,memory_bandwidth_gbs,eq,1 TB/s,,x\n", "claimed_value", "not a number"),
+    ("a.txt,A40,fp64_tflops,approx,,,x\n", "other_gpu", "exactly one"),
+    ("a.txt,A40,architecture,approx,,V100,x\n", "relation", "architecture takes eq only"),
+    ("a.txt,V100,launch,eq,June 2017,,x\n", "claimed_value", "not a year or month"),
+    ("a.txt,V100,launch,max,2018,,x\n", "relation", "launch takes eq, gt, lt only"),
 ])
 def test_bad_claim_files_name_line_column_and_fix(tmp_path, body, column, message):
     path = tmp_path / "claims.csv"
