@@ -184,8 +184,12 @@ def load_catalogue(path: str | os.PathLike | None = None) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- look-up
 
-_NOISE = {"nvidia", "tesla", "geforce", "quadro", "rtx", "gpu", "tensor", "core", "card"}
-_MEMORY_TYPES = {"hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x"}
+#: Words a name may carry or leave out: brand and product-line words, and the generation and
+#: edition words of the newer workstation names ("RTX 6000 Ada Generation", "RTX PRO 6000
+#: Blackwell Workstation Edition"), so "6000 Ada" and "RTX PRO 6000" find them.
+_NOISE = {"nvidia", "tesla", "geforce", "quadro", "rtx", "gpu", "tensor", "core", "card", "generation", "edition",
+          "workstation", "blackwell"}
+_MEMORY_TYPES = {"hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7"}
 _FORMS = ("pcie", "sxm", "sxm2", "sxm4", "sxm5")
 
 

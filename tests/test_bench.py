@@ -246,7 +246,8 @@ def test_catalogue_match_of_gpu_names():
     assert match_catalogue("NVIDIA H100 80GB HBM3")[0] == "H100 SXM5"
     assert match_catalogue("NVIDIA GeForce RTX 4090")[0] == "GeForce RTX 4090"
     assert match_catalogue("Tesla V100-SXM2", memory_mib=32510)[0] == "V100 SXM2 32GB"
-    gpu, note = match_catalogue("NVIDIA RTX 6000 Ada Generation")
+    assert match_catalogue("NVIDIA RTX 6000 Ada Generation")[0] == "RTX 6000 Ada Generation"
+    gpu, note = match_catalogue("NVIDIA GeForce RTX 4080 SUPER")
     assert gpu is None and "not in the catalogue: measured" in note
 
 

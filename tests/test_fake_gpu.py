@@ -285,7 +285,14 @@ def test_memory_tie_break_only_among_the_variants_the_name_allows():
     assert gpu == specs.resolve("Tesla V100").gpu and "default variant" in note
 
 
-@pytest.mark.parametrize("smi_file, cc", [("rtx-6000-ada-generation", (8, 9)), ("geforce-rtx-4080-super", (8, 9))])
+def test_a_newer_catalogued_gpu_is_matched(monkeypatch):
+    fake_gpu(monkeypatch, "rtx-6000-ada-generation", cc=(8, 9))
+    info = device.describe_attached()
+    assert info["catalogue_gpu"] == "RTX 6000 Ada Generation"
+    assert info["catalogue_row"]["fp32_tflops"] == specs.lookup("RTX 6000 Ada Generation")["fp32_tflops"]
+
+
+@pytest.mark.parametrize("smi_file, cc", [("geforce-rtx-4080-super", (8, 9))])
 def test_uncatalogued_gpu_is_measured_without_a_peak(monkeypatch, smi_file, cc):
     fake_gpu(monkeypatch, smi_file, cc=cc)
     info = device.describe_attached()
@@ -431,7 +438,7 @@ def test_plan_on_a_fake_v100(monkeypatch):
 
 
 def test_plan_on_an_uncatalogued_gpu_has_no_peaks(monkeypatch):
-    fake_gpu(monkeypatch, "rtx-6000-ada-generation", cc=(8, 9))
+    fake_gpu(monkeypatch, "geforce-rtx-4080-super", cc=(8, 9))
     frame = bench.plan(workloads=["matmul"], precisions=["float32", "bf16"])
     assert set(frame["math"]) == {"TF32", "BF16"} and frame["peak"].isna().all()
 

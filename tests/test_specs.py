@@ -13,7 +13,20 @@ REQUIRED = [
     "RTX A4000", "RTX A5000", "RTX A6000", "A40", "V100 PCIe 16GB", "V100 SXM2 16GB", "V100 SXM2 32GB",
     "A100 PCIe 40GB", "A100 SXM4 40GB", "A100 PCIe 80GB", "A100 SXM4 80GB", "GeForce RTX 4090",
     "H100 PCIe", "H100 SXM5", "H200 SXM", "L40S", "L4", "T4", "A10", "GeForce RTX 3090",
+    "GeForce RTX 5090", "RTX PRO 6000 Blackwell Workstation Edition", "H100 NVL", "RTX 6000 Ada Generation", "A30",
 ]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("5090", "GeForce RTX 5090"), ("NVIDIA GeForce RTX 5090", "GeForce RTX 5090"),
+    ("RTX PRO 6000", "RTX PRO 6000 Blackwell Workstation Edition"),
+    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX PRO 6000 Blackwell Workstation Edition"),
+    ("6000 Ada", "RTX 6000 Ada Generation"), ("NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada Generation"),
+    ("RTX A6000", "RTX A6000"), ("H100 NVL", "H100 NVL"), ("NVIDIA H100 NVL", "H100 NVL"), ("H100", "H100 PCIe"),
+    ("A30", "A30"),
+])
+def test_the_newer_gpus_are_found_by_their_natural_names(catalogue, name, expected):
+    assert specs.resolve(name, catalogue).gpu == expected
 
 
 def row(cat, gpu):
