@@ -166,7 +166,7 @@ def test_cost_notebook(tmp_path):
     nb = nbformat.read(tmp_path / "ok" / "latest" / "03_cost_per_tflop.ipynb", as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"]
-    assert sum("image/png" in o.get("data", {}) for o in outputs) == 4  # incl. cost per million images
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 5  # incl. prices over time, cost per million images
     assert "owned_usd_per_million_items" in (tmp_path / "ok" / "latest" / "03_cost_per_tflop.html").read_text()
     page = (tmp_path / "ok" / "latest" / "03_cost_per_tflop.html").read_text()
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
