@@ -160,7 +160,7 @@ def achieved_figure(results: Results) -> Figure:
                 if frac == frac and frac is not None:
                     ax.annotate(f"{frac:.0%}", (value, name), xytext=(4, 0), textcoords="offset points",
                                 va="center", fontsize=8)
-        ax.legend(handles=handles, loc="lower right", fontsize="small")
+        ax.legend(handles=handles, loc="best", fontsize="small")
         ax.invert_yaxis()
         ax.set_xlabel(f"achieved {unit}")
     peak_note = ("share of the datasheet peak annotated" if device.catalogue_gpu
@@ -593,7 +593,7 @@ def throughput_comparison_figure(comparison) -> Figure:
     ax.set_xlim(0, max(1.0, float(t["speedup_a_over_b"].max())) * 1.45)
     ax.set_xlabel(f"training throughput relative to {comparison.b}")
     ax.set_title(f"Throughput: {comparison.a} against {comparison.b}")
-    ax.legend(fontsize="small", loc="lower right")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: the bar labels run to the right
     return _finish(fig)
 
 
