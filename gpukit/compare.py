@@ -370,8 +370,9 @@ def compare(a: str, b: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
     fit = fit_table(ga, gb, list(models), list(fit_batch_sizes), fit_precision, optimizer, cat)
     book = prices.load_prices(price_files)
     costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)
-    verdicts = (_speed_verdicts(ga, gb, thr, ra, rb) + _fit_verdicts(ga, gb, fit, ra, rb)
-                + _cost_verdicts(ga, gb, costs) + _link_verdict(ga, gb, ra, rb, thr))
+    verdicts = [{**v, "kind": kind} for kind, found in (
+        ("speed", _speed_verdicts(ga, gb, thr, ra, rb)), ("memory", _fit_verdicts(ga, gb, fit, ra, rb)),
+        ("cost", _cost_verdicts(ga, gb, costs)), ("scaling", _link_verdict(ga, gb, ra, rb, thr))) for v in found]
     return Comparison(ga, gb, spec_table(ra, rb), thr, fit, costs, verdicts, source)
 
 

@@ -46,8 +46,6 @@ from .resources import NOTEBOOKS_DIR, OUTPUTS_DIR
 from .results import RUN_DIR_ENV, load_for_report
 
 KERNEL_NAME = "gpukit"
-#: Verdict topics about cost (gpukit.compare), which the index lists first for each pair.
-COST_TOPICS = ("cost to", "USD per million")
 #: Longest a single cell may run, in seconds, before the run fails (``None`` or 0: no limit).
 DEFAULT_CELL_TIMEOUT_S = 600
 
@@ -419,7 +417,7 @@ def _summary_html(run: Run) -> str:
     for pair in s.get("pairs", []):
         verdicts = pair.get("verdicts", [])
         # What it costs leads, then speed, memory and scaling, as the head-to-head page orders them.
-        cost_first = sorted(verdicts, key=lambda v: not str(v.get("topic", "")).startswith(COST_TOPICS))
+        cost_first = sorted(verdicts, key=lambda v: v.get("kind") != "cost")
         items = "".join(f"<li><b>{_esc(v['topic'])}</b>: {_esc(v['verdict'])}</li>" for v in cost_first)
         parts.append(f"<h3>{_esc(pair['a'])} vs {_esc(pair['b'])}</h3><ul>{items}</ul>")
     return "".join(parts)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -280,9 +280,6 @@ class Results:
     def save(self, path: str | os.PathLike) -> Path:
         """Write atomically (a temporary file, then a rename)."""
         return _atomic.write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False))
-
-    def named(self, file: str | None) -> Results:
-        return replace(self, file=file)
 
     # ----------------------------------------------------------------- what it says
 

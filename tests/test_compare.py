@@ -106,6 +106,8 @@ def test_cost_verdicts_to_buy_own_rent_and_per_unit_of_work(tmp_path, gpu):
     assert own["verdict"] == f"V100 PCIe 16GB is {ratio:.2f}× cheaper to own than A40."
     assert by_topic["cost to rent (on-demand)"]["verdict"] == \
         "V100 PCIe 16GB is 2.00× cheaper to rent per GPU-hour than A40."
+    assert {v["kind"] for t, v in by_topic.items() if t.startswith(("cost to", "USD per million"))} == {"cost"}
+    assert by_topic["memory, ResNet50"]["kind"] == "memory" and by_topic["two GPUs of each"]["kind"] == "scaling"
     per_unit = [v for t, v in by_topic.items() if t.startswith("USD per million images")]
     assert len(per_unit) == 2 and all("cheaper per unit of work" in v["verdict"] for v in per_unit)
 

@@ -415,10 +415,11 @@ def test_latest_refuses_to_replace_a_real_folder(tmp_path):
 
 
 def test_the_index_leads_each_pair_with_its_cost_verdicts():
-    verdicts = [{"topic": "resnet50 training, fp16", "verdict": "V100 is faster."},
-                {"topic": "memory, ResNet50", "verdict": "A40 fits more."},
-                {"topic": "cost to buy", "verdict": "V100 is cheaper to buy."},
-                {"topic": "USD per million images, renting (resnet50 fp16)", "verdict": "V100 is cheaper."}]
+    verdicts = [{"topic": "resnet50 training, fp16", "verdict": "V100 is faster.", "kind": "speed"},
+                {"topic": "memory, ResNet50", "verdict": "A40 fits more.", "kind": "memory"},
+                {"topic": "cost to buy", "verdict": "V100 is cheaper to buy.", "kind": "cost"},
+                {"topic": "USD per million images, renting (resnet50 fp16)", "verdict": "V100 is cheaper.",
+                 "kind": "cost"}]
     run = report.Run(run_id="r1", started="2026-11-30 00:00:00", device=DEVICE,
                      summary={"pairs": [{"a": "A40", "b": "V100", "verdicts": verdicts}]})
     page = report.index_html(run)
@@ -426,3 +427,20 @@ def test_the_index_leads_each_pair_with_its_cost_verdicts():
     assert max(order[2:]) < min(order[:2])  # cost first
     assert order[0] < order[1]  # the rest keep the head-to-head page's order
     assert all(v["verdict"] in page for v in verdicts)  # none left out
+
+
+def test_the_gpukit_kernel_is_registered_on_first_use(monkeypatch):
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    installed = []
+    monkeypatch.setattr(report, "install_kernel", lambda name: installed.append(name))
+
+    def missing(self, name):
+        raise NoSuchKernel(name)
+
+    monkeypatch.setattr(KernelSpecManager, "get_kernel_spec", missing)
+    report.ensure_kernel()
+    assert installed == ["gpukit"]
+    monkeypatch.setattr(KernelSpecManager, "get_kernel_spec", lambda self, name: object())
+    report.ensure_kernel()
+    assert installed == ["gpukit"]  # registered once, not again
