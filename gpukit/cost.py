@@ -143,9 +143,13 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
             if peak is None:
                 notes.append(f"{g['architecture']} has no {p} mode")
             if price_kind != "cloud" and buy is None:
-                notes.append("no " + ("purchase" if price_kind == "any" else price_kind) + " price")
+                why = prices.gap(g["gpu"], "purchase")
+                notes.append("no " + ("purchase" if price_kind == "any" else price_kind) + " price"
+                             + (f": {why}" if why else ""))
             if rent is None:
-                notes.append(f"no {cloud_kind} cloud price" + ("" if cloud in ("cheapest", "median") else f" from {cloud}"))
+                why = prices.gap(g["gpu"], cloud_kind) if cloud in ("cheapest", "median") else None
+                notes.append(f"no {cloud_kind} cloud price" + ("" if cloud in ("cheapest", "median") else f" from {cloud}")
+                             + (f": {why}" if why else ""))
             for label, src in (("purchase", buy), ("cloud", rent)):
                 if src and src.get("stale"):
                     notes.append(f"{label} price is stale ({src['date']})")

@@ -22,10 +22,11 @@ import pandas as pd
 
 from . import specs
 from ._csv import Field, parse_rows, read_rows, to_frame
-from .errors import DataError, Problem
+from .errors import DataError, Problem, UnknownGPUError
 
 PURCHASE_PATH = specs.DATA_DIR / "prices.csv"
 CLOUD_PATH = specs.DATA_DIR / "cloud_prices.csv"
+GAPS_PATH = specs.DATA_DIR / "price_gaps.csv"
 PRICE_KINDS = ("msrp", "street", "used")
 #: Kinds of cloud price, never mixed: an on-demand instance or pod, a spot/interruptible one,
 #: a per-second serverless worker (converted to an hour).
@@ -51,6 +52,13 @@ CLOUD_SCHEMA: tuple[Field, ...] = (
     Field("source_url", "url"),
     Field("note", "text", required=False),
 )
+#: Why a GPU has no price of a kind: what was searched, and when.
+GAPS_SCHEMA: tuple[Field, ...] = (
+    Field("gpu", "text", help="a GPU name the catalogue knows"),
+    Field("what", "choice", choices=("purchase",) + CLOUD_KINDS),
+    Field("reason", "text"),
+    Field("checked", "date", help="when the sources were last searched, YYYY-MM-DD"),
+)
 #: What one price is: a user's row replaces the shipped rows of the same price.
 _KEYS = {"purchase": ("gpu", "kind"), "cloud": ("gpu", "provider", "offering", "kind")}
 #: What one row is: a price on a day (a history has several days).
@@ -64,6 +72,11 @@ class Prices:
     cloud: pd.DataFrame
     max_age_days: int = DEFAULT_MAX_AGE_DAYS
     today: date | None = None
+    gaps: dict[tuple[str, str], str] | None = None  # (gpu, purchase|cloud kind) -> why no price
+
+    def gap(self, gpu: str, what: str) -> str | None:
+        """Why ``gpu`` has no price of kind ``what`` (``purchase`` or a cloud kind), if known."""
+        return (self.gaps or {}).get((gpu, what))
 
     def as_of(self, day: date | str) -> Prices:
         """The prices that held on ``day``: rows dated after it dropped, ages and staleness counted
@@ -79,12 +92,12 @@ class Prices:
         return Prices(_aged(self.purchase[pd.to_datetime(self.purchase["date"]) <= pd.Timestamp(day)], day,
                             self.max_age_days, purchase=True),
                       _aged(self.cloud[pd.to_datetime(self.cloud["date"]) <= pd.Timestamp(day)], day,
-                            self.max_age_days), self.max_age_days, day)
+                            self.max_age_days), self.max_age_days, day, self.gaps)
 
     def current(self) -> Prices:
         """Only the price that holds now of each history (the newest row per price)."""
         return Prices(latest(self.purchase, _KEYS["purchase"]), latest(self.cloud, _KEYS["cloud"]),
-                      self.max_age_days, self.today)
+                      self.max_age_days, self.today, self.gaps)
 
     def stale(self) -> pd.DataFrame:
         """Every stale row of either table, for a report's warning list."""
@@ -95,6 +108,25 @@ class Prices:
             if len(self.cloud) else None
         parts = [x for x in (p, c) if x is not None and len(x)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+
+def load_gaps(catalogue=None, today: date | None = None, path: str | os.PathLike = GAPS_PATH) -> dict:
+    """``data/price_gaps.csv`` as ``{(gpu, what): "reason (searched DATE)"}``."""
+    # the file is read now: its search dates are checked against today, not an as-of date
+    records, problems = parse_rows(Path(path), GAPS_SCHEMA, max(today or date.today(), date.today()),
+                                   what="price gap")
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    out = {}
+    for line, row in records:
+        try:
+            gpu = specs.resolve(row["gpu"], cat).gpu
+        except UnknownGPUError as exc:
+            problems.append(Problem(Path(path), line, "gpu", str(exc), row["gpu"]))
+            continue
+        out[(gpu, row["what"])] = f"{row['reason']} (searched {row['checked']})"
+    if problems:
+        raise DataError(problems)
+    return out
 
 
 def file_kind(path: Path) -> str:
@@ -159,7 +191,7 @@ def load_prices(user_files=None, max_age_days: int = DEFAULT_MAX_AGE_DAYS, today
         else:
             cloud = _merge(cloud, frame, kind)
     book = Prices(_aged(purchase, today, max_age_days, purchase=True), _aged(cloud, today, max_age_days),
-                  max_age_days, today)
+                  max_age_days, today, load_gaps(cat, today))
     return book.as_of(as_of) if as_of else book
 
 

@@ -74,7 +74,7 @@ def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path, gpu)
     rent.write_text("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
                     "A40,Cheap,a40x1,1,0.36,2026-11-01,https://example.com/rent,\n")
     book = prices.load_prices([mine, rent], today=TODAY)
-    work = pd.DataFrame({"gpu": ["A40", "V100 PCIe 16GB"], "throughput": [500.0, 800.0],
+    work = pd.DataFrame({"gpu": ["A40", "H100 NVL"], "throughput": [500.0, 800.0],
                          "throughput_unit": ["images/s"] * 2, "measured_throughput": [400.0, None]})
     table = cost.work_cost_table(book, work, electricity_usd_per_kwh=0.2, years=2, utilization=0.25).set_index("gpu")
     a40 = table.loc["A40"]
@@ -85,10 +85,10 @@ def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path, gpu)
     owned = (4500 + gpu("A40").tdp_w / 1000 * hours * 0.2) / hours
     assert a40["owned_usd_per_hour"] == pytest.approx(owned)
     assert a40["owned_usd_per_million_items"] == pytest.approx(owned / (400 * 3600) * 1e6)
-    v100 = table.loc["V100 PCIe 16GB"]
-    assert v100["basis"] == "predicted" and v100["throughput"] == 800.0
-    assert v100["owned_usd_per_million_items"] != v100["owned_usd_per_million_items"] or \
-        v100["owned_usd_per_million_items"] is None  # no purchase price: no number
+    nvl = table.loc["H100 NVL"]
+    assert nvl["basis"] == "predicted" and nvl["throughput"] == 800.0
+    assert nvl["owned_usd_per_million_items"] != nvl["owned_usd_per_million_items"] or \
+        nvl["owned_usd_per_million_items"] is None  # no purchase price: no number
 
 
 def test_user_prices_override_shipped_rows(tmp_path):
@@ -272,3 +272,16 @@ def test_cost_command_as_of_and_cloud_kind(capsys, tmp_path, book):
     assert cli.main(argv + ["--as-of", "31/12/2023"]) == 2
     err = capsys.readouterr().err
     assert "--as-of '31/12/2023' is not a date" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_missing_price_says_why(tmp_path):
+    book = prices.load_prices(today=TODAY)
+    table = cost.cost_table(book, ["H100 NVL", "A100 PCIe 40GB"], ["fp16"]).set_index("gpu")
+    assert table.loc["H100 NVL", "note"].startswith("no purchase price: NVIDIA sells the H100 NVL to system builders")
+    assert "(searched 2026-11-30)" in table.loc["H100 NVL", "note"]
+    assert "no on-demand cloud price: providers list an 'A100 40GB' without its form factor" in \
+        table.loc["A100 PCIe 40GB", "note"]
+    bad = tmp_path / "gaps.csv"
+    bad.write_text("gpu,what,reason,checked\nH100 NVX,purchase,none found,2026-11-01\n")
+    with pytest.raises(DataError, match=r"gaps.csv, line 2 \(H100 NVX\), column gpu"):
+        prices.load_gaps(path=bad)
