@@ -483,8 +483,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Estimate the memory one training or inference step needs (weights, gradients, "
                        "optimizer state, activations, workspace) and check it against each GPU's memory.")
     p.add_argument("--model", action="append", required=True, metavar="NAME",
-                   help="a keras.applications name (ResNet50, MobileNetV2...), a .keras file, or bert-base, "
-                   "bert-large, gpt2-small, gpt2-medium, llama-7b (repeatable)")
+                   help="a keras.applications name (ResNet50, MobileNetV2...), a .keras file, a built-in "
+                   "transformer (bert-base, bert-large, gpt2-small, gpt2-medium, llama-7b) or a Keras-layer model "
+                   "(keras-encoder, keras-decoder, keras-vit, keras-bert, keras-lstm, keras-bigru, keras-textcnn) "
+                   "(repeatable)")
     p.add_argument("--batch", type=int, nargs="+", required=True, metavar="B", help="batch sizes")
     p.add_argument("--precision", default="float32", help=PRECISION_HELP)
     p.add_argument("--optimizer", default="adam", help="sgd, momentum, adam, adamw, rmsprop, ... (train only)")
@@ -541,7 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"comma-separated (default float32,fp16): {PRECISION_HELP}")
     p.add_argument("--batch", type=int, help="batch size of the throughput comparison (default: the workload's)")
     p.add_argument("--models", action="append", metavar="LIST",
-                   help="models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium)")
+                   help="models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium,keras-bert)")
     _add_price_options(p)
     p.add_argument("--results", metavar="FILE", help="a gpukit bench results file (measured rows win)")
     p.add_argument("--format", choices=("table", "csv", "json", "md"), default="table")

@@ -39,7 +39,7 @@ SPEC_ROWS = (
 )
 DEFAULT_WORKLOADS = ("resnet50", "transformer")
 DEFAULT_PRECISIONS = ("float32", "fp16")
-DEFAULT_MODELS = ("ResNet50", "bert-base", "bert-large", "gpt2-medium")
+DEFAULT_MODELS = ("ResNet50", "bert-base", "bert-large", "gpt2-medium", "keras-bert")
 DEFAULT_FIT_BATCHES = (16, 64, 256)
 #: Below this speedup two GPUs count as equally fast.
 SAME_SPEED = 1.10

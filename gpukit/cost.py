@@ -147,8 +147,9 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
                 notes.append("no " + ("purchase" if price_kind == "any" else price_kind) + " price"
                              + (f": {why}" if why else ""))
             if rent is None:
-                why = prices.gap(g["gpu"], cloud_kind) if cloud in ("cheapest", "median") else None
-                notes.append(f"no {cloud_kind} cloud price" + ("" if cloud in ("cheapest", "median") else f" from {cloud}")
+                anywhere = cloud in ("cheapest", "median")
+                why = prices.gap(g["gpu"], cloud_kind) if anywhere else None
+                notes.append(f"no {cloud_kind} cloud price" + ("" if anywhere else f" from {cloud}")
                              + (f": {why}" if why else ""))
             for label, src in (("purchase", buy), ("cloud", rent)):
                 if src and src.get("stale"):

@@ -88,7 +88,7 @@ class ModelSpec:
     """What to estimate: a Keras application (with input shape), a saved file, or a transformer."""
 
     name: str
-    kind: str  # application | file | transformer
+    kind: str  # application | file | transformer | zoo
     input_shape: tuple[int, ...] | None = None
     classes: int = 1000
 
@@ -106,6 +106,10 @@ def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: 
     key = text.lower().replace("_", "-")
     if key in TRANSFORMERS:
         return ModelSpec(key, "transformer")
+    from .zoo import ZOO
+
+    if key in ZOO:
+        return ModelSpec(key, "zoo", None, classes)
     apps = keras_application_names()
     by_lower = {a.lower(): a for a in apps}
     if text.lower() in by_lower:
@@ -113,12 +117,12 @@ def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: 
         if shape is not None and (len(shape) != 3 or min(shape) < 1):
             raise ParameterError(f"input shape {','.join(map(str, shape))} is not height,width,channels")
         return ModelSpec(by_lower[text.lower()], "application", shape, classes)
-    choices = apps + list(TRANSFORMERS)
+    choices = apps + list(TRANSFORMERS) + list(ZOO)
     close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
         [by_lower[c] for c in difflib.get_close_matches(text.lower(), list(by_lower), n=3, cutoff=0.5)]
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise UnknownModelError(f"unknown model {name!r}; {hint}use a keras.applications name, a .keras file, "
-                            f"or one of {', '.join(TRANSFORMERS)}")
+                            f"one of {', '.join(TRANSFORMERS)}, or one of the Keras-layer models {', '.join(ZOO)}")
 
 
 def build_model(spec: ModelSpec):
@@ -128,6 +132,10 @@ def build_model(spec: ModelSpec):
     quiet_tensorflow()
     import keras
 
+    if spec.kind == "zoo":
+        from . import zoo
+
+        return zoo.build(spec.name)
     if spec.kind == "file":
         try:
             with warnings.catch_warnings():  # Keras's own NumPy 2 deprecation notice on load
@@ -150,6 +158,21 @@ def default_input_shape(model) -> tuple[int, ...]:
     return tuple(int(d) for d in model.inputs[0].shape[1:])
 
 
+def synthetic_batch(tf, model, batch: int):
+    """Random inputs and integer labels of ``model``'s shapes: token ids below the first
+    ``Embedding``'s vocabulary for integer inputs, one label per output position."""
+    shape = default_input_shape(model)
+    dtype = model.inputs[0].dtype
+    if "int" in str(dtype):
+        vocab = next((int(layer.input_dim) for layer in model.layers if type(layer).__name__ == "Embedding"), 2)
+        x = tf.random.uniform((batch, *shape), maxval=vocab, dtype=tf.int32)
+    else:
+        x = tf.random.uniform((batch, *shape))
+    out = model.outputs[0].shape
+    y = tf.random.uniform((batch, *[int(d) for d in out[1:-1]]), maxval=int(out[-1]), dtype=tf.int32)
+    return x, y
+
+
 def make_optimizer(name: str):
     """A Keras optimizer by gpukit's optimizer name."""
     import keras
@@ -169,10 +192,10 @@ def transformer_model(hidden: int, heads: int, ffn: int, layers: int, seq_len: i
     import keras
     from keras import layers as L
 
+    from .zoo import positions
+
     tokens = keras.Input((seq_len,), dtype="int32")
-    x = L.Embedding(vocab, hidden)(tokens)
-    positions = L.Embedding(seq_len, hidden)(keras.ops.arange(seq_len))
-    x = x + positions
+    x = L.Embedding(vocab, hidden)(tokens) + positions(keras, tokens, seq_len, hidden)
     for _ in range(layers):
         attn = L.MultiHeadAttention(num_heads=heads, key_dim=hidden // heads)(x, x)
         x = L.LayerNormalization(epsilon=1e-12)(x + attn)

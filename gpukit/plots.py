@@ -244,7 +244,12 @@ def fit_heatmap(fit: pd.DataFrame) -> Figure:
         part = fit[fit["model"] == model]
         share = part.assign(share=part["total_bytes"] / part["gpu_memory_bytes"]).pivot(
             index="gpu", columns="batch_size", values="share").reindex(index=gpus, columns=batches)
-        labels = share.map(lambda v: f"{'✓' if v <= 1 else '✗'} {v:.0%}" if v < 10 else f"✗ {v:.0f}x")
+        verdicts = (part.pivot(index="gpu", columns="batch_size", values="verdict").reindex(index=gpus, columns=batches)
+                    if "verdict" in part else share.map(lambda v: "fits" if v <= 1 else "does not fit"))
+        marks = {"fits": "✓", "borderline": "~", "does not fit": "✗"}
+        labels = share.combine(verdicts, lambda v, m: pd.Series(
+            [f"{marks.get(x, '?')} {y:.0%}" if y < 10 else f"{marks.get(x, '?')} {y:.0f}x" for y, x in zip(v, m)],
+            index=v.index))
         sns.heatmap(share.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, center=1.0, annot=labels,
                     fmt="", annot_kws={"fontsize": 8}, cbar=i == len(models) - 1, linewidths=0.5,
                     cbar_kws={"label": "memory needed / GPU memory (capped at 2)"})
@@ -255,7 +260,8 @@ def fit_heatmap(fit: pd.DataFrame) -> Figure:
             ax.set_yticklabels([])
     opt = f", {first['optimizer']}" if first["mode"] == "train" else ""
     fig.suptitle(f"Will it fit? {first['mode']}, {first['precision']}{opt} "
-                 f"(✓ fits; share of memory incl. {fit.attrs.get('runtime_reserve_bytes', 0) / 2**30:.1f} GiB runtime reserve)",
+                 f"(✓ fits, ~ borderline within the estimate's measured error, ✗ does not; share of memory "
+                 f"incl. {fit.attrs.get('runtime_reserve_bytes', 0) / 2**30:.1f} GiB runtime reserve)",
                  fontweight="bold")
     return _finish(fig)
 

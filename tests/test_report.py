@@ -162,7 +162,8 @@ def test_cost_notebook(tmp_path):
     mine.write_text("gpu,kind,usd,date,source_url,note\nA40,street,4500,2026-11-01,https://example.com/q,"
                     "<script>alert(1)</script>\n")
     report.render_report(out_dir=tmp_path / "ok", only=["03"], progress=None,
-                         parameters={"gpus": ["A40", "V100", "RTX A4000", "RTX A5000"], "price_files": [str(mine)]})
+                         parameters={"gpus": ["A40", "V100", "RTX A4000", "RTX A5000", "H100 NVL"],
+                                     "price_files": [str(mine)]})
     nb = nbformat.read(tmp_path / "ok" / "latest" / "03_cost_per_tflop.ipynb", as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"]
@@ -170,4 +171,4 @@ def test_cost_notebook(tmp_path):
     assert "owned_usd_per_million_items" in (tmp_path / "ok" / "latest" / "03_cost_per_tflop.html").read_text()
     page = (tmp_path / "ok" / "latest" / "03_cost_per_tflop.html").read_text()
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "no purchase price" in page and "RTX A5000" in page
+    assert "no purchase price: NVIDIA sells the H100 NVL to system builders" in page and "RTX A5000" in page
