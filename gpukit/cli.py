@@ -321,8 +321,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.batch is not None and args.batch < 1:
         raise ParameterError(f"batch size {args.batch} must be at least 1")
     results = res.load(args.results) if args.results else None
+    extra = {"seq_len": args.seq_len} if args.seq_len else {}
     frame = perfmodel.predict_table(args.workload, args.precision, args.batch,
-                                    args.mode, args.gpu, results=results)
+                                    args.mode, args.gpu, results=results, **extra)
     if args.format == "csv":
         sys.stdout.write(frame.to_csv(index=False))
         return 0
@@ -334,6 +335,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
     first = frame.iloc[0]
     print(f"{first['workload']} {first['mode']}, {first['precision']}, batch {first['batch_size']}; "
           f"efficiency: {first['efficiency_source']}")
+    from .perfmodel.grading import graded_workloads
+
+    if str(first["workload"]).lower() not in graded_workloads():
+        print(f"not graded: no published measurement of {first['workload']} to check these predictions against "
+              "(docs/perfmodel-accuracy.md grades resnet50)")
     print(format_table(rows, cols))
     return 0
 
@@ -522,10 +528,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "roofline performance model (per op: compute or memory bound). Predictions are graded "
                        "against published measurements in the report; speedups are what they are for.")
     p.add_argument("--workload", default="resnet50",
-                   help="resnet50, transformer, matmul, conv, bandwidth, or a keras.applications name")
+                   help="resnet50, transformer, matmul, conv, bandwidth, a built-in transformer (bert-base, "
+                   "bert-large, gpt2-small, gpt2-medium, llama-7b; with --seq-len) or a keras.applications name")
     p.add_argument("--precision", default="float32", help=PRECISION_HELP)
     p.add_argument("--batch", type=int, help="batch size (default: the workload's)")
     p.add_argument("--mode", choices=("train", "infer"), default="train")
+    p.add_argument("--seq-len", type=int, metavar="N",
+                   help="tokens per sequence of a built-in transformer workload (default: 512 or its maximum)")
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
     p.add_argument("--results", metavar="FILE",
                    help="a gpukit bench results file: calibrates the model when it was measured on a catalogued GPU")

@@ -255,3 +255,35 @@ def test_scaling_over_nvlink_and_pcie_by_hand(gpu):
     table = pm.scaling_table("resnet50", "mixed_float16", 64, ["RTX A4000", "RTX A5000"], (1, 2))
     two = table[table["gpus"] == 2].set_index("gpu")
     assert two.loc["RTX A5000", "link"] == "NVLink" and two.loc["RTX A4000", "link"] == pcie_a4000[0]
+
+
+def test_built_in_transformers_are_profiled_op_by_op():
+    """bert-base through the same per-op profile as Keras models: every matmul's forward FLOPs are
+    2 x its weights x tokens, plus attention's scores and weighted sum (2 x 2 s^2 h per layer)."""
+    from gpukit.models import TRANSFORMERS
+    from gpukit.perfmodel.profiles import profile
+
+    spec = TRANSFORMERS["bert-base"]
+    s, b = 128, 4
+    prof = profile("bert-base", b, "fp16", "train", seq_len=s)
+    forward = [o for o in prof.ops if o.phase == "forward" and o.matmul]
+    h, ffn, vocab = spec.hidden, spec.ffn, spec.vocab
+    dense = spec.layers * (4 * h * h + 2 * h * ffn) + h * h + h * vocab  # blocks, MLM transform, output head
+    attention = spec.layers * 2 * 2 * s * s * h
+    assert sum(o.flops for o in forward) == pytest.approx(b * (2 * dense * s + attention), rel=1e-9)
+    assert prof.items_per_step == b * s and prof.throughput_unit == "tokens/s"
+    kinds = {o.kind for o in prof.ops}
+    assert {"EinsumDense", "BatchMatMul", "Softmax", "LayerNormalization", "Transpose"} <= kinds
+    with pytest.raises(ParameterError, match="bert-base takes sequences of 1 to 512 tokens, not 1024"):
+        profile("bert-base", b, "fp16", "train", seq_len=1024)
+
+
+def test_predict_says_when_a_workload_is_not_graded(capsys):
+    from gpukit import cli
+
+    assert cli.main(["predict", "--workload", "gpt2-small", "--seq-len", "256", "--gpu", "A40"]) == 0
+    out = capsys.readouterr().out
+    assert "not graded: no published measurement of gpt2-small" in out
+    from gpukit.perfmodel.grading import graded_workloads
+
+    assert graded_workloads() == {"resnet50"}  # what the published table covers today

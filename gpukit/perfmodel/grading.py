@@ -58,6 +58,14 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
     return to_frame(records, REFERENCE_SCHEMA)
 
 
+def graded_workloads(path: str | os.PathLike | None = None) -> set[str]:
+    """Workloads with published measurements to grade predictions against."""
+    import csv
+
+    with open(Path(path) if path else REFERENCE_PATH, newline="") as f:
+        return {row["workload"].strip().lower() for row in csv.DictReader(f)}
+
+
 def _placed(reference: pd.DataFrame, catalogue: pd.DataFrame) -> list[Placed | None]:
     """Each reference row profiled and placed on its GPU (None where the GPU cannot run it)."""
     out: list[Placed | None] = []

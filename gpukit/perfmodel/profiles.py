@@ -204,6 +204,16 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
         graph = _keras_graph("transformer", (q["hidden"], q["heads"], q["ffn"], q["layers"], q["seq_len"],
                                              q["vocab"]))
         return _graph_profile(graph, "transformer", b, p, mode, "adam", "tokens/s", q["seq_len"])
+    from ..models import TRANSFORMERS
+
+    if key in TRANSFORMERS:  # a built-in shape, walked as its Keras-layer equivalent
+        from ..graph import transformer_graph
+
+        spec = TRANSFORMERS[key]
+        seq_len = int(params.get("seq_len") or min(spec.seq_len, 512))
+        if seq_len < 1 or (seq_len > spec.seq_len and not spec.decoder):
+            raise ParameterError(f"{key} takes sequences of 1 to {spec.seq_len} tokens, not {seq_len}")
+        return _graph_profile(transformer_graph(spec, seq_len), key, batch or 8, p, mode, "adam", "tokens/s", seq_len)
     if key == "resnet50":
         q = {**DEFAULT_PARAMS["resnet50"], **params}
         b = batch or q["batch"]
@@ -213,10 +223,11 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
 
     shape = tuple(params["input_shape"]) if params.get("input_shape") else None
     if name.lower() not in {a.lower() for a in keras_application_names()}:
-        close = difflib.get_close_matches(name, list(WORKLOADS) + keras_application_names(), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(name, list(WORKLOADS) + list(TRANSFORMERS) + keras_application_names(),
+                                          n=3, cutoff=0.5)
         hint = f"did you mean {', '.join(close)}? " if close else ""
-        raise UnknownModelError(f"unknown workload {workload!r}; {hint}use {', '.join(WORKLOADS)} "
-                                "or a keras.applications name")
+        raise UnknownModelError(f"unknown workload {workload!r}; {hint}use {', '.join(WORKLOADS)}, "
+                                f"a built-in transformer ({', '.join(TRANSFORMERS)}) or a keras.applications name")
     graph = _keras_graph("application", (name, shape))
     return _graph_profile(graph, name, batch or 32, p, mode, optimizer, "examples/s", 1)
 
