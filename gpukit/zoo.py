@@ -34,19 +34,31 @@ def positions(keras, like, length: int, width: int, name: str | None = None):
     return keras.layers.Embedding(length, width, name=name)(ids)
 
 
+def _embedded_tokens(keras, seq_len: int, vocab: int, hidden: int):
+    """Token ids and their embeddings plus learned positions."""
+    tokens = keras.Input((seq_len,), dtype="int32", name="tokens")
+    return tokens, keras.layers.Embedding(vocab, hidden)(tokens) + positions(keras, tokens, seq_len, hidden)
+
+
+def _post_norm_blocks(keras, x, layers: int, heads: int, hidden: int, ffn: int, dropout: float,
+                      epsilon: float = 1e-3):
+    """BERT's encoder blocks: self-attention and a GELU feed-forward, each added back and normalised."""
+    L = keras.layers
+    for _ in range(layers):
+        a = L.MultiHeadAttention(heads, hidden // heads, dropout=dropout)(x, x)
+        x = L.LayerNormalization(epsilon=epsilon)(x + L.Dropout(dropout)(a))
+        h = L.Dense(hidden)(L.Dense(ffn, activation="gelu")(x))
+        x = L.LayerNormalization(epsilon=epsilon)(x + L.Dropout(dropout)(h))
+    return x
+
+
 def text_encoder(seq_len: int = 128, hidden: int = 128, heads: int = 4, ffn: int = 512, layers: int = 2,
                  vocab: int = 8000, classes: int = 2, dropout: float = 0.1):
     """Post-norm transformer encoder over token ids, mean-pooled into a classifier."""
     keras = _keras()
     L = keras.layers
-    tokens = keras.Input((seq_len,), dtype="int32", name="tokens")
-    x = L.Embedding(vocab, hidden)(tokens) + positions(keras, tokens, seq_len, hidden)
-    for _ in range(layers):
-        a = L.MultiHeadAttention(heads, hidden // heads, dropout=dropout)(x, x)
-        x = L.LayerNormalization()(x + L.Dropout(dropout)(a))
-        h = L.Dense(hidden)(L.Dense(ffn, activation="gelu")(x))
-        x = L.LayerNormalization()(x + L.Dropout(dropout)(h))
-    x = L.GlobalAveragePooling1D()(x)
+    tokens, x = _embedded_tokens(keras, seq_len, vocab, hidden)
+    x = L.GlobalAveragePooling1D()(_post_norm_blocks(keras, x, layers, heads, hidden, ffn, dropout))
     return keras.Model(tokens, L.Dense(classes, dtype="float32")(x), name="keras_encoder")
 
 
@@ -55,8 +67,7 @@ def causal_decoder(seq_len: int = 128, hidden: int = 128, heads: int = 4, ffn: i
     """Pre-norm GPT-style decoder: causal self-attention, GELU MLP, next-token logits over the vocabulary."""
     keras = _keras()
     L = keras.layers
-    tokens = keras.Input((seq_len,), dtype="int32", name="tokens")
-    x = L.Embedding(vocab, hidden)(tokens) + positions(keras, tokens, seq_len, hidden)
+    tokens, x = _embedded_tokens(keras, seq_len, vocab, hidden)
     for _ in range(layers):
         h = L.LayerNormalization()(x)
         x = x + L.MultiHeadAttention(heads, hidden // heads, dropout=dropout)(h, h, use_causal_mask=True)
@@ -127,14 +138,9 @@ def bert_shaped(seq_len: int = 128, hidden: int = 128, heads: int = 2, ffn: int 
     """BERT's block shapes (post-norm, GELU, dropout 0.1) with a token-level masked-LM head."""
     keras = _keras()
     L = keras.layers
-    tokens = keras.Input((seq_len,), dtype="int32", name="tokens")
-    x = L.Embedding(vocab, hidden)(tokens) + positions(keras, tokens, seq_len, hidden)
+    tokens, x = _embedded_tokens(keras, seq_len, vocab, hidden)
     x = L.Dropout(dropout)(L.LayerNormalization(epsilon=1e-12)(x))
-    for _ in range(layers):
-        a = L.MultiHeadAttention(heads, hidden // heads, dropout=dropout)(x, x)
-        x = L.LayerNormalization(epsilon=1e-12)(x + L.Dropout(dropout)(a))
-        h = L.Dense(hidden)(L.Dense(ffn, activation="gelu")(x))
-        x = L.LayerNormalization(epsilon=1e-12)(x + L.Dropout(dropout)(h))
+    x = _post_norm_blocks(keras, x, layers, heads, hidden, ffn, dropout, epsilon=1e-12)
     x = L.LayerNormalization(epsilon=1e-12)(L.Dense(hidden, activation="gelu")(x))
     return keras.Model(tokens, L.Dense(vocab, dtype="float32")(x), name="keras_bert")
 
