@@ -41,6 +41,7 @@ class Op:
     float32: bool = False  # computes in float32 under a 16-bit policy (the output head)
     forward_workspace: int = 0  # elements it holds besides its input and output while it runs forward
     forward_workspace_f32: bool = False  # ... in float32 whatever the policy
+    float32_compute: bool = False  # computes in float32 under a 16-bit policy (normalisations)
     in_place: bool = False  # elementwise: may write over its input when nothing else reads it
     flops: float = 0.0  # forward FLOPs per example (a multiply-add counts two)
     matmul: bool = False  # a matrix multiply or convolution: runs on tensor cores where the precision allows
@@ -149,9 +150,6 @@ RNN_KEEPS = {"LSTM": (7, 1), "GRU": (6, 1), "SimpleRNN": (2, 1)}
 #: Normalisations that compute in float32 whatever the policy and keep their input and the
 #: normalised input (TensorFlow 2.21's gradient graph: ``Cast`` of the input and ``mul``).
 NORMS = ("LayerNormalization", "RMSNormalization")
-#: Time steps a while loop may run at once (Keras's TensorFlow RNN loop sets 32): under a
-#: 16-bit policy each step in flight holds its own 16-bit cast of the kernels.
-RNN_PARALLEL_ITERATIONS = 32
 _RNN = tuple(RNN_KEEPS)
 
 
@@ -273,13 +271,14 @@ def _recurrent(walk: _Walk, rnn, kind: str, ins: list[int], outs: list[int], in_
     per_units, per_input = RNN_KEEPS[kind]
     gates = {"LSTM": 4, "GRU": 3, "SimpleRNN": 1}[kind]
     kernels = gates * units * (width + units)
-    in_flight = min(RNN_PARALLEL_ITERATIONS, steps)
     # Under a 16-bit policy the loop casts both kernels every step and keeps each step's cast
-    # for the backward pass (the 16-bit matmul's gradient reads it): steps copies in training,
-    # up to the steps in flight in inference.
+    # for the backward pass (the 16-bit matmul's gradient reads it); in inference too the casts
+    # pile up while the loop runs (measured: between half and all of the steps' casts).
     walk.add(rnn, kind, ins, outs, rnn.weights, rnn.trainable_weights if trainable else (),
              extra_saved=steps * (per_units * units + per_input * width),
-             cast_saved_bytes=steps * kernels * 2, cast_forward_bytes=in_flight * kernels * 2,
+             cast_saved_bytes=steps * kernels * 2, cast_forward_bytes=steps * kernels * 2,
+             # while it runs, the loop holds the step outputs it stacks and their time-major copy
+             forward_workspace=steps * 2 * units,
              flops=2.0 * steps * kernels, matmul=True)
 
 
@@ -354,7 +353,7 @@ def graph_of(model) -> Graph:
                 norm = walk.tensor(out_size, float32=True)
                 centred = walk.tensor(out_size, float32=True)
                 walk.add(layer, kind, ins, outs, layer.weights, layer.trainable_weights, keeps=[norm, centred],
-                         forward_workspace=out_size, forward_workspace_f32=True)
+                         forward_workspace=out_size, forward_workspace_f32=True, float32_compute=True)
             else:
                 act = _activation_name(layer)
                 needs_input = kind in _NEEDS_INPUT
@@ -374,6 +373,7 @@ def graph_of(model) -> Graph:
                          # batch normalisation computes in float32: a 16-bit policy keeps a float32
                          # copy of its input (two more bytes an element than the 16-bit input)
                          extra_saved_mixed=out_size if kind == "BatchNormalization" else 0,
+                         float32_compute=kind == "BatchNormalization",
                          in_place=kind in _ELEMENTWISE and len(ins) >= 1,
                          flops=layer_flops(layer, in_shapes, out_shapes), matmul=kind in MATMUL_LAYERS)
             if steps:
@@ -435,7 +435,7 @@ def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None =
         kind = "RMSNormalization" if spec.gated_ffn else "LayerNormalization"
         n = h if spec.gated_ffn else 2 * h
         w.add(name, kind, [x], [out], n, n, keeps=[w.tensor(seq, float32=True), w.tensor(seq, float32=True)],
-              forward_workspace=seq, forward_workspace_f32=True)
+              forward_workspace=seq, forward_workspace_f32=True, float32_compute=True)
         return out
 
     def dropout(name, x):

@@ -447,9 +447,11 @@ def test_fit_heatmap_cells_are_the_share_of_memory_needed(fit):
                  .pivot(index="gpu", columns="batch_size", values="share").reindex(index=gpus, columns=batches))
         (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
         assert np.asarray(mesh.get_array()).reshape(share.shape) == pytest.approx(share.clip(upper=2.0).to_numpy())
-        fits = (part.pivot(index="gpu", columns="batch_size", values="fits").reindex(index=gpus, columns=batches))
+        verdicts = part.pivot(index="gpu", columns="batch_size", values="verdict").reindex(index=gpus, columns=batches)
         marks = [t[0] for t in annotation_texts(ax)]
-        assert marks == ["✓" if f else "✗" for f in fits.to_numpy().ravel()]
+        assert marks == [{"fits": "✓", "borderline": "~", "does not fit": "✗"}[v] for v in verdicts.to_numpy().ravel()]
+    assert "~" in [t[0] for ax in axes for t in annotation_texts(ax)]  # the fixture has a borderline cell
+    assert "borderline" in title
 
 
 def test_largest_batch_figure_bars_are_the_largest_batches(fit):
