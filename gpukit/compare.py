@@ -189,8 +189,12 @@ def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], pre
 
 def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, price_kind: str,
               electricity_usd_per_kwh: float, years: float, utilization: float, cat: pd.DataFrame) -> pd.DataFrame:
+    if price_kind == "any":  # compare like with like: a kind of price both cards have
+        price_kind = cost.common_kind(book, [a, b]) or price_kind
     table = cost.cost_table(book, [a, b], ["fp32", "fp16"], price_kind, electricity_usd_per_kwh, years,
                             utilization, catalogue=cat)
+    kinds = {g: table.loc[table["gpu"] == g, "price_kind"].iloc[0] for g in (a, b)}
+    kind_label = kinds[a] if kinds[a] == kinds[b] else f"{a} {kinds[a]}, {b} {kinds[b]}"
     rows = []
 
     def add(item, va, vb, note=""):
@@ -203,7 +207,8 @@ def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, pri
             "; ".join(n for n in (f"{a}: {ta['note']}" if ta["note"] else "", f"{b}: {tb['note']}" if tb["note"] else "") if n))
     ta = table[(table["gpu"] == a)].iloc[0]
     tb = table[(table["gpu"] == b)].iloc[0]
-    add("purchase price (USD)", _num(ta["price_usd"]), _num(tb["price_usd"]))
+    add(f"purchase price (USD, {kind_label})", _num(ta["price_usd"]), _num(tb["price_usd"]),
+        "" if kinds[a] == kinds[b] else "different kinds of price: no kind both cards have")
     add(f"TCO over {years:g} years (USD)", _num(ta["tco_usd"]), _num(tb["tco_usd"]))
     add("cloud price (USD per GPU-hour)", _num(ta["cloud_usd_per_hour"]), _num(tb["cloud_usd_per_hour"]))
     if not throughput.empty:
@@ -302,6 +307,11 @@ COST_VERDICTS = (("purchase price", "cost to buy", "to buy"),
                  ("USD per million", None, "per unit of work"))
 
 
+def _money(usd: float) -> str:
+    """Dollars to three significant figures, without an exponent: 0.263, 298, 4,150, 25,250."""
+    return f"{usd:,.0f}" if abs(usd) >= 100 else f"{usd:.3g}"
+
+
 def _cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
     """One verdict per cost row of :data:`COST_VERDICTS`: which card is cheaper and by how much,
     or "no verdict" naming the card without a dated, sourced price."""
@@ -321,9 +331,12 @@ def _cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
                         "condition": "Pass your own quotes with a price file to get one."})
             continue
         cheap, dear, k = (a, b, vb / va) if va <= vb else (b, a, va / vb)
+        condition = "At the prices, electricity and utilisation given; prices move."
+        if r.get("note"):
+            condition = f"{str(r['note'])[0].upper()}{str(r['note'])[1:]}. {condition}"
         out.append({"topic": topic, "verdict": f"{cheap} is {_times(k)} cheaper {match[2]} than {dear}.",
-                    "reason": f"USD {min(va, vb):,.3g} vs {max(va, vb):,.3g} ({r['item']}).",
-                    "condition": "At the prices, electricity and utilisation given; prices move."})
+                    "reason": f"USD {_money(min(va, vb))} vs {_money(max(va, vb))} ({r['item']}).",
+                    "condition": condition})
     return out
 
 

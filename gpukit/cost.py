@@ -76,6 +76,13 @@ def _check(name: str, value: float, low: float, high: float) -> float:
     return float(value)
 
 
+def common_kind(prices: Prices, gpus, order=ANY_ORDER) -> str | None:
+    """The first kind of purchase price in ``order`` that every one of ``gpus`` has: what a
+    comparison of their prices should use (a used price against a new one compares nothing)."""
+    kinds = [set(prices.purchase.loc[prices.purchase["gpu"] == g, "kind"]) for g in gpus]
+    return next((k for k in order if all(k in have for have in kinds)), None)
+
+
 def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
     """The purchase price of ``gpu`` that holds (the newest of its history) of ``kind``; for
     ``any`` the first kind of :data:`ANY_ORDER` that has one."""

@@ -168,3 +168,21 @@ def test_the_explorer_widget_recomputes_for_the_right_gpu():
     assert batch.value == 64 and kwh.value == 0.2
     batch.value = 128  # moving a slider recomputes without error
     kwh.value = 0.5
+
+
+def test_cost_verdicts_compare_the_same_kind_of_price():
+    """A used price against a new one compares nothing: the pair takes a kind both cards have."""
+    import pandas as pd
+
+    from gpukit import cost, prices
+
+    book = prices.load_prices()
+    assert cost.common_kind(book, ["A40", "V100 PCIe 16GB"]) == "used"  # the V100 PCIe has no street price
+    assert cost.common_kind(book, ["RTX A4000", "RTX A5000"]) == "street"
+    assert cost.common_kind(book, ["A40", "H100 NVL"]) is None
+    cat = compare.specs.load_catalogue()
+    rows = compare.cost_rows("A40", "V100 PCIe 16GB", book, pd.DataFrame(), "any", 0.15, 3, 0.5, cat)
+    (price,) = rows[rows["item"].str.startswith("purchase price")].itertuples()
+    assert price.item == "purchase price (USD, used)" and not price.note
+    verdict = [v for v in compare._cost_verdicts("A40", "V100 PCIe 16GB", rows) if v["topic"] == "cost to buy"][0]
+    assert "(purchase price (USD, used))" in verdict["reason"] and "e+" not in verdict["reason"]
