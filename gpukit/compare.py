@@ -334,7 +334,10 @@ def _cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
         condition = "At the prices, electricity and utilisation given; prices move."
         if r.get("note"):
             condition = f"{str(r['note'])[0].upper()}{str(r['note'])[1:]}. {condition}"
-        out.append({"topic": topic, "verdict": f"{cheap} is {_times(k)} cheaper {match[2]} than {dear}.",
+        kind = str(r["item"])[len("purchase price (USD, "):-1] if match[0] == "purchase price" else ""
+        out.append({"topic": topic,
+                    "verdict": f"{cheap} is {_times(k)} cheaper {match[2]} than {dear}"
+                               + (f" ({kind} prices)." if kind else "."),
                     "reason": f"USD {_money(min(va, vb))} vs {_money(max(va, vb))} ({r['item']}).",
                     "condition": condition})
     return out

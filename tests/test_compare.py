@@ -99,7 +99,7 @@ def test_cost_verdicts_to_buy_own_rent_and_per_unit_of_work(tmp_path, gpu):
     result = compare.compare("A40", "V100", workloads=["resnet50"], precisions=["fp16"], models=["ResNet50"],
                              fit_batch_sizes=[16], price_files=[buy, rent], years=3)
     by_topic = {v["topic"]: v for v in result.verdicts}
-    assert by_topic["cost to buy"]["verdict"] == "V100 PCIe 16GB is 4.00× cheaper to buy than A40."
+    assert by_topic["cost to buy"]["verdict"] == "V100 PCIe 16GB is 4.00× cheaper to buy than A40 (street prices)."
     own = by_topic["cost to own, with power (3 years)"]
     energy = {g: gpu(g).tdp_w / 1000 * 8766 * 3 * 0.5 * 0.15 for g in ("A40", "V100 PCIe 16GB")}
     ratio = (4000 + energy["A40"]) / (1000 + energy["V100 PCIe 16GB"])
@@ -186,3 +186,5 @@ def test_cost_verdicts_compare_the_same_kind_of_price():
     assert price.item == "purchase price (USD, used)" and not price.note
     verdict = [v for v in compare._cost_verdicts("A40", "V100 PCIe 16GB", rows) if v["topic"] == "cost to buy"][0]
     assert "(purchase price (USD, used))" in verdict["reason"] and "e+" not in verdict["reason"]
+    assert verdict["verdict"] == "V100 PCIe 16GB is " + verdict["verdict"].split(" is ")[1] \
+        and verdict["verdict"].endswith("cheaper to buy than A40 (used prices).")
