@@ -184,18 +184,36 @@ def _count(weights) -> int:
     return sum(int(math.prod(w.shape)) for w in weights)
 
 
-def _dense_like(walk: _Walk, layer, kind: str, ins, outs, sizes_out: int, flops: float, act: str | None):
-    """A matrix-multiply layer with its fused activation."""
+def _dense_like(walk: _Walk, layer, kind: str, ins, outs, sizes_out: int, flops: float, act: str | None,
+                weights=None, trainable=None, **kw) -> Op:
+    """A matrix-multiply op with its fused activation (``layer`` a Keras layer or a name, with
+    ``weights``/``trainable`` as parameter counts)."""
     needs_output, extra = False, 0
     if act not in (None, "linear"):
         if act in _OUTPUT_ACTIVATIONS:
             needs_output = True
         else:  # its gradient reads tensors computed from the pre-activation
             extra = ACTIVATION_KEEPS.get(act, 1) * sizes_out
+    if weights is None:
+        weights, trainable = layer.weights, layer.trainable_weights
+    elif trainable is None:
+        trainable = weights
     # a fused activation that is not computed in place holds the pre-activation beside its output
-    walk.add(layer, kind, ins, outs, layer.weights, layer.trainable_weights, needs_input=True,
-             needs_output=needs_output, extra_saved=extra, flops=flops, matmul=kind in MATMUL_LAYERS,
-             forward_workspace=sizes_out if extra else 0)
+    return walk.add(layer, kind, ins, outs, weights, trainable, needs_input=True, needs_output=needs_output,
+                    extra_saved=extra, flops=flops, matmul=kind in MATMUL_LAYERS,
+                    forward_workspace=sizes_out if extra else 0, **kw)
+
+
+def _norm_op(walk: _Walk, layer, kind: str, ins, outs, size: int, weights, trainable) -> Op:
+    """A normalisation: keeps its input and the normalised input in float32 and computes in float32."""
+    keeps = [walk.tensor(size, float32=True), walk.tensor(size, float32=True)]
+    return walk.add(layer, kind, ins, outs, weights, trainable, keeps=keeps, forward_workspace=size,
+                    forward_workspace_f32=True, float32_compute=True)
+
+
+def _dropout_op(walk: _Walk, layer, ins, outs, size: int) -> Op:
+    """Dropout: keeps its mask (one byte an element), not its input."""
+    return walk.add(layer, "Dropout", ins, outs, extra_saved_bytes=size, in_place=True)
 
 
 def _attention(walk: _Walk, layer, node, ins: list[int], outs: list[int]) -> None:
@@ -347,13 +365,10 @@ def graph_of(model) -> Graph:
                           "SeparableConv2D", "DepthwiseConv2D"):
                 _dense_like(walk, layer, kind, ins, outs, out_size,
                             layer_flops(layer, in_shapes, out_shapes), _activation_name(layer))
-            elif kind == "Dropout":  # keeps its mask (one byte an element), not its input
-                walk.add(layer, kind, ins, outs, extra_saved_bytes=out_size, in_place=True)
-            elif kind in NORMS:  # keeps its input and the normalised input, in float32
-                norm = walk.tensor(out_size, float32=True)
-                centred = walk.tensor(out_size, float32=True)
-                walk.add(layer, kind, ins, outs, layer.weights, layer.trainable_weights, keeps=[norm, centred],
-                         forward_workspace=out_size, forward_workspace_f32=True, float32_compute=True)
+            elif kind == "Dropout":
+                _dropout_op(walk, layer, ins, outs, out_size)
+            elif kind in NORMS:
+                _norm_op(walk, layer, kind, ins, outs, out_size, layer.weights, layer.trainable_weights)
             else:
                 act = _activation_name(layer)
                 needs_input = kind in _NEEDS_INPUT
@@ -419,30 +434,23 @@ def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None =
 
     def dense(name, x, d_in, d_out, act=None, params=None, float32=False):
         out = w.tensor(s * d_out, float32=float32)
-        extra, needs_output = 0, False
-        if act in _OUTPUT_ACTIVATIONS and act is not None:
-            needs_output = True
-        elif act is not None:
-            extra = ACTIVATION_KEEPS.get(act, 1) * s * d_out
         n = d_in * d_out + (d_out if bias else 0) if params is None else params
-        w.add(name, "Dense", [x], [out], n, n, needs_input=True, needs_output=needs_output, extra_saved=extra,
-              flops=2.0 * s * d_out * d_in, matmul=True, float32=float32,
-              extra_saved_mixed=s * d_in if float32 else 0, forward_workspace=s * d_out if extra else 0)
+        _dense_like(w, name, "Dense", [x], [out], s * d_out, 2.0 * s * d_out * d_in, act, n, float32=float32,
+                    extra_saved_mixed=s * d_in if float32 else 0)
         return out
 
     def norm(name, x):
         out = w.tensor(seq)
         kind = "RMSNormalization" if spec.gated_ffn else "LayerNormalization"
         n = h if spec.gated_ffn else 2 * h
-        w.add(name, kind, [x], [out], n, n, keeps=[w.tensor(seq, float32=True), w.tensor(seq, float32=True)],
-              forward_workspace=seq, forward_workspace_f32=True, float32_compute=True)
+        _norm_op(w, name, kind, [x], [out], seq, n, n)
         return out
 
     def dropout(name, x):
         if not drop:
             return x
         out = w.tensor(seq)
-        w.add(name, "Dropout", [x], [out], extra_saved_bytes=seq, in_place=True)
+        _dropout_op(w, name, [x], [out], seq)
         return out
 
     def add(name, a, b):

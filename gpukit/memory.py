@@ -220,7 +220,6 @@ UPDATE_WORKSPACE_FIT = {"sgd": (0.62, 0.69, 0.91), "momentum": (1.32, 2.41, 1.33
 #: Optimizers not measured take the closest measured one's terms.
 _UPDATE_LIKE = {"nesterov": "momentum", "adagrad": "rmsprop", "lion": "momentum",
                 "adadelta": "adam", "adamax": "adam", "nadam": "adam"}
-UPDATE_WORKSPACE = {k: UPDATE_WORKSPACE_FIT[_UPDATE_LIKE.get(k, k)][0] for k in OPTIMIZER_SLOTS}
 
 
 def update_workspace(optimizer: str, trainable_bytes: int, largest_variable_bytes: int,

@@ -189,11 +189,17 @@ def test_index_lists_every_notebook_with_its_parameters(nbs, tmp_path):
     assert "[3/3] 06_pair.ipynb (RTX A4000 vs RTX A5000) ..." in "\n".join(lines)
 
 
-def test_failing_notebook_keeps_partial_output_latest_and_environment(nbs, tmp_path, monkeypatch):
-    out = tmp_path / "out"
+def _good_run_then_a_failing_engine(out, nbs, monkeypatch, notebook: str, failure: str):
+    """A good run of 01 into ``out``, a sentinel run folder in the environment, and an engine whose
+    ``notebook`` fails with ``failure`` (error or interrupt) in cell 2."""
     good = report.render_report(out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=FakeEngine())
     monkeypatch.setenv(RUN_DIR_ENV, "/sentinel/run-dir")
-    engine = FakeEngine({"06_pair--rtx-a4000-vs-rtx-a5000": ("error", 2)})
+    return good, FakeEngine({notebook: (failure, 2)})
+
+
+def test_failing_notebook_keeps_partial_output_latest_and_environment(nbs, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    good, engine = _good_run_then_a_failing_engine(out, nbs, monkeypatch, "06_pair--rtx-a4000-vs-rtx-a5000", "error")
     with pytest.raises(ReportError) as err:
         report.render_report(out_dir=out, notebooks_dir=nbs, progress=None, engine=engine)
     message = str(err.value)
@@ -266,9 +272,7 @@ def test_cell_timeout_none_or_zero_is_no_limit_and_a_negative_one_is_refused(nbs
 
 def test_ctrl_c_keeps_partial_output_restores_environment_and_latest(nbs, tmp_path, monkeypatch):
     out = tmp_path / "out"
-    good = report.render_report(out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=FakeEngine())
-    monkeypatch.setenv(RUN_DIR_ENV, "/sentinel/run-dir")
-    engine = FakeEngine({"06_pair--a40-vs-v100": ("interrupt", 2)})
+    good, engine = _good_run_then_a_failing_engine(out, nbs, monkeypatch, "06_pair--a40-vs-v100", "interrupt")
     with pytest.raises(KeyboardInterrupt) as err:
         report.render_report(out_dir=out, notebooks_dir=nbs, progress=None, engine=engine)
     assert engine.calls[-1]["run_dir"] != "/sentinel/run-dir", "the run set its own folder"
