@@ -256,3 +256,17 @@ def test_family_comes_from_the_layers_a_model_has():
     assert memory.family_of(None, models.TRANSFORMERS["bert-base"]) == "transformer encoder"
     assert memory.error_note(None, None, None, None) == "not graded (no measured family)"
     assert memory.error_note("recurrent", -0.3, 0.04, 0.06) == "recurrent: median 6%, -30% to +4%"
+
+
+def test_fit_table_states_the_measured_error_of_the_models_family():
+    """bert-base is graded with the transformer encoders: the table carries their band from
+    data/memory_error.csv and reads it out, and every verdict is one of the three."""
+    band = memory.error_bands()["transformer encoder"]
+    fit = memory.fit_report(["bert-base"], [8, 64], ["RTX A4000", "A40"], "fp16", "adam", seq_len=512)
+    assert set(fit["family"]) == {"transformer encoder"}
+    assert set(fit["error_low"]) == {band["error_low"]} and set(fit["error_high"]) == {band["error_high"]}
+    assert set(fit["verdict"]) <= {"fits", "borderline", "does not fit"}
+    summary = memory.fit_summary(fit)
+    median, low, high = band["median_abs_error"], band["error_low"], band["error_high"]
+    assert set(summary["estimate_error"]) == {f"transformer encoder: median {median:.0%}, {low:+.0%} to {high:+.0%}"}
+    assert "estimate's measured error: transformer encoder" in memory.format_fit(fit)
