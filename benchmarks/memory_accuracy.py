@@ -242,9 +242,12 @@ def markdown(rows: list[dict]) -> str:
         "Keras-layer equivalents (`keras-bert` here is BERT's shape at small sizes).",
         "- Run-to-run spread has two sources seen here: whether the loss writes the logits' gradient into the "
         "logits' buffer (only when nothing else still holds them: a logits-sized difference, large for "
-        "token-level heads; seen at batch 8, not at 2 or 32), and how the executor overlaps a recurrent "
-        "layer's loop with other work (LSTM training at small batches moves by up to 2x). The estimate takes "
-        "the common case; the rest is the family's band, which `gpukit fit` reports and calls borderline.",
+        "token-level heads; seen at batch 8, not at 2 or 32), and a recurrent layer's backward loop running "
+        "ahead of its weight-gradient accumulation: at small batches several time steps each hold a "
+        "kernel-sized gradient at once, as many as thread scheduling lets through (up to 32, Keras's "
+        "`parallel_iterations`; `benchmarks/rnn_runahead.py` measures the excess in kernels across hidden "
+        "sizes and batches, `docs/memory-rnn-runahead.md`). The estimate takes the common case; the rest is the "
+        "family's band, which `gpukit fit` reports and calls borderline.",
         "- Under a 16-bit policy a recurrent loop casts its kernels every step; in training each step's cast "
         "is kept for the backward pass (TensorFlow's loop pushes it), in inference the casts pile up while the "
         "loop runs (measured between half and all of the steps'; the estimate counts all).",
