@@ -320,26 +320,30 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     if args.batch is not None and args.batch < 1:
         raise ParameterError(f"batch size {args.batch} must be at least 1")
+    if args.gpus < 1:
+        raise ParameterError(f"--gpus {args.gpus}: give at least 1")
+    if args.gpus > 1 and args.mode != "train":
+        raise ParameterError("--gpus predicts data-parallel training; leave out --mode infer")
     results = res.load(args.results) if args.results else None
     extra = {"seq_len": args.seq_len} if args.seq_len else {}
-    frame = perfmodel.predict_table(args.workload, args.precision, args.batch,
-                                    args.mode, args.gpu, results=results, **extra)
+    frame = perfmodel.predict_table(args.workload, args.precision, args.batch, args.mode, args.gpu,
+                                    results=results, count=args.gpus, link=args.link, **extra)
     if args.format == "csv":
         sys.stdout.write(frame.to_csv(index=False))
         return 0
     if args.format == "json":
         print(frame.to_json(orient="records", indent=1))
         return 0
-    cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "measured_throughput", "note"]
+    cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "measured_throughput",
+            "graded", "note"]
+    if args.gpus > 1:
+        cols[3:3] = ["scaling_efficiency", "link"]
     rows = _rounded(frame[cols].to_dict(orient="records"))
     first = frame.iloc[0]
-    print(f"{first['workload']} {first['mode']}, {first['precision']}, batch {first['batch_size']}; "
+    many = f" per GPU, {args.gpus} GPUs data-parallel" if args.gpus > 1 else ""
+    print(f"{first['workload']} {first['mode']}, {first['precision']}, batch {first['batch_size']}{many}; "
           f"efficiency: {first['efficiency_source']}")
-    from .perfmodel.grading import graded_workloads
-
-    if str(first["workload"]).lower() not in graded_workloads():
-        print(f"not graded: no published measurement of {first['workload']} to check these predictions against "
-              "(docs/perfmodel-accuracy.md grades resnet50)")
+    print(perfmodel.grading_statement(str(first["workload"]), args.gpus, frame))
     print(format_table(rows, cols))
     return 0
 
@@ -529,12 +533,19 @@ def build_parser() -> argparse.ArgumentParser:
                        "against published measurements in the report; speedups are what they are for.")
     p.add_argument("--workload", default="resnet50",
                    help="resnet50, transformer, matmul, conv, bandwidth, a built-in transformer (bert-base, "
-                   "bert-large, gpt2-small, gpt2-medium, llama-7b; with --seq-len) or a keras.applications name")
+                   "bert-large, gpt2-small, gpt2-medium, llama-7b; with --seq-len), one fine-tuned on SQuAD "
+                   "(bert-base-squad, bert-large-squad) or a keras.applications name")
     p.add_argument("--precision", default="float32", help=PRECISION_HELP)
     p.add_argument("--batch", type=int, help="batch size (default: the workload's)")
     p.add_argument("--mode", choices=("train", "infer"), default="train")
     p.add_argument("--seq-len", type=int, metavar="N",
-                   help="tokens per sequence of a built-in transformer workload (default: 512 or its maximum)")
+                   help="tokens per sequence of a built-in transformer workload (default: 512 or its maximum; "
+                   "384 for a -squad workload)")
+    p.add_argument("--gpus", type=int, default=1, metavar="N",
+                   help="N GPUs of each kind training data-parallel over their real link (batch per GPU)")
+    p.add_argument("--link", choices=("nvlink", "pcie", "host"),
+                   help="with --gpus: the link (default: NVLink on SXM boards, none between GeForce cards, "
+                   "PCIe peer-to-peer otherwise; nvlink on PCIe cards means a bridge, two cards only)")
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
     p.add_argument("--results", metavar="FILE",
                    help="a gpukit bench results file: calibrates the model when it was measured on a catalogued GPU")
@@ -547,7 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "verdicts generated from those numbers with their reasons and conditions.")
     p.add_argument("a", help="first GPU, e.g. A40")
     p.add_argument("b", help="second GPU, e.g. V100")
-    p.add_argument("--workloads", action="append", metavar="LIST", help="comma-separated (default resnet50,transformer)")
+    p.add_argument("--workloads", action="append", metavar="LIST",
+                   help="comma-separated (default resnet50,bert-base-squad: the CNN and the transformer "
+                   "graded against publications)")
     p.add_argument("--precision", action="append", metavar="LIST",
                    help=f"comma-separated (default float32,fp16): {PRECISION_HELP}")
     p.add_argument("--batch", type=int, help="batch size of the throughput comparison (default: the workload's)")

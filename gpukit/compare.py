@@ -37,7 +37,9 @@ SPEC_ROWS = (
     ("memory_type", "memory type", ""), ("memory_bandwidth_gbs", "memory bandwidth", "GB/s"),
     ("tdp_w", "board power", "W"), ("nvlink_gbs", "NVLink", "GB/s"), ("pcie_gen", "PCIe generation", ""),
 )
-DEFAULT_WORKLOADS = ("resnet50", "transformer")
+#: ResNet-50 and BERT-base fine-tuned on SQuAD (384 tokens): the CNN and the transformer that
+#: publications measure across GPUs, so their speedups are graded (docs/perfmodel-accuracy.md).
+DEFAULT_WORKLOADS = ("resnet50", "bert-base-squad")
 DEFAULT_PRECISIONS = ("float32", "fp16")
 DEFAULT_MODELS = ("ResNet50", "bert-base", "bert-large", "gpt2-medium", "keras-bert")
 DEFAULT_FIT_BATCHES = (16, 64, 256)
@@ -69,7 +71,9 @@ class Comparison:
         for _, r in self.throughput.iterrows():
             rows.append({"section": "throughput", "item": f"{r['workload']} {r['precision']} ({r['unit']})",
                          "a": r["throughput_a"], "b": r["throughput_b"], "a_over_b": r["speedup_a_over_b"],
-                         "note": f"{r['basis_a']}/{r['basis_b']}; bound {r['bound_a']}/{r['bound_b']}"
+                         "note": f"{r['basis_a']}/{r['basis_b']}; bound {r['bound_a']}/{r['bound_b']}; "
+                                 f"model error on this family: {r['model_error']}"
+                                 + (f"; published: {r['published']}" if r["published"] else "")
                                  + (f"; {r['note']}" if r["note"] else "")})
         for (model, batch), g in self.fit.groupby(["model", "batch_size"], sort=False):
             ra, rb = g[g["gpu"] == self.a].iloc[0], g[g["gpu"] == self.b].iloc[0]
@@ -105,12 +109,14 @@ class Comparison:
         for _, r in self.specs.iterrows():
             unit = f" ({r['unit']})" if r["unit"] else ""
             out.append(f"| {r['spec']}{unit} | {fmt(r['a'])} | {fmt(r['b'])} | {fmt(r['a_over_b'])} |")
-        out += ["", "## Throughput", "", f"| workload | precision | {self.a} | {self.b} | a/b | bound |",
-                "|---|---|---|---|---|---|"]
+        out += ["", "## Throughput", "",
+                f"| workload | precision | {self.a} | {self.b} | a/b | bound | model error | published |",
+                "|---|---|---|---|---|---|---|---|"]
         for _, r in self.throughput.iterrows():
             out.append(f"| {r['workload']} ({r['unit']}) | {r['precision']} | {fmt(r['throughput_a'])} "
                        f"({r['basis_a']}) | {fmt(r['throughput_b'])} ({r['basis_b']}) | "
-                       f"{fmt(r['speedup_a_over_b'])} | {r['bound_a']} / {r['bound_b']} |")
+                       f"{fmt(r['speedup_a_over_b'])} | {r['bound_a']} / {r['bound_b']} | {r['model_error']} | "
+                       f"{r['published'] or '—'} |")
         out += ["", f"Efficiency factors: {self.efficiency_source}.", ""]
         return "\n".join(out)
 
@@ -154,7 +160,11 @@ def spec_table(ra: pd.Series, rb: pd.Series) -> pd.DataFrame:
 
 
 def throughput_table(a: str, b: str, workloads: Sequence[str], precisions: Sequence[str],
-                     batch_size: int | None, results: list | None, cat: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+                     batch_size: int | None, results: list | None, cat: pd.DataFrame,
+                     asked: tuple[str, str] | None = None) -> tuple[pd.DataFrame, str]:
+    """Throughput of catalogue GPUs ``a`` and ``b`` per workload and precision (measured where a
+    results document has it, else predicted), with the model's measured error for the workload's
+    family and the published speedups of the names ``asked`` (any of their variants)."""
     rows = []
     source = ""
     for w in workloads:
@@ -172,12 +182,50 @@ def throughput_table(a: str, b: str, workloads: Sequence[str], precisions: Seque
             ta, basis_a = pick(ra)
             tb, basis_b = pick(rb)
             note = "; ".join(n for n in (ra["note"], rb["note"]) if n and not n.startswith("measured"))
+            published = published_speedups(*(asked or (a, b)), w, ra["precision"], cat)
             rows.append({"workload": w, "precision": ra["precision"], "batch_size": int(ra["batch_size"]),
                          "unit": ra["throughput_unit"], "throughput_a": ta, "throughput_b": tb,
                          "basis_a": basis_a, "basis_b": basis_b, "speedup_a_over_b": _ratio(ta, tb),
                          "bound_a": ra["bound"] if ta is not None else "", "bound_b": rb["bound"] if tb is not None else "",
-                         "math_a": ra["math"], "math_b": rb["math"], "note": note})
+                         "math_a": ra["math"], "math_b": rb["math"],
+                         "model_error": perfmodel.accuracy_text(perfmodel.family(w)),
+                         "published": _published_text(published), "published_rows": published,
+                         "note": note})
     return pd.DataFrame(rows), source
+
+
+def published_speedups(a: str, b: str, workload: str, precision: str, cat: pd.DataFrame) -> list[dict]:
+    """The published speedups of ``a`` over ``b`` on ``workload`` at ``precision`` (any memory or
+    form-factor variant of either, each source on its own), with the model's prediction for the
+    very GPUs and batch sizes measured; empty when no source measured both."""
+    from .perfmodel.grading import default_validation
+
+    table = default_validation(perfmodel.family(workload))
+    if table.empty:
+        return []
+    fa, fb = set(specs.resolve(a, cat).matches), set(specs.resolve(b, cat).matches)
+    rows = table[(table["workload"] == workload) & (table["precision"] == precision)]
+    out = []
+    for _, r in rows.iterrows():
+        if r["gpu_a"] in fa and r["gpu_b"] in fb:
+            out.append({"source": r["source"], "a": r["gpu_a"], "b": r["gpu_b"],
+                        "published": r["published_speedup"], "predicted": r["predicted_speedup"]})
+        elif r["gpu_a"] in fb and r["gpu_b"] in fa:
+            out.append({"source": r["source"], "a": r["gpu_b"], "b": r["gpu_a"],
+                        "published": 1 / r["published_speedup"], "predicted": 1 / r["predicted_speedup"]})
+    return out
+
+
+def _published_text(found: list[dict], a_is_faster: bool = True) -> str:
+    """"lambda-2021: RTX A5000 1.59x RTX A4000 published, 1.70x predicted at its batch sizes" (the
+    faster card first when ``a_is_faster``, as the verdict states it)."""
+    parts = []
+    for f in found:
+        fast, slow, pub, pred = (f["a"], f["b"], f["published"], f["predicted"]) if a_is_faster else \
+            (f["b"], f["a"], 1 / f["published"], 1 / f["predicted"])
+        parts.append(f"{f['source']} measured {fast} at {pub:.2f}x {slow}; the model gives {pred:.2f}x "
+                     "for its batch sizes")
+    return "; ".join(parts)
 
 
 def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], precision: str,
@@ -272,6 +320,10 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
             condition = f"{fast} wins on compute although {slow} has more bandwidth; memory-heavier steps narrow it."
         else:
             condition = "Holds while the batch fits on both (see memory fit)."
+        if r.get("published_rows"):
+            reason += f" Published: {_published_text(r['published_rows'], fast == a)}."
+        elif "predicted" in basis:
+            reason += f" No publication measured this pair; the model on this family: {r['model_error']}."
         out.append({"topic": topic, "verdict": verdict, "reason": reason, "condition": condition})
     return out
 
@@ -355,18 +407,33 @@ def _link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series, thr: pd.DataFram
     except (prec.Unsupported, ParameterError):
         return []
     ea, eb = sa["scaling_efficiency"], sb["scaling_efficiency"]
-    if abs(ea - eb) < 0.02 and sa["link"] == sb["link"]:
+    bridges = []
+    for name, row, s in ((a, ra, sa), (b, rb, sb)):
+        if s["link"] != "NVLink" and float(row.get("nvlink_gbs") or 0) > 0:
+            bridged = perfmodel.predict_scaling(prof, row, 2, link="nvlink")
+            bridges.append(f"with an NVLink bridge two {name} would keep {bridged['scaling_efficiency']:.0%}")
+    same = abs(ea - eb) < 0.02 and sa["link"] == sb["link"]
+    if same and not bridges:
         return []
     better, worse, sbest, sworst = (a, b, sa, sb) if ea >= eb else (b, a, sb, sa)
-    return [{"topic": "two GPUs of each",
-             "verdict": (f"Two {better} keep {sbest['scaling_efficiency']:.0%} of linear scaling on "
-                         f"{first['workload']} {first['precision']} (predicted), two {worse} "
-                         f"{sworst['scaling_efficiency']:.0%}."),
+    condition = ("Matters for multi-GPU training only, and less when the exchange overlaps the backward pass "
+                 "or the model is small.")
+    if bridges:
+        text = "; ".join(bridges)
+        condition = f"{text[0].upper()}{text[1:]}. " + condition
+    what = f"{first['workload']} {first['precision']} (predicted)"
+    if same:
+        verdict = (f"Two {a} and two {b} keep about the same share of linear scaling on {what}: "
+                   f"{ea:.0%} and {eb:.0%}, both over {sa['link']}.")
+    else:
+        verdict = (f"Two {better} keep {sbest['scaling_efficiency']:.0%} of linear scaling on {what}, two {worse} "
+                   f"{sworst['scaling_efficiency']:.0%}.")
+    return [{"topic": "two GPUs of each", "verdict": verdict,
              "reason": (f"Each step exchanges {sbest['gradient_mb']:.0f} MB of gradients: over "
                         f"{sbest['link']} ({sbest['link_gbs_per_direction']:g} GB/s each way) on {better}, "
-                        f"{sworst['link']} ({sworst['link_gbs_per_direction']:g} GB/s) on {worse}."),
-             "condition": ("Matters for multi-GPU training only, and less when the exchange overlaps the "
-                           "backward pass or the model is small.")}]
+                        f"{sworst['link']} ({sworst['link_gbs_per_direction']:g} GB/s) on {worse}. "
+                        f"Against published multi-GPU runs the model is {perfmodel.accuracy_text('scaling')}."),
+             "condition": condition}]
 
 
 def compare(a: str, b: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
@@ -382,7 +449,7 @@ def compare(a: str, b: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
     if ga == gb:
         raise ParameterError(f"{a!r} and {b!r} are the same GPU ({ga}); compare two different ones")
     ra, rb = cat[cat["gpu"] == ga].iloc[0], cat[cat["gpu"] == gb].iloc[0]
-    thr, source = throughput_table(ga, gb, list(workloads), list(precisions), batch_size, results, cat)
+    thr, source = throughput_table(ga, gb, list(workloads), list(precisions), batch_size, results, cat, (a, b))
     fit = fit_table(ga, gb, list(models), list(fit_batch_sizes), fit_precision, optimizer, cat)
     book = prices.load_prices(price_files)
     costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)

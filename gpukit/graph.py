@@ -409,7 +409,13 @@ def graph_of(model) -> Graph:
                  walk.float32, largest, [id(t) for t in model.outputs], largest_embedding)
 
 
-def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None = None) -> Graph:
+#: Output heads of a built-in transformer shape: ``lm`` (the vocabulary projection: BERT's masked-LM
+#: head, a decoder's next-token head) and ``span`` (extractive question answering as in SQuAD
+#: fine-tuning: a start and an end logit per token, straight from the last layer).
+HEADS = ("lm", "span")
+
+
+def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None = None, head: str = "lm") -> Graph:
     """The walk of a built-in transformer shape (:class:`gpukit.models.TransformerSpec`) without
     building it: the ops TensorFlow runs for its equivalent made of Keras layers
     (:func:`gpukit.zoo.spec_model`), with the same per-op rules as :func:`graph_of`, so that a
@@ -421,8 +427,11 @@ def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None =
     LLaMA-shaped (RMS norms, SwiGLU, no biases, no dropout; the rotary position embedding's
     rotated Q and K are not walked: Keras has no layer for it). ``tied_head`` (default: tied
     unless the FFN is gated, as the published models) counts the output projection's kernel as
-    the token embedding's.
+    the token embedding's. ``head="span"`` replaces the vocabulary head by the two-logit span
+    head of SQuAD fine-tuning (:data:`HEADS`).
     """
+    if head not in HEADS:
+        raise ValueError(f"head {head!r}: use one of {', '.join(HEADS)}")
     s = int(seq_len or spec.seq_len)
     h, ffn, vocab, heads = spec.hidden, spec.ffn, spec.vocab, spec.heads
     tied = (not spec.gated_ffn) if tied_head is None else tied_head
@@ -503,10 +512,14 @@ def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None =
         x = add(f"{n}/ffn/add", x, dropout(f"{n}/ffn/dropout", f))
     if spec.decoder:
         x = norm("final/norm", x)
-    else:  # BERT's masked-LM transform
-        x = norm("mlm/norm", dense("mlm/dense", x, h, h, "gelu"))
-    head_params = (0 if tied else vocab * h) + (vocab if bias else 0)
-    logits = dense("head", x, h, vocab, params=head_params, float32=True)
+    if head == "span":
+        logits = dense("span_head", x, h, 2, float32=True)
+        tied = True  # no vocabulary projection: the largest dense kernel is the FFN's
+    else:
+        if not spec.decoder:  # BERT's masked-LM transform
+            x = norm("mlm/norm", dense("mlm/dense", x, h, h, "gelu"))
+        head_params = (0 if tied else vocab * h) + (vocab if bias else 0)
+        logits = dense("head", x, h, vocab, params=head_params, float32=True)
     ops = w.ops
     params = sum(o.params for o in ops)
     return Graph(spec.name, ops, w.sizes, [tokens], s, params, params, w.float32,

@@ -65,6 +65,24 @@ TRANSFORMERS = {
     "llama-7b": TransformerSpec("llama-7b", 32, 4096, 32, 11008, 32000, 2048, decoder=True, gated_ffn=True),
 }
 
+#: Fine-tuning tasks a built-in encoder is named with (``bert-base-squad``): the output head
+#: (:data:`gpukit.graph.HEADS`) and the default sequence length. SQuAD v1.1 fine-tuning as in
+#: Google's BERT and NVIDIA's NGC scripts: a start and an end logit per token, 384 tokens.
+TASKS = {"squad": ("span", 384)}
+
+
+def transformer_task(name: str) -> tuple[TransformerSpec, str, int] | None:
+    """``(shape, head, default sequence length)`` of a built-in transformer name, with or without
+    a task suffix (``bert-large-squad``); None for any other name."""
+    key = str(name).strip().lower()
+    if key in TRANSFORMERS:
+        spec = TRANSFORMERS[key]
+        return spec, "lm", min(spec.seq_len, 512)
+    base, _, task = key.rpartition("-")
+    if task in TASKS and base in TRANSFORMERS and not TRANSFORMERS[base].decoder:
+        head, seq_len = TASKS[task]
+        return TRANSFORMERS[base], head, seq_len
+    return None
 
 
 

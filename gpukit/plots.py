@@ -492,7 +492,8 @@ def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None
     ax.fill_between(x, x * (1 - tolerance), x * (1 + tolerance), color="#55A868", alpha=0.15,
                     label=f"within ±{tolerance:.0%}")
     ax.plot(x, x, color="black", lw=1, label="prediction = publication")
-    sns.scatterplot(data=table, x="published_speedup", y="predicted_speedup", hue="precision", style="source",
+    hue = "family" if "family" in table and table["family"].nunique() > 1 else "precision"
+    sns.scatterplot(data=table, x="published_speedup", y="predicted_speedup", hue=hue, style="source",
                     ax=ax, s=45, alpha=0.8)
     if highlight is not None and not highlight.empty:
         ax.scatter(highlight["published_speedup"], highlight["predicted_speedup"], s=160, facecolor="none",
@@ -500,7 +501,7 @@ def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None
         for k, (_, r) in enumerate(highlight.iterrows()):
             ax.annotate(f"{r['gpu_a']} / {r['gpu_b']}, {r['precision']}: {r['error_pct']:+.0f}%",
                         (r["published_speedup"], r["predicted_speedup"]), textcoords="offset points",
-                        xytext=(14, -14 - 11 * (k % 2)), fontsize="x-small",
+                        xytext=(40, -30 - 12 * k), fontsize="x-small",
                         arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.6})
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -509,6 +510,32 @@ def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None
     ax.set_xlabel("published speedup of the faster GPU (log scale)")
     ax.set_ylabel("predicted speedup (log scale)")
     ax.set_title("Predicted vs published speedups, pairs of GPUs from one source")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _finish(fig)
+
+
+def scaling_validation_figure(table: pd.DataFrame, tolerance: float = 0.15) -> Figure:
+    """Predicted against published scaling efficiency (N-GPU throughput over N x one GPU's, from
+    one source) for every published multi-GPU run, with the ideal line and the tolerance band."""
+    fig, ax = plt.subplots(figsize=(9, 6))
+    ax.set_title("Predicted vs published scaling efficiency, N GPUs against one from the same source")
+    if table.empty:
+        ax.text(0.5, 0.5, "no multi-GPU measurements to grade", ha="center", transform=ax.transAxes)
+        return _finish(fig)
+    hi = max(1.05, table["published_efficiency"].max() * 1.05, table["predicted_efficiency"].max() * 1.05)
+    x = np.linspace(0, hi, 50)
+    ax.fill_between(x, x * (1 - tolerance), x * (1 + tolerance), color="#55A868", alpha=0.15,
+                    label=f"within ±{tolerance:.0%}")
+    ax.plot(x, x, color="black", lw=1, label="prediction = publication")
+    frame = table.assign(gpus=table["gpus"].astype(str) + " GPUs")
+    sns.scatterplot(data=frame, x="published_efficiency", y="predicted_efficiency", hue="workload", style="gpus",
+                    ax=ax, s=45, alpha=0.8)
+    ax.set_xlim(0, hi)
+    ax.set_ylim(0, hi)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    ax.set_xlabel("published scaling efficiency (% of N x one GPU)")
+    ax.set_ylabel("predicted scaling efficiency (% of N x one GPU)")
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _finish(fig)
 

@@ -145,11 +145,12 @@ def bert_shaped(seq_len: int = 128, hidden: int = 128, heads: int = 2, ffn: int 
     return keras.Model(tokens, L.Dense(vocab, dtype="float32")(x), name="keras_bert")
 
 
-def spec_model(spec, seq_len: int | None = None):
+def spec_model(spec, seq_len: int | None = None, head: str = "lm"):
     """The Keras-layer equivalent of a built-in transformer shape (:class:`gpukit.models.TransformerSpec`)
     at its sizes (use a small shape: every weight is allocated). What
     :func:`gpukit.graph.transformer_graph` walks without building: BERT-shaped encoders, GPT-2-shaped
-    decoders, LLaMA-shaped gated decoders (see there). The output head is untied here."""
+    decoders, LLaMA-shaped gated decoders (see there). The output head is untied here; ``head="span"``
+    is SQuAD fine-tuning's two logits per token instead."""
     keras = _keras()
     L = keras.layers
     s = seq_len or spec.seq_len
@@ -182,7 +183,11 @@ def spec_model(spec, seq_len: int | None = None):
         else:
             f = L.Dense(h)(L.Dense(spec.ffn, activation="gelu")(y))
         x = x + dropout(f)
-    x = norm()(x) if spec.decoder else norm()(L.Dense(h, activation="gelu")(x))
+    if spec.decoder:
+        x = norm()(x)
+    if head == "span":
+        return keras.Model(tokens, L.Dense(2, dtype="float32", use_bias=bias)(x), name=spec.name)
+    x = x if spec.decoder else norm()(L.Dense(h, activation="gelu")(x))
     return keras.Model(tokens, L.Dense(spec.vocab, dtype="float32", use_bias=bias)(x), name=spec.name)
 
 

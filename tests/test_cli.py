@@ -214,6 +214,11 @@ def test_predict_table_says_where_its_factors_came_from(capsys, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["predict", "--precision", "fp8"], "unknown precision 'fp8'"),
     pytest.param(["predict", "--workload", "resnet"], "unknown workload 'resnet'", marks=pytest.mark.tensorflow),
+    # a task suffix belongs to an encoder: a decoder has no SQuAD head
+    pytest.param(["predict", "--workload", "gpt2-small-squad"], "unknown workload 'gpt2-small-squad'",
+                 marks=pytest.mark.tensorflow),
+    (["predict", "--gpus", "0"], "--gpus 0: give at least 1"),
+    (["predict", "--gpus", "2", "--mode", "infer"], "--gpus predicts data-parallel training"),
     (["predict", "--batch", "0"], "batch size 0"),
     (["predict", "--gpu", "Z9000"], "Z9000"),
 ])

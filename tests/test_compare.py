@@ -56,7 +56,11 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     lb = fit_rows[fit_rows["gpu"] == "V100 SXM2 32GB"]["largest_batch"].iloc[0]
     assert fit["verdict"] == f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB."
     assert a40.nvlink_gbs > 0 and v100.nvlink_gbs > 0, "premise: both have NVLink"
-    assert "two GPUs of each" not in by_topic  # NVLink on both, scaling within 2 points: nothing to say
+    # the SXM2 V100s are joined by NVLink on their board; two A40s by PCIe unless a bridge is fitted
+    link = by_topic["two GPUs of each"]
+    assert "NVLink" in link["reason"] and "PCIe 4.0 P2P" in link["reason"]
+    assert link["condition"].startswith("With an NVLink bridge two A40 would keep")
+    assert "Against published multi-GPU runs the model is within ±15% in" in link["reason"]
 
 
 def test_verdicts_flip_when_the_numbers_do(gpu):
@@ -73,8 +77,11 @@ def test_verdicts_flip_when_the_numbers_do(gpu):
     assert ab.verdicts[0]["verdict"] == ba.verdicts[0]["verdict"]
     assert ab.verdicts[0]["verdict"].startswith("RTX A5000 is")
     (two,) = [v for v in ab.verdicts if v["topic"] == "two GPUs of each"]
-    assert f"NVLink ({a5000.nvlink_gbs / 2:g} GB/s each way) on RTX A5000" in two["reason"]
-    assert f"PCIe {a4000.pcie_gen}.0 ({PCIE_X16_GBS[a4000.pcie_gen]:g} GB/s) on RTX A4000" in two["reason"]
+    # both cards exchange over PCIe peer-to-peer; only the A5000 can take a bridge
+    link = f"PCIe {a4000.pcie_gen}.0 P2P"
+    assert link in two["verdict"] and f"{link} ({PCIE_X16_GBS[a4000.pcie_gen]:g} GB/s" in two["reason"]
+    assert two["condition"].startswith("With an NVLink bridge two RTX A5000 would keep")
+    assert "RTX A4000 would" not in two["condition"]
 
 
 def test_no_price_means_no_cost_verdict():
@@ -188,3 +195,28 @@ def test_cost_verdicts_compare_the_same_kind_of_price():
     assert "(purchase price (USD, used))" in verdict["reason"] and "e+" not in verdict["reason"]
     assert verdict["verdict"] == "V100 PCIe 16GB is " + verdict["verdict"].split(" is ")[1] \
         and verdict["verdict"].endswith("cheaper to buy than A40 (used prices).")
+
+
+@pytest.mark.tensorflow
+def test_each_speedup_carries_the_models_measured_error_and_the_published_figure():
+    from gpukit import perfmodel
+
+    result = compare.compare("RTX A4000", "RTX A5000", workloads=["resnet50", "bert-base-squad"], precisions=["fp16"],
+                             models=["ResNet50"], fit_batch_sizes=[16])
+    thr = result.throughput.set_index("workload")
+    for workload, family in (("resnet50", "CNN"), ("bert-base-squad", "transformer")):
+        acc = perfmodel.family_accuracy(family)
+        assert thr.loc[workload, "model_error"] == perfmodel.accuracy_text(family)
+        assert f"in {acc['within_tolerance']} of {acc['pairs']} published" in thr.loc[workload, "model_error"]
+    # the published speedup is the source's own ratio of the two rows, in the verdict's orientation
+    ref = perfmodel.load_reference()
+    rows = ref[(ref["source"] == "lambda-2021") & (ref["workload"] == "bert-base-squad") & (ref["precision"] == "fp16")
+               & (ref["gpus"] == 1)].set_index("gpu")["throughput"]
+    published = rows["RTX A5000"] / rows["RTX A4000"]
+    verdict = {v["topic"]: v for v in result.verdicts}["bert-base-squad training, fp16"]
+    assert f"lambda-2021 measured RTX A5000 at {published:.2f}x RTX A4000" in verdict["reason"]
+    # a pair no source measured says so, and quotes the family's error instead
+    other = compare.compare("A40", "L4", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
+                            fit_batch_sizes=[16])
+    (v,) = [v for v in other.verdicts if v["topic"] == "bert-base-squad training, fp16"]
+    assert "No publication measured this pair; the model on this family: within ±15% in" in v["reason"]

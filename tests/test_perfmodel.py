@@ -178,24 +178,55 @@ def test_reference_data_is_sourced_and_dated(cat):
 
 
 @pytest.mark.tensorflow
-def test_the_model_gets_every_decisive_winner_right_and_stays_this_accurate(validation):
-    s = pm.summarize_validation(validation)
-    assert s["pairs"] >= 140
-    assert s["winners_right"] == s["decisive_pairs"]
-    # Regression limits, a little above what the model reaches now (median 7.7 %, 103 of 146
-    # within 15 %; docs/perfmodel-accuracy.md): a change that makes it worse fails here.
-    assert s["median_abs_error_pct"] < 8.5
-    assert s["within_tolerance"] >= 100
+def test_each_family_stays_this_accurate(validation):
+    """Regression limits per workload family, a little above what the model reaches now
+    (docs/perfmodel-accuracy.md): a change that makes a family worse fails here."""
+    fams = pm.summarize_by_family(validation).set_index("family")
+    assert set(fams.index) == {"CNN", "transformer"}
+    cnn, tr = fams.loc["CNN"], fams.loc["transformer"]
+    assert cnn["pairs"] >= 140 and cnn["winners_right"] == cnn["decisive_pairs"]
+    assert cnn["median_abs_error_pct"] < 8.5 and cnn["within_tolerance"] >= 104  # now 7.9 %, 106 of 146
+    assert tr["pairs"] >= 300 and tr["decisive_pairs"] - tr["winners_right"] <= 7  # now 283 of 290
+    assert tr["median_abs_error_pct"] < 10.5 and tr["within_tolerance"] >= 210  # now 9.6 %, 217 of 304
+    # the targets are reported, not pretended: neither family has 90 % within 15 % yet
+    assert fams["meets_target"].tolist() == [bool(v >= pm.FAMILY_TARGET) and bool(r) for v, r in
+                                             zip(fams["within_share"], fams["winners_right"] == fams["decisive_pairs"])]
 
 
 @pytest.mark.tensorflow
-def test_the_two_pairs_this_kit_exists_for(validation, gpu):
+def test_scaling_is_graded_against_the_same_sources_single_gpu(cat):
+    ref = pm.load_reference(catalogue=cat)
+    table = pm.scaling_validation(ref, catalogue=cat)
+    assert len(table) >= 200 and set(table["gpus"]) == {2, 4, 8}
+    # one row by hand: the published speedup is the source's N-GPU throughput over its 1-GPU one
+    r = table.iloc[0]
+    rows = ref[(ref["source"] == r["source"]) & (ref["gpu"] == r["gpu"]) & (ref["workload"] == r["workload"])
+               & (ref["precision"] == r["precision"])].set_index("gpus")
+    assert r["published_speedup"] == pytest.approx(rows.loc[r["gpus"], "throughput"] / rows.loc[1, "throughput"])
+    assert r["published_efficiency"] == pytest.approx(r["published_speedup"] / r["gpus"])
+    # where the harness disabled NCCL's peer-to-peer transport, the model exchanges through host memory
+    p2p_off = table[table["source_link"].str.contains("NCCL_P2P_DISABLE=1 ", regex=False)
+                    & ~table["source_link"].str.contains("commented out by then", regex=False)]
+    assert len(p2p_off) > 0 and p2p_off["link"].str.contains("via host (no P2P)", regex=False).all()
+    assert pm.grading.source_link("not stated") is None
+    within = table["within_tolerance"].mean()
+    assert within >= 0.85 and table["error_pct"].abs().median() < 3.5  # now 89 %, 2.9 %
+
+
+@pytest.mark.tensorflow
+def test_the_pairs_this_kit_exists_for(validation, gpu):
     keys = pm.key_pairs(validation)
-    assert len(keys) == 4  # A5000/A4000 and A40/V100, each in float32 and fp16
-    assert keys["within_tolerance"].all(), keys[["gpu_a", "gpu_b", "precision", "error_pct"]]
+    cnn = keys[keys["workload"] == "resnet50"]
+    assert len(cnn) == 4  # A5000/A4000 and A40/V100, each in float32 and fp16
+    assert cnn["within_tolerance"].all(), cnn[["gpu_a", "gpu_b", "precision", "error_pct"]]
+    # BERT: only the A5000/A4000 pair was published by one source; the winner is right, the size
+    # of the gap less so (docs/perfmodel-accuracy.md), which these limits hold at today's errors
+    bert = keys[keys["workload"] != "resnet50"]
+    assert len(bert) == 4 and set(bert["gpu_a"]) == {"RTX A5000"}
+    assert (bert["predicted_speedup"] > 1).all() and (bert["error_pct"].abs() < 27).all()
     # A40 has more FP16 tensor TFLOPS than the V100 but less bandwidth: the V100 is faster at
     # mixed-precision ResNet-50 training, and the model says so.
-    v = keys[(keys["precision"] == "fp16") & keys["gpu_a"].str.startswith("V100")]
+    v = cnn[(cnn["precision"] == "fp16") & cnn["gpu_a"].str.startswith("V100")]
     assert len(v) == 1 and v.iloc[0]["gpu_b"] == "A40"
     a40, v100 = gpu("A40"), gpu(v.iloc[0]["gpu_a"])
     assert a40.fp16_tensor_tflops > v100.fp16_tensor_tflops, "premise: the A40 has more FP16 tensor TFLOPS"
@@ -212,9 +243,13 @@ def test_the_defaults_are_the_fit_and_leave_one_out_is_reported(cat):
         (d.tensor, d.cuda, d.elementwise, d.memory), \
         "DEFAULT_EFFICIENCY is no longer the fit on the reference data and the catalogue: refit it after a data change"
     small = {"tensor": (0.5, 0.7), "cuda": (0.7,), "elementwise": (0.02, 0.04), "memory": (0.3, 0.5)}
-    logo = pm.leave_one_gpu_out(ref[ref["source"] == "lambda-2021"], cat, grid=small)
-    assert set(logo["held_out"]) == set(ref.loc[ref["source"] == "lambda-2021", "gpu"])
+    resnet = ref[ref["workload"] == "resnet50"]
+    logo = pm.leave_one_gpu_out(resnet[resnet["source"] == "lambda-2021"], cat, grid=small)
+    assert set(logo["held_out"]) == set(resnet.loc[(resnet["source"] == "lambda-2021") & (resnet["gpus"] == 1), "gpu"])
     assert (logo["pairs"] > 0).all() and logo["median_abs_error_pct"].notna().all()
+    loso = pm.leave_one_source_out(resnet, cat, grid=small)
+    assert set(loso["held_out"]) == {"lambda-2021", "lambda-2023"} and set(loso["family"]) == {"CNN"}
+    assert (loso["pairs"] > 0).all()
 
 
 def test_bad_reference_files_name_file_line_and_column(tmp_path: Path, cat):
@@ -234,27 +269,49 @@ def test_bad_reference_files_name_file_line_and_column(tmp_path: Path, cat):
 
 
 @pytest.mark.tensorflow
-def test_scaling_over_nvlink_and_pcie_by_hand(gpu):
+def test_scaling_over_nvlink_pcie_and_host_memory_by_hand(gpu):
     prof = pm.profile("resnet50", batch=64, precision="mixed_float16")
     assert prof.trainable_params > 25_000_000  # ResNet-50: 25.5 M trainable weights
-    a4000, a5000, v100 = gpu("RTX A4000"), gpu("RTX A5000"), gpu("V100 SXM2 32GB")
+    a4000, a5000, v100, rtx4090 = gpu("RTX A4000"), gpu("RTX A5000"), gpu("V100 SXM2 32GB"), gpu("RTX 4090")
     assert a4000.nvlink_gbs == 0 and a5000.nvlink_gbs > 0 and v100.nvlink_gbs > 0, \
         "premise: the A4000 has no NVLink, the A5000 (a bridge) and the SXM2 V100 do"
-    pcie_a4000 = (f"PCIe {a4000.pcie_gen}.0", PCIE_X16_GBS[a4000.pcie_gen])
-    pcie_a5000 = (f"PCIe {a5000.pcie_gen}.0", PCIE_X16_GBS[a5000.pcie_gen])
-    assert pm.interconnect(a4000.row, 2) == pcie_a4000
-    assert pm.interconnect(a5000.row, 2) == ("NVLink", a5000.nvlink_gbs / 2)  # a bridge joins two cards; half each way
-    assert pm.interconnect(a5000.row, 4) == pcie_a5000  # not four
-    assert pm.interconnect(v100.row, 8) == ("NVLink", v100.nvlink_gbs / 2)
-    s = pm.predict_scaling(prof, a4000.row, 2, pm.Efficiency(launch_s=0.0))
-    expected = 2 * (2 - 1) / 2 * prof.trainable_params * 4 / (pcie_a4000[1] * 1e9 * pm.LINK_EFFICIENCY)
-    assert s["allreduce_s"] == pytest.approx(expected)
-    single = pm.predict(prof, a4000.row, pm.Efficiency(launch_s=0.0)).step_time_s
-    assert s["scaling_efficiency"] == pytest.approx(single / (single + expected))
+    gen = a4000.pcie_gen
+    # professional PCIe cards: peer to peer over PCIe, bridge or not (a bridge is an accessory)
+    assert pm.interconnect(a4000.row, 2) == (f"PCIe {gen}.0 P2P", PCIE_X16_GBS[gen])
+    assert pm.interconnect(a5000.row, 2) == (f"PCIe {gen}.0 P2P", PCIE_X16_GBS[gen])
+    # asked for, a bridge joins two cards, half of the catalogue's bidirectional NVLink each way
+    assert pm.interconnect(a5000.row, 2, "nvlink") == ("NVLink", a5000.nvlink_gbs / 2)
+    with pytest.raises(ParameterError, match="joins two RTX A5000 cards, not 4"):
+        pm.interconnect(a5000.row, 4, "nvlink")
+    with pytest.raises(ParameterError, match="RTX A4000 has no NVLink"):
+        pm.interconnect(a4000.row, 2, "nvlink")
+    assert pm.interconnect(v100.row, 8) == ("NVLink", v100.nvlink_gbs / 2)  # SXM2 boards: any count
+    # GeForce: no peer-to-peer; through host memory every byte crosses PCIe twice
+    assert pm.interconnect(rtx4090.row, 2) == (f"PCIe {rtx4090.pcie_gen}.0 via host (no P2P)",
+                                               PCIE_X16_GBS[rtx4090.pcie_gen] / 2)
+
+    eff = pm.Efficiency(launch_s=0.0)
+    single = pm.predict(prof, a4000.row, eff).step_time_s
+    rate = PCIE_X16_GBS[gen] * 1e9 * pm.LINK_EFFICIENCY
+    for n in (2, 8):
+        allreduce = 2 * (n - 1) / n * prof.trainable_params * 4 / rate
+        s = pm.predict_scaling(prof, a4000.row, n, eff)  # the default: after the backward pass
+        assert s["allreduce_s"] == pytest.approx(allreduce) and s["exposed_allreduce_s"] == pytest.approx(allreduce)
+        assert s["scaling_efficiency"] == pytest.approx(single / (single + allreduce))
+        assert s["throughput"] == pytest.approx(n * 64 / (single + allreduce))
+        # overlapped with the backward pass: only what it cannot hide, plus the last 25 MB bucket
+        backward = sum(max(c, m) for c, m, o in zip(*pm.op_times(pm.place(prof, a4000.row), eff), prof.ops)
+                       if o.phase == "backward")
+        last = 2 * (n - 1) / n * 25 * 2**20 / rate
+        o = pm.predict_scaling(prof, a4000.row, n, eff, overlap="backward")
+        assert o["exposed_allreduce_s"] == pytest.approx(min(max(allreduce - backward, 0) + last, allreduce))
     assert pm.predict_scaling(prof, a4000.row, 1)["scaling_efficiency"] == 1.0
-    table = pm.scaling_table("resnet50", "mixed_float16", 64, ["RTX A4000", "RTX A5000"], (1, 2))
+    table = pm.scaling_table("resnet50", "mixed_float16", 64, ["RTX A4000", "V100 SXM2 32GB", "RTX 4090"], (1, 2))
     two = table[table["gpus"] == 2].set_index("gpu")
-    assert two.loc["RTX A5000", "link"] == "NVLink" and two.loc["RTX A4000", "link"] == pcie_a4000[0]
+    assert two.loc["V100 SXM2 32GB", "link"] == "NVLink"
+    assert two.loc["GeForce RTX 4090", "scaling_efficiency"] < two.loc["RTX A4000", "scaling_efficiency"]
+    with pytest.raises(ParameterError, match="link 'infiniband'"):
+        pm.predict_scaling(prof, a4000.row, 2, link="infiniband")
 
 
 def test_built_in_transformers_are_profiled_op_by_op():
@@ -278,12 +335,75 @@ def test_built_in_transformers_are_profiled_op_by_op():
         profile("bert-base", b, "fp16", "train", seq_len=1024)
 
 
-def test_predict_says_when_a_workload_is_not_graded(capsys):
+def test_predict_says_what_was_graded_and_what_was_not(capsys):
     from gpukit import cli
 
     assert cli.main(["predict", "--workload", "gpt2-small", "--seq-len", "256", "--gpu", "A40"]) == 0
     out = capsys.readouterr().out
-    assert "not graded: no published measurement of gpt2-small" in out
-    from gpukit.perfmodel.grading import graded_workloads
+    assert "Graded (transformer, on bert-base-squad, bert-large-squad)" in out
+    assert "gpt2-small itself has no published measurement" in out
+    assert cli.main(["predict", "--workload", "matmul", "--gpu", "A40"]) == 0
+    assert "Not graded: matmul is a synthetic kernel" in capsys.readouterr().out
+    assert cli.main(["predict", "--workload", "bert-base-squad", "--precision", "fp16", "--gpu", "A40",
+                     "--gpu", "L4"]) == 0
+    out = capsys.readouterr().out
+    assert "outside what was graded: L4" in out and "A40" not in out.split("outside what was graded:")[1].split("\n")[0]
+    assert pm.graded_workloads() == {"resnet50", "bert-base-squad", "bert-large-squad"}
+    assert pm.family("bert-large-squad") == "transformer" and pm.family("ResNet50") == "CNN"
 
-    assert graded_workloads() == {"resnet50"}  # what the published table covers today
+
+def test_squad_fine_tuning_is_bert_with_a_span_head():
+    """bert-base-squad: BERT-base's encoder with SQuAD's two logits per token instead of the
+    masked-LM head, 384 tokens by default, graded in sequences per second."""
+    from gpukit.models import TRANSFORMERS
+    from gpukit.perfmodel.profiles import profile
+
+    spec = TRANSFORMERS["bert-base"]
+    s, b = 384, 2
+    prof = profile("bert-base-squad", b, "fp16", "train")
+    forward = [o for o in prof.ops if o.phase == "forward" and o.matmul]
+    h, ffn = spec.hidden, spec.ffn
+    dense = spec.layers * (4 * h * h + 2 * h * ffn) + h * 2  # blocks and the span head, no vocabulary
+    assert sum(o.flops for o in forward) == pytest.approx(b * (2 * dense * s + spec.layers * 4 * s * s * h), rel=1e-9)
+    assert prof.items_per_step == b and prof.throughput_unit == "sequences/s"
+    lm = profile("bert-base", b, "fp16", "train", seq_len=s)
+    # the masked-LM head (a dense layer, a norm and a bias per word; its kernel is the tied embedding)
+    # against the span head's 2 x hidden kernel and 2 biases
+    assert lm.trainable_params - prof.trainable_params == (h * h + h) + 2 * h + spec.vocab - (2 * h + 2)
+
+
+@pytest.mark.tensorflow
+def test_predict_on_several_gpus_has_throughput_and_scaling_columns(capsys):
+    import csv
+    import io
+
+    from gpukit import cli
+
+    argv = ["predict", "--workload", "bert-base-squad", "--precision", "fp16", "--batch", "32", "--gpus", "4",
+            "--gpu", "A40", "--gpu", "RTX 4090", "--gpu", "H100 SXM5", "--format", "csv"]
+    assert cli.main(argv) == 0
+    rows = {r["gpu"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    one = pm.predict_table("bert-base-squad", "fp16", 32, gpus=["A40", "RTX 4090", "H100 SXM5"]).set_index("gpu")
+    for gpu, r in rows.items():
+        assert int(r["gpus"]) == 4
+        eff = float(r["scaling_efficiency"])
+        assert 0 < eff < 1
+        assert float(r["throughput"]) == pytest.approx(4 * eff * one.loc[gpu, "throughput"], rel=1e-6)
+    assert "via host (no P2P)" in rows["GeForce RTX 4090"]["link"] and rows["H100 SXM5"]["link"] == "NVLink"
+    assert float(rows["GeForce RTX 4090"]["scaling_efficiency"]) < float(rows["A40"]["scaling_efficiency"])
+    assert cli.main(["predict", "--gpus", "0"]) == 2
+    assert "--gpus 0" in capsys.readouterr().err
+
+
+@pytest.mark.tensorflow
+def test_scaling_summary_is_one_row_per_gpu_of_the_scaling_table():
+    table = pm.scaling_table("resnet50", "fp16", 64, ["A40", "V100 SXM2 32GB"], (1, 2, 8))
+    summary = pm.scaling_summary(table).set_index("gpu")
+    assert list(summary.index) == ["A40", "V100 SXM2 32GB"]
+    for gpu, rows in table.groupby("gpu"):
+        by_n = rows.set_index("gpus")
+        assert summary.loc[gpu, "efficiency_2_gpus"] == by_n.loc[2, "scaling_efficiency"]
+        assert summary.loc[gpu, "efficiency_8_gpus"] == by_n.loc[8, "scaling_efficiency"]
+        assert summary.loc[gpu, "throughput_8_gpus"] == by_n.loc[8, "throughput"]
+        assert summary.loc[gpu, "link"] == by_n.loc[8, "link"]
+    assert pm.scaling_summary(table.iloc[:0]).empty

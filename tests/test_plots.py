@@ -742,8 +742,22 @@ def test_validation_figure_points_band_and_highlights(validation):
     assert list(ideal.get_ydata()) == pytest.approx(list(ideal.get_xdata()))
     entries = legend_texts(ax)
     for entry in [f"within ±{tolerance:.0%}", "prediction = publication", "the pairs this kit is for",
-                  *set(table["precision"]), *set(table["source"])]:
+                  *set(table["family"]), *set(table["source"])]:
         assert entry in entries
+
+
+@pytest.mark.tensorflow
+def test_scaling_validation_figure_points_and_band(catalogue):
+    table = perfmodel.scaling_validation(perfmodel.load_reference(catalogue=catalogue), catalogue=catalogue)
+    ax = plots.scaling_validation_figure(table, tolerance=0.15).axes[0]
+    assert ax.get_title() and "published scaling efficiency" in ax.get_xlabel()
+    assert "predicted scaling efficiency" in ax.get_ylabel()
+    (points,) = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == len(table)]
+    assert_points(offsets(points), list(zip(table["published_efficiency"], table["predicted_efficiency"])))
+    entries = legend_texts(ax)
+    for entry in ["within ±15%", "prediction = publication", *set(table["workload"]), "2 GPUs", "8 GPUs"]:
+        assert entry in entries
+    assert_message_only(plots.scaling_validation_figure(table.iloc[:0]), "no multi-GPU measurements to grade")
 
 
 def test_validation_figure_without_highlights_or_pairs(validation):

@@ -8,25 +8,32 @@ gives each op the longer of its compute time at the unit it runs on
 for ``fp32``, FP16/BF16 tensor cores for mixed precision) and its memory time, plus a launch cost
 per kernel. :mod:`.predictions` turns that into a table per GPU, with measured rows merged in;
 :mod:`.calibration` sets the efficiency factors from a catalogued GPU's benchmark results;
-:mod:`.scaling` adds the all-reduce of several GPUs over their real link; :mod:`.grading`
+:mod:`.scaling` adds the all-reduce of several GPUs over the link they really have; :mod:`.grading`
 checks predictions against published measurements (``data/reference_benchmarks.csv``, never
-read by a prediction), fits the factors and leaves each GPU out in turn.
+read by a prediction) per workload family and on several GPUs, fits the factors, leaves each GPU
+and each source out in turn, and gives every prediction its family's measured error.
 """
 from .calibration import calibrate
-from .grading import (FIT_GRID, KEY_PAIRS, RATIO_TOLERANCE, REFERENCE_PATH, REFERENCE_SCHEMA, WINNER_MARGIN,
-                      fit_efficiency, key_pairs, leave_one_gpu_out, load_reference, summarize_validation,
-                      validation_table)
+from .grading import (FAMILY_TARGET, FIT_GRID, KEY_PAIRS, RATIO_TOLERANCE, REFERENCE_PATH, REFERENCE_SCHEMA,
+                      WINNER_MARGIN, accuracy_text, family, family_accuracy, fit_efficiency, graded_families,
+                      graded_gpus,
+                      graded_workloads, grading_statement, key_pairs,
+                      leave_one_gpu_out, leave_one_source_out, load_reference, scaling_validation,
+                      summarize_by_family, summarize_validation, validation_table)
 from .predictions import PREDICTION_COLUMNS, predict_table, speedup
 from .profiles import (DEFAULT_PARAMS, ELEMENTWISE_FLOPS, MODES, UPDATE_BYTES_PER_PARAM, WORKLOADS, OpCost,
                        Profile, profile)
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, Prediction, op_times, place, predict, step_time
-from .scaling import LINK_EFFICIENCY, PCIE_X16_GBS, interconnect, predict_scaling, scaling_table
+from .scaling import LINK_EFFICIENCY, PCIE_X16_GBS, interconnect, predict_scaling, scaling_summary, scaling_table
 
 __all__ = [
-    "calibrate", "FIT_GRID", "KEY_PAIRS", "RATIO_TOLERANCE", "REFERENCE_PATH", "REFERENCE_SCHEMA", "WINNER_MARGIN",
-    "fit_efficiency", "key_pairs", "leave_one_gpu_out", "load_reference", "summarize_validation",
-    "validation_table", "PREDICTION_COLUMNS", "predict_table", "speedup", "DEFAULT_PARAMS", "ELEMENTWISE_FLOPS",
+    "calibrate", "FAMILY_TARGET", "FIT_GRID", "KEY_PAIRS", "RATIO_TOLERANCE", "REFERENCE_PATH", "REFERENCE_SCHEMA",
+    "WINNER_MARGIN", "accuracy_text", "family", "family_accuracy", "fit_efficiency", "graded_families", "graded_gpus",
+    "graded_workloads", "grading_statement", "key_pairs",
+    "leave_one_gpu_out", "leave_one_source_out", "load_reference", "scaling_validation", "summarize_by_family",
+    "summarize_validation", "validation_table", "PREDICTION_COLUMNS", "predict_table", "speedup", "DEFAULT_PARAMS",
+    "ELEMENTWISE_FLOPS",
     "MODES", "UPDATE_BYTES_PER_PARAM", "WORKLOADS", "OpCost", "Profile", "profile", "DEFAULT_EFFICIENCY",
     "Efficiency", "Placed", "Prediction", "op_times", "place", "predict", "step_time", "LINK_EFFICIENCY",
-    "PCIE_X16_GBS", "interconnect", "predict_scaling", "scaling_table",
+    "PCIE_X16_GBS", "interconnect", "predict_scaling", "scaling_summary", "scaling_table",
 ]

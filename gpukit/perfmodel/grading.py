@@ -1,12 +1,15 @@
-"""Grading: predictions against published measurements, the efficiency fit, leave one GPU out.
+"""Grading: predictions against published measurements, the efficiency fit, leave one out.
 
 ``data/reference_benchmarks.csv`` holds published training throughputs, each row sourced and
-dated. Predictions never read it; it grades them by speedup ratios within one source
-(:func:`validation_table`), fits the efficiency factors (:func:`fit_efficiency`) and checks that
-fit on GPUs it never saw (:func:`leave_one_gpu_out`).
+dated, on one GPU or several. Predictions never read it; it grades them by speedup ratios
+within one source (:func:`validation_table`, per workload family: :func:`family`), by the
+speedup of N GPUs over one of the same kind (:func:`scaling_validation`), fits the efficiency
+factors (:func:`fit_efficiency`) and checks that fit on GPUs (:func:`leave_one_gpu_out`) and
+publications (:func:`leave_one_source_out`) it never saw.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Sequence
@@ -22,7 +25,7 @@ from .. import specs
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, ParameterError
 from ..resources import DATA_DIR
-from .profiles import MODES, profile
+from .profiles import MODES, Profile, profile
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, place, step_time
 
 REFERENCE_PATH = DATA_DIR / "reference_benchmarks.csv"
@@ -30,16 +33,21 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
     Field("source", "text", help="a short id; ratios are only taken within one source"),
     Field("gpu", "text", help="a GPU name the catalogue knows"),
     Field("source_gpu_name", "text", help="the GPU as the source names it"),
-    Field("workload", "choice", choices=("resnet50", "transformer")),
+    Field("workload", "choice", choices=("resnet50", "transformer", "bert-base-squad", "bert-large-squad")),
     Field("precision", "choice", choices=prec.KERAS_PRECISIONS),
     Field("mode", "choice", choices=MODES),
-    Field("batch_size", "int", low=1, high=1_000_000),
+    Field("gpus", "int", low=1, high=1024, default="1", help="how many GPUs ran it (data parallel)"),
+    Field("batch_size", "int", low=1, high=1_000_000, help="per GPU"),
+    Field("seq_len", "int", required=False, low=1, high=1_000_000, default="",
+          help="tokens per sequence of a transformer workload"),
     Field("throughput", "float", low=1e-6, high=1e12),
     Field("throughput_unit", "choice", choices=("images/s", "tokens/s", "sequences/s")),
     Field("framework", "text"),
     Field("source_url", "url"),
     Field("measured", "date", required=False, help="when the source ran it, YYYY-MM-DD, if it says"),
     Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
+    Field("link", "text", required=False, default="",
+          help="what the source says of how several GPUs were connected"),
     Field("note", "text", required=False),
 )
 
@@ -51,26 +59,69 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
     cat = specs.load_catalogue() if catalogue is None else catalogue
     parsed, problems = parse_rows(p, REFERENCE_SCHEMA, today or date.today(), "measurement")
     records = specs.resolve_rows(p, parsed, cat, lambda r: (r["source"], r["gpu"], r["workload"],
-                                                              r["precision"], r["mode"]),
-                                 problems, "same source, GPU, workload, precision and mode")
+                                                              r["precision"], r["mode"], r["gpus"]),
+                                 problems, "same source, GPU, workload, precision, mode and GPU count")
     if problems:
         raise DataError(problems)
     return to_frame(records, REFERENCE_SCHEMA)
 
 
+def family(workload: str) -> str:
+    """The workload family a prediction is graded in: ``CNN`` or ``transformer``."""
+    from ..models import transformer_task
+
+    key = str(workload).strip().lower()
+    return "transformer" if key == "transformer" or transformer_task(key) else "CNN"
+
+
 def graded_workloads(path: str | os.PathLike | None = None) -> set[str]:
-    """Workloads with published measurements to grade predictions against."""
+    """Workloads with published single-GPU measurements to grade predictions against."""
     import csv
 
     with open(Path(path) if path else REFERENCE_PATH, newline="") as f:
-        return {row["workload"].strip().lower() for row in csv.DictReader(f)}
+        return {row["workload"].strip().lower() for row in csv.DictReader(f)
+                if (row.get("gpus") or "1").strip() == "1"}
+
+
+def graded_gpus(family_name: str, path: str | os.PathLike | None = None) -> set[str]:
+    """Catalogue GPUs with a published measurement in a family: ``CNN`` and ``transformer`` on
+    one GPU, ``scaling`` on several (with the same source's single-GPU figure to compare)."""
+    ref = _reference_cached(str(Path(path) if path else REFERENCE_PATH))
+    gpus = ref["gpus"].fillna(1).astype(int)
+    if family_name == "scaling":
+        multi = ref[gpus > 1]
+        single = set(zip(ref.loc[gpus == 1, "source"], ref.loc[gpus == 1, "gpu"]))
+        return {g for s, g in zip(multi["source"], multi["gpu"]) if (s, g) in single}
+    return {g for w, g in zip(ref.loc[gpus == 1, "workload"], ref.loc[gpus == 1, "gpu"]) if family(w) == family_name}
+
+
+@functools.lru_cache(maxsize=4)
+def _reference_cached(path: str) -> pd.DataFrame:
+    return load_reference(path)
+
+
+def graded_families(path: str | os.PathLike | None = None) -> set[str]:
+    """Workload families (:func:`family`) with published measurements."""
+    return {family(w) for w in graded_workloads(path)}
+
+
+def _profile_of(r) -> Profile:
+    extra = {"seq_len": int(r["seq_len"])} if "seq_len" in r and pd.notna(r["seq_len"]) else {}
+    return profile(r["workload"], int(r["batch_size"]), r["precision"], r["mode"], **extra)
+
+
+def _single(reference: pd.DataFrame) -> pd.DataFrame:
+    """The rows measured on one GPU."""
+    if "gpus" not in reference:
+        return reference.reset_index(drop=True)
+    return reference[reference["gpus"].fillna(1).astype(int) == 1].reset_index(drop=True)
 
 
 def _placed(reference: pd.DataFrame, catalogue: pd.DataFrame) -> list[Placed | None]:
     """Each reference row profiled and placed on its GPU (None where the GPU cannot run it)."""
     out: list[Placed | None] = []
     for _, r in reference.iterrows():
-        prof = profile(r["workload"], int(r["batch_size"]), r["precision"], r["mode"])
+        prof = _profile_of(r)
         gpu = catalogue.loc[catalogue["gpu"] == r["gpu"]].iloc[0]
         try:
             out.append(place(prof, gpu))
@@ -109,13 +160,19 @@ RATIO_TOLERANCE = 0.15
 def validation_table(reference: pd.DataFrame | None = None, efficiency: Efficiency = DEFAULT_EFFICIENCY,
                      catalogue: pd.DataFrame | None = None, predicted: Sequence[float] | None = None) \
         -> pd.DataFrame:
-    """Every pair of GPUs measured by the same source on the same workload, precision and mode:
-    published and predicted speedup of the faster (``gpu_a``) over the slower (``gpu_b``), the
-    error, and whether the predicted winner is right (judged where the published results differ
-    by more than 10 %)."""
+    """Every pair of GPUs measured one at a time by the same source on the same workload,
+    precision and mode: published and predicted speedup of the faster (``gpu_a``) over the slower
+    (``gpu_b``), the error, whether the predicted winner is right (judged where the published
+    results differ by more than 10 %), and the workload's ``family``."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    ref = (load_reference(catalogue=cat) if reference is None else reference).reset_index(drop=True)
-    pred = _throughputs(_placed(ref, cat), efficiency) if predicted is None else np.asarray(predicted, float)
+    full = (load_reference(catalogue=cat) if reference is None else reference).reset_index(drop=True)
+    ref = _single(full)
+    if predicted is None:
+        pred = _throughputs(_placed(ref, cat), efficiency)
+    else:  # one prediction per row of ``reference``, or per single-GPU row
+        pred = np.asarray(predicted, float)
+        if len(pred) == len(full) and len(full) != len(ref):
+            pred = pred[(full["gpus"].fillna(1).astype(int) == 1).to_numpy()]
     rows = []
     for i, j in _pairs(ref):
         a, b = ref.iloc[i], ref.iloc[j]
@@ -123,13 +180,30 @@ def validation_table(reference: pd.DataFrame | None = None, efficiency: Efficien
         ratio = pred[i] / pred[j]
         decisive = bool(published > 1 + WINNER_MARGIN)
         rows.append({
-            "source": a["source"], "workload": a["workload"], "precision": a["precision"], "mode": a["mode"],
+            "source": a["source"], "family": family(a["workload"]), "workload": a["workload"],
+            "precision": a["precision"], "mode": a["mode"],
             "gpu_a": a["gpu"], "gpu_b": b["gpu"], "published_speedup": published, "predicted_speedup": ratio,
             "error_pct": 100 * (ratio / published - 1), "decisive": decisive,
             "winner_right": bool(ratio > 1) if decisive else None,
             "within_tolerance": bool(abs(ratio / published - 1) <= RATIO_TOLERANCE),
         })
     return pd.DataFrame(rows)
+
+
+def summarize_by_family(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`summarize_validation` per workload family, with whether it meets the targets
+    (:data:`FAMILY_TARGET` of speedups within ±15 %, every decisive winner right)."""
+    rows = []
+    for fam, group in table.groupby("family", sort=True):
+        s = summarize_validation(group)
+        share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
+        rows.append({"family": fam, **s, "within_share": share,
+                     "meets_target": bool(share >= FAMILY_TARGET and s["winners_right"] == s["decisive_pairs"])})
+    return pd.DataFrame(rows)
+
+
+#: Share of same-source speedups that must land within :data:`RATIO_TOLERANCE` in each family.
+FAMILY_TARGET = 0.90
 
 
 def summarize_validation(table: pd.DataFrame) -> dict:
@@ -191,7 +265,7 @@ def fit_efficiency(reference: pd.DataFrame, catalogue: pd.DataFrame | None = Non
     speedup ratios in ``reference`` (ratios do not see a common scale, so the fit fixes the
     balance between compute, elementwise work and memory, not absolute speed)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    ref = reference.reset_index(drop=True)
+    ref = _single(reference)
     pairs = _pairs(ref)
     if not pairs:
         raise ParameterError("no pair of GPUs measured by the same source to fit to")
@@ -204,7 +278,7 @@ def leave_one_gpu_out(reference: pd.DataFrame | None = None, catalogue: pd.DataF
                       base: Efficiency = DEFAULT_EFFICIENCY, grid: dict | None = None) -> pd.DataFrame:
     """For each GPU: fit on the pairs without it, then grade the pairs with it (which the fit never saw)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    ref = (load_reference(catalogue=cat) if reference is None else reference).reset_index(drop=True)
+    ref = _single(load_reference(catalogue=cat) if reference is None else reference)
     cases = _placed(ref, cat)
     pairs = _pairs(ref)
     published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
@@ -224,3 +298,148 @@ def leave_one_gpu_out(reference: pd.DataFrame | None = None, catalogue: pd.DataF
                      "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
                                f"memory {eff.memory:g}"})
     return pd.DataFrame(rows)
+
+
+def leave_one_source_out(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
+                         base: Efficiency = DEFAULT_EFFICIENCY, grid: dict | None = None) -> pd.DataFrame:
+    """For each publication: fit on the others' pairs, grade its own (one harness's habits, its
+    framework version, batch sizes and data pipeline, never seen by the fit), per family."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    ref = _single(load_reference(catalogue=cat) if reference is None else reference)
+    cases = _placed(ref, cat)
+    pairs = _pairs(ref)
+    published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
+    rows = []
+    for source in sorted(ref["source"].unique()):
+        held = [k for k, (i, _) in enumerate(pairs) if ref.at[i, "source"] == source]
+        rest = [k for k in range(len(pairs)) if k not in set(held)]
+        if not held or not rest:
+            continue
+        eff, _ = _fit(cases, [pairs[k] for k in rest], published[rest], base, grid or FIT_GRID)
+        table = validation_table(ref, eff, cat, predicted=_throughputs(cases, eff)).iloc[held]
+        for fam, group in table.groupby("family", sort=True):
+            s = summarize_validation(group)
+            rows.append({"held_out": source, "family": fam, "pairs": s["pairs"],
+                         "median_abs_error_pct": s["median_abs_error_pct"], "max_abs_error_pct": s["max_abs_error_pct"],
+                         "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
+                         "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
+                         "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
+                                   f"memory {eff.memory:g}"})
+    return pd.DataFrame(rows)
+
+
+def source_link(text) -> str | None:
+    """The link a source's multi-GPU run really used, where its text says so: ``host`` when the
+    harness disabled NCCL's peer-to-peer transport (``NCCL_P2P_DISABLE=1``: NCCL then stages
+    through host memory even between NVLink-connected GPUs); otherwise None (the GPU's default,
+    :func:`gpukit.perfmodel.scaling.default_link`)."""
+    t = str(text or "")
+    return "host" if "NCCL_P2P_DISABLE=1" in t and "commented out by then" not in t else None
+
+
+def scaling_validation(reference: pd.DataFrame | None = None, efficiency: Efficiency = DEFAULT_EFFICIENCY,
+                       catalogue: pd.DataFrame | None = None, overlap: str = "none") -> pd.DataFrame:
+    """Every multi-GPU measurement against the same source's single-GPU measurement of that GPU,
+    workload and precision: published and predicted speedup of N GPUs over one (and the scaling
+    efficiency, that speedup over N), the link the model assumes and what the source says of it."""
+    from .scaling import predict_scaling
+
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    ref = (load_reference(catalogue=cat) if reference is None else reference).reset_index(drop=True)
+    ref = ref.assign(gpus=ref["gpus"].fillna(1).astype(int))
+    rows = []
+    keys = ["source", "gpu", "workload", "precision", "mode"]
+    for key, group in ref.groupby(keys, sort=True):
+        one = group[group["gpus"] == 1]
+        if one.empty:
+            continue
+        base = one.iloc[0]
+        gpu = cat.loc[cat["gpu"] == base["gpu"]].iloc[0]
+        for _, r in group[group["gpus"] > 1].sort_values("gpus").iterrows():
+            n = int(r["gpus"])
+            link = source_link(r.get("link"))
+            try:
+                single = predict_scaling(_profile_of(base), gpu, 1, efficiency)
+                multi = predict_scaling(_profile_of(r), gpu, n, efficiency, link=link, overlap=overlap)
+            except prec.Unsupported:
+                continue
+            published = r["throughput"] / base["throughput"]
+            predicted = multi["throughput"] / single["throughput"]
+            rows.append({**dict(zip(keys, key)), "family": "scaling", "gpus": n, "link": multi["link"],
+                         "source_link": r.get("link") or "not stated", "published_speedup": published,
+                         "predicted_speedup": predicted, "published_efficiency": published / n,
+                         "predicted_efficiency": predicted / n, "error_pct": 100 * (predicted / published - 1),
+                         "within_tolerance": bool(abs(predicted / published - 1) <= RATIO_TOLERANCE)})
+    return pd.DataFrame(rows)
+
+
+SYNTHETIC = ("matmul", "conv", "bandwidth")
+
+
+@functools.lru_cache(maxsize=4)
+def default_validation(family_name: str | None = None) -> pd.DataFrame:
+    """:func:`validation_table` of the shipped measurements with the default factors, of one
+    workload family or all (computed once per process; treat as read-only). A transformer family
+    needs no TensorFlow; the CNN family builds ResNet-50 to walk it."""
+    ref = _reference_cached(str(REFERENCE_PATH))
+    if family_name is not None:
+        ref = ref[[family(w) == family_name for w in ref["workload"]]]
+    return validation_table(ref)
+
+
+@functools.lru_cache(maxsize=8)
+def family_accuracy(family_name: str) -> dict:
+    """How right the default model is in a family (``CNN``, ``transformer``, ``scaling``), graded
+    on every published measurement: pairs, share within ±15 %, median error, winners right, and
+    the workloads and GPUs graded. Empty (``pairs`` 0) when nothing was published."""
+    ref = _reference_cached(str(REFERENCE_PATH))
+    if family_name == "scaling":
+        table = scaling_validation(ref)
+        if table.empty:
+            return {"family": family_name, "pairs": 0}
+        err = table["error_pct"].abs()
+        return {"family": family_name, "pairs": int(len(table)),
+                "within_tolerance": int(table["within_tolerance"].sum()),
+                "median_abs_error_pct": float(err.median()), "max_abs_error_pct": float(err.max()),
+                "decisive_pairs": 0, "winners_right": 0, "workloads": tuple(sorted(table["workload"].unique())),
+                "gpus": tuple(sorted(table["gpu"].unique()))}
+    table = default_validation(family_name)
+    if table.empty:
+        return {"family": family_name, "pairs": 0}
+    return {"family": family_name, **summarize_validation(table),
+            "workloads": tuple(sorted(table["workload"].unique())),
+            "gpus": tuple(sorted(set(table["gpu_a"]) | set(table["gpu_b"])))}
+
+
+def accuracy_text(family_name: str) -> str:
+    """One phrase of a family's measured accuracy, for tables and verdicts: "±15 % in 120 of 146
+    published speedups, median error 7.7 %", or "not graded"."""
+    a = family_accuracy(family_name)
+    if not a["pairs"]:
+        return "not graded (no published measurement)"
+    what = "N-GPU speedups" if family_name == "scaling" else "same-source speedups"
+    return (f"within ±{RATIO_TOLERANCE:.0%} in {a['within_tolerance']} of {a['pairs']} published {what}, "
+            f"median error {a['median_abs_error_pct']:.1f}%")
+
+
+def grading_statement(workload: str, count: int = 1, table: pd.DataFrame | None = None) -> str:
+    """What the published measurements say of predictions of ``workload`` (on ``count`` GPUs):
+    the family's measured error, and the GPUs of ``table`` (a :func:`predict_table` frame) that
+    no published measurement in the family covers."""
+    key = str(workload).strip().lower()
+    if key in SYNTHETIC:
+        return (f"Not graded: {key} is a synthetic kernel; no publication measures it the same way "
+                "(docs/perfmodel-accuracy.md grades ResNet-50, BERT and multi-GPU scaling)")
+    fam = "scaling" if count > 1 else family(key)
+    a = family_accuracy(fam)
+    if not a["pairs"]:
+        return f"Not graded: no published {fam} measurement to check these predictions against"
+    on = ", ".join(a["workloads"])
+    line = f"Graded ({fam}, on {on}): {accuracy_text(fam)} (docs/perfmodel-accuracy.md)"
+    if key not in a["workloads"] and fam != "scaling":
+        line += f"; {key} itself has no published measurement"
+    if table is not None and "graded" in table:
+        outside = [str(g) for g, ok in zip(table["gpu"], table["graded"]) if not ok]
+        if outside:
+            line += f"; outside what was graded: {', '.join(outside)}"
+    return line

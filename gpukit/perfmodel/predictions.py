@@ -14,38 +14,58 @@ from .profiles import Profile, profile
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
 
 
-PREDICTION_COLUMNS = ("gpu", "workload", "precision", "batch_size", "mode", "step_time_s", "throughput",
-                      "throughput_unit", "bound", "compute_bound_share", "math", "achieved_tflops",
-                      "arithmetic_intensity", "measured_throughput", "efficiency_source", "note")
+PREDICTION_COLUMNS = ("gpu", "workload", "precision", "batch_size", "mode", "gpus", "link", "step_time_s",
+                      "throughput", "throughput_unit", "scaling_efficiency", "bound", "compute_bound_share", "math",
+                      "achieved_tflops", "arithmetic_intensity", "measured_throughput", "graded", "efficiency_source",
+                      "note")
 
 
 def predict_table(workload: str = "resnet50", precision: str = "float32", batch: int | None = None,
                   mode: str = "train", gpus: Iterable[str] | str | None = None,
                   efficiency: Efficiency | None = None, catalogue: pd.DataFrame | None = None,
-                  results: Results | list | None = None, **params) -> pd.DataFrame:
+                  results: Results | list | None = None, count: int = 1, link: str | None = None,
+                  overlap: str = "none", **params) -> pd.DataFrame:
     """One row per GPU (all catalogue GPUs by default), fastest first; GPUs that cannot run the
     precision natively get a row with no throughput and the reason in ``note``.
+
+    ``count`` GPUs of each kind train data-parallel (``batch`` per GPU) over their real link
+    (:func:`gpukit.perfmodel.predict_scaling`; ``link`` and ``overlap`` as there): ``throughput``
+    is then all of them together and ``scaling_efficiency`` its share of ``count`` times one GPU.
+    ``graded`` says whether published measurements of this GPU in the workload's family
+    (:func:`gpukit.perfmodel.grading.family`) graded the model.
 
     ``results`` (a benchmark results document) calibrates the factors (:func:`calibrate`) unless
     ``efficiency`` is given, and where it measured this very configuration on a catalogued GPU,
     that GPU's row carries ``measured_throughput``.
     """
+    from .grading import family, graded_gpus
+    from .scaling import predict_scaling
+
     cat = specs.load_catalogue() if catalogue is None else catalogue
     rows = specs.select(cat, gpus)
     prof = profile(workload, batch, precision, mode, **params)
     if efficiency is None:
         efficiency = calibrate(results, cat) if as_documents(results) else DEFAULT_EFFICIENCY
-    measured = _measured(results, prof, cat)
+    measured = _measured(results, prof, cat) if count == 1 else {}
+    fam = "scaling" if count > 1 else family(prof.workload)
+    graded = graded_gpus(fam)
     out = []
     for _, gpu in rows.iterrows():
         try:
             pr = predict(prof, gpu, efficiency)
+            many = predict_scaling(prof, gpu, count, efficiency, link, overlap) if count > 1 else None
         except prec.Unsupported as exc:
             out.append({"gpu": gpu["gpu"], "workload": prof.workload, "precision": prof.precision,
-                        "batch_size": prof.batch, "mode": prof.mode, "throughput_unit": prof.throughput_unit,
-                        "efficiency_source": efficiency.source, "note": str(exc)})
+                        "batch_size": prof.batch, "mode": prof.mode, "gpus": count,
+                        "throughput_unit": prof.throughput_unit, "efficiency_source": efficiency.source,
+                        "graded": gpu["gpu"] in graded, "note": str(exc)})
             continue
         row = {k: getattr(pr, k) for k in PREDICTION_COLUMNS if hasattr(pr, k)}
+        row.update(gpus=count, link="", scaling_efficiency=1.0, graded=pr.gpu in graded)
+        if many:
+            row.update(step_time_s=many["step_time_s"], throughput=many["throughput"], link=many["link"],
+                       scaling_efficiency=many["scaling_efficiency"],
+                       achieved_tflops=count * pr.flops / many["step_time_s"] / 1e12)
         row["arithmetic_intensity"] = prof.intensity
         row["measured_throughput"] = measured[pr.gpu][0] if pr.gpu in measured else None
         row["note"] = measured[pr.gpu][1] if pr.gpu in measured else ""

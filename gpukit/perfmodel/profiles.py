@@ -204,16 +204,19 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
         graph = _keras_graph("transformer", (q["hidden"], q["heads"], q["ffn"], q["layers"], q["seq_len"],
                                              q["vocab"]))
         return _graph_profile(graph, "transformer", b, p, mode, "adam", "tokens/s", q["seq_len"])
-    from ..models import TRANSFORMERS
+    from ..models import TASKS, TRANSFORMERS, transformer_task
 
-    if key in TRANSFORMERS:  # a built-in shape, walked as its Keras-layer equivalent
+    task = transformer_task(key)
+    if task:  # a built-in shape (and fine-tuning head), walked as its Keras-layer equivalent
         from ..graph import transformer_graph
 
-        spec = TRANSFORMERS[key]
-        seq_len = int(params.get("seq_len") or min(spec.seq_len, 512))
+        spec, head, default_len = task
+        seq_len = int(params.get("seq_len") or default_len)
         if seq_len < 1 or (seq_len > spec.seq_len and not spec.decoder):
             raise ParameterError(f"{key} takes sequences of 1 to {spec.seq_len} tokens, not {seq_len}")
-        return _graph_profile(transformer_graph(spec, seq_len), key, batch or 8, p, mode, "adam", "tokens/s", seq_len)
+        unit, per_example = ("sequences/s", 1) if head == "span" else ("tokens/s", seq_len)
+        return _graph_profile(transformer_graph(spec, seq_len, head=head), key, batch or 8, p, mode, "adam",
+                              unit, per_example)
     if key == "resnet50":
         q = {**DEFAULT_PARAMS["resnet50"], **params}
         b = batch or q["batch"]
@@ -223,8 +226,9 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
 
     shape = tuple(params["input_shape"]) if params.get("input_shape") else None
     if name.lower() not in {a.lower() for a in keras_application_names()}:
-        close = difflib.get_close_matches(name, list(WORKLOADS) + list(TRANSFORMERS) + keras_application_names(),
-                                          n=3, cutoff=0.5)
+        tasks = [f"{t}-{k}" for t, spec in TRANSFORMERS.items() if not spec.decoder for k in TASKS]
+        close = difflib.get_close_matches(name, list(WORKLOADS) + list(TRANSFORMERS) + tasks
+                                          + keras_application_names(), n=3, cutoff=0.5)
         hint = f"did you mean {', '.join(close)}? " if close else ""
         raise UnknownModelError(f"unknown workload {workload!r}; {hint}use {', '.join(WORKLOADS)}, "
                                 f"a built-in transformer ({', '.join(TRANSFORMERS)}) or a keras.applications name")

@@ -50,7 +50,7 @@ class Efficiency:
     factors came from.
     """
 
-    tensor: float = 0.7
+    tensor: float = 0.8
     cuda: float = 0.7
     elementwise: float = 0.02
     memory: float = 0.3
