@@ -376,13 +376,19 @@ def resolve_rows(path: Path, rows: list[tuple[int, dict]], catalogue, key, probl
     """Resolve each row's ``gpu`` against the catalogue (canonical names) and drop rows whose
     ``key(row)`` repeats an earlier line; problems are appended, naming line and column."""
     seen: dict[tuple, int] = {}
+    names: dict[str, str | UnknownGPUError] = {}  # each spelling resolved once
     kept = []
     for line, row in rows:
-        try:
-            row["gpu"] = resolve(row["gpu"], catalogue).gpu
-        except UnknownGPUError as exc:
-            problems.append(Problem(path, line, "gpu", str(exc), row["gpu"]))
+        name = row["gpu"]
+        if name not in names:
+            try:
+                names[name] = resolve(name, catalogue).gpu
+            except UnknownGPUError as exc:
+                names[name] = exc
+        if isinstance(names[name], UnknownGPUError):
+            problems.append(Problem(path, line, "gpu", str(names[name]), name))
             continue
+        row["gpu"] = names[name]
         k = key(row)
         if k in seen:
             problems.append(Problem(path, line, None, f"repeats line {seen[k]} ({what}); keep one", row["gpu"]))
