@@ -9,6 +9,7 @@ import argparse
 import csv
 import io
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -348,6 +349,44 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_llm(args: argparse.Namespace) -> int:
+    from . import llm
+
+    if args.list:
+        models = llm.models_frame()
+        cols = ["model", "family", "layers", "hidden", "heads", "kv_heads", "experts", "params_b", "active_params_b",
+                "published_params_b", "max_context", "kv_cache_mib_per_1k_tokens"]
+        print(format_table(_rounded(models[cols].to_dict(orient="records")), cols))
+        print()
+        weights = llm.weights_frame()
+        print(format_table(_rounded(weights[["weights", "bits_per_weight", "basis"]].to_dict(orient="records")),
+                           ["weights", "bits_per_weight", "basis"]))
+        return 0
+    frame = llm.llm_table(args.model, args.weights, args.context, args.batch, args.gpu, args.mode, args.kv_cache,
+                          args.lora_rank, args.lora_targets, not args.no_checkpointing, args.gpus, args.prices,
+                          args.engine)
+    if args.format == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+        return 0
+    if args.format == "json":
+        print(frame.to_json(orient="records", indent=1))
+        return 0
+    m = llm.resolve_model(args.model)
+    what = "inference" if args.mode == "infer" else f"{args.mode} fine-tuning"
+    engine = args.engine or llm.default_engine(args.weights)
+    many = f" on {args.gpus} GPUs each (split by {llm.ENGINES[engine]['split']})" if args.gpus > 1 else ""
+    what += f" with {engine}" if args.mode == "infer" else ""
+    print(f"{m.name} ({m.params() / 1e9:.1f} B parameters), {what}, {frame['weights'].iloc[0]}, context "
+          f"{args.context}, batch {args.batch}{many}")
+    print(llm.grading_statement())
+    cols = ["gpu", "fits", "total_gib", "weights_gib", "kv_cache_gib", "max_context", "gpus_needed",
+            "prefill_tokens_per_s", "decode_tokens_per_s", "usd_per_million_tokens", "graded", "note"]
+    if args.mode != "infer":
+        cols = [c for c in cols if c not in ("kv_cache_gib", "gpus_needed")] + ["max_batch"]
+    print(format_table(_rounded(frame[cols].to_dict(orient="records")), cols))
+    return 0
+
+
 def _split(values) -> list[str]:
     return [v.strip() for part in values or [] for v in part.split(",") if v.strip()]
 
@@ -468,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "calibrated repeats and device synchronisation; print median, spread and throughput.")
     p.add_argument("--quick", action="store_true", help="the short set (about a minute on a 2-core CPU)")
     p.add_argument("--workloads", action="append", metavar="LIST",
-                   help="comma-separated subset of matmul,bandwidth,conv,resnet50,transformer")
+                   help="comma-separated subset of matmul,bandwidth,conv,resnet50,transformer,decoder")
     p.add_argument("--precision", action="append", metavar="LIST",
                    help=f"comma-separated precisions: {PRECISION_HELP}")
     p.add_argument("--dry-run", action="store_true",
@@ -552,6 +591,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_predict)
 
+    p = sub.add_parser("llm", help="which LLMs fit on which GPU, how fast they generate, what a million tokens cost",
+                       description="An open LLM on every catalogue GPU: memory to serve it (weights, KV cache, one "
+                       "step's activations, runtime reserve) or fine-tune it (full, LoRA, QLoRA), the largest context "
+                       "and batch, how many GPUs it needs, prefill and decode tokens per second, and dollars per "
+                       "million generated tokens.")
+    p.add_argument("--model", default="llama-3-8b",
+                   help="a model of data/llm_models.csv (gpukit llm --list) or a .json/.yaml file of its shape")
+    p.add_argument("--weights", default="q4_k_m", help="weights format: f16, bf16, int8, q8_0, q4_0, q4_k_m, "
+                   "q5_k_m, gptq-4bit, awq-4bit (data/llm_weights.csv)")
+    p.add_argument("--context", type=int, default=4096, help="tokens of context (sequence length to fine-tune)")
+    p.add_argument("--batch", type=int, default=1, help="sequences served at once (or per fine-tuning step)")
+    p.add_argument("--mode", choices=("infer", "lora", "qlora", "full"), default="infer")
+    p.add_argument("--kv-cache", choices=("f16", "q8_0"), default="f16", help="KV cache format")
+    p.add_argument("--lora-rank", type=int, default=16)
+    p.add_argument("--lora-targets", choices=("attention", "all"), default="all",
+                   help="the matrices LoRA adapts: attention only, or all linear maps")
+    p.add_argument("--no-checkpointing", action="store_true", help="fine-tune without activation checkpointing")
+    p.add_argument("--gpus", type=int, default=1, metavar="N", help="split the model over N GPUs of each kind")
+    p.add_argument("--engine", choices=("llama.cpp", "vllm"),
+                   help="serving engine: llama.cpp (FP16-accumulate prompts, layer split) or vllm (FP32 accumulate, "
+                   "tensor parallel); default llama.cpp for GGUF quantisations, vllm otherwise")
+    p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
+    p.add_argument("--prices", action="append", metavar="FILE", help="your own price file(s)")
+    p.add_argument("--list", action="store_true", help="list the shipped models and weights formats")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.set_defaults(func=cmd_llm)
+
     p = sub.add_parser("compare", help="head-to-head: two GPUs, with verdicts computed from the numbers",
                        description="Compare two GPUs: spec ratios, throughput per workload and precision "
                        "(measured where a results file has it, predicted otherwise), memory fit, cost, and "
@@ -599,6 +665,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("gpukit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`gpukit llm --list | head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -122,7 +122,7 @@ def efficiency_figure(catalogue: pd.DataFrame) -> Figure:
 
 # --------------------------------------------------------------------------- benchmark results
 
-WORKLOAD_MARKERS = {"matmul": "o", "conv": "s", "bandwidth": "v", "resnet50": "D", "transformer": "P"}
+WORKLOAD_MARKERS = {"matmul": "o", "conv": "s", "bandwidth": "v", "resnet50": "D", "transformer": "P", "decoder": "X"}
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:
@@ -478,7 +478,8 @@ def predicted_throughput_figure(predictions: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
-def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None, tolerance: float = 0.15) -> Figure:
+def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None, tolerance: float = 0.15,
+                      hue: str | None = None) -> Figure:
     """Predicted against published speedup for every pair of GPUs from one source, with the
     ideal line and the tolerance band; the highlighted pairs are named."""
     fig, ax = plt.subplots(figsize=(9, 7))
@@ -492,7 +493,8 @@ def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None
     ax.fill_between(x, x * (1 - tolerance), x * (1 + tolerance), color="#55A868", alpha=0.15,
                     label=f"within ±{tolerance:.0%}")
     ax.plot(x, x, color="black", lw=1, label="prediction = publication")
-    hue = "family" if "family" in table and table["family"].nunique() > 1 else "precision"
+    if hue is None:
+        hue = "family" if "family" in table and table["family"].nunique() > 1 else "precision"
     sns.scatterplot(data=table, x="published_speedup", y="predicted_speedup", hue=hue, style="source",
                     ax=ax, s=45, alpha=0.8)
     if highlight is not None and not highlight.empty:
@@ -537,6 +539,49 @@ def scaling_validation_figure(table: pd.DataFrame, tolerance: float = 0.15) -> F
     ax.set_xlabel("published scaling efficiency (% of N x one GPU)")
     ax.set_ylabel("predicted scaling efficiency (% of N x one GPU)")
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _finish(fig)
+
+
+def llm_fit_heatmap(matrix: pd.DataFrame, title: str) -> Figure:
+    """GPUs x models (a :func:`gpukit.llm.fit_matrix`, models as rows, transposed here): the share
+    of each GPU's memory a model needs (✓ fits, ✗ does not)."""
+    grid = matrix.T
+    fig, ax = plt.subplots(figsize=(1.25 * len(grid.columns) + 5, 0.36 * len(grid) + 2))
+    labels = grid.map(lambda v: f"✓ {v:.0%}" if v <= 1 else (f"✗ {v:.1f}x" if v < 10 else f"✗ {v:.0f}x"))
+    sns.heatmap(grid.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, center=1.0, annot=labels, fmt="",
+                annot_kws={"fontsize": 8}, linewidths=0.5,
+                cbar_kws={"label": "memory needed / GPU memory (capped at 2)"})
+    ax.set_xlabel("model")
+    ax.set_ylabel("GPU")
+    ax.set_title(title)
+    ax.tick_params(axis="x", labelrotation=30)
+    return _finish(fig)
+
+
+def llm_decode_figure(table: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
+    """Predicted decode tokens/s against memory bandwidth per GPU, with what bandwidth alone
+    would give (the weights and KV cache read once per token at the datasheet bandwidth)."""
+    fig, ax = plt.subplots(figsize=(9, 6))
+    frame = table.dropna(subset=["decode_tokens_per_s"]).merge(
+        catalogue[["gpu", "memory_bandwidth_gbs"]], on="gpu", how="left")
+    first = table.iloc[0]
+    ax.set_title(f"Decode speed against memory bandwidth: {first['model']}, {first['weights']}, "
+                 f"context {first['context']}, batch {first['batch']}")
+    if frame.empty:
+        ax.text(0.5, 0.5, "no GPU can run this configuration", ha="center", transform=ax.transAxes)
+        return _finish(fig)
+    sns.scatterplot(data=frame, x="memory_bandwidth_gbs", y="decode_tokens_per_s", hue="decode_bound", ax=ax, s=60)
+    x = np.linspace(0, frame["memory_bandwidth_gbs"].max() * 1.05, 50)
+    per_token = table.attrs.get("bytes_per_token")
+    if per_token:
+        ax.plot(x, x * 1e9 / per_token * int(first["batch"]), color="grey", ls="--", lw=1,
+                label="bandwidth alone (every byte at the datasheet rate)")
+    _label_points(ax, frame, "memory_bandwidth_gbs", "decode_tokens_per_s")
+    ax.set_xlabel("memory bandwidth (GB/s)")
+    ax.set_ylabel("predicted decode speed (tokens/s, all sequences)")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.legend(title="decode step bound by", fontsize="small")
     return _finish(fig)
 
 

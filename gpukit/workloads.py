@@ -27,7 +27,7 @@ from .models import train_step, transformer_model
 
 #: Workloads in report order, with the unit of their throughput.
 UNITS = {"matmul": "TFLOP/s", "bandwidth": "GB/s", "conv": "TFLOP/s",
-         "resnet50": "images/s", "transformer": "tokens/s"}
+         "resnet50": "images/s", "transformer": "tokens/s", "decoder": "tokens/s"}
 WORKLOADS = tuple(UNITS)
 
 
@@ -54,6 +54,9 @@ class Config:
             return f"resnet50 {p['mode']} {p['image_size']}px batch {p['batch']}"
         if self.workload == "transformer":
             return f"transformer {p['layers']}L h{p['hidden']} seq {p['seq_len']} batch {p['batch']}"
+        if self.workload == "decoder":
+            return (f"decoder {p['phase']} {p['layers']}L h{p['hidden']} prompt {p['prompt']} "
+                    f"context {p['context']} batch {p['batch']}")
         return f"{self.workload} {p}"
 
     def to_dict(self) -> dict:
@@ -127,6 +130,32 @@ def transformer_counts(batch: int, seq_len: int, hidden: int, heads: int, ffn: i
     return float(flops), float(bytes_)
 
 
+def decoder_counts(batch: int, prompt: int, context: int, hidden: int, heads: int, kv_heads: int, ffn: int,
+                   layers: int, vocab: int, itemsize: int, phase: str) -> tuple[float, float]:
+    """FLOPs and least bytes of one step of a LLaMA-shaped decoder (grouped-query attention, gated
+    FFN, untied output head) serving ``batch`` sequences.
+
+    ``prefill`` runs the ``prompt`` through every layer (Q, K, V and output projections, the full
+    prompt x prompt attention scores and weighted sum, the three FFN matrices) and projects the
+    last position to the vocabulary; ``decode`` runs one token per sequence attending over a full
+    cache of ``context`` positions. Bytes: the weights read once, the KV cache written (prefill) or
+    read whole and one position written (decode), the attention scores written and read, and the
+    hidden states in and out of each layer.
+    """
+    if phase not in ("prefill", "decode"):
+        raise ParameterError(f"decoder phase {phase!r}: use prefill or decode")
+    head = hidden // heads
+    kv = kv_heads * head
+    layer_weights = hidden * (hidden + 2 * kv) + hidden * hidden + 3 * hidden * ffn
+    tokens, span = (batch * prompt, prompt) if phase == "prefill" else (batch, context)
+    flops = 2.0 * layers * layer_weights * tokens + 4.0 * layers * tokens * span * hidden + 2.0 * batch * hidden * vocab
+    cache = layers * 2 * batch * kv * (prompt if phase == "prefill" else context + 1)
+    scores = layers * batch * heads * (prompt * prompt if phase == "prefill" else context) * 2
+    hidden_io = layers * tokens * (4 * hidden + 2 * kv + 3 * ffn) + batch * vocab
+    bytes_ = (layers * layer_weights + hidden * vocab + tokens * hidden + cache + scores + hidden_io) * itemsize
+    return float(flops), float(bytes_)
+
+
 # --------------------------------------------------------------------------- defaults
 
 
@@ -155,6 +184,9 @@ def default_precisions(device: DeviceInfo, quick: bool) -> list[str]:
 
 #: The BERT-like encoder's shape (BERT-base); only its depth and batch change with the device.
 TRANSFORMER_SHAPE = {"hidden": 768, "heads": 12, "ffn": 3072, "seq_len": 128, "vocab": 30522}
+#: The decoder's shape on a GPU: LLaMA-shaped, grouped-query attention, 1.3 B parameters' worth of
+#: layers cut to 8 (a short run), a 2048-token cache.
+DECODER_SHAPE = {"hidden": 2048, "heads": 16, "kv_heads": 4, "ffn": 5632, "vocab": 32000}
 #: A small encoder for code-path runs on a CPU (several logical devices share its cores).
 _TINY_TRANSFORMER = {"hidden": 128, "heads": 2, "ffn": 512, "seq_len": 32, "vocab": 1000}
 
@@ -174,6 +206,7 @@ def sizes(kind: str, quick: bool) -> dict:
             "conv_layers": 4,
             "resnet50": resnet,
             "transformer": transformer,
+            "decoder": {**DECODER_SHAPE, "layers": 8, "prompt": 512, "context": 2048, "batch": 1 if quick else 8},
             "scaling": {"resnet50": resnet, "transformer": transformer},
         }
     return {
@@ -184,6 +217,9 @@ def sizes(kind: str, quick: bool) -> dict:
         "conv_layers": 2 if quick else 4,
         "resnet50": {"image_size": 128, "batch": 4} if quick else {"image_size": 224, "batch": 8},
         "transformer": {**TRANSFORMER_SHAPE, **({"layers": 2, "batch": 4} if quick else {"layers": 4, "batch": 8})},
+        "decoder": {"hidden": 512, "heads": 8, "kv_heads": 2, "ffn": 1408, "vocab": 8000,
+                    **({"layers": 2, "prompt": 128, "context": 512, "batch": 1} if quick else
+                       {"layers": 4, "prompt": 256, "context": 1024, "batch": 4})},
         "scaling": {"resnet50": {"image_size": 64 if quick else 128, "batch": 2 if quick else 8},
                     "transformer": {**_TINY_TRANSFORMER, "layers": 2, "batch": 2 if quick else 8}},
     }
@@ -227,6 +263,9 @@ def default_configs(device: DeviceInfo, quick: bool = True, workloads=None, prec
                 out += [Config("resnet50", p, {"mode": mode, **size["resnet50"]}, xla) for mode in ("train", "infer")]
             elif w == "transformer":
                 out.append(Config("transformer", p, dict(size["transformer"]), xla))
+            elif w == "decoder":
+                out += [Config("decoder", p, {"phase": phase, **size["decoder"]}, xla)
+                        for phase in ("prefill", "decode")]
     return out
 
 
@@ -269,7 +308,7 @@ def precision_scope(config: Config, device: DeviceInfo) -> Iterator[str]:
 def build(config: Config, math_mode: str) -> Built:
     """A compiled step for ``config`` (call inside :func:`precision_scope`)."""
     builders = {"matmul": _build_matmul, "bandwidth": _build_bandwidth, "conv": _build_conv,
-                "resnet50": _build_resnet50, "transformer": _build_transformer}
+                "resnet50": _build_resnet50, "transformer": _build_transformer, "decoder": _build_decoder}
     try:
         builder = builders[config.workload]
     except KeyError:
@@ -362,3 +401,84 @@ def _build_transformer(config: Config, math_mode: str) -> Built:
                                        p["layers"], p["vocab"], itemsize, training=True)
     step = train_step(tf, model, loss, optimizer, x, y, config.xla)
     return Built(step, flops, bytes_, p["batch"] * p["seq_len"], UNITS["transformer"], math_mode)
+
+
+def decoder_step(tf, params: dict, dtype: str):
+    """A LLaMA-shaped decoder with a key-value cache, in plain TensorFlow ops (Keras has no cached
+    attention layer): returns ``(prefill, decode, caches)``, two compiled-ready functions and the
+    cache variables (keys and values of each layer, each its own variable, so that writing one
+    layer's never copies another's). ``prefill`` runs the prompt and writes its keys and values into
+    the cache; ``decode`` generates one token per sequence attending over the whole cache."""
+    p = params
+    L, h, heads, kvh, f, v = p["layers"], p["hidden"], p["heads"], p["kv_heads"], p["ffn"], p["vocab"]
+    b, prompt, context = p["batch"], p["prompt"], p["context"]
+    hd = h // heads
+    group = heads // kvh
+
+    def weight(*shape):
+        return tf.Variable(tf.cast(tf.random.normal(shape, stddev=0.02), dtype), trainable=False)
+
+    embed = weight(v, h)
+    layers = [{"q": weight(h, h), "k": weight(h, kvh * hd), "v": weight(h, kvh * hd), "o": weight(h, h),
+               "gate": weight(h, f), "up": weight(h, f), "down": weight(f, h)} for _ in range(L)]
+    out_head = weight(h, v)
+    caches = [(tf.Variable(tf.zeros((b, context, kvh, hd), dtype), trainable=False),
+               tf.Variable(tf.zeros((b, context, kvh, hd), dtype), trainable=False)) for _ in range(L)]
+    prompt_ids = tf.random.uniform((b, prompt), maxval=v, dtype=tf.int32)
+    next_ids = tf.random.uniform((b, 1), maxval=v, dtype=tf.int32)
+
+    def norm(x):
+        x32 = tf.cast(x, tf.float32)
+        return tf.cast(x32 * tf.math.rsqrt(tf.reduce_mean(x32 * x32, -1, keepdims=True) + 1e-6), dtype)
+
+    def attend(q, k, vv, mask):
+        # grouped-query attention: each key-value head serves ``group`` query heads
+        k = tf.repeat(k, group, axis=2)
+        vv = tf.repeat(vv, group, axis=2)
+        scores = tf.einsum("bqhd,bkhd->bhqk", q, k) / tf.cast(hd ** 0.5, dtype)
+        if mask is not None:
+            scores += mask
+        probs = tf.cast(tf.nn.softmax(tf.cast(scores, tf.float32), -1), dtype)
+        return tf.einsum("bhqk,bkhd->bqhd", probs, vv)
+
+    def block(x, w, layer, span, position):
+        n = tf.shape(x)[1]
+        y = norm(x)
+        q = tf.reshape(y @ w["q"], (b, n, heads, hd))
+        k = tf.reshape(y @ w["k"], (b, n, kvh, hd))
+        vv = tf.reshape(y @ w["v"], (b, n, kvh, hd))
+        keys, values = caches[layer]
+        if position is None:  # prefill: write the prompt's keys and values, attend causally
+            keys[:, :span].assign(k)
+            values[:, :span].assign(vv)
+            causal = tf.linalg.band_part(tf.ones((span, span)), -1, 0)
+            mask = tf.cast((1.0 - causal) * -1e4, dtype)[None, None]
+            a = attend(q, k, vv, mask)
+        else:  # decode: write one position, attend over the whole cache
+            keys[:, position:position + 1].assign(k)
+            values[:, position:position + 1].assign(vv)
+            a = attend(q, keys.read_value(), values.read_value(), None)
+        x = x + tf.reshape(a, (b, n, h)) @ w["o"]
+        y = norm(x)
+        return x + (tf.nn.silu(y @ w["gate"]) * (y @ w["up"])) @ w["down"]
+
+    def run(ids, span, position):
+        x = tf.gather(embed, ids)
+        for i, w in enumerate(layers):
+            x = block(x, w, i, span, position)
+        return tf.cast(norm(x[:, -1]) @ out_head, tf.float32)
+
+    return (lambda: run(prompt_ids, prompt, None)), (lambda: run(next_ids, 1, context - 1)), caches
+
+
+def _build_decoder(config: Config, math_mode: str) -> Built:
+    tf = _tf()
+    p = config.params
+    dtype = prec.get(config.precision).dtype
+    prefill, decode, _ = decoder_step(tf, p, dtype)
+    flops, bytes_ = decoder_counts(p["batch"], p["prompt"], p["context"], p["hidden"], p["heads"], p["kv_heads"],
+                                   p["ffn"], p["layers"], p["vocab"], prec.itemsize(config.precision), p["phase"])
+    if p["phase"] == "prefill":
+        return Built(_function(tf, prefill, config.xla), flops, bytes_, p["batch"] * p["prompt"], UNITS["decoder"],
+                     math_mode)
+    return Built(_function(tf, decode, config.xla), flops, bytes_, p["batch"], UNITS["decoder"], math_mode)

@@ -24,16 +24,13 @@ HIDDEN = "Answer hidden. Discuss first; then re-run with reveal_answers = True (
 
 
 def _published(a: str, b: str, precision: str) -> tuple[float, str] | None:
-    ref = perfmodel.load_reference()
-    cat = specs.load_catalogue()
-    va, vb = specs.resolve(a, cat).matches, specs.resolve(b, cat).matches
-    for source, g in ref[(ref["precision"] == precision)].groupby("source"):
-        ra = g[g["gpu"].isin(va)]
-        rb = g[g["gpu"].isin(vb)]
-        if len(ra) and len(rb):
-            return (float(ra["throughput"].iloc[0] / rb["throughput"].iloc[0]),
-                    f"{source}, {ra['gpu'].iloc[0]} vs {rb['gpu'].iloc[0]}")
-    return None
+    from .compare import published_speedups
+
+    found = published_speedups(a, b, "resnet50", precision, specs.load_catalogue())
+    if not found:
+        return None
+    f = found[0]
+    return f["published"], f"{f['source']}, {f['a']} vs {f['b']}"
 
 
 def _speed(a: str, b: str, precision: str = "fp16") -> str:
@@ -84,12 +81,20 @@ def _rent_or_buy() -> str:
             f"{r['break_even_months']:.1f} months at 50 % use and USD 0.15/kWh.")
 
 
+def _llm() -> str:
+    from . import llm
+
+    _, verdicts = llm.pair_answers([("A40", "V100"), ("RTX A5000", "RTX A4000")],
+                                   ["llama-3-8b", "mistral-7b", "qwen2.5-14b", "llama-3-70b"], "q4_k_m", 8192, 1)
+    return " ".join(verdicts) + " " + llm.grading_statement() + "."
+
+
 ANSWERS = {"q1": lambda: _speed("A40", "V100"), "q2": lambda: _speed("RTX A5000", "RTX A4000"), "q3": _fit,
-           "q4": _claim, "q5": _rent_or_buy}
+           "q4": _claim, "q5": _rent_or_buy, "q6": _llm}
 
 
 def answer(question: str, reveal: bool) -> Answer:
-    """The computed answer to ``question`` (``q1``…``q5``), or a reminder that it is hidden."""
+    """The computed answer to ``question`` (``q1``…``q6``), or a reminder that it is hidden."""
     if question not in ANSWERS:
         raise KeyError(f"no workshop question {question!r}; questions: {', '.join(ANSWERS)}")
     return Answer(ANSWERS[question]() if reveal else HIDDEN)

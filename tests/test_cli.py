@@ -89,7 +89,7 @@ def test_report_rejects_a_parameter_given_twice(capsys):
 def test_console_script_help_documents_every_subcommand():
     exe = [sys.executable, "-m", "gpukit"]
     out = subprocess.run([*exe, "--help"], capture_output=True, text=True, check=True).stdout
-    for command in ("specs", "bench", "fit", "cost", "predict", "report", "kernel"):
+    for command in ("specs", "bench", "fit", "cost", "predict", "compare", "llm", "claims", "report", "kernel"):
         assert command in out
     out = subprocess.run([*exe, "report", "--help"], capture_output=True, text=True, check=True).stdout
     for option in ("-p NAME VALUE", "--params-file", "--out", "--only"):

@@ -923,6 +923,39 @@ def test_claims_figure_with_a_verdict_missing_or_no_article(claim_summary):
 # --------------------------------------------------------------------------- coverage and imports
 
 
+def test_llm_fit_heatmap_cells_are_the_share_of_memory_needed():
+    from gpukit import llm
+
+    matrix = llm.fit_matrix(["llama-3-8b", "llama-3-70b"], "q4_k_m", 8192, 1, ["A40", "RTX A4000", "H100 SXM5"])
+    ax = plots.llm_fit_heatmap(matrix, "serving at q4_k_m").axes[0]
+    assert ax.get_title() == "serving at q4_k_m" and ax.get_xlabel() == "model" and ax.get_ylabel() == "GPU"
+    texts = [t.get_text() for t in ax.texts]
+    assert len(texts) == matrix.size
+    for (model, gpu), share in matrix.stack().items():
+        expected = f"✓ {share:.0%}" if share <= 1 else (f"✗ {share:.1f}x" if share < 10 else f"✗ {share:.0f}x")
+        assert expected in texts
+    # llama-3-70b does not fit on a 16 GB card; llama-3-8b at 4-bit does
+    assert matrix.loc["llama-3-70b", "RTX A4000"] > 1 and matrix.loc["llama-3-8b", "RTX A4000"] < 1
+
+
+def test_llm_decode_figure_points_are_the_predicted_decode_speeds(catalogue):
+    from gpukit import llm
+
+    table = llm.llm_table("llama-3-8b", "q4_k_m", 4096, 1, ["A40", "RTX A4000", "V100 SXM2 32GB", "H100 SXM5"])
+    ax = plots.llm_decode_figure(table, catalogue).axes[0]
+    assert "llama-3-8b" in ax.get_title() and "memory bandwidth (GB/s)" in ax.get_xlabel()
+    assert "tokens/s" in ax.get_ylabel()
+    bw = catalogue.set_index("gpu")["memory_bandwidth_gbs"]
+    expected = [(bw[g], t) for g, t in zip(table["gpu"], table["decode_tokens_per_s"])]
+    points = [o for c in ax.collections if isinstance(c, PathCollection) for o in offsets(c)]
+    assert_points(points, expected)
+    (line,) = [ln for ln in ax.lines if ln.get_label().startswith("bandwidth alone")]
+    x, y = line.get_xdata(), line.get_ydata()
+    assert y[-1] == pytest.approx(x[-1] * 1e9 / table.attrs["bytes_per_token"])
+    assert_message_only(plots.llm_decode_figure(table.assign(decode_tokens_per_s=float("nan")), catalogue),
+                        "no GPU can run this configuration")
+
+
 def test_every_public_figure_function_is_tested_here():
     public = {name for name, obj in vars(plots).items()
               if callable(obj) and getattr(obj, "__module__", "") == plots.__name__ and not name.startswith("_")
@@ -940,3 +973,9 @@ def test_the_test_inputs_never_import_tensorflow():
             "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_benchmark_workload_has_a_marker_and_colour():
+    from gpukit import workloads
+
+    assert set(plots.WORKLOAD_MARKERS) == set(workloads.UNITS)

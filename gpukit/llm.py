@@ -1,0 +1,1019 @@
+"""LLMs on these GPUs: will it fit, how fast will it generate, and what will it cost.
+
+A model is an open decoder architecture (:class:`LLM`): layers, hidden size, query and key-value
+heads (grouped-query attention), the FFN (gated, as every model of ``data/llm_models.csv`` has
+it), vocabulary and, for a mixture of experts, how many experts there are and how many each
+token uses. The shipped table cites each model's configuration; a user's own architecture is a
+JSON or YAML file of the same fields (:func:`load_model_file`).
+
+**Memory** (:func:`inference_memory`, :func:`finetune_memory`):
+
+* inference: the weights at the format's published bits per weight (``data/llm_weights.csv``),
+  the key-value cache (2 x layers x KV heads x head size per token, fp16 or 8-bit), the
+  activations of one step (the prompt processed in chunks of :data:`PROMPT_CHUNK` tokens, as
+  llama.cpp and vLLM do; without flash attention each chunk's attention scores too), and the
+  runtime reserve (:data:`gpukit.memory.DEFAULT_RUNTIME_RESERVE_BYTES`);
+* fine-tuning: full (mixed-precision AdamW: 16 bytes per parameter, 2 for the 16-bit weights,
+  2 for their gradients, 12 for the float32 master weights and the two moments, as the ZeRO paper
+  counts them), LoRA (16-bit frozen weights, 16 bytes per adapter parameter) and QLoRA (the
+  frozen weights in 4-bit NormalFloat with double-quantised scales, 4.127 bits per weight as the
+  QLoRA paper gives it), plus the activations the backward pass keeps (:func:`activation_bytes`,
+  with and without activation checkpointing) and the float32 logits and their gradient.
+
+**Speed** (:func:`speeds`), per GPU through the catalogue's peaks and the roofline's rules:
+
+* prefill (prompt processing) is compute-bound: 2 FLOPs per active weight and token plus the
+  attention over the context, on the tensor cores at FP16 (a quantised format is dequantised to
+  FP16 first), at the tensor efficiency of :data:`gpukit.perfmodel.DEFAULT_EFFICIENCY`;
+* decode (generation) reads every active weight and the whole KV cache once per step: memory-bound
+  at batch 1, turning compute-bound as the batch grows; a quantised format also pays the
+  dequantisation on the CUDA cores (:data:`DEQUANT_OPS`), and every step pays a fixed cost per
+  kernel it launches (:data:`LAUNCH_S` x :data:`KERNELS_PER_LAYER` x layers) — at batch 1 on a
+  fast GPU that fixed cost is much of the step;
+* on several GPUs, tensor parallel: each GPU holds 1/n of the weights and KV cache, and each
+  layer all-reduces the hidden state twice over the link (:func:`gpukit.perfmodel.interconnect`),
+  a latency-bound exchange of small messages (:data:`ALLREDUCE_LATENCY_S`).
+
+**Cost** per million generated tokens, renting and owning, comes from the price tables
+(:func:`gpukit.cost.work_cost_table`).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, fields
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import precision as prec
+from . import specs
+from ._csv import Field, parse_rows, to_frame
+from .errors import DataError, ParameterError, Problem
+from .resources import DATA_DIR
+
+MODELS_PATH = DATA_DIR / "llm_models.csv"
+WEIGHTS_PATH = DATA_DIR / "llm_weights.csv"
+GIB = 2**30
+
+MODEL_SCHEMA: tuple[Field, ...] = (
+    Field("name", "text", help="a short lower-case name such as llama-3-8b"),
+    Field("family", "text"),
+    Field("layers", "int", low=1, high=1000),
+    Field("hidden", "int", low=1, high=1_000_000),
+    Field("heads", "int", low=1, high=10_000),
+    Field("kv_heads", "int", low=1, high=10_000,
+          help="key-value heads; equal to heads without grouped-query attention"),
+    Field("head_dim", "int", low=1, high=100_000),
+    Field("ffn", "int", low=1, high=10_000_000, help="the FFN's inner size (per expert)"),
+    Field("vocab", "int", low=1, high=10_000_000),
+    Field("experts", "int", low=1, high=10_000),
+    Field("experts_per_token", "int", low=1, high=10_000),
+    Field("tied_embeddings", "choice", choices=("true", "false")),
+    Field("max_context", "int", low=1, high=100_000_000),
+    Field("published_params_b", "float", required=False, low=0.001, high=100_000),
+    Field("config_url", "url"),
+    Field("source_read", "url", help="where the configuration's figures were read"),
+    Field("retrieved", "date"),
+    Field("note", "text", required=False),
+)
+
+WEIGHTS_SCHEMA: tuple[Field, ...] = (
+    Field("weights", "text", help="the name --weights takes, lower case"),
+    Field("bits_per_weight", "float", low=1, high=64),
+    Field("dequantized", "choice", choices=("true", "false"),
+          help="true where kernels unpack the weights to FP16 before or while multiplying"),
+    Field("basis", "text"),
+    Field("source_url", "url"),
+    Field("quote", "text", required=False),
+    Field("retrieved", "date"),
+)
+
+#: Bytes per element of the key-value cache.
+KV_CACHE_BYTES = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32}
+MODES = ("infer", "full", "lora", "qlora")
+#: Tokens of the prompt processed per step (llama.cpp's default micro-batch, vLLM's chunked prefill).
+PROMPT_CHUNK = 512
+#: Bits per weight of QLoRA's frozen base: 4-bit NormalFloat plus double-quantised block scales
+#: (Dettmers et al. 2023, "QLoRA", section 3: 0.127 bits per parameter of quantisation constants).
+NF4_BITS = 4.127
+#: Bytes per trainable parameter under mixed-precision AdamW: 16-bit weight and gradient, float32
+#: master weight, first and second moment (Rajbhandari et al. 2020, "ZeRO", section 3.1: 16 bytes).
+ADAM_MIXED_BYTES = 16
+#: Matrices LoRA adapts by default (all of a layer's linear maps: "all"; attention only: "attention").
+LORA_TARGETS = ("attention", "all")
+#: Kernels a decoder layer launches per generated token (norms, Q/K/V, rotary, attention, output
+#: projection, residual adds, gate/up/down and activation): llama.cpp's CUDA graph of a LLaMA
+#: layer has this order of nodes.
+KERNELS_PER_LAYER = 14
+#: Fixed cost per kernel launched in a decode step (launch and synchronisation).
+LAUNCH_S = 5e-6
+#: CUDA-core operations per weight to unpack and scale a quantised weight during a matrix-vector
+#: product (shift, mask, scale, offset and the multiply-add it feeds).
+DEQUANT_OPS = 6
+#: Latency of one all-reduce of a small message (one token's hidden state) between GPUs.
+ALLREDUCE_LATENCY_S = {"nvlink": 8e-6, "pcie": 20e-6, "host": 40e-6}
+#: Tokens llama.cpp takes from a prompt per pass (``n_batch``, its default); each pass is split
+#: into micro-batches of :data:`PROMPT_CHUNK` (``n_ubatch``) that fill a layer split's pipeline.
+PROMPT_BATCH = 2048
+#: Cost of handing a token's hidden state from one GPU to the next in a layer split (llama.cpp
+#: synchronises the stream and copies between devices at each boundary): read off the published
+#: one-to-N-GPU decode speeds of ``data/reference_llm.csv``, where each boundary adds 0.1 to 0.4 ms.
+LAYER_HOP_S = 250e-6
+#: Output tile a tensor-core GEMM kernel gives each SM (rows x columns of the result; cuBLAS's
+#: common 128 x 128 tile): a matrix multiply runs in waves of one tile per SM, and the last wave
+#: leaves SMs idle (wave quantisation), which at a prompt chunk's 512 columns costs a large GPU
+#: a share of its peak that a smaller one does not lose.
+GEMM_TILE = (128, 128)
+#: FP32 lanes per streaming multiprocessor by compute capability (CUDA C++ Programming Guide,
+#: "Throughput of Native Arithmetic Instructions": 32-bit floating-point add and multiply results
+#: per clock cycle per multiprocessor), to count a GPU's SMs from its CUDA cores.
+FP32_LANES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128,
+                     "10.0": 128, "12.0": 128}
+#: Bytes per second one SM streams through a matrix-vector product (a decode step's kernels): by
+#: Little's law, the loads it keeps in flight over the memory latency. A GPU whose datasheet
+#: bandwidth exceeds SMs x this cannot reach it at batch 1 (the HBM data-centre cards). The one
+#: constant of the decode model read off published measurements (``docs/llm-accuracy.md``).
+GEMV_BYTES_PER_SM_S = 10e9
+#: Engines: how they multiply in prefill and how they spread a model over several GPUs.
+#: llama.cpp dequantises to FP16 and calls cuBLAS with FP16 accumulation for prompts
+#: (``ggml_cuda_op_mul_mat_cublas``: ``CUBLAS_COMPUTE_16F``) and splits a model by layer;
+#: PyTorch engines (vLLM, TensorRT-LLM) accumulate in FP32 and split by tensor.
+ENGINES = {"llama.cpp": {"accumulate": "fp16", "split": "layer"},
+           "vllm": {"accumulate": "fp32", "split": "tensor"}}
+
+
+@dataclass(frozen=True)
+class LLM:
+    """An open decoder architecture (gated FFN, grouped-query attention, optional experts)."""
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn: int
+    vocab: int
+    experts: int = 1
+    experts_per_token: int = 1
+    tied_embeddings: bool = False
+    max_context: int = 4096
+    family: str = ""
+    published_params_b: float | None = None
+    config_url: str = ""
+    source_read: str = ""
+
+    def __post_init__(self):
+        for f in ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts",
+                  "experts_per_token", "max_context"):
+            v = getattr(self, f)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ParameterError(f"model {self.name!r}: {f} must be a whole number of at least 1, not {v!r}")
+        if self.heads % self.kv_heads:
+            raise ParameterError(f"model {self.name!r}: {self.heads} heads do not split into {self.kv_heads} "
+                                 "key-value groups; heads must be a multiple of kv_heads")
+        if self.experts_per_token > self.experts:
+            raise ParameterError(f"model {self.name!r}: {self.experts_per_token} experts per token of "
+                                 f"{self.experts}; use at most experts")
+
+    @property
+    def q_dim(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.kv_heads * self.head_dim
+
+    def layer_params(self, experts: int | None = None) -> int:
+        """Weights of one layer: Q, K, V and output projections, ``experts`` gated FFNs (three
+        matrices each), the router of a mixture, two norms."""
+        e = self.experts if experts is None else experts
+        attention = self.hidden * (self.q_dim + 2 * self.kv_dim) + self.q_dim * self.hidden
+        ffn = e * 3 * self.hidden * self.ffn
+        router = self.hidden * self.experts if self.experts > 1 else 0
+        return attention + ffn + router + 2 * self.hidden
+
+    def params(self) -> int:
+        """Every weight: the token embedding, the layers, the final norm and (untied) the output head."""
+        head = 0 if self.tied_embeddings else self.vocab * self.hidden
+        return self.vocab * self.hidden + self.layers * self.layer_params() + self.hidden + head
+
+    def active_params(self) -> int:
+        """Weights one token's forward pass multiplies (the experts it is routed to; the embedding
+        is a look-up, the output head a matmul)."""
+        return self.layers * self.layer_params(self.experts_per_token) + self.vocab * self.hidden
+
+    def kv_bytes_per_token(self, kv: str = "f16") -> float:
+        return 2 * self.layers * self.kv_dim * _kv_bytes(kv)
+
+
+def _kv_bytes(kv: str) -> float:
+    key = str(kv).strip().lower()
+    if key not in KV_CACHE_BYTES:
+        raise ParameterError(f"KV cache {kv!r}: use one of {', '.join(KV_CACHE_BYTES)}")
+    return KV_CACHE_BYTES[key]
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _model_from_record(r: dict) -> LLM:
+    return LLM(name=r["name"].strip().lower(), family=r["family"], layers=r["layers"], hidden=r["hidden"],
+               heads=r["heads"], kv_heads=r["kv_heads"], head_dim=r["head_dim"], ffn=r["ffn"], vocab=r["vocab"],
+               experts=r["experts"], experts_per_token=r["experts_per_token"],
+               tied_embeddings=r["tied_embeddings"] == "true", max_context=r["max_context"],
+               published_params_b=r.get("published_params_b"), config_url=r["config_url"],
+               source_read=r["source_read"])
+
+
+def load_models(path: str | os.PathLike | None = None, today: date | None = None) -> dict[str, LLM]:
+    """The shipped architectures (or ``path``), validated: every row sourced and dated."""
+    if path is None and today is None:
+        return dict(_shipped_models())
+    return _load_models(Path(path) if path else MODELS_PATH, today)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_models() -> dict[str, LLM]:
+    return _load_models(MODELS_PATH, None)
+
+
+def _load_models(p: Path, today: date | None) -> dict[str, LLM]:
+    parsed, problems = parse_rows(p, MODEL_SCHEMA, today or date.today(), "model")
+    out: dict[str, LLM] = {}
+    for line, r in parsed:
+        key = r["name"].strip().lower()
+        if key in out:
+            problems.append(Problem(p, line, "name", f"{key!r} appears twice; keep one row per model", key))
+            continue
+        try:
+            out[key] = _model_from_record(r)
+        except ParameterError as exc:
+            problems.append(Problem(p, line, None, str(exc), key))
+    if problems:
+        raise DataError(problems)
+    return out
+
+
+def models_frame(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The architecture table with parameters counted from the shapes next to the published count."""
+    rows = []
+    for m in load_models(path).values():
+        rows.append({"model": m.name, "family": m.family, "layers": m.layers, "hidden": m.hidden, "heads": m.heads,
+                     "kv_heads": m.kv_heads, "experts": m.experts, "params_b": m.params() / 1e9,
+                     "active_params_b": m.active_params() / 1e9, "published_params_b": m.published_params_b,
+                     "max_context": m.max_context, "kv_cache_mib_per_1k_tokens": m.kv_bytes_per_token() * 1024 / 2**20,
+                     "config_url": m.config_url})
+    return pd.DataFrame(rows)
+
+
+#: The fields a user's architecture file gives (the rest default).
+FILE_FIELDS = ("name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab")
+
+
+def load_model_file(path: str | os.PathLike) -> LLM:
+    """A user's architecture from a JSON or YAML file of :class:`LLM`'s fields (``name``, ``layers``,
+    ``hidden``, ``heads``, ``kv_heads``, ``ffn``, ``vocab``; ``head_dim`` defaults to hidden/heads;
+    ``experts``, ``experts_per_token``, ``tied_embeddings``, ``max_context`` optional)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ParameterError(f"{p}: no such file; give a JSON or YAML file of the model's shape")
+    text = p.read_text(encoding="utf-8")
+    try:
+        if p.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except Exception as exc:  # noqa: BLE001 -- any parse error becomes one line
+        raise ParameterError(f"{p}: not valid {p.suffix.lstrip('.').upper() or 'JSON'} ({exc.__class__.__name__}: "
+                             f"{str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise ParameterError(f"{p}: expected a mapping of fields such as layers: 32")
+    known = {f.name for f in fields(LLM)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ParameterError(f"{p}: unknown field(s) {', '.join(unknown)}; use {', '.join(sorted(known))}")
+    missing = [f for f in FILE_FIELDS if f not in data and not (f == "name")]
+    if "head_dim" in missing:
+        missing.remove("head_dim")
+    if missing:
+        raise ParameterError(f"{p}: missing field(s) {', '.join(missing)}")
+    data = dict(data)
+    data.setdefault("name", p.stem)
+    if "head_dim" not in data:
+        if not isinstance(data.get("heads"), int) or not data["heads"] or data["hidden"] % data["heads"]:
+            raise ParameterError(f"{p}: give head_dim (hidden {data.get('hidden')} is not a multiple of heads)")
+        data["head_dim"] = data["hidden"] // data["heads"]
+    return LLM(**data)
+
+
+def resolve_model(name: str, models: dict[str, LLM] | None = None) -> LLM:
+    """A shipped model by name, or a user's ``.json``/``.yaml`` file."""
+    text = str(name).strip()
+    if text.lower().endswith((".json", ".yaml", ".yml")):
+        return load_model_file(text)
+    table = load_models() if models is None else models
+    key = text.lower()
+    if key in table:
+        return table[key]
+    import difflib
+
+    close = difflib.get_close_matches(key, list(table), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise ParameterError(f"unknown model {name!r}; {hint}use one of {', '.join(table)} or a .json/.yaml file")
+
+
+@dataclass(frozen=True)
+class Weights:
+    name: str
+    bits_per_weight: float
+    dequantized: bool
+    basis: str
+    source_url: str
+
+
+def load_weights(path: str | os.PathLike | None = None, today: date | None = None) -> dict[str, Weights]:
+    """The weights formats (or ``path``), validated: bits per weight, each with its source."""
+    if path is None and today is None:
+        return dict(_shipped_weights())
+    return _load_weights(Path(path) if path else WEIGHTS_PATH, today)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_weights() -> dict[str, Weights]:
+    return _load_weights(WEIGHTS_PATH, None)
+
+
+def _load_weights(p: Path, today: date | None) -> dict[str, Weights]:
+    parsed, problems = parse_rows(p, WEIGHTS_SCHEMA, today or date.today(), "weights format")
+    out = {}
+    for line, r in parsed:
+        key = r["weights"].strip().lower()
+        if key in out:
+            problems.append(Problem(p, line, "weights", f"{key!r} appears twice; keep one row", key))
+            continue
+        out[key] = Weights(key, r["bits_per_weight"], r["dequantized"] == "true", r["basis"], r["source_url"])
+    if problems:
+        raise DataError(problems)
+    return out
+
+
+def weights_format(name: str, table: dict[str, Weights] | None = None) -> Weights:
+    table = load_weights() if table is None else table
+    key = str(name).strip().lower()
+    if key not in table:
+        raise ParameterError(f"weights {name!r}: use one of {', '.join(table)}")
+    return table[key]
+
+
+def weights_frame() -> pd.DataFrame:
+    return to_frame([{**asdict(w), "weights": w.name} for w in load_weights().values()],
+                    (Field("weights", "text"), Field("bits_per_weight", "float"), Field("dequantized", "text"),
+                     Field("basis", "text"), Field("source_url", "text")))
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _check_positive(name: str, value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ParameterError(f"{name} {value!r} must be a whole number of at least 1")
+    return value
+
+
+def inference_memory(model: LLM, weights: str = "f16", context: int = 4096, batch: int = 1, kv: str = "f16",
+                     flash_attention: bool = True, reserve_bytes: int | None = None, gpus: int = 1,
+                     chunk_tokens: int | None = None, key_span: int | None = None) -> dict:
+    """Bytes to serve ``model`` at ``context`` tokens for ``batch`` sequences (per GPU when the
+    model is split over ``gpus`` by tensor parallelism: weights and KV heads split n ways).
+
+    A prompt is processed ``chunk_tokens`` at a time (default :data:`PROMPT_CHUNK`, or the context
+    if shorter), attending over ``key_span`` keys (default: the context, the last chunk's case)."""
+    from .memory import DEFAULT_RUNTIME_RESERVE_BYTES
+
+    _check_positive("context", context)
+    _check_positive("batch", batch)
+    _check_positive("gpus", gpus)
+    w = weights_format(weights)
+    reserve = DEFAULT_RUNTIME_RESERVE_BYTES if reserve_bytes is None else reserve_bytes
+    weight_bytes = model.params() * w.bits_per_weight / 8 / gpus
+    kv_bytes = batch * context * model.kv_bytes_per_token(kv) / gpus
+    chunk = min(PROMPT_CHUNK, context) if chunk_tokens is None else _check_positive("chunk_tokens", chunk_tokens)
+    span = context if key_span is None else _check_positive("key_span", key_span)
+    # one chunk's working set in float32: the residual stream and norm, Q/K/V, the attention output,
+    # the gated FFN's three inner tensors, and the last position's logits per sequence
+    width = 2 * model.hidden + model.q_dim + 2 * model.kv_dim + model.q_dim + 3 * model.ffn * model.experts_per_token
+    act = 4 * (chunk * width / gpus + batch * model.vocab)
+    if not flash_attention:
+        act += 4 * chunk * span * model.heads / gpus  # the chunk's attention scores over its keys
+    total = weight_bytes + kv_bytes + act + reserve
+    return {"weights_bytes": weight_bytes, "kv_cache_bytes": kv_bytes, "activation_bytes": act,
+            "reserve_bytes": reserve, "total_bytes": total}
+
+
+def activation_bytes(model: LLM, tokens: int, checkpointing: bool = False, flash_attention: bool = True,
+                     bytes_per_element: int = 2) -> float:
+    """Bytes the backward pass keeps for ``tokens`` tokens (batch x sequence) of 16-bit training.
+
+    Per layer and token a LLaMA-shaped block keeps: the attention norm's input and output, Q, K
+    and V, the attention output (flash attention keeps no scores; without it the probabilities,
+    heads x sequence per token, are kept as well), the FFN norm's input and output, and the gated
+    FFN's gate, up, activated gate and product (ffn each, times the experts a token uses). With
+    checkpointing only each layer's input is kept, and one layer's full set while it is recomputed.
+    """
+    per_layer = (4 * model.hidden + 2 * model.q_dim + 2 * model.kv_dim
+                 + 4 * model.ffn * model.experts_per_token)
+    full = per_layer * tokens * bytes_per_element
+    if checkpointing:
+        return model.layers * model.hidden * tokens * bytes_per_element + full
+    return model.layers * full
+
+
+def finetune_memory(model: LLM, mode: str = "lora", seq_len: int = 2048, batch: int = 1, lora_rank: int = 16,
+                    lora_targets: str = "all", checkpointing: bool = True, flash_attention: bool = True,
+                    reserve_bytes: int | None = None) -> dict:
+    """Bytes to fine-tune ``model`` on one GPU: weights, trainable state, activations, logits."""
+    from .memory import DEFAULT_RUNTIME_RESERVE_BYTES
+
+    if mode not in ("full", "lora", "qlora"):
+        raise ParameterError(f"fine-tuning mode {mode!r}: use full, lora or qlora")
+    if lora_targets not in LORA_TARGETS:
+        raise ParameterError(f"LoRA targets {lora_targets!r}: use one of {', '.join(LORA_TARGETS)}")
+    _check_positive("sequence length", seq_len)
+    _check_positive("batch", batch)
+    _check_positive("LoRA rank", lora_rank)
+    reserve = DEFAULT_RUNTIME_RESERVE_BYTES if reserve_bytes is None else reserve_bytes
+    p = model.params()
+    if mode == "full":
+        weights, trainable = 0.0, p
+    else:
+        weights = p * (2 if mode == "lora" else NF4_BITS / 8)
+        trainable = lora_params(model, lora_rank, lora_targets)
+    state = trainable * ADAM_MIXED_BYTES
+    tokens = batch * seq_len
+    act = activation_bytes(model, tokens, checkpointing, flash_attention)
+    if not flash_attention:
+        per = model.heads * seq_len * tokens * 2 * 2  # scores and probabilities, 16-bit
+        act += per if checkpointing else model.layers * per
+    logits = tokens * model.vocab * (2 + 4 + 4)  # 16-bit logits, their float32 copy for the loss, its gradient
+    total = weights + state + act + logits + reserve
+    return {"weights_bytes": weights, "trainable_params": trainable, "optimizer_state_bytes": state,
+            "activation_bytes": act, "logits_bytes": logits, "reserve_bytes": reserve, "total_bytes": total}
+
+
+def lora_params(model: LLM, rank: int, targets: str = "all") -> int:
+    """Adapter weights: rank x (inputs + outputs) per adapted matrix and layer."""
+    attention = (model.hidden + model.q_dim) * 2 + (model.hidden + model.kv_dim) * 2  # q, o, k, v
+    ffn = 3 * (model.hidden + model.ffn) * model.experts
+    return model.layers * rank * (attention + (ffn if targets == "all" else 0))
+
+
+# --------------------------------------------------------------------------- speed
+
+
+def _gpu_row(gpu, catalogue: pd.DataFrame | None):
+    if isinstance(gpu, (pd.Series, dict)):
+        return gpu
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    exact = cat[cat["gpu"] == gpu]
+    if len(exact):
+        return exact.iloc[0]
+    name = specs.resolve(gpu, cat).gpu
+    return cat[cat["gpu"] == name].iloc[0]
+
+
+def _compute_precision(w: Weights, weights: str) -> str:
+    key = weights.strip().lower()
+    return {"bf16": "bf16", "f32": "float32"}.get(key, "fp16")
+
+
+SPLITS = ("tensor", "layer")
+
+
+def sm_count(row) -> int:
+    """Streaming multiprocessors of a catalogue GPU: CUDA cores over FP32 lanes per SM."""
+    lanes = FP32_LANES_PER_SM.get(str(row["compute_capability"]))
+    if not lanes:
+        raise ParameterError(f"{row['gpu']}: compute capability {row['compute_capability']} has no FP32 lane "
+                             "count in gpukit.llm.FP32_LANES_PER_SM; add it")
+    return int(round(float(row["cuda_cores"]) / lanes))
+
+
+def fp16_accumulate_tflops(row) -> float | None:
+    """Dense FP16 tensor TFLOPS with FP16 accumulation. The catalogue records FP32 accumulation;
+    GeForce cards run that at half their FP16-accumulate rate (the GA102, Ada and RTX Blackwell
+    whitepapers' appendix tables, quoted in the catalogue's notes), every other card at the same."""
+    base = row.get("fp16_tensor_tflops")
+    if base is None or base != base:
+        return None
+    return float(base) * (2 if str(row.get("segment")) == "consumer" else 1)
+
+
+def wave_utilization(rows: int, cols: int, sms: int, tile: tuple[int, int] = GEMM_TILE) -> float:
+    """Share of ``sms`` SMs a (rows x cols) result keeps busy over its waves of tiles."""
+    tiles = math.ceil(rows / tile[0]) * math.ceil(cols / tile[1])
+    return tiles / (math.ceil(tiles / sms) * sms)
+
+
+def _layer_gemms(model: LLM) -> list[tuple[int, int]]:
+    """(output features, input features) of each matrix a token passes through in one layer."""
+    h, f = model.hidden, model.ffn
+    mats = [(model.q_dim, h), (model.kv_dim, h), (model.kv_dim, h), (h, model.q_dim)]
+    return mats + [(f, h), (f, h), (h, f)] * model.experts_per_token
+
+
+def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: int = 1, kv: str = "f16",
+           gpus: int = 1, link: str | None = None, split: str | None = None, prompt: int | None = None,
+           engine: str = "llama.cpp", efficiency=None, catalogue: pd.DataFrame | None = None) -> dict:
+    """Predicted prefill and decode tokens per second of ``model`` on ``gpus`` x ``gpu``; raises
+    :class:`gpukit.precision.Unsupported` where the GPU cannot run the weights' math (BF16 on Volta).
+
+    ``split`` says how several GPUs share the model: ``tensor`` parallel (each GPU holds a slice of
+    every layer and works on every token; vLLM, TensorRT-LLM) or by ``layer`` (each GPU holds
+    whole layers and the token passes from one to the next: llama.cpp's default), which adds
+    memory but no speed to a decode step, and lets a prompt of several chunks fill the pipeline.
+    ``prompt``: the prompt's length, for the prefill rate (default: the context)."""
+    if engine not in ENGINES:
+        raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
+    split = ENGINES[engine]["split"] if split is None else split
+    if split not in SPLITS:
+        raise ParameterError(f"split {split!r}: use tensor or layer")
+    from .perfmodel import DEFAULT_EFFICIENCY, interconnect
+    from .perfmodel.scaling import default_link
+
+    eff = DEFAULT_EFFICIENCY if efficiency is None else efficiency
+    row = _gpu_row(gpu, catalogue)
+    w = weights_format(weights)
+    math_label, peak_tflops = prec.math_unit(row, _compute_precision(w, weights), True)
+    if ENGINES[engine]["accumulate"] == "fp16" and math_label.startswith("FP16"):
+        peak_tflops = fp16_accumulate_tflops(row) or peak_tflops
+    peak = peak_tflops * 1e12 * eff.tensor
+    cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
+    bandwidth = min(float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream, sm_count(row) * GEMV_BYTES_PER_SM_S)
+    n = _check_positive("gpus", gpus)
+    active = model.active_params()
+    attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
+    prompt = context if prompt is None else _check_positive("prompt", prompt)
+    # tensor parallel divides every step's work n ways; a layer split runs the layers one GPU after
+    # another (a prompt of several chunks keeps up to that many GPUs busy at once)
+    decode_n = n if split == "tensor" else 1
+    if split == "tensor":
+        prefill_n = float(n)
+    else:  # m micro-batches through an n-stage pipeline take m + n - 1 stage times, not m x n
+        m = min(math.ceil(prompt / PROMPT_CHUNK), PROMPT_BATCH // PROMPT_CHUNK)
+        prefill_n = m * n / (m + n - 1)
+    # prefill, per chunk of the prompt: a quantised format is first unpacked to FP16 (read the packed
+    # weights, write FP16 ones), then each matrix multiply reads its FP16 weights once and runs on
+    # the tensor cores; causal attention sees half the prompt on average
+    chunk = min(PROMPT_CHUNK, prompt)
+    stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream
+    unpack_s = active * (w.bits_per_weight / 8 + 2) / stream if w.dequantized else 0.0
+    sms = sm_count(row)
+    layer_s = sum(2 * o * i * chunk / (peak * wave_utilization(o, chunk, sms)) for o, i in _layer_gemms(model))
+    head_s = 2 * model.vocab * model.hidden * chunk / (peak * wave_utilization(model.vocab, chunk, sms))
+    matmul_s = model.layers * layer_s + head_s + chunk * attention_flops * prompt / 2 / peak
+    gemm_s = max(matmul_s, active * 2 / stream)
+    prefill_s = (unpack_s + gemm_s) / chunk / prefill_n
+    # decode: one token per sequence per step
+    weight_bytes = active * w.bits_per_weight / 8
+    kv_bytes = batch * context * model.kv_bytes_per_token(kv)
+    memory_s = (weight_bytes + kv_bytes) / (bandwidth * decode_n)
+    compute_s = batch * (2 * active + attention_flops * context) / (peak * decode_n)
+    dequant_s = active * DEQUANT_OPS / (cuda * decode_n) if w.dequantized else 0.0
+    launch_s = model.layers * KERNELS_PER_LAYER * LAUNCH_S
+    comm_s = 0.0
+    link_name = ""
+    if n > 1:
+        kind = default_link(row, n) if link is None else link
+        link_name, _ = interconnect(row, n, kind)
+        # tensor parallel: two all-reduces of the hidden state per layer; layer split: one hop per GPU boundary
+        if split == "tensor":
+            comm_s = 2 * model.layers * ALLREDUCE_LATENCY_S[kind]
+        else:
+            comm_s = (n - 1) * LAYER_HOP_S
+        prefill_s += comm_s / PROMPT_CHUNK
+    step = max(memory_s, compute_s, dequant_s) + launch_s + comm_s
+    bound = max((("memory", memory_s), ("compute", compute_s), ("dequantization", dequant_s)), key=lambda t: t[1])[0]
+    return {"gpu": row["gpu"], "gpus": n, "link": link_name, "prefill_tokens_per_s": 1 / prefill_s,
+            "decode_tokens_per_s": batch / step, "decode_step_s": step, "decode_bound": bound,
+            "decode_fixed_share": (launch_s + comm_s) / step}
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def fits(total_bytes: float, gpu_row) -> bool:
+    return total_bytes <= specs.memory_bytes(gpu_row["memory_gb"])
+
+
+def _largest(check, low: int, high: int) -> int:
+    """The largest value in [low, high] for which ``check`` holds (0 if none)."""
+    if not check(low):
+        return 0
+    if check(high):
+        return high
+    lo, hi = low, high
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if check(mid) else (lo, mid)
+    return lo
+
+
+def gpus_needed(model: LLM, gpu_row, weights: str, context: int, batch: int, kv: str = "f16",
+                limit: int = 64) -> int | None:
+    """The fewest GPUs of this kind (1, 2, 4, 8, ...) the model fits on by tensor parallelism."""
+    n = 1
+    while n <= limit:
+        if n <= model.kv_heads and fits(inference_memory(model, weights, context, batch, kv, gpus=n)["total_bytes"],
+                                        gpu_row):
+            return n
+        n *= 2
+    return None
+
+
+LLM_COLUMNS = ("gpu", "model", "mode", "weights", "context", "batch", "fits", "total_gib", "weights_gib",
+               "kv_cache_gib", "max_context", "max_batch", "gpus_needed", "prefill_tokens_per_s",
+               "decode_tokens_per_s", "decode_bound", "usd_per_million_tokens", "usd_per_million_tokens_owned",
+               "graded", "note")
+
+
+#: Weights formats llama.cpp serves (GGUF); the others default to a PyTorch engine.
+GGUF = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m", "q5_k_m")
+
+
+def default_engine(weights: str) -> str:
+    """llama.cpp for GGUF quantisations, vLLM (a PyTorch engine) for 16-bit and GPTQ/AWQ weights."""
+    key = str(weights).strip().lower()
+    return "llama.cpp" if key in GGUF and key.startswith("q") else "vllm"
+
+
+def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, batch: int = 1,
+              gpus=None, mode: str = "infer", kv: str = "f16", lora_rank: int = 16, lora_targets: str = "all",
+              checkpointing: bool = True, count: int = 1, price_files=None, engine: str | None = None,
+              catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per GPU: does ``model`` fit (``mode`` infer, full, lora or qlora), with what, the
+    largest context and batch, how many GPUs it needs, how fast it prefills and decodes, and what a
+    million generated tokens cost renting and owning (decode at ``batch``). ``engine``
+    (:data:`ENGINES`; default :func:`default_engine`) decides how prompts multiply and how several
+    GPUs share a model."""
+    from . import cost, prices
+
+    if mode not in MODES:
+        raise ParameterError(f"mode {mode!r}: use one of {', '.join(MODES)}")
+    m = model if isinstance(model, LLM) else resolve_model(model)
+    weights_format(weights)
+    engine = default_engine(weights) if engine is None else engine
+    if engine not in ENGINES:
+        raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
+    split = ENGINES[engine]["split"]
+    _check_positive("context", context)
+    _check_positive("batch", batch)
+    if context > m.max_context:
+        raise ParameterError(f"{m.name} takes up to {m.max_context} tokens of context, not {context}")
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    graded = graded_gpus()
+    rows = []
+    for _, g in specs.select(cat, gpus).iterrows():
+        cap = specs.memory_bytes(g["memory_gb"])
+        if mode == "infer":
+            need = inference_memory(m, weights, context, batch, kv, gpus=count)
+            max_ctx = _largest(lambda c: inference_memory(m, weights, c, batch, kv, gpus=count)["total_bytes"] <= cap,
+                               1, m.max_context)
+            max_b = _largest(lambda b: inference_memory(m, weights, context, b, kv, gpus=count)["total_bytes"] <= cap,
+                             1, 4096)
+            wb, kvb = need["weights_bytes"], need["kv_cache_bytes"]
+            needed = gpus_needed(m, g, weights, context, batch, kv)
+        else:
+            need = finetune_memory(m, mode, context, batch, lora_rank, lora_targets, checkpointing)
+            max_ctx = _largest(lambda c: finetune_memory(m, mode, c, batch, lora_rank, lora_targets,
+                                                         checkpointing)["total_bytes"] <= cap, 1, m.max_context)
+            max_b = _largest(lambda b: finetune_memory(m, mode, context, b, lora_rank, lora_targets,
+                                                       checkpointing)["total_bytes"] <= cap, 1, 4096)
+            wb, kvb, needed = need["weights_bytes"], 0.0, None
+        fit = bool(need["total_bytes"] <= cap)
+        row = {"gpu": g["gpu"], "model": m.name, "mode": mode, "weights": weights if mode == "infer" else
+               {"full": "bf16 + fp32 master", "lora": "bf16", "qlora": "nf4"}[mode], "context": context, "batch": batch,
+               "fits": fit, "total_gib": need["total_bytes"] / GIB,
+               "weights_gib": wb / GIB, "kv_cache_gib": kvb / GIB, "max_context": max_ctx, "max_batch": max_b,
+               "gpus_needed": needed, "graded": g["gpu"] in graded, "note": ""}
+        # where it does not fit, the speed (and cost) are those of the fewest cards that hold it
+        cards = count if fit or mode != "infer" or not needed else max(needed, count)
+        if mode == "infer" and not fit and not needed:
+            row["note"] = "does not fit on 64 of these GPUs"
+            rows.append(row)
+            continue
+        try:
+            s = speeds(m, g, weights if mode == "infer" else "f16", context, batch, kv, cards, engine=engine,
+                       catalogue=cat)
+            row.update(prefill_tokens_per_s=s["prefill_tokens_per_s"], decode_tokens_per_s=s["decode_tokens_per_s"],
+                       decode_bound=s["decode_bound"], cards=cards)
+            if cards != count:
+                row["note"] = (f"speed and cost on {cards} GPUs ({engine}, split by {split}): one holds "
+                               f"{cap / GIB:.0f} GiB")
+        except prec.Unsupported as exc:
+            row["note"] = str(exc)
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=[c for c in LLM_COLUMNS if c not in ("usd_per_million_tokens",
+                                                                          "usd_per_million_tokens_owned")]
+                         + ["cards"])
+    book = prices.load_prices(price_files)
+    speed = frame.dropna(subset=["decode_tokens_per_s"]).rename(columns={"decode_tokens_per_s": "throughput"})
+    # dollars per token: each card's price over its share of the tokens
+    speed = speed.assign(throughput_unit="tokens/s", throughput=speed["throughput"] / speed["cards"])
+    work = cost.work_cost_table(book, speed[["gpu", "throughput", "throughput_unit"]], catalogue=cat) \
+        if len(speed) else pd.DataFrame(columns=["gpu", "cloud_usd_per_million_items", "owned_usd_per_million_items"])
+    by_gpu = work.set_index("gpu") if len(work) else work
+    frame["usd_per_million_tokens"] = [
+        by_gpu.loc[g, "cloud_usd_per_million_items"] * 1 if len(by_gpu) and g in by_gpu.index else None
+        for g in frame["gpu"]]
+    frame["usd_per_million_tokens_owned"] = [
+        by_gpu.loc[g, "owned_usd_per_million_items"] if len(by_gpu) and g in by_gpu.index else None
+        for g in frame["gpu"]]
+    frame = frame[list(LLM_COLUMNS)]
+    if mode == "infer":
+        frame.attrs["bytes_per_token"] = (m.active_params() * weights_format(weights).bits_per_weight / 8
+                                          + batch * context * m.kv_bytes_per_token(kv))
+    return frame
+
+
+def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, batch: int = 1,
+                 catalogue: pd.DataFrame | None = None, price_files=None) -> tuple[pd.DataFrame, list[str]]:
+    """For each pair of GPUs, model and GPU (one row each): does it fit, how many cards it needs,
+    at what decode speed and cost per million tokens; and one verdict per pair computed from
+    those rows."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    rows, verdicts = [], []
+    for a, b in pairs:
+        ga, gb = specs.resolve(a, cat).gpu, specs.resolve(b, cat).gpu
+        only = {ga: [], gb: []}
+        both = []
+        for name in models:
+            m = resolve_model(name)
+            ctx = min(context, m.max_context)
+            t = llm_table(m, weights, ctx, batch, [ga, gb], price_files=price_files, catalogue=cat).set_index("gpu")
+            ra, rb = t.loc[ga], t.loc[gb]
+            for g, r in ((ga, ra), (gb, rb)):
+                rows.append({"pair": f"{ga} vs {gb}", "model": m.name, "context": ctx, "gpu": g,
+                             "fits": bool(r["fits"]),
+                             "total_gib": r["total_gib"], "gpus_needed": r["gpus_needed"],
+                             "decode_tokens_per_s": r["decode_tokens_per_s"] if r["fits"] else None,
+                             "usd_per_million_tokens": r["usd_per_million_tokens"] if r["fits"] else None,
+                             "usd_per_million_tokens_owned": r["usd_per_million_tokens_owned"] if r["fits"] else None})
+            if ra["fits"] and rb["fits"]:
+                both.append((m.name, ra["decode_tokens_per_s"] / rb["decode_tokens_per_s"]))
+            elif ra["fits"]:
+                only[ga].append(m.name)
+            elif rb["fits"]:
+                only[gb].append(m.name)
+        parts = [f"At {weights}, {context} tokens of context, batch {batch}:"]
+        for g in (ga, gb):
+            if only[g]:
+                parts.append(f"only {g} holds {', '.join(only[g])}.")
+        if both:
+            lo, hi = min(r for _, r in both), max(r for _, r in both)
+            faster = ga if hi >= 1 and lo >= 1 else (gb if hi <= 1 else None)
+            if faster == ga:
+                parts.append(f"Where both fit ({len(both)} models), {ga} generates {lo:.2f}-{hi:.2f}x as fast "
+                             "(predicted).")
+            elif faster == gb:
+                parts.append(f"Where both fit ({len(both)} models), {gb} generates {1 / hi:.2f}-{1 / lo:.2f}x as "
+                             "fast (predicted).")
+            else:
+                parts.append(f"Where both fit ({len(both)} models), neither is always faster ({lo:.2f}-{hi:.2f}x).")
+        if not both and not only[ga] and not only[gb]:
+            parts.append("neither holds any of these models on one card.")
+        verdicts.append(f"{ga} vs {gb}: " + " ".join(parts))
+    return pd.DataFrame(rows), verdicts
+
+
+def fit_matrix(models, weights: str = "q4_k_m", context: int = 4096, batch: int = 1, gpus=None,
+               mode: str = "infer", kv: str = "f16", catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Models x GPUs: the share of each GPU's memory the model needs (above 1: it does not fit)."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    chosen = specs.select(cat, gpus)
+    out = {}
+    for name in models:
+        m = resolve_model(name)
+        ctx = min(context, m.max_context)
+        if mode == "infer":
+            need = inference_memory(m, weights, ctx, batch, kv)["total_bytes"]
+        else:
+            need = finetune_memory(m, mode, ctx, batch)["total_bytes"]
+        out[m.name] = {g["gpu"]: need / specs.memory_bytes(g["memory_gb"]) for _, g in chosen.iterrows()}
+    return pd.DataFrame(out).T
+
+
+# --------------------------------------------------------------------------- grading
+
+REFERENCE_PATH = DATA_DIR / "reference_llm.csv"
+REFERENCE_SCHEMA: tuple[Field, ...] = (
+    Field("source", "text"),
+    Field("gpu", "text", help="a GPU name the catalogue knows"),
+    Field("source_gpu_name", "text"),
+    Field("gpus", "int", low=1, high=1024),
+    Field("split", "choice", choices=("layer", "tensor"),
+          help="how several GPUs shared the model: layer (llama.cpp's default) or tensor parallel"),
+    Field("model", "text", help="a model of data/llm_models.csv"),
+    Field("weights", "text", help="a format of data/llm_weights.csv"),
+    Field("test", "choice", choices=("pp", "tg"), help="pp: prompt processing (prefill), tg: text generation"),
+    Field("tokens", "int", low=1, high=10_000_000),
+    Field("throughput_tokens_s", "float", low=1e-6, high=1e9),
+    Field("engine", "text"),
+    Field("source_url", "url"),
+    Field("measured", "date", required=False),
+    Field("retrieved", "date"),
+    Field("note", "text", required=False),
+)
+#: The target for predicted LLM speed ratios, and the gap above which a winner is called.
+RATIO_TOLERANCE = 0.20
+WINNER_MARGIN = 0.10
+
+
+def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
+                   today: date | None = None) -> pd.DataFrame:
+    """Published LLM speeds, validated: sourced, dated, naming catalogue GPUs, shipped models and formats."""
+    p = Path(path) if path else REFERENCE_PATH
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    parsed, problems = parse_rows(p, REFERENCE_SCHEMA, today or date.today(), "measurement")
+    models, formats = load_models(), load_weights()
+    for line, r in parsed:
+        if r["model"].lower() not in models:
+            problems.append(Problem(p, line, "model", f"{r['model']!r} is not in data/llm_models.csv; add it there"))
+        if r["weights"].lower() not in formats:
+            problems.append(Problem(p, line, "weights", f"{r['weights']!r} is not in data/llm_weights.csv"))
+    records = specs.resolve_rows(p, parsed, cat, lambda r: (r["source"], r["gpu"], r["gpus"], r["model"],
+                                                              r["weights"], r["test"], r["tokens"]),
+                                 problems, "same source, GPU, count, model, weights, test and length")
+    if problems:
+        raise DataError(problems)
+    return to_frame(records, REFERENCE_SCHEMA)
+
+
+def graded_gpus(path: str | os.PathLike | None = None) -> set[str]:
+    """Catalogue GPUs with a published LLM speed."""
+    if path is None:
+        return set(_shipped_validation_gpus())
+    return set(load_reference(path)["gpu"])
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_validation_gpus() -> frozenset:
+    return frozenset(load_reference()["gpu"]) if REFERENCE_PATH.exists() else frozenset()
+
+
+def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None) -> pd.Series:
+    """The model's tokens/s for every row of a reference table (NaN where the GPU cannot run it)."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    out = []
+    for _, r in reference.iterrows():
+        m = resolve_model(r["model"])
+        # a prompt of n tokens is prefilled at context n; n generated tokens see n/2 of context on average
+        context = int(r["tokens"]) if r["test"] == "pp" else max(1, int(r["tokens"]) // 2)
+        engine = "llama.cpp" if str(r["engine"]).startswith("llama.cpp") else "vllm"
+        try:
+            s = speeds(m, r["gpu"], r["weights"], context, 1, gpus=int(r["gpus"]), split=r["split"],
+                       prompt=int(r["tokens"]) if r["test"] == "pp" else None, engine=engine, catalogue=cat)
+        except prec.Unsupported:
+            out.append(math.nan)
+            continue
+        out.append(s["prefill_tokens_per_s"] if r["test"] == "pp" else s["decode_tokens_per_s"])
+    return pd.Series(out, index=reference.index, dtype=float)
+
+
+def validation_table(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every pair of GPU configurations one source measured on the same model, weights, test and
+    length: published and predicted speedup of the faster over the slower, the error, the winner."""
+    if reference is None and catalogue is None:
+        return _shipped_validation().copy()
+    ref = (load_reference(catalogue=catalogue) if reference is None else reference).reset_index(drop=True)
+    pred = predict_reference(ref, catalogue).to_numpy()
+    thr = ref["throughput_tokens_s"].to_numpy(float)
+    rows = []
+    for _, group in ref.groupby(["source", "model", "weights", "test", "tokens"], sort=True):
+        idx = group.index.to_numpy()
+        for x in range(len(idx)):
+            for y in range(x + 1, len(idx)):
+                i, j = (idx[x], idx[y]) if thr[idx[x]] >= thr[idx[y]] else (idx[y], idx[x])
+                if pred[i] != pred[i] or pred[j] != pred[j]:
+                    continue
+                rows.append((i, j))
+    if not rows:
+        return pd.DataFrame()
+    i, j = (np.array(v) for v in zip(*rows))
+    published, predicted = thr[i] / thr[j], pred[i] / pred[j]
+    decisive = published > 1 + WINNER_MARGIN
+    a, b = ref.iloc[i].reset_index(drop=True), ref.iloc[j].reset_index(drop=True)
+    return pd.DataFrame({
+        "source": a["source"], "model": a["model"], "weights": a["weights"], "test": a["test"],
+        "tokens": a["tokens"].astype(int), "gpu_a": a["gpu"], "gpus_a": a["gpus"].astype(int), "gpu_b": b["gpu"],
+        "gpus_b": b["gpus"].astype(int), "published_speedup": published, "predicted_speedup": predicted,
+        "error_pct": 100 * (predicted / published - 1), "decisive": decisive,
+        "winner_right": pd.Series([bool(r > 1) if d else None for r, d in zip(predicted, decisive)], dtype=object),
+        "within_tolerance": np.abs(predicted / published - 1) <= RATIO_TOLERANCE})
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_validation() -> pd.DataFrame:
+    return validation_table(load_reference())
+
+
+def summarize(table: pd.DataFrame) -> dict:
+    """Pairs, share within ±20 %, median and largest error, winners right (per test when asked)."""
+    if table.empty:
+        return {"pairs": 0, "within_tolerance": 0, "median_abs_error_pct": math.nan, "max_abs_error_pct": math.nan,
+                "decisive_pairs": 0, "winners_right": 0}
+    decisive = table[table["decisive"]]
+    err = table["error_pct"].abs()
+    return {"pairs": int(len(table)), "within_tolerance": int(table["within_tolerance"].sum()),
+            "median_abs_error_pct": float(err.median()), "max_abs_error_pct": float(err.max()),
+            "decisive_pairs": int(len(decisive)),
+            "winners_right": int((decisive["winner_right"] == True).sum())}  # noqa: E712 -- object column
+
+
+def grading_statement() -> str:
+    """One line: how right the speed predictions are against the published tables."""
+    if not REFERENCE_PATH.exists():
+        return "Not graded: no published LLM speeds shipped"
+    table = validation_table()
+    parts = []
+    for test, label in (("tg", "decode"), ("pp", "prefill")):
+        s = summarize(table[table["test"] == test] if len(table) else table)
+        if s["pairs"]:
+            parts.append(f"{label} within ±{RATIO_TOLERANCE:.0%} in {s['within_tolerance']} of {s['pairs']} "
+                         f"published same-source speedups, winners right in {s['winners_right']} of "
+                         f"{s['decisive_pairs']}")
+    return "Graded (docs/llm-accuracy.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
+
+
+def summary_by_test(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`summarize` per test (decode, prefill) with whether each meets the target."""
+    rows = []
+    for test, label in (("tg", "decode (text generation)"), ("pp", "prefill (prompt processing)")):
+        part = table[table["test"] == test] if len(table) else table
+        s = summarize(part)
+        share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
+        rows.append({"test": label, **s, "within_share": share,
+                     "meets_target": bool(s["pairs"] and share >= 0.9 and s["winners_right"] == s["decisive_pairs"])})
+    return pd.DataFrame(rows)
+
+
+
+# --------------------------------------------------------------------------- measured here
+
+
+def decoder_llm(params: dict) -> LLM:
+    """The architecture of the benchmark's decoder workload (:func:`gpukit.workloads.decoder_step`)."""
+    return LLM("bench-decoder", params["layers"], params["hidden"], params["heads"], params["kv_heads"],
+               params["hidden"] // params["heads"], params["ffn"], params["vocab"], max_context=params["context"])
+
+
+def measure_decoder_memory(params: dict, precision: str = "fp32", timeout_s: float = 600) -> dict:
+    """The benchmark decoder's allocator peak over a prefill and a decode step (in a fresh process,
+    :func:`gpukit.runner.run`), next to :func:`inference_memory` of the same shape: weights at the
+    run's precision, its KV cache, one step's activations without flash attention (it has none),
+    no runtime reserve (none is allocated through TensorFlow's allocator)."""
+    from . import runner
+    from .memory import MEASURE_ENV
+
+    p = prec.normalize(precision)
+    child = runner.run("gpukit.llm:measure_decoder_child", {"params": params, "precision": p}, timeout_s,
+                       env=MEASURE_ENV)
+    if not child.ok:
+        return {"status": child.status, "error": child.error}
+    weights = "f32" if prec.get(p).dtype == "float32" else "f16"
+    # the decoder prefills every sequence's whole prompt at once: batch x prompt tokens, prompt keys
+    est = inference_memory(decoder_llm(params), weights, params["context"], params["batch"], kv=weights,
+                           flash_attention=False, reserve_bytes=0, chunk_tokens=params["batch"] * params["prompt"],
+                           key_span=params["prompt"])
+    measured = child.value["measured_peak_bytes"]
+    return {"status": "ok", **child.value, "estimated_bytes": est["total_bytes"],
+            "estimate_error": est["total_bytes"] / measured - 1, **{f"estimated_{k}": v for k, v in est.items()}}
+
+
+def measure_decoder_child(args: dict) -> dict:
+    """Child side of :func:`measure_decoder_memory`."""
+    from .device import quiet_tensorflow
+    from .workloads import decoder_step
+
+    tf = quiet_tensorflow()
+    dev = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
+    dtype = prec.get(args["precision"]).dtype
+    with tf.device(dev):
+        prefill, decode, _ = decoder_step(tf, args["params"], dtype)
+        prefill_fn, decode_fn = tf.function(prefill), tf.function(decode)
+        prefill_fn()
+        decode_fn()  # compiled and warmed up; what stays allocated now is weights and cache
+        tf.config.experimental.reset_memory_stats(dev)
+        resident = tf.config.experimental.get_memory_info(dev)["current"]
+        prefill_fn().numpy()
+        decode_fn().numpy()
+        info = tf.config.experimental.get_memory_info(dev)
+    return {"device": dev, "precision": args["precision"], "measured_peak_bytes": int(info["peak"]),
+            "resident_bytes": int(resident)}

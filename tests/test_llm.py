@@ -1,0 +1,304 @@
+"""LLMs on the catalogue GPUs: shapes counted by hand, memory by hand, the speed roofline's
+terms by hand, the CLI, user architecture files, and the shipped tables' provenance."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from gpukit import llm, precision as prec
+from gpukit.errors import DataError, ParameterError
+
+#: A small grouped-query, gated-FFN decoder to count by hand.
+TINY = llm.LLM("tiny", layers=2, hidden=64, heads=8, kv_heads=2, head_dim=8, ffn=160, vocab=1000, max_context=512)
+
+
+def test_parameters_counted_by_hand():
+    h, q, kv, f, v = 64, 8 * 8, 2 * 8, 160, 1000
+    layer = h * (q + 2 * kv) + q * h + 3 * h * f + 2 * h  # Q, K, V, O, gate/up/down, two norms
+    assert TINY.layer_params() == layer
+    assert TINY.params() == v * h + 2 * layer + h + v * h  # embedding, layers, final norm, untied head
+    assert TINY.active_params() == 2 * layer + v * h
+    tied = llm.LLM("tied", 2, 64, 8, 2, 8, 160, 1000, tied_embeddings=True)
+    assert tied.params() == TINY.params() - v * h
+    moe = llm.LLM("moe", 2, 64, 8, 2, 8, 160, 1000, experts=8, experts_per_token=2)
+    assert moe.layer_params() == h * (q + 2 * kv) + q * h + 8 * 3 * h * f + h * 8 + 2 * h  # eight experts, a router
+    assert moe.active_params() == 2 * (h * (q + 2 * kv) + q * h + 2 * 3 * h * f + h * 8 + 2 * h) + v * h
+    assert TINY.kv_bytes_per_token("f16") == 2 * 2 * kv * 2  # K and V, two layers, 16-bit
+
+
+def test_shapes_are_checked():
+    with pytest.raises(ParameterError, match="heads must be a multiple of kv_heads"):
+        llm.LLM("bad", 2, 64, 8, 3, 8, 160, 1000)
+    with pytest.raises(ParameterError, match="layers must be a whole number"):
+        llm.LLM("bad", 0, 64, 8, 2, 8, 160, 1000)
+    with pytest.raises(ParameterError, match="3 experts per token of 2"):
+        llm.LLM("bad", 2, 64, 8, 2, 8, 160, 1000, experts=2, experts_per_token=3)
+
+
+def test_every_shipped_model_counts_to_its_published_size():
+    models = llm.load_models()
+    assert {"llama-3-8b", "llama-2-7b", "mistral-7b"} <= set(models)
+    for m in models.values():
+        assert m.config_url.startswith("https://") and m.source_read.startswith("https://")
+        # within 4 %: model cards round to the name (Llama 2 7B counts 6.74 B)
+        if m.published_params_b:
+            assert m.params() / 1e9 == pytest.approx(m.published_params_b, rel=0.04), m.name
+    assert models["qwen2.5-7b"].params() / 1e9 == pytest.approx(7.61, abs=0.01)  # stated to two decimals
+    assert models["mixtral-8x7b"].active_params() / 1e9 == pytest.approx(12.9, rel=0.02)  # "uses 13B active"
+
+
+def test_inference_memory_by_hand():
+    w = llm.weights_format("q4_0")
+    mem = llm.inference_memory(TINY, "q4_0", context=256, batch=3, kv="f16", reserve_bytes=0)
+    assert mem["weights_bytes"] == pytest.approx(TINY.params() * w.bits_per_weight / 8)
+    assert mem["kv_cache_bytes"] == 3 * 256 * 2 * 2 * 16 * 2
+    width = 2 * 64 + 64 + 2 * 16 + 64 + 3 * 160
+    assert mem["activation_bytes"] == 4 * (256 * width + 3 * 1000)  # one 256-token chunk, 3 last-token logits
+    eager = llm.inference_memory(TINY, "q4_0", context=256, batch=3, flash_attention=False, reserve_bytes=0)
+    assert eager["activation_bytes"] - mem["activation_bytes"] == 4 * 256 * 256 * 8
+    assert mem["total_bytes"] == mem["weights_bytes"] + mem["kv_cache_bytes"] + mem["activation_bytes"]
+    q8 = llm.inference_memory(TINY, "q4_0", context=256, batch=3, kv="q8_0", reserve_bytes=0)
+    assert q8["kv_cache_bytes"] == pytest.approx(mem["kv_cache_bytes"] * (34 / 32) / 2)
+    split = llm.inference_memory(TINY, "q4_0", context=256, batch=3, gpus=2, reserve_bytes=0)
+    assert split["weights_bytes"] == mem["weights_bytes"] / 2 and split["kv_cache_bytes"] == mem["kv_cache_bytes"] / 2
+
+
+def test_finetune_memory_by_hand():
+    p = TINY.params()
+    tokens = 2 * 128
+    per_layer = 4 * 64 + 2 * 64 + 2 * 16 + 4 * 160  # norms' ins and outs, Q, O, K, V, the FFN's four
+    full = llm.finetune_memory(TINY, "full", 128, 2, checkpointing=False, reserve_bytes=0)
+    assert full["optimizer_state_bytes"] == 16 * p and full["weights_bytes"] == 0
+    assert full["activation_bytes"] == 2 * per_layer * tokens * 2
+    assert full["logits_bytes"] == tokens * 1000 * 10
+    ckpt = llm.finetune_memory(TINY, "full", 128, 2, checkpointing=True, reserve_bytes=0)
+    assert ckpt["activation_bytes"] == 2 * 64 * tokens * 2 + per_layer * tokens * 2
+    lora = llm.finetune_memory(TINY, "lora", 128, 2, lora_rank=4, lora_targets="attention", reserve_bytes=0)
+    adapters = 2 * 4 * ((64 + 64) * 2 + (64 + 16) * 2)  # q, o and k, v: rank x (in + out), two layers
+    assert lora["trainable_params"] == adapters and lora["weights_bytes"] == 2 * p
+    assert lora["optimizer_state_bytes"] == 16 * adapters
+    qlora = llm.finetune_memory(TINY, "qlora", 128, 2, lora_rank=4, reserve_bytes=0)
+    assert qlora["weights_bytes"] == pytest.approx(p * 4.127 / 8)
+    assert qlora["trainable_params"] == 2 * 4 * ((64 + 64) * 2 + (64 + 16) * 2 + 3 * (64 + 160))
+    with pytest.raises(ParameterError, match="fine-tuning mode 'dpo'"):
+        llm.finetune_memory(TINY, "dpo")
+
+
+def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(catalogue):
+    from gpukit.perfmodel import DEFAULT_EFFICIENCY as eff
+
+    m = llm.resolve_model("llama-3-8b")
+    row = catalogue[catalogue["gpu"] == "A40"].iloc[0]
+    s = llm.speeds(m, row, "f16", context=1024, batch=1)
+    weights = m.active_params() * 2
+    kv = 1024 * m.kv_bytes_per_token("f16")
+    memory_s = (weights + kv) / (row["memory_bandwidth_gbs"] * 1e9 * eff.stream)
+    fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
+    assert s["decode_step_s"] == pytest.approx(memory_s + fixed)
+    assert s["decode_bound"] == "memory" and s["decode_tokens_per_s"] == pytest.approx(1 / (memory_s + fixed))
+    peak = row["fp16_tensor_tflops"] * 1e12 * eff.tensor  # a professional card: FP16 accumulate at the same rate
+    # prefill: 512-token chunks; each matrix in waves of 128 x 128 tiles over the A40's 84 SMs
+    sms = row["cuda_cores"] / 128
+    assert llm.sm_count(row) == sms == 84
+    chunk = 512
+    util = {o: llm.wave_utilization(o, chunk, 84) for o in (m.q_dim, m.kv_dim, m.hidden, m.ffn, m.vocab)}
+    assert util[4096] == pytest.approx(128 / 168)  # 32 x 4 tiles: two waves of 84
+    layer = sum(2 * o * i * chunk / (peak * util[o]) for o, i in
+                [(m.q_dim, m.hidden), (m.kv_dim, m.hidden), (m.kv_dim, m.hidden), (m.hidden, m.q_dim),
+                 (m.ffn, m.hidden), (m.ffn, m.hidden), (m.hidden, m.ffn)])
+    head = 2 * m.vocab * m.hidden * chunk / (peak * util[m.vocab])
+    attention = chunk * 4 * m.layers * m.q_dim * 1024 / 2 / peak
+    prefill = (m.layers * layer + head + attention) / chunk
+    assert s["prefill_tokens_per_s"] == pytest.approx(1 / prefill)
+    # many short sequences at once: the weights are read once for all of them, so the step turns compute-bound
+    one = llm.speeds(m, row, "f16", context=64, batch=1)
+    big = llm.speeds(m, row, "f16", context=64, batch=512)
+    compute_s = 512 * (2 * m.active_params() + 4 * m.layers * m.q_dim * 64) / peak
+    assert big["decode_bound"] == "compute" and big["decode_step_s"] == pytest.approx(compute_s + fixed)
+    assert big["decode_tokens_per_s"] > 50 * one["decode_tokens_per_s"]
+    # a quantised format reads fewer bytes but pays its unpacking on the CUDA cores
+    q = llm.speeds(m, row, "q4_k_m", context=1024, batch=1)
+    assert q["decode_tokens_per_s"] > s["decode_tokens_per_s"]
+
+
+def test_bf16_weights_do_not_run_on_volta_and_say_why(catalogue):
+    m = llm.resolve_model("llama-3-8b")
+    with pytest.raises(prec.Unsupported):
+        llm.speeds(m, "V100 SXM2 32GB", "bf16", catalogue=catalogue)
+    table = llm.llm_table("llama-3-8b", "bf16", 2048, gpus=["V100 SXM2 32GB", "A40"])
+    v100 = table.set_index("gpu").loc["V100 SXM2 32GB"]
+    assert math.isnan(v100["decode_tokens_per_s"]) and "BF16" in v100["note"]
+
+
+def test_the_table_answers_fit_size_speed_and_cost(catalogue):
+    table = llm.llm_table("llama-3-70b", "q4_k_m", 8192, 1, gpus=["A40", "V100 SXM2 16GB", "H100 SXM5"])
+    by = table.set_index("gpu")
+    assert list(table.columns) == list(llm.LLM_COLUMNS)
+    m = llm.resolve_model("llama-3-70b")
+    need = llm.inference_memory(m, "q4_k_m", 8192, 1)["total_bytes"]
+    for gpu, row in by.iterrows():
+        cap = catalogue.loc[catalogue["gpu"] == gpu, "memory_gb"].iloc[0] * 2**30
+        assert row["fits"] == (need <= cap)
+        assert row["total_gib"] == pytest.approx(need / 2**30)
+    assert bool(by.loc["A40", "fits"]) and not bool(by.loc["V100 SXM2 16GB", "fits"])
+    assert by.loc["V100 SXM2 16GB", "gpus_needed"] == 4  # 16 GB cards: two are too few for ~42 GB
+    # the largest context is the last that fits
+    a40 = by.loc["A40"]
+    cap = 48 * 2**30
+    assert llm.inference_memory(m, "q4_k_m", int(a40["max_context"]), 1)["total_bytes"] <= cap
+    if a40["max_context"] < m.max_context:
+        assert llm.inference_memory(m, "q4_k_m", int(a40["max_context"]) + 1, 1)["total_bytes"] > cap
+    # a million generated tokens at the predicted decode speed and the cheapest on-demand price
+    from gpukit import cost, prices
+
+    book = prices.load_prices()
+    hourly = cost._cloud(book, "A40", "cheapest")
+    if hourly:
+        assert a40["usd_per_million_tokens"] == pytest.approx(
+            hourly["usd_per_hour"] / (a40["decode_tokens_per_s"] * 3600) * 1e6)
+
+
+def test_user_architecture_files(tmp_path):
+    good = tmp_path / "mine.json"
+    good.write_text(json.dumps({"name": "mine", "layers": 2, "hidden": 64, "heads": 8, "kv_heads": 2, "ffn": 160,
+                                "vocab": 1000}))
+    m = llm.resolve_model(str(good))
+    assert m.head_dim == 8 and m.params() == TINY.params()
+    yml = tmp_path / "mine.yaml"
+    yml.write_text("layers: 2\nhidden: 64\nheads: 8\nkv_heads: 2\nffn: 160\nvocab: 1000\n")
+    assert llm.resolve_model(str(yml)).name == "mine"
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"layers": 2, "hidden": 64,')
+    with pytest.raises(ParameterError, match="bad.json: not valid JSON"):
+        llm.resolve_model(str(bad))
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps({"layers": 2, "hidden": 64, "heads": 8, "kv_heads": 2, "ffn": 160, "vocab": 1000,
+                               "experts_total": 4}))
+    with pytest.raises(ParameterError, match="unknown field\\(s\\) experts_total"):
+        llm.resolve_model(str(odd))
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps({"layers": 2, "hidden": 64}))
+    with pytest.raises(ParameterError, match="missing field\\(s\\) heads, kv_heads, ffn, vocab"):
+        llm.resolve_model(str(short))
+    with pytest.raises(ParameterError, match="unknown model 'llama-3-9b'; did you mean"):
+        llm.resolve_model("llama-3-9b")
+
+
+def test_bad_model_table_names_file_line_and_column(tmp_path):
+    rows = llm.MODELS_PATH.read_text().splitlines()
+    bad = tmp_path / "models.csv"
+    bad.write_text("\n".join([rows[0], rows[1].replace(",", ",x", 3)]) + "\n")
+    with pytest.raises(DataError) as info:
+        llm.load_models(bad)
+    text = str(info.value)
+    assert "models.csv" in text and "line 2" in text
+
+
+def test_cli_llm_table_and_errors(capsys):
+    from gpukit import cli
+
+    assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--context", "8192", "--gpu", "A40",
+                     "--gpu", "RTX A4000"]) == 0
+    out = capsys.readouterr().out
+    assert "llama-3-8b" in out and "A40" in out and "decode_tokens_per_s" in out
+    assert cli.main(["llm", "--model", "llama-3-8b", "--mode", "qlora", "--context", "2048", "--gpu", "RTX A4000",
+                     "--format", "csv"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split(",")
+    assert header == list(llm.LLM_COLUMNS)
+    assert cli.main(["llm", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in llm.load_models()) and "q4_k_m" in out and "gptq-4bit" in out
+    for argv, message in ((["llm", "--model", "gpt-5"], "unknown model 'gpt-5'"),
+                          (["llm", "--weights", "q3_k_s"], "weights 'q3_k_s'"),
+                          (["llm", "--context", "0"], "context 0"),
+                          (["llm", "--model", "llama-2-7b", "--context", "8192"], "up to 4096 tokens")):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_decoder_workload_counts_by_hand():
+    from gpukit import workloads as wl
+
+    b, p, c, h, heads, kvh, f, L, v = 2, 16, 64, 32, 4, 2, 48, 3, 100
+    kv = kvh * (h // heads)
+    layer = h * (h + 2 * kv) + h * h + 3 * h * f
+    flops, _ = wl.decoder_counts(b, p, c, h, heads, kvh, f, L, v, 4, "prefill")
+    assert flops == 2 * L * layer * b * p + 4 * L * b * p * p * h + 2 * b * h * v
+    flops, bytes_ = wl.decoder_counts(b, p, c, h, heads, kvh, f, L, v, 2, "decode")
+    assert flops == 2 * L * layer * b + 4 * L * b * c * h + 2 * b * h * v
+    weights = (L * layer + h * v) * 2
+    cache = L * 2 * b * kv * (c + 1) * 2
+    assert bytes_ > weights + cache  # at least every weight and the whole cache once
+    with pytest.raises(ParameterError, match="decoder phase 'train'"):
+        wl.decoder_counts(b, p, c, h, heads, kvh, f, L, v, 4, "train")
+    configs = wl.default_configs(wl.DeviceInfo("cpu"), quick=True, workloads=["decoder"], precisions=["fp32"])
+    assert [c.params["phase"] for c in configs] == ["prefill", "decode"]
+    assert configs[0].label().startswith("decoder prefill 2L h512 prompt 128 context 512")
+
+
+@pytest.mark.tensorflow
+def test_the_decoder_runs_with_its_cache_and_its_memory_matches_the_estimate():
+    """The benchmark decoder, measured for real here: one prefill and one decode step; the
+    allocator's peak against gpukit.llm's estimate of the same shape (weights, KV cache, the
+    prompt's activations and attention scores)."""
+    from gpukit import workloads as wl
+
+    params = dict(wl.sizes("cpu", True)["decoder"])
+    got = llm.measure_decoder_memory(params, "fp32")
+    assert got["status"] == "ok", got
+    shape = llm.decoder_llm(params)
+    assert got["estimated_weights_bytes"] == shape.params() * 4
+    assert got["estimated_kv_cache_bytes"] == params["batch"] * params["context"] * shape.kv_bytes_per_token("f32")
+    # the measured peak holds the weights and the cache, and the estimate is within 10 % of it
+    assert got["measured_peak_bytes"] > got["estimated_weights_bytes"] + got["estimated_kv_cache_bytes"]
+    assert abs(got["estimate_error"]) <= 0.10, got
+
+
+def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue):
+    """The terms beyond a bandwidth roofline, by hand: the per-SM streaming cap (an A100 cannot
+    stream its datasheet bandwidth through a matrix-vector product), GeForce's FP16-accumulate
+    rate in llama.cpp's prefill, and a layer split's pipeline and hand-offs."""
+    from gpukit.perfmodel import DEFAULT_EFFICIENCY as eff
+
+    m = llm.resolve_model("llama-3-8b")
+    a100 = catalogue[catalogue["gpu"] == "A100 PCIe 80GB"].iloc[0]
+    assert llm.sm_count(a100) == 108  # 6912 CUDA cores, 64 FP32 lanes per SM at compute capability 8.0
+    s = llm.speeds(m, a100, "f16", context=64)
+    capped = 108 * llm.GEMV_BYTES_PER_SM_S
+    assert capped < a100["memory_bandwidth_gbs"] * 1e9 * eff.stream
+    weights = m.active_params() * 2 + 64 * m.kv_bytes_per_token()
+    fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
+    assert s["decode_step_s"] == pytest.approx(weights / capped + fixed)
+    # GeForce runs FP16 accumulation at twice its FP32-accumulate rate; llama.cpp's prompts use it
+    rtx = catalogue[catalogue["gpu"] == "GeForce RTX 4090"].iloc[0]
+    assert llm.fp16_accumulate_tflops(rtx) == 2 * rtx["fp16_tensor_tflops"]
+    assert llm.fp16_accumulate_tflops(a100) == a100["fp16_tensor_tflops"]
+    fast = llm.speeds(m, rtx, "f16", prompt=512, engine="llama.cpp")["prefill_tokens_per_s"]
+    slow = llm.speeds(m, rtx, "f16", prompt=512, engine="vllm")["prefill_tokens_per_s"]
+    assert fast > 1.5 * slow
+    # a layer split: decode pays a hand-off per boundary; a 4096-token prompt fills 4 micro-batches
+    one = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=4096)
+    four = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=4096, gpus=4, split="layer")
+    assert four["decode_step_s"] == pytest.approx(one["decode_step_s"] + 3 * llm.LAYER_HOP_S)
+    # four micro-batches through four stages: 4 + 4 - 1 stage times for 4 x 4 of work; a hand-off per chunk
+    per_token = (1 / one["prefill_tokens_per_s"]) * 7 / 16 + 3 * llm.LAYER_HOP_S / llm.PROMPT_CHUNK
+    assert four["prefill_tokens_per_s"] == pytest.approx(1 / per_token)
+    with pytest.raises(ParameterError, match="engine 'tgi'"):
+        llm.speeds(m, rtx, engine="tgi")
+
+
+def test_the_seed_pairs_answered_for_llms():
+    answers, verdicts = llm.pair_answers([("A40", "V100")], ["llama-3-8b", "llama-3-70b"], "q4_k_m", 8192)
+    assert len(verdicts) == 1 and verdicts[0].startswith("A40 vs V100 PCIe 16GB:")
+    rows = answers.set_index(["model", "gpu"])
+    assert set(answers["gpu"]) == {"A40", "V100 PCIe 16GB"} and len(answers) == 4
+    # llama-3-70b at 4-bit (about 40 GiB) fits on the 48 GB A40 alone, not on a 16 GB V100
+    assert rows.loc[("llama-3-70b", "A40"), "fits"] and not rows.loc[("llama-3-70b", "V100 PCIe 16GB"), "fits"]
+    assert "only A40 holds llama-3-70b." in verdicts[0]
+    a = rows.loc[("llama-3-8b", "A40"), "decode_tokens_per_s"]
+    v = rows.loc[("llama-3-8b", "V100 PCIe 16GB"), "decode_tokens_per_s"]
+    faster, k = ("V100 PCIe 16GB", v / a) if v > a else ("A40", a / v)
+    assert f"{faster} generates {k:.2f}-{k:.2f}x as fast" in verdicts[0]
