@@ -278,11 +278,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
     frame = pd.concat(frames, ignore_index=True)
-    if args.format == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
-        return 0
-    if args.format == "json":
-        print(frame.to_json(orient="records", indent=1))
+    if _emit(frame, args.format):
         return 0
     print(memory.format_fit(frame))
     return 0
@@ -329,11 +325,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     extra = {"seq_len": args.seq_len} if args.seq_len else {}
     frame = perfmodel.predict_table(args.workload, args.precision, args.batch, args.mode, args.gpu,
                                     results=results, count=args.gpus, link=args.link, **extra)
-    if args.format == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
-        return 0
-    if args.format == "json":
-        print(frame.to_json(orient="records", indent=1))
+    if _emit(frame, args.format):
         return 0
     cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "measured_throughput",
             "graded", "note"]
@@ -365,11 +357,7 @@ def cmd_llm(args: argparse.Namespace) -> int:
     frame = llm.llm_table(args.model, args.weights, args.context, args.batch, args.gpu, args.mode, args.kv_cache,
                           args.lora_rank, args.lora_targets, not args.no_checkpointing, args.gpus, args.prices,
                           args.engine)
-    if args.format == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
-        return 0
-    if args.format == "json":
-        print(frame.to_json(orient="records", indent=1))
+    if _emit(frame, args.format):
         return 0
     m = llm.resolve_model(args.model)
     what = "inference" if args.mode == "infer" else f"{args.mode} fine-tuning"
@@ -385,6 +373,17 @@ def cmd_llm(args: argparse.Namespace) -> int:
         cols = [c for c in cols if c not in ("kv_cache_gib", "gpus_needed")] + ["max_batch"]
     print(format_table(_rounded(frame[cols].to_dict(orient="records")), cols))
     return 0
+
+
+def _emit(frame, fmt: str) -> bool:
+    """Write ``frame`` as CSV or JSON records to stdout when ``fmt`` asks for it (True if written)."""
+    if fmt == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+        return True
+    if fmt == "json":
+        print(frame.to_json(orient="records", indent=1))
+        return True
+    return False
 
 
 def _split(values) -> list[str]:

@@ -274,44 +274,18 @@ def fit_efficiency(reference: pd.DataFrame, catalogue: pd.DataFrame | None = Non
     return replace(eff, source=f"fitted to {len(ref)} published measurements ({ref['gpu'].nunique()} GPUs)")
 
 
-def leave_one_gpu_out(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
-                      base: Efficiency = DEFAULT_EFFICIENCY, grid: dict | None = None) -> pd.DataFrame:
-    """For each GPU: fit on the pairs without it, then grade the pairs with it (which the fit never saw)."""
+def _leave_out(reference: pd.DataFrame | None, catalogue: pd.DataFrame | None, base: Efficiency,
+               grid: dict | None, groups) -> pd.DataFrame:
+    """Fit on the pairs outside each group, grade the group's pairs (which the fit never saw).
+    ``groups(ref, pairs)`` yields ``(label, indices of the held-out pairs)``; each group is graded
+    per workload family."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     ref = _single(load_reference(catalogue=cat) if reference is None else reference)
     cases = _placed(ref, cat)
     pairs = _pairs(ref)
     published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
     rows = []
-    for gpu in sorted(ref["gpu"].unique()):
-        with_gpu = [k for k, (i, j) in enumerate(pairs) if gpu in (ref.at[i, "gpu"], ref.at[j, "gpu"])]
-        without = [k for k in range(len(pairs)) if k not in set(with_gpu)]
-        if not with_gpu or not without:
-            continue
-        eff, _ = _fit(cases, [pairs[k] for k in without], published[without], base, grid or FIT_GRID)
-        held = validation_table(ref, eff, cat, predicted=_throughputs(cases, eff)).iloc[with_gpu]
-        s = summarize_validation(held)
-        rows.append({"held_out": gpu, "pairs": s["pairs"], "median_abs_error_pct": s["median_abs_error_pct"],
-                     "max_abs_error_pct": s["max_abs_error_pct"],
-                     "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
-                     "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
-                     "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
-                               f"memory {eff.memory:g}"})
-    return pd.DataFrame(rows)
-
-
-def leave_one_source_out(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
-                         base: Efficiency = DEFAULT_EFFICIENCY, grid: dict | None = None) -> pd.DataFrame:
-    """For each publication: fit on the others' pairs, grade its own (one harness's habits, its
-    framework version, batch sizes and data pipeline, never seen by the fit), per family."""
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    ref = _single(load_reference(catalogue=cat) if reference is None else reference)
-    cases = _placed(ref, cat)
-    pairs = _pairs(ref)
-    published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
-    rows = []
-    for source in sorted(ref["source"].unique()):
-        held = [k for k, (i, _) in enumerate(pairs) if ref.at[i, "source"] == source]
+    for label, held in groups(ref, pairs):
         rest = [k for k in range(len(pairs)) if k not in set(held)]
         if not held or not rest:
             continue
@@ -319,13 +293,34 @@ def leave_one_source_out(reference: pd.DataFrame | None = None, catalogue: pd.Da
         table = validation_table(ref, eff, cat, predicted=_throughputs(cases, eff)).iloc[held]
         for fam, group in table.groupby("family", sort=True):
             s = summarize_validation(group)
-            rows.append({"held_out": source, "family": fam, "pairs": s["pairs"],
+            rows.append({"held_out": label, "family": fam, "pairs": s["pairs"],
                          "median_abs_error_pct": s["median_abs_error_pct"], "max_abs_error_pct": s["max_abs_error_pct"],
                          "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
                          "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
                          "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
                                    f"memory {eff.memory:g}"})
     return pd.DataFrame(rows)
+
+
+def leave_one_gpu_out(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
+                      base: Efficiency = DEFAULT_EFFICIENCY, grid: dict | None = None) -> pd.DataFrame:
+    """For each GPU: fit on the pairs without it, then grade the pairs with it, per family."""
+    def groups(ref, pairs):
+        for gpu in sorted(ref["gpu"].unique()):
+            yield gpu, [k for k, (i, j) in enumerate(pairs) if gpu in (ref.at[i, "gpu"], ref.at[j, "gpu"])]
+
+    return _leave_out(reference, catalogue, base, grid, groups)
+
+
+def leave_one_source_out(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
+                         base: Efficiency = DEFAULT_EFFICIENCY, grid: dict | None = None) -> pd.DataFrame:
+    """For each publication: fit on the others' pairs, grade its own (one harness's habits, its
+    framework version, batch sizes and data pipeline, never seen by the fit), per family."""
+    def groups(ref, pairs):
+        for source in sorted(ref["source"].unique()):
+            yield source, [k for k, (i, _) in enumerate(pairs) if ref.at[i, "source"] == source]
+
+    return _leave_out(reference, catalogue, base, grid, groups)
 
 
 def source_link(text) -> str | None:
