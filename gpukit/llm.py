@@ -952,6 +952,20 @@ def grading_statement() -> str:
     return "Graded (docs/llm-accuracy.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
 
 
+def save_for_report(verdicts: list[str], weights: str, context: int) -> str | None:
+    """Leave the seed pairs' LLM verdicts for the report's index (``$GPUKIT_RUN_DIR/summary-llm.json``)."""
+    from . import _atomic
+    from .results import RUN_DIR_ENV
+
+    folder = os.environ.get(RUN_DIR_ENV)
+    if not folder:
+        return None
+    path = Path(folder) / "summary-llm.json"
+    _atomic.write_text(path, json.dumps({"kind": "llm", "weights": weights, "context": context,
+                                         "verdicts": list(verdicts)}, indent=1))
+    return str(path)
+
+
 def summary_by_test(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`summarize` per test (decode, prefill) with whether each meets the target."""
     rows = []

@@ -59,7 +59,8 @@ SECTIONS = {"workshop": "Workshop: GPU trade-offs, step by step", "specs": "Spec
             "benchmark": "Benchmark: what the device here delivers", "cost_per_tflop": "Cost per TFLOP and per unit of work",
             "memory_fit": "Memory fit: which model at which batch fits where",
             "performance_model": "Performance model: predictions for every GPU, graded",
-            "tradeoffs": "Head to head", "fact_check": "Fact-check: what the articles got wrong"}
+            "tradeoffs": "Head to head", "fact_check": "Fact-check: what the articles got wrong",
+            "llm": "LLMs: which fit, how fast they generate, what a million tokens cost"}
 
 
 @dataclass
@@ -397,6 +398,12 @@ def run_summary(folder: Path) -> dict:
             out["pairs"].append(json.loads(path.read_text()))
         except (OSError, ValueError):
             continue
+    llm = folder / "summary-llm.json"
+    if llm.exists():
+        try:
+            out["llm"] = json.loads(llm.read_text())
+        except (OSError, ValueError):
+            pass
     return out
 
 
@@ -420,6 +427,11 @@ def _summary_html(run: Run) -> str:
         cost_first = sorted(verdicts, key=lambda v: v.get("kind") != "cost")
         items = "".join(f"<li><b>{_esc(v['topic'])}</b>: {_esc(v['verdict'])}</li>" for v in cost_first)
         parts.append(f"<h3>{_esc(pair['a'])} vs {_esc(pair['b'])}</h3><ul>{items}</ul>")
+    llm = s.get("llm")
+    if llm and llm.get("verdicts"):
+        items = "".join(f"<li>{_esc(v)}</li>" for v in llm["verdicts"])
+        parts.append(f"<h3>LLMs on these pairs ({_esc(llm.get('weights', ''))}, {_esc(llm.get('context', ''))} "
+                     f"tokens of context)</h3><ul>{items}</ul>")
     return "".join(parts)
 
 

@@ -172,3 +172,19 @@ def test_cost_notebook(tmp_path):
     page = (tmp_path / "ok" / "latest" / "03_cost_per_tflop.html").read_text()
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "no purchase price: NVIDIA sells the H100 NVL to system builders" in page and "RTX A5000" in page
+
+
+def test_llm_notebook(tmp_path):
+    report.render_report(out_dir=tmp_path, only=["08"], progress=None,
+                         parameters={"models": ["llama-3-8b", "llama-3-70b"], "gpus": ["A40", "V100", "RTX A4000"],
+                                     "decode_model": "llama-3-8b"})
+    nb = nbformat.read(tmp_path / "latest" / "08_llm.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 4  # two fit matrices, decode speed, grading
+    page = (tmp_path / "latest" / "08_llm.html").read_text()
+    for text in ("A40 vs V100 PCIe 16GB:", "only A40 holds llama-3-70b", "decode_tokens_per_s",
+                 "Graded (docs/llm-accuracy.md)"):
+        assert text in page
+    index = (tmp_path / "latest" / "index.html").read_text()
+    assert "LLMs on these pairs" in index and "only A40 holds llama-3-70b" in index

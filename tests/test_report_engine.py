@@ -448,3 +448,20 @@ def test_the_gpukit_kernel_is_registered_on_first_use(monkeypatch):
     monkeypatch.setattr(KernelSpecManager, "get_kernel_spec", lambda self, name: object())
     report.ensure_kernel()
     assert installed == ["gpukit"]  # registered once, not again
+
+
+def test_the_index_answers_the_seed_pairs_for_llms_when_the_llm_page_ran(tmp_path, monkeypatch):
+    from gpukit import llm
+    from gpukit.results import RUN_DIR_ENV
+
+    verdicts = ["A40 vs V100: only A40 holds llama-3-70b.", "RTX A4000 vs RTX A5000: <both> fit llama-3-8b."]
+    monkeypatch.delenv(RUN_DIR_ENV, raising=False)
+    assert llm.save_for_report(verdicts, "q4_k_m", 8192) is None  # outside a report run: nothing written
+    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path))
+    llm.save_for_report(verdicts, "q4_k_m", 8192)
+    summary = report.run_summary(tmp_path)
+    assert summary["llm"]["verdicts"] == verdicts
+    run = report.Run(run_id="r1", started="2026-11-30 00:00:00", device=DEVICE, summary=summary)
+    page = report.index_html(run)
+    assert "LLMs on these pairs (q4_k_m, 8192 tokens of context)" in page
+    assert "only A40 holds llama-3-70b." in page and "&lt;both&gt; fit" in page
