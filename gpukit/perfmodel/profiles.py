@@ -47,6 +47,7 @@ class Profile:
     throughput_unit: str
     ops: tuple[OpCost, ...]
     trainable_params: int = 0  # whose gradients several GPUs exchange every step
+    host_ops: int = 0  # layer operations a framework dispatches from the host each step (0: single kernels)
 
     @property
     def flops(self) -> float:
@@ -118,7 +119,7 @@ def _graph_profile(graph, name: str, batch: int, precision: str, mode: str, opti
                 ops.append(OpCost(op.name, op.kind, "update", 2.0 * op.trainable_params,
                                   float(op.trainable_params * per), False))
     return Profile(name, precision, batch, mode, batch * items_per_example, unit, tuple(ops),
-                   int(graph.trainable_params) if train else 0)
+                   int(graph.trainable_params) if train else 0, host_ops=len(ops))
 
 
 @functools.lru_cache(maxsize=16)

@@ -7,7 +7,8 @@ On a GPU each op of a :class:`~gpukit.perfmodel.profiles.Profile` takes the long
 * its memory time: bytes ÷ (memory bandwidth × the ``memory`` efficiency, or ``stream`` for a
   plain streaming kernel),
 
-plus ``launch_s`` per kernel; the step time is the sum over ops. Which unit runs an op is
+plus ``launch_s`` per kernel and, for a model's step, ``host_op_s`` per layer operation; the step
+time is the sum over ops. Which unit runs an op is
 :func:`gpukit.precision.math_unit`'s rule. An op is compute-bound where the first is longer;
 the workload is compute-bound when its compute-bound ops take most of the step.
 """
@@ -39,7 +40,12 @@ class Efficiency:
       than that minimum, so this is well under a streaming kernel's fraction;
     * ``stream``: fraction of the datasheet bandwidth a plain streaming kernel (the ``bandwidth``
       workload) reaches;
-    * ``launch_s``: launch and framework dispatch per kernel;
+    * ``launch_s``: launch per kernel;
+    * ``host_op_s``: host time per layer operation of a model's step (a layer's forward, its
+      backward, its update: the framework's dispatch and bookkeeping that the device waits for),
+      which single-kernel workloads do not pay. Read off the published measurements
+      (``docs/perfmodel-accuracy.md`` scans it: ResNet-50 and BERT pairs agree best near 100 µs);
+      on a fast GPU it is a large share of the step;
     * ``scale``: throughput multiplier for the software stack as a whole (1 by default; set by
       :func:`gpukit.perfmodel.calibrate` from a model measured on the attached GPU). It moves every GPU alike,
       so it changes absolute throughputs and never a speedup.
@@ -56,6 +62,7 @@ class Efficiency:
     memory: float = 0.3
     stream: float = 0.85
     launch_s: float = 5e-6
+    host_op_s: float = 100e-6
     scale: float = 1.0
     source: str = "defaults"
 
@@ -64,8 +71,9 @@ class Efficiency:
             v = getattr(self, name)
             if not (0 < v <= 1):
                 raise ParameterError(f"efficiency {name}={v!r} must be in (0, 1]")
-        if self.launch_s < 0:
-            raise ParameterError(f"launch_s={self.launch_s!r} must not be negative")
+        for name in ("launch_s", "host_op_s"):
+            if getattr(self, name) < 0:
+                raise ParameterError(f"{name}={getattr(self, name)!r} must not be negative")
         if not self.scale > 0:
             raise ParameterError(f"scale={self.scale!r} must be positive")
 
@@ -113,6 +121,7 @@ class Placed:
     bandwidth: float  # bytes/s
     items: float
     maths: tuple[str, ...]  # the maths the matmuls run at
+    host_ops: int = 0  # layer operations dispatched from the host per step
 
 
 def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
@@ -124,7 +133,7 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
                   np.array([0 if "tensor" in label else (1 if o.matmul else 2) for (label, _), o in zip(units, prof.ops)]),
                   np.array([o.kind == "Stream" for o in prof.ops]), sum(o.kernels for o in prof.ops),
                   float(gpu["memory_bandwidth_gbs"]) * 1e9, prof.items_per_step,
-                  tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})))
+                  tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})), prof.host_ops)
 
 
 def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
@@ -139,9 +148,14 @@ def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
 
 def step_time(placed: Placed, eff: Efficiency) -> float:
     """Seconds per step: each op takes the longer of its compute and memory time, plus a launch
-    cost per kernel, all divided by the stack's ``scale``."""
+    cost per kernel and the host's time per layer operation, all divided by the stack's ``scale``."""
     compute, memory = op_times(placed, eff)
-    return float((np.maximum(compute, memory).sum() + placed.kernels * eff.launch_s) / eff.scale)
+    return float((np.maximum(compute, memory).sum() + _fixed_s(placed, eff)) / eff.scale)
+
+
+def _fixed_s(placed: Placed, eff: Efficiency) -> float:
+    """Time a step spends that no roofline sees: kernel launches and the host's per-op work."""
+    return placed.kernels * eff.launch_s + placed.host_ops * eff.host_op_s
 
 
 def predict(prof: Profile, gpu: pd.Series | dict, efficiency: Efficiency = DEFAULT_EFFICIENCY) -> Prediction:
@@ -151,7 +165,7 @@ def predict(prof: Profile, gpu: pd.Series | dict, efficiency: Efficiency = DEFAU
     bound_by_compute = compute >= memory
     compute_bound = float(compute[bound_by_compute].sum())
     memory_bound = float(memory[~bound_by_compute].sum())
-    launch = placed.kernels * efficiency.launch_s
+    launch = _fixed_s(placed, efficiency)
     step = step_time(placed, efficiency)
     share = compute_bound / (compute_bound + memory_bound) if compute_bound + memory_bound else 0.0
     if prof.throughput_unit == "GB/s":
