@@ -25,7 +25,9 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from gpukit import _atomic, bench, device, results, workloads
+from gpukit import bench, device, results, workloads
+
+from _report import publish
 
 SIZES = (1024, 2048, 3072)
 BLOCKS = 11  # timed blocks per reference; the median and the range are reported
@@ -185,10 +187,7 @@ def main(argv=None) -> int:
         "",
     ]
     text = "\n".join(lines)
-    print(text)
-    if args.write:
-        _atomic.write_text(args.write, text)
-        print(f"written to {args.write}", file=sys.stderr)
+    publish(text, args.write)
     return 0
 
 

@@ -15,7 +15,9 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from gpukit import _atomic, llm, specs
+from gpukit import llm, specs
+
+from _report import publish
 
 
 def _rows(frame) -> list[str]:
@@ -137,11 +139,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-measure", action="store_true", help="skip measuring the benchmark decoder's memory")
     args = parser.parse_args(argv)
     text = markdown(not args.no_measure)
-    if args.write:
-        _atomic.write_text(args.write, text)
-        print(f"written to {args.write}", file=sys.stderr)
-    else:
-        print(text)
+    publish(text, args.write)
     return 0
 
 

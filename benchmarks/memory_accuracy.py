@@ -29,6 +29,8 @@ from pathlib import Path
 
 from gpukit import _atomic, device, memory, zoo
 
+from _report import publish
+
 #: keras.applications families with an input size each accepts, kept small for a CPU.
 CNNS = {"ResNet50": (96, 96, 3), "MobileNetV2": (96, 96, 3), "EfficientNetB0": (96, 96, 3),
         "DenseNet121": (96, 96, 3), "VGG16": (64, 64, 3), "InceptionV3": (96, 96, 3)}
@@ -299,9 +301,7 @@ def main(argv=None) -> int:
     if args.raw:
         _atomic.write_text(args.raw, json.dumps({"repeats": args.repeats, "rows": rows}, indent=1))
     text = markdown(rows)
-    print(text)
-    if args.write:
-        _atomic.write_text(args.write, text)
+    publish(text, args.write)
     if args.bands:
         info = device.describe_attached()
         _atomic.write_text(args.bands, bands_csv(rows, f"{datetime.now(timezone.utc):%Y-%m-%d}",

@@ -18,7 +18,9 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from gpukit import _atomic, perfmodel, specs
+from gpukit import perfmodel, specs
+
+from _report import publish
 
 
 def _pct(v: float) -> str:
@@ -125,7 +127,7 @@ def markdown() -> str:
     out += ["", "### The host's time per layer operation", "",
             "A framework dispatches every layer's forward, backward and update from the host; the device waits "
             "for what it cannot overlap, and on a fast GPU that is a large share of the step. The model adds "
-            f"`host_op_s` per layer operation (single-kernel benchmarks pay only a launch). The grading with "
+            "`host_op_s` per layer operation (single-kernel benchmarks pay only a launch). The grading with "
             "it scanned (every other factor at its default):", "",
             "| host time per layer op | " + " | ".join(f"{f}: within ±15 %" for f in fams["family"]) + " |",
             "|---|" + "---:|" * len(fams)]
@@ -193,11 +195,7 @@ def main(argv=None) -> int:
     parser.add_argument("--write", metavar="FILE", help="write the Markdown here (default: print it)")
     args = parser.parse_args(argv)
     text = markdown()
-    if args.write:
-        _atomic.write_text(args.write, text)
-        print(f"written to {args.write}", file=sys.stderr)
-    else:
-        print(text)
+    publish(text, args.write)
     return 0
 
 

@@ -23,7 +23,9 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpukit import _atomic, device, memory, zoo
+from gpukit import device, memory, zoo
+
+from _report import publish
 
 HIDDEN = (128, 256, 512)
 BATCHES = (2, 8, 32)
@@ -113,9 +115,7 @@ def main(argv=None) -> int:
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
     args = parser.parse_args(argv)
     text = markdown(run(args.hidden, args.batches, args.repeats, args.optimizer), args.optimizer)
-    print(text)
-    if args.write:
-        _atomic.write_text(args.write, text)
+    publish(text, args.write)
     return 0
 
 

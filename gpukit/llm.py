@@ -129,11 +129,6 @@ LAYER_HOP_S = 250e-6
 #: leaves SMs idle (wave quantisation), which at a prompt chunk's 512 columns costs a large GPU
 #: a share of its peak that a smaller one does not lose.
 GEMM_TILE = (128, 128)
-#: FP32 lanes per streaming multiprocessor by compute capability (CUDA C++ Programming Guide,
-#: "Throughput of Native Arithmetic Instructions": 32-bit floating-point add and multiply results
-#: per clock cycle per multiprocessor), to count a GPU's SMs from its CUDA cores.
-FP32_LANES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128,
-                     "10.0": 128, "12.0": 128}
 #: Bytes per second one SM streams through a matrix-vector product (a decode step's kernels): by
 #: Little's law, the loads it keeps in flight over the memory latency. A GPU whose datasheet
 #: bandwidth exceeds SMs x this cannot reach it at batch 1 (the HBM data-centre cards). The one
@@ -231,33 +226,38 @@ def _model_from_record(r: dict) -> LLM:
                source_read=r["source_read"])
 
 
-def load_models(path: str | os.PathLike | None = None, today: date | None = None) -> dict[str, LLM]:
-    """The shipped architectures (or ``path``), validated: every row sourced and dated."""
-    if path is None and today is None:
-        return dict(_shipped_models())
-    return _load_models(Path(path) if path else MODELS_PATH, today)
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped_models() -> dict[str, LLM]:
-    return _load_models(MODELS_PATH, None)
-
-
-def _load_models(p: Path, today: date | None) -> dict[str, LLM]:
-    parsed, problems = parse_rows(p, MODEL_SCHEMA, today or date.today(), "model")
-    out: dict[str, LLM] = {}
+def _load_keyed(path: Path, schema: tuple[Field, ...], key_field: str, what: str, build,
+                today: date | None = None) -> dict:
+    """A data file as ``{key: build(row)}``, every problem named by file, line and column: a
+    key that repeats, a row ``build`` refuses (:class:`gpukit.errors.ParameterError`)."""
+    parsed, problems = parse_rows(path, schema, today or date.today(), what)
+    out: dict = {}
     for line, r in parsed:
-        key = r["name"].strip().lower()
+        key = r[key_field].strip().lower()
         if key in out:
-            problems.append(Problem(p, line, "name", f"{key!r} appears twice; keep one row per model", key))
+            problems.append(Problem(path, line, key_field, f"{key!r} appears twice; keep one row per {what}", key))
             continue
         try:
-            out[key] = _model_from_record(r)
+            out[key] = build(key, r)
         except ParameterError as exc:
-            problems.append(Problem(p, line, None, str(exc), key))
+            problems.append(Problem(path, line, None, str(exc), key))
     if problems:
         raise DataError(problems)
     return out
+
+
+def load_models(path: str | os.PathLike | None = None, today: date | None = None) -> dict[str, LLM]:
+    """The shipped architectures (or ``path``), validated: every row sourced and dated."""
+    if path is None and today is None:
+        return dict(_shipped("models"))
+    return _load_keyed(Path(path) if path else MODELS_PATH, MODEL_SCHEMA, "name", "model",
+                       lambda _, r: _model_from_record(r), today)
+
+
+@functools.lru_cache(maxsize=2)
+def _shipped(table: str) -> dict:
+    """The shipped models or weights formats, read once per process."""
+    return load_models(MODELS_PATH, date.today()) if table == "models" else load_weights(WEIGHTS_PATH, date.today())
 
 
 def models_frame(path: str | os.PathLike | None = None) -> pd.DataFrame:
@@ -272,8 +272,9 @@ def models_frame(path: str | os.PathLike | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: The fields a user's architecture file gives (the rest default).
-FILE_FIELDS = ("name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab")
+#: The fields a user's architecture file must give (``name`` defaults to the file's, ``head_dim``
+#: to hidden / heads, the rest as :class:`LLM` has them).
+FILE_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 
 
 def load_model_file(path: str | os.PathLike) -> LLM:
@@ -300,9 +301,7 @@ def load_model_file(path: str | os.PathLike) -> LLM:
     unknown = sorted(set(data) - known)
     if unknown:
         raise ParameterError(f"{p}: unknown field(s) {', '.join(unknown)}; use {', '.join(sorted(known))}")
-    missing = [f for f in FILE_FIELDS if f not in data and not (f == "name")]
-    if "head_dim" in missing:
-        missing.remove("head_dim")
+    missing = [f for f in FILE_FIELDS if f not in data]
     if missing:
         raise ParameterError(f"{p}: missing field(s) {', '.join(missing)}")
     data = dict(data)
@@ -342,27 +341,10 @@ class Weights:
 def load_weights(path: str | os.PathLike | None = None, today: date | None = None) -> dict[str, Weights]:
     """The weights formats (or ``path``), validated: bits per weight, each with its source."""
     if path is None and today is None:
-        return dict(_shipped_weights())
-    return _load_weights(Path(path) if path else WEIGHTS_PATH, today)
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped_weights() -> dict[str, Weights]:
-    return _load_weights(WEIGHTS_PATH, None)
-
-
-def _load_weights(p: Path, today: date | None) -> dict[str, Weights]:
-    parsed, problems = parse_rows(p, WEIGHTS_SCHEMA, today or date.today(), "weights format")
-    out = {}
-    for line, r in parsed:
-        key = r["weights"].strip().lower()
-        if key in out:
-            problems.append(Problem(p, line, "weights", f"{key!r} appears twice; keep one row", key))
-            continue
-        out[key] = Weights(key, r["bits_per_weight"], r["dequantized"] == "true", r["basis"], r["source_url"])
-    if problems:
-        raise DataError(problems)
-    return out
+        return dict(_shipped("weights"))
+    return _load_keyed(Path(path) if path else WEIGHTS_PATH, WEIGHTS_SCHEMA, "weights", "weights format",
+                       lambda key, r: Weights(key, r["bits_per_weight"], r["dequantized"] == "true", r["basis"],
+                                              r["source_url"]), today)
 
 
 def weights_format(name: str, table: dict[str, Weights] | None = None) -> Weights:
@@ -418,18 +400,22 @@ def inference_memory(model: LLM, weights: str = "f16", context: int = 4096, batc
             "reserve_bytes": reserve, "total_bytes": total}
 
 
-def activation_bytes(model: LLM, tokens: int, checkpointing: bool = False, flash_attention: bool = True,
-                     bytes_per_element: int = 2) -> float:
-    """Bytes the backward pass keeps for ``tokens`` tokens (batch x sequence) of 16-bit training.
+def activation_bytes(model: LLM, batch: int, seq_len: int, checkpointing: bool = False,
+                     flash_attention: bool = True, bytes_per_element: int = 2) -> float:
+    """Bytes the backward pass keeps for ``batch`` sequences of ``seq_len`` tokens of 16-bit training.
 
     Per layer and token a LLaMA-shaped block keeps: the attention norm's input and output, Q, K
-    and V, the attention output (flash attention keeps no scores; without it the probabilities,
-    heads x sequence per token, are kept as well), the FFN norm's input and output, and the gated
-    FFN's gate, up, activated gate and product (ffn each, times the experts a token uses). With
-    checkpointing only each layer's input is kept, and one layer's full set while it is recomputed.
+    and V, the attention output (flash attention keeps no scores; without it the scores and the
+    probabilities, heads x sequence each per token, are kept as well), the FFN norm's input and
+    output, and the gated FFN's gate, up, activated gate and product (ffn each, times the experts
+    a token uses). With checkpointing only each layer's input is kept, and one layer's full set
+    while it is recomputed.
     """
     per_layer = (4 * model.hidden + 2 * model.q_dim + 2 * model.kv_dim
                  + 4 * model.ffn * model.experts_per_token)
+    if not flash_attention:
+        per_layer += 2 * model.heads * seq_len
+    tokens = batch * seq_len
     full = per_layer * tokens * bytes_per_element
     if checkpointing:
         return model.layers * model.hidden * tokens * bytes_per_element + full
@@ -458,10 +444,7 @@ def finetune_memory(model: LLM, mode: str = "lora", seq_len: int = 2048, batch: 
         trainable = lora_params(model, lora_rank, lora_targets)
     state = trainable * ADAM_MIXED_BYTES
     tokens = batch * seq_len
-    act = activation_bytes(model, tokens, checkpointing, flash_attention)
-    if not flash_attention:
-        per = model.heads * seq_len * tokens * 2 * 2  # scores and probabilities, 16-bit
-        act += per if checkpointing else model.layers * per
+    act = activation_bytes(model, batch, seq_len, checkpointing, flash_attention)
     logits = tokens * model.vocab * (2 + 4 + 4)  # 16-bit logits, their float32 copy for the loss, its gradient
     total = weights + state + act + logits + reserve
     return {"weights_bytes": weights, "trainable_params": trainable, "optimizer_state_bytes": state,
@@ -489,31 +472,13 @@ def _gpu_row(gpu, catalogue: pd.DataFrame | None):
     return cat[cat["gpu"] == name].iloc[0]
 
 
-def _compute_precision(w: Weights, weights: str) -> str:
+def _compute_precision(weights: str) -> str:
+    """The math a format's matrix multiplies run at (quantised formats are unpacked to FP16)."""
     key = weights.strip().lower()
     return {"bf16": "bf16", "f32": "float32"}.get(key, "fp16")
 
 
 SPLITS = ("tensor", "layer")
-
-
-def sm_count(row) -> int:
-    """Streaming multiprocessors of a catalogue GPU: CUDA cores over FP32 lanes per SM."""
-    lanes = FP32_LANES_PER_SM.get(str(row["compute_capability"]))
-    if not lanes:
-        raise ParameterError(f"{row['gpu']}: compute capability {row['compute_capability']} has no FP32 lane "
-                             "count in gpukit.llm.FP32_LANES_PER_SM; add it")
-    return int(round(float(row["cuda_cores"]) / lanes))
-
-
-def fp16_accumulate_tflops(row) -> float | None:
-    """Dense FP16 tensor TFLOPS with FP16 accumulation. The catalogue records FP32 accumulation;
-    GeForce cards run that at half their FP16-accumulate rate (the GA102, Ada and RTX Blackwell
-    whitepapers' appendix tables, quoted in the catalogue's notes), every other card at the same."""
-    base = row.get("fp16_tensor_tflops")
-    if base is None or base != base:
-        return None
-    return float(base) * (2 if str(row.get("segment")) == "consumer" else 1)
 
 
 def wave_utilization(rows: int, cols: int, sms: int, tile: tuple[int, int] = GEMM_TILE) -> float:
@@ -551,12 +516,12 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     eff = DEFAULT_EFFICIENCY if efficiency is None else efficiency
     row = _gpu_row(gpu, catalogue)
     w = weights_format(weights)
-    math_label, peak_tflops = prec.math_unit(row, _compute_precision(w, weights), True)
+    math_label, peak_tflops = prec.math_unit(row, _compute_precision(weights), True)
     if ENGINES[engine]["accumulate"] == "fp16" and math_label.startswith("FP16"):
-        peak_tflops = fp16_accumulate_tflops(row) or peak_tflops
+        peak_tflops = prec.fp16_accumulate_tflops(row) or peak_tflops
     peak = peak_tflops * 1e12 * eff.tensor
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
-    bandwidth = min(float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream, sm_count(row) * GEMV_BYTES_PER_SM_S)
+    bandwidth = min(float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream, specs.sm_count(row) * GEMV_BYTES_PER_SM_S)
     n = _check_positive("gpus", gpus)
     active = model.active_params()
     attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
@@ -575,7 +540,7 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     chunk = min(PROMPT_CHUNK, prompt)
     stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream
     unpack_s = active * (w.bits_per_weight / 8 + 2) / stream if w.dequantized else 0.0
-    sms = sm_count(row)
+    sms = specs.sm_count(row)
     layer_s = sum(2 * o * i * chunk / (peak * wave_utilization(o, chunk, sms)) for o, i in _layer_gemms(model))
     head_s = 2 * model.vocab * model.hidden * chunk / (peak * wave_utilization(model.vocab, chunk, sms))
     matmul_s = model.layers * layer_s + head_s + chunk * attention_flops * prompt / 2 / peak
@@ -591,7 +556,7 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     comm_s = 0.0
     link_name = ""
     if n > 1:
-        kind = default_link(row, n) if link is None else link
+        kind = default_link(row) if link is None else link
         link_name, _ = interconnect(row, n, kind)
         # tensor parallel: two all-reduces of the hidden state per layer; layer split: one hop per GPU boundary
         if split == "tensor":

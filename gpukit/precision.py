@@ -178,3 +178,13 @@ def device_math(precision: str, kind: str, compute_capability: str | None = None
     where = f"this {kind.upper()}" + (f" (compute capability {compute_capability})" if compute_capability else "")
     has_bf16 = ampere or kind != "gpu"  # CPUs run bfloat16 in software or with AVX-512/AMX
     return math_of(precision, ampere, has_bf16, where)
+
+
+def fp16_accumulate_tflops(row) -> float | None:
+    """Dense FP16 tensor TFLOPS with FP16 accumulation. The catalogue records FP32 accumulation;
+    GeForce cards run that at half their FP16-accumulate rate (the GA102, Ada and RTX Blackwell
+    whitepapers' appendix tables, quoted in the catalogue's notes), every other card at the same."""
+    base = row.get("fp16_tensor_tflops")
+    if base is None or base != base:
+        return None
+    return float(base) * (2 if str(row.get("segment")) == "consumer" else 1)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._csv import Field, parse_rows, to_frame
-from .errors import DataError, GpukitError, Problem, UnknownGPUError
+from .errors import DataError, GpukitError, ParameterError, Problem, UnknownGPUError
 from .resources import DATA_DIR
 
 CATALOGUE_PATH = DATA_DIR / "gpus.csv"
@@ -396,3 +396,19 @@ def resolve_rows(path: Path, rows: list[tuple[int, dict]], catalogue, key, probl
         seen[k] = line
         kept.append(row)
     return kept
+
+
+#: FP32 lanes per streaming multiprocessor by compute capability (CUDA C++ Programming Guide,
+#: "Throughput of Native Arithmetic Instructions": 32-bit floating-point add and multiply results
+#: per clock cycle per multiprocessor), to count a GPU's SMs from its CUDA cores.
+FP32_LANES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128,
+                     "10.0": 128, "12.0": 128}
+
+
+def sm_count(row) -> int:
+    """Streaming multiprocessors of a catalogue GPU: CUDA cores over FP32 lanes per SM."""
+    lanes = FP32_LANES_PER_SM.get(str(row["compute_capability"]))
+    if not lanes:
+        raise ParameterError(f"{row['gpu']}: compute capability {row['compute_capability']} has no FP32 lane "
+                             "count in gpukit.specs.FP32_LANES_PER_SM; add it")
+    return int(round(float(row["cuda_cores"]) / lanes))

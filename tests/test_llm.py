@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from gpukit import llm, precision as prec
+from gpukit import llm, precision as prec, specs
 from gpukit.errors import DataError, ParameterError
 
 #: A small grouped-query, gated-FFN decoder to count by hand.
@@ -101,7 +101,7 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
     peak = row["fp16_tensor_tflops"] * 1e12 * eff.tensor  # a professional card: FP16 accumulate at the same rate
     # prefill: 512-token chunks; each matrix in waves of 128 x 128 tiles over the A40's 84 SMs
     sms = row["cuda_cores"] / 128
-    assert llm.sm_count(row) == sms == 84
+    assert specs.sm_count(row) == sms == 84
     chunk = 512
     util = {o: llm.wave_utilization(o, chunk, 84) for o in (m.q_dim, m.kv_dim, m.hidden, m.ffn, m.vocab)}
     assert util[4096] == pytest.approx(128 / 168)  # 32 x 4 tiles: two waves of 84
@@ -265,7 +265,7 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue):
 
     m = llm.resolve_model("llama-3-8b")
     a100 = catalogue[catalogue["gpu"] == "A100 PCIe 80GB"].iloc[0]
-    assert llm.sm_count(a100) == 108  # 6912 CUDA cores, 64 FP32 lanes per SM at compute capability 8.0
+    assert specs.sm_count(a100) == 108  # 6912 CUDA cores, 64 FP32 lanes per SM at compute capability 8.0
     s = llm.speeds(m, a100, "f16", context=64)
     capped = 108 * llm.GEMV_BYTES_PER_SM_S
     assert capped < a100["memory_bandwidth_gbs"] * 1e9 * eff.stream
@@ -274,8 +274,8 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue):
     assert s["decode_step_s"] == pytest.approx(weights / capped + fixed)
     # GeForce runs FP16 accumulation at twice its FP32-accumulate rate; llama.cpp's prompts use it
     rtx = catalogue[catalogue["gpu"] == "GeForce RTX 4090"].iloc[0]
-    assert llm.fp16_accumulate_tflops(rtx) == 2 * rtx["fp16_tensor_tflops"]
-    assert llm.fp16_accumulate_tflops(a100) == a100["fp16_tensor_tflops"]
+    assert prec.fp16_accumulate_tflops(rtx) == 2 * rtx["fp16_tensor_tflops"]
+    assert prec.fp16_accumulate_tflops(a100) == a100["fp16_tensor_tflops"]
     fast = llm.speeds(m, rtx, "f16", prompt=512, engine="llama.cpp")["prefill_tokens_per_s"]
     slow = llm.speeds(m, rtx, "f16", prompt=512, engine="vllm")["prefill_tokens_per_s"]
     assert fast > 1.5 * slow

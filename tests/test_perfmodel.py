@@ -350,6 +350,8 @@ def test_predict_says_what_was_graded_and_what_was_not(capsys):
     assert "outside what was graded: L4" in out and "A40" not in out.split("outside what was graded:")[1].split("\n")[0]
     assert pm.graded_workloads() == {"resnet50", "bert-base-squad", "bert-large-squad"}
     assert pm.family("bert-large-squad") == "transformer" and pm.family("ResNet50") == "CNN"
+    # a single kernel is its own family, never graded (a head-to-head on matmul must not quote the CNN error)
+    assert pm.family("matmul") == "synthetic" and pm.accuracy_text("synthetic").startswith("not graded")
 
 
 def test_squad_fine_tuning_is_bert_with_a_span_head():

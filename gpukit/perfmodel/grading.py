@@ -66,21 +66,25 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
     return to_frame(records, REFERENCE_SCHEMA)
 
 
+#: The benchmark's single-kernel workloads: no publication measures them the same way.
+SYNTHETIC = ("matmul", "conv", "bandwidth")
+
+
 def family(workload: str) -> str:
-    """The workload family a prediction is graded in: ``CNN`` or ``transformer``."""
+    """The workload family a prediction is graded in: ``CNN``, ``transformer``, or ``synthetic``
+    for a single kernel (never graded)."""
     from ..models import transformer_task
 
     key = str(workload).strip().lower()
+    if key in SYNTHETIC:
+        return "synthetic"
     return "transformer" if key == "transformer" or transformer_task(key) else "CNN"
 
 
 def graded_workloads(path: str | os.PathLike | None = None) -> set[str]:
     """Workloads with published single-GPU measurements to grade predictions against."""
-    import csv
-
-    with open(Path(path) if path else REFERENCE_PATH, newline="") as f:
-        return {row["workload"].strip().lower() for row in csv.DictReader(f)
-                if (row.get("gpus") or "1").strip() == "1"}
+    ref = _reference_cached(str(Path(path) if path else REFERENCE_PATH))
+    return {str(w).lower() for w in ref.loc[ref["gpus"].fillna(1).astype(int) == 1, "workload"]}
 
 
 def graded_gpus(family_name: str, path: str | os.PathLike | None = None) -> set[str]:
@@ -98,11 +102,6 @@ def graded_gpus(family_name: str, path: str | os.PathLike | None = None) -> set[
 @functools.lru_cache(maxsize=4)
 def _reference_cached(path: str) -> pd.DataFrame:
     return load_reference(path)
-
-
-def graded_families(path: str | os.PathLike | None = None) -> set[str]:
-    """Workload families (:func:`family`) with published measurements."""
-    return {family(w) for w in graded_workloads(path)}
 
 
 def _profile_of(r) -> Profile:
@@ -368,8 +367,6 @@ def scaling_validation(reference: pd.DataFrame | None = None, efficiency: Effici
     return pd.DataFrame(rows)
 
 
-SYNTHETIC = ("matmul", "conv", "bandwidth")
-
 
 @functools.lru_cache(maxsize=4)
 def default_validation(family_name: str | None = None) -> pd.DataFrame:
@@ -409,6 +406,8 @@ def family_accuracy(family_name: str) -> dict:
 def accuracy_text(family_name: str) -> str:
     """One phrase of a family's measured accuracy, for tables and verdicts: "±15 % in 120 of 146
     published speedups, median error 7.7 %", or "not graded"."""
+    if family_name == "synthetic":
+        return "not graded (a single kernel; no publication measures it the same way)"
     a = family_accuracy(family_name)
     if not a["pairs"]:
         return "not graded (no published measurement)"

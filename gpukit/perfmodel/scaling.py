@@ -43,8 +43,8 @@ BUCKET_BYTES = 25 * 2**20
 OVERLAPS = ("backward", "none")
 
 
-def default_link(gpu: pd.Series | dict, n: int) -> str:
-    """The link ``n`` of these GPUs have without accessories: NVLink on SXM boards, none between
+def default_link(gpu: pd.Series | dict) -> str:
+    """The link GPUs of this kind have without accessories: NVLink on SXM boards, none between
     GeForce cards (no peer-to-peer), PCIe peer-to-peer otherwise."""
     if float(gpu.get("nvlink_gbs") or 0) > 0 and str(gpu.get("form_factor", "")).startswith("SXM"):
         return "nvlink"
@@ -60,7 +60,7 @@ def interconnect(gpu: pd.Series | dict, n: int, link: str | None = None) -> tupl
     The catalogue's NVLink figure is the bidirectional total, so half of it flows each way; a
     bridge joins two PCIe cards only. Through host memory each byte crosses PCIe twice.
     """
-    kind = default_link(gpu, n) if link is None else str(link).lower()
+    kind = default_link(gpu) if link is None else str(link).lower()
     if kind not in LINKS:
         raise ParameterError(f"link {link!r}: use one of {', '.join(LINKS)}")
     gen = int(gpu.get("pcie_gen") or 3)
