@@ -161,6 +161,14 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
     table = perfmodel.predict_table("resnet50", "mixed_float16", 256, "train", ["RTX A5000", "RTX A4000"])
     assert f"{perfmodel.speedup(table, 'RTX A5000', 'RTX A4000'):.2f}×" in text
     assert "Published (lambda-2021, RTX A5000 vs RTX A4000" in text
+    # the LLM question: the verdicts computed for the seed pairs, and how right the speeds are
+    from gpukit import llm
+
+    llm_text = workshop.answer("q6", True).text
+    _, verdicts = llm.pair_answers([("A40", "V100"), ("RTX A5000", "RTX A4000")],
+                                   ["llama-3-8b", "mistral-7b", "qwen2.5-14b", "llama-3-70b"], "q4_k_m", 8192, 1)
+    assert all(v in llm_text for v in verdicts) and llm.grading_statement() in llm_text
+    assert workshop.answer("q6", False).text == workshop.HIDDEN
     with pytest.raises(KeyError):
         workshop.answer("q9", True)
 

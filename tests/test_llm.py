@@ -302,3 +302,31 @@ def test_the_seed_pairs_answered_for_llms():
     v = rows.loc[("llama-3-8b", "V100 PCIe 16GB"), "decode_tokens_per_s"]
     faster, k = ("V100 PCIe 16GB", v / a) if v > a else ("A40", a / v)
     assert f"{faster} generates {k:.2f}-{k:.2f}x as fast" in verdicts[0]
+
+
+def test_tensor_parallel_decode_by_hand(catalogue):
+    """Split by tensor over two A100 SXM4 (NVLink): each card reads half the weights and cache per
+    step, and every layer all-reduces the hidden state twice over the link."""
+    m = llm.resolve_model("llama-3-8b")
+    a100 = catalogue[catalogue["gpu"] == "A100 SXM4 80GB"].iloc[0]
+    one = llm.speeds(m, a100, "f16", context=1024, engine="vllm")
+    two = llm.speeds(m, a100, "f16", context=1024, gpus=2, engine="vllm")
+    fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
+    assert two["link"] == "NVLink"
+    memory_one = one["decode_step_s"] - fixed
+    allreduce = 2 * m.layers * llm.ALLREDUCE_LATENCY_S["nvlink"]
+    assert two["decode_step_s"] == pytest.approx(memory_one / 2 + fixed + allreduce)
+
+
+def test_llm_grading_takes_each_sources_own_ratio():
+    ref = llm.load_reference()
+    table = llm.validation_table()
+    r = table.iloc[0]
+    rows = ref[(ref["source"] == r["source"]) & (ref["model"] == r["model"]) & (ref["weights"] == r["weights"])
+               & (ref["test"] == r["test"]) & (ref["tokens"] == r["tokens"])]
+    a = rows[(rows["gpu"] == r["gpu_a"]) & (rows["gpus"] == r["gpus_a"])]["throughput_tokens_s"].iloc[0]
+    b = rows[(rows["gpu"] == r["gpu_b"]) & (rows["gpus"] == r["gpus_b"])]["throughput_tokens_s"].iloc[0]
+    assert r["published_speedup"] == pytest.approx(a / b) and r["published_speedup"] >= 1
+    s = llm.summary_by_test(table).set_index("test")
+    assert s["pairs"].sum() == len(table)
+    assert s["within_tolerance"].sum() == int(table["within_tolerance"].sum())
