@@ -468,7 +468,14 @@ def decoder_step(tf, params: dict, dtype: str):
             x = block(x, w, i, span, position)
         return tf.cast(norm(x[:, -1]) @ out_head, tf.float32)
 
-    return (lambda: run(prompt_ids, prompt, None)), (lambda: run(next_ids, 1, context - 1)), caches
+    # named functions, not lambdas: AutoGraph reads a function's source to compile it
+    def prefill():
+        return run(prompt_ids, prompt, None)
+
+    def decode():
+        return run(next_ids, 1, context - 1)
+
+    return prefill, decode, caches
 
 
 def _build_decoder(config: Config, math_mode: str) -> Built:

@@ -330,3 +330,23 @@ def test_llm_grading_takes_each_sources_own_ratio():
     s = llm.summary_by_test(table).set_index("test")
     assert s["pairs"].sum() == len(table)
     assert s["within_tolerance"].sum() == int(table["within_tolerance"].sum())
+
+
+@pytest.mark.tensorflow
+def test_the_decoder_workload_compiles_without_log_noise(capfd):
+    """Both steps compile as tf.functions with AutoGraph and run quietly (a report shows stdout)."""
+    import tensorflow as tf
+
+    from gpukit import workloads as wl
+
+    tf.autograph.set_verbosity(0, alsologtostdout=True)  # as in a notebook kernel, warnings reach stdout
+    info = wl.DeviceInfo("cpu")
+    for phase in ("prefill", "decode"):
+        config = wl.Config("decoder", "fp32", {"phase": phase, **wl.sizes("cpu", True)["decoder"], "layers": 1})
+        with wl.precision_scope(config, info) as math:
+            built = wl.build(config, math)
+            out = built.step()
+        assert tuple(out.shape) == (config.params["batch"], config.params["vocab"])
+    tf.autograph.set_verbosity(0, alsologtostdout=False)
+    captured = capfd.readouterr()
+    assert "AutoGraph could not transform" not in captured.out + captured.err

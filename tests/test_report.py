@@ -127,13 +127,16 @@ def test_benchmark_notebook_saves_results_into_the_run(tmp_path):
     from gpukit import results
 
     run = report.render_report(out_dir=tmp_path, only=["02"], progress=None,
-                               parameters={"workloads": ["bandwidth"], "time_budget_s": 1.0})
+                               parameters={"workloads": ["bandwidth", "decoder"], "time_budget_s": 1.0})
     folder = tmp_path / "latest"
     doc = results.load(folder / results.RESULTS_NAME)
-    assert [r.workload for r in doc.records] == ["bandwidth", "bandwidth"]
+    assert [r.workload for r in doc.records] == ["bandwidth", "bandwidth", "decoder", "decoder"]
+    assert [r.params["phase"] for r in doc.records[2:]] == ["prefill", "decode"] and all(r.ok for r in doc.records)
     nb = nbformat.read(folder / "02_benchmark.ipynb", as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"]
+    # no log lines in what the page shows (TensorFlow's AutoGraph prints its warnings to stdout)
+    assert not [o for o in outputs if o.output_type == "stream" and "WARNING" in o.text]
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 2
     page = (folder / "02_benchmark.html").read_text()
     assert "bandwidth scale 128 MiB" in page and ".partial" not in page
