@@ -160,7 +160,7 @@ def achieved_figure(results: Results) -> Figure:
                 if frac == frac and frac is not None:
                     ax.annotate(f"{frac:.0%}", (value, name), xytext=(4, 0), textcoords="offset points",
                                 va="center", fontsize=8)
-        ax.legend(handles=handles, loc="best", fontsize="small")
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, fontsize="small")
         ax.invert_yaxis()
         ax.set_xlabel(f"achieved {unit}")
     peak_note = ("share of the datasheet peak annotated" if device.catalogue_gpu
