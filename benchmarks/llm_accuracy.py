@@ -50,7 +50,10 @@ def markdown(measure: bool = True) -> str:
         f"decode step, {llm.DEQUANT_OPS} CUDA-core operations to unpack a quantised weight, prompts in chunks of "
         f"{llm.PROMPT_CHUNK} tokens in passes of {llm.PROMPT_BATCH} (llama.cpp's defaults), llama.cpp's FP16 "
         "accumulation in prefill (GeForce cards at their FP16-accumulate rate), matrix multiplies in waves of "
-        f"{llm.GEMM_TILE[0]} x {llm.GEMM_TILE[1]} tiles over the GPU's SMs; the roofline's tensor, CUDA-core and "
+        f"{llm.GEMM_TILE[0]} x {llm.GEMM_TILE[1]} tiles over the GPU's SMs, the prompt's memory traffic between "
+        f"the matrix multiplies (llama.cpp's float32 activations, their conversions to FP16 and back, and "
+        f"{llm.SCORE_BYTES} bytes per attention score without flash attention, read in its source at the "
+        "benchmarked build); the roofline's tensor, CUDA-core and "
         "streaming efficiencies (`gpukit.perfmodel.DEFAULT_EFFICIENCY`, fitted to training benchmarks, not to "
         "these). Two constants were read off these measurements: "
         f"{llm.GEMV_BYTES_PER_SM_S / 1e9:g} GB/s per SM that a matrix-vector product streams (Little's law: the "
@@ -97,6 +100,7 @@ def markdown(measure: bool = True) -> str:
         rows = single["gpu"] == gpu
         out.append(f"| {gpu} | {cat.loc[gpu, 'memory_type']} | {int(rows.sum())} | {with_cap[rows].median():.2f} | "
                    f"{without[rows].median():.2f} |")
+    out += prefill_ratio_section(ref, cat)
     key = table[(table["gpu_a"].isin(["A40", "RTX A5000", "RTX A4000"]) | table["gpu_b"].isin(
         ["A40", "RTX A5000", "RTX A4000"])) & (table["gpus_a"] == 1) & (table["gpus_b"] == 1)] if len(table) else table
     if len(key):
@@ -105,6 +109,38 @@ def markdown(measure: bool = True) -> str:
         out += decoder_memory_section()
     out += ["", f"Total time: {time.perf_counter() - t0:.1f} s.", ""]
     return "\n".join(out)
+
+
+def prefill_ratio_section(ref, cat) -> list[str]:
+    """Single-GPU prompt processing, published over predicted per GPU at the shortest and longest
+    prompt, with and without the memory traffic between the matrix multiplies."""
+    single = ref[(ref["gpus"] == 1) & (ref["test"] == "pp")]
+    if single.empty:
+        return []
+    with_traffic = single["throughput_tokens_s"] / llm.predict_reference(single)
+    saved = llm.prefill_traffic_bytes
+    try:
+        llm.prefill_traffic_bytes = lambda *args, **kwargs: 0.0
+        without = single["throughput_tokens_s"] / llm.predict_reference(single)
+    finally:
+        llm.prefill_traffic_bytes = saved
+    short, long = single["tokens"].min(), single["tokens"].max()
+    out = ["", "## Prefill, measured over predicted, per GPU", "",
+           f"Single-GPU prompt processing, every model and format: the median of published over predicted tokens/s "
+           f"at the shortest ({short}) and longest ({long}) prompt, with and without the memory traffic between the "
+           "matrix multiplies. Without it the prediction barely slows as the prompt grows and the published speeds "
+           "fall; with it the ratio stays level across prompt lengths, and what is left differs between GPUs.", "",
+           f"| GPU | memory | rows | pp{short} | pp{long} | pp{short} without | pp{long} without |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for gpu in sorted(single["gpu"].unique()):
+        rows = single["gpu"] == gpu
+        cells = [f"{frame[rows & (single['tokens'] == n)].median():.2f}"
+                 for frame in (with_traffic, without) for n in (short, long)]
+        out.append(f"| {gpu} | {cat.loc[gpu, 'memory_type']} | {int(rows.sum())} | " + " | ".join(cells) + " |")
+    within = lambda r: f"{((r - 1).abs() <= llm.RATIO_TOLERANCE).mean():.0%}"  # noqa: E731
+    out += ["", f"Absolute speeds within ±{llm.RATIO_TOLERANCE:.0%} of the published ones: {within(with_traffic)} "
+            f"of these rows ({within(without)} without the traffic term)."]
+    return out
 
 
 def decoder_memory_section() -> list[str]:

@@ -22,9 +22,12 @@ JSON or YAML file of the same fields (:func:`load_model_file`).
 
 **Speed** (:func:`speeds`), per GPU through the catalogue's peaks and the roofline's rules:
 
-* prefill (prompt processing) is compute-bound: 2 FLOPs per active weight and token plus the
-  attention over the context, on the tensor cores at FP16 (a quantised format is dequantised to
-  FP16 first), at the tensor efficiency of :data:`gpukit.perfmodel.DEFAULT_EFFICIENCY`;
+* prefill (prompt processing): 2 FLOPs per active weight and token plus the attention over the
+  context, on the tensor cores at FP16 (a quantised format is dequantised to FP16 first), at the
+  tensor efficiency of :data:`gpukit.perfmodel.DEFAULT_EFFICIENCY` and in waves of tiles over the
+  SMs; plus the memory traffic of everything between the matrix multiplies — elementwise kernels,
+  the engine's type conversions and, without flash attention, the attention scores
+  (:func:`prefill_traffic_bytes`), which grows with the context and is what slows a long prompt;
 * decode (generation) reads every active weight and the whole KV cache once per step: memory-bound
   at batch 1, turning compute-bound as the batch grows; a quantised format also pays the
   dequantisation on the CUDA cores (:data:`DEQUANT_OPS`), and every step pays a fixed cost per
@@ -134,12 +137,28 @@ GEMM_TILE = (128, 128)
 #: bandwidth exceeds SMs x this cannot reach it at batch 1 (the HBM data-centre cards). The one
 #: constant of the decode model read off published measurements (``docs/llm-accuracy.md``).
 GEMV_BYTES_PER_SM_S = 10e9
-#: Engines: how they multiply in prefill and how they spread a model over several GPUs.
-#: llama.cpp dequantises to FP16 and calls cuBLAS with FP16 accumulation for prompts
-#: (``ggml_cuda_op_mul_mat_cublas``: ``CUBLAS_COMPUTE_16F``) and splits a model by layer;
-#: PyTorch engines (vLLM, TensorRT-LLM) accumulate in FP32 and split by tensor.
-ENGINES = {"llama.cpp": {"accumulate": "fp16", "split": "layer"},
-           "vllm": {"accumulate": "fp32", "split": "tensor"}}
+#: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
+#: and how they spread a model over several GPUs.
+#:
+#: * llama.cpp (the build of ``data/reference_llm.csv``, 2824) dequantises to FP16 and calls cuBLAS
+#:   with FP16 accumulation for prompts (``ggml_cuda_op_mul_mat_cublas``: ``CUBLAS_COMPUTE_16F``),
+#:   keeps activations in float32 and so converts each matrix multiply's input to FP16 and its
+#:   output back (``to_fp16_cuda``/``to_fp32_cuda``), runs attention without flash attention by
+#:   default (the scores written, widened, soft-maxed and narrowed: :data:`SCORE_BYTES`) over the
+#:   whole key-value window of the chunk, and splits a model by layer;
+#: * PyTorch engines (vLLM, TensorRT-LLM) accumulate in FP32, keep FP16 activations, use flash
+#:   attention (no scores in memory, the causal half of the window) and split by tensor.
+ENGINES = {"llama.cpp": {"accumulate": "fp16", "split": "layer", "activation_bytes": 4, "converts": True,
+                         "flash_attention": False},
+           "vllm": {"accumulate": "fp32", "split": "tensor", "activation_bytes": 2, "converts": False,
+                    "flash_attention": True}}
+#: Bytes of memory traffic per attention score and head without flash attention (llama.cpp's
+#: ``llm_build_kqv``): cuBLAS writes Q.K^T in FP16 (2), a kernel widens it to float32 (read 2,
+#: write 4), the masked softmax reads and writes it (8), a kernel narrows it to FP16 for the
+#: multiply by V (read 4, write 2), which reads it (2).
+SCORE_BYTES = 24
+#: Bytes a conversion kernel moves per element (float32 read and FP16 written, or the reverse).
+CONVERT_BYTES = 6
 
 
 @dataclass(frozen=True)
@@ -494,6 +513,39 @@ def _layer_gemms(model: LLM) -> list[tuple[int, int]]:
     return mats + [(f, h), (f, h), (h, f)] * model.experts_per_token
 
 
+def attention_window(prompt: int, engine: str = "llama.cpp") -> float:
+    """Mean key-value positions a prompt token's attention covers. llama.cpp without flash attention
+    multiplies each chunk's queries by the whole cache filled so far (``kv_self.n``: the cells in
+    use, padded to 256) and masks the rest; flash attention skips the masked half."""
+    if ENGINES[engine]["flash_attention"]:
+        return prompt / 2
+    chunks = [min(PROMPT_CHUNK, prompt - start) for start in range(0, prompt, PROMPT_CHUNK)]
+    windows = [math.ceil((start + size) / 256) * 256 for start, size in
+               zip(range(0, prompt, PROMPT_CHUNK), chunks)]
+    return sum(w * size for w, size in zip(windows, chunks)) / prompt
+
+
+def prefill_traffic_bytes(model: LLM, engine: str = "llama.cpp", window: float = 0.0) -> float:
+    """Bytes of memory traffic per prompt token outside the matrix multiplies, over every layer.
+
+    Elementwise passes over the activations (each element read or written once, at the engine's
+    activation size): two RMS norms and their weight multiply, rotary embedding of Q and K, two
+    residual adds, the gated FFN's SiLU and product, merging the heads. Where the engine keeps
+    float32 activations (llama.cpp), each matrix multiply's input is converted to FP16 and its
+    output back, and the new keys and values are converted into the FP16 cache; without flash
+    attention, ``window`` scores per head go through memory (:data:`SCORE_BYTES`)."""
+    e = ENGINES[engine]
+    h, q, kv, f, x = model.hidden, model.q_dim, model.kv_dim, model.ffn, model.experts_per_token
+    passes = 8 * h + 2 * (q + kv) + 6 * h + 5 * f * x + 2 * q
+    converts = 0
+    if e["converts"]:
+        inputs = 3 * h + q + q + (2 * h + f) * x  # Q/K/V, output projection, Q into Q.K^T, gate/up/down
+        outputs = q + 2 * kv + h + q + (2 * f + h) * x  # the same multiplies' results, and P.V's
+        converts = inputs + outputs + 2 * kv  # and the new keys and values into the cache
+    scores = 0 if e["flash_attention"] else model.heads * window * SCORE_BYTES
+    return model.layers * (passes * e["activation_bytes"] + converts * CONVERT_BYTES + scores)
+
+
 def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: int = 1, kv: str = "f16",
            gpus: int = 1, link: str | None = None, split: str | None = None, prompt: int | None = None,
            engine: str = "llama.cpp", efficiency=None, catalogue: pd.DataFrame | None = None) -> dict:
@@ -535,17 +587,22 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
         m = min(math.ceil(prompt / PROMPT_CHUNK), PROMPT_BATCH // PROMPT_CHUNK)
         prefill_n = m * n / (m + n - 1)
     # prefill, per chunk of the prompt: a quantised format is first unpacked to FP16 (read the packed
-    # weights, write FP16 ones), then each matrix multiply reads its FP16 weights once and runs on
-    # the tensor cores; causal attention sees half the prompt on average
+    # weights of every expert a chunk routes to, write FP16 ones), then each matrix multiply reads
+    # its FP16 weights once and runs on the tensor cores; the activations' elementwise kernels,
+    # conversions and attention scores stream through memory; the output head multiplies only the
+    # prompt's last token (one matrix-vector product per pass)
     chunk = min(PROMPT_CHUNK, prompt)
     stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream
-    unpack_s = active * (w.bits_per_weight / 8 + 2) / stream if w.dequantized else 0.0
+    layer_weights = model.layers * model.layer_params()
+    unpack_s = layer_weights * (w.bits_per_weight / 8 + 2) / stream if w.dequantized else 0.0
     sms = specs.sm_count(row)
     layer_s = sum(2 * o * i * chunk / (peak * wave_utilization(o, chunk, sms)) for o, i in _layer_gemms(model))
-    head_s = 2 * model.vocab * model.hidden * chunk / (peak * wave_utilization(model.vocab, chunk, sms))
-    matmul_s = model.layers * layer_s + head_s + chunk * attention_flops * prompt / 2 / peak
-    gemm_s = max(matmul_s, active * 2 / stream)
-    prefill_s = (unpack_s + gemm_s) / chunk / prefill_n
+    window = attention_window(prompt, engine)
+    matmul_s = model.layers * layer_s + chunk * attention_flops * window / peak
+    gemm_s = max(matmul_s, model.layers * model.layer_params(model.experts_per_token) * 2 / stream)
+    traffic_s = chunk * prefill_traffic_bytes(model, engine, window) / stream
+    head_s = model.vocab * model.hidden * w.bits_per_weight / 8 / stream / min(prompt, PROMPT_BATCH)
+    prefill_s = ((unpack_s + gemm_s + traffic_s) / chunk + head_s) / prefill_n
     # decode: one token per sequence per step
     weight_bytes = active * w.bits_per_weight / 8
     kv_bytes = batch * context * model.kv_bytes_per_token(kv)
