@@ -49,6 +49,17 @@ def test_every_shipped_model_counts_to_its_published_size():
     assert models["mixtral-8x7b"].active_params() / 1e9 == pytest.approx(12.9, rel=0.02)  # "uses 13B active"
 
 
+def test_weights_formats_sizes_from_their_layouts():
+    """Each format's bits per weight follows from the storage layout its row quotes."""
+    w = llm.load_weights()
+    assert w["q8_0"].bits_per_weight == (2 + 32) * 8 / 32  # an FP16 scale and 32 int8s per block
+    assert w["q4_0"].bits_per_weight == (2 + 16) * 8 / 32
+    assert w["gptq-4bit"].bits_per_weight == 4 + 4 / 128 + 16 / 128  # packed zeros and FP16 scales per group of 128
+    # LLM.int8(): an int8 per weight and a float32 scale per output row, here of a 4096-wide matrix
+    assert w["int8"].bits_per_weight == 8 + 32 / 4096 and not w["int8"].dequantized
+    assert {"f16", "bf16", "int8", "q8_0", "q4_0", "q4_k_m", "q5_k_m", "gptq-4bit", "awq-4bit"} <= set(w)
+
+
 def test_inference_memory_by_hand():
     w = llm.weights_format("q4_0")
     mem = llm.inference_memory(TINY, "q4_0", context=256, batch=3, kv="f16", reserve_bytes=0)
