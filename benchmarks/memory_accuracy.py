@@ -10,11 +10,13 @@ The grid: keras.applications CNNs and the Keras-layer models of ``gpukit.zoo`` (
 encoder, causal decoder, ViT, LSTM, bidirectional GRU, 1-D CNN with a SimpleRNN, BERT-shaped
 encoder), batch sizes 2, 8 and 32, training with sgd, momentum, adam, adamw and rmsprop, and
 inference, in float32 (at batch 2 adam only); and at batch 8 the two mixed policies (adam training
-and inference).
+and inference); and the encoder and the decoder at 512 tokens, where attention's scores outweigh
+everything else (``--long`` measures only those).
 
     .venv/bin/python benchmarks/memory_accuracy.py --write docs/memory-accuracy.md --bands data/memory_error.csv \
         --raw docs/memory-accuracy-runs.json
     .venv/bin/python benchmarks/memory_accuracy.py --models keras-encoder --batches 4 --repeats 1
+    .venv/bin/python benchmarks/memory_accuracy.py --long --raw docs/memory-accuracy-runs-long.json
     .venv/bin/python benchmarks/memory_accuracy.py --from-raw a.json b.json --write docs/memory-accuracy.md
 """
 from __future__ import annotations
@@ -39,6 +41,12 @@ BATCHES = (2, 8, 32)
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw", "rmsprop")
 MIXED = (("fp16", 8), ("bf16", 8))
 TOLERANCE = 0.15
+#: Long sequences, where attention's scores outweigh everything else: the token models at this
+#: length, inference at two batch sizes in float32 and bfloat16, and adam training at the smaller.
+LONG_SEQ = 512
+LONG_MODELS = ("keras-encoder", "keras-decoder")
+LONG_CASES = ((8, "fp32", "none", "infer"), (32, "fp32", "none", "infer"), (8, "bf16", "none", "infer"),
+              (8, "fp32", "adam", "train"))
 
 
 def family_of(model: str) -> str:
@@ -60,12 +68,18 @@ def cases(models, batches, optimizers=OPTIMIZERS, mixed=MIXED):
     return out
 
 
+def long_cases(models=LONG_MODELS, seq_len: int = LONG_SEQ):
+    """(model, batch, precision, optimizer, mode, seq_len) at a long sequence."""
+    return [(name, *case, seq_len) for name in models for case in LONG_CASES]
+
+
 def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
     rows = []
     estimators: dict[str, memory.Estimator] = {}
-    for name, batch, precision, optimizer, mode in grid:
+    for name, batch, precision, optimizer, mode, *rest in grid:
+        seq_len = rest[0] if rest else None
         shape = MODELS.get(name)
-        est = estimators.setdefault(name, memory.Estimator(name, shape))
+        est = estimators.setdefault(f"{name}/{seq_len}", memory.Estimator(name, shape, seq_len))
         t0 = time.perf_counter()
         opt = optimizer if mode == "train" else "sgd"
         predicted = est.estimate(batch, precision, opt, mode).tensor_bytes
@@ -73,13 +87,14 @@ def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
         embedding = est.graph.largest_embedding * 4
         measured, notes = [], []
         for _ in range(repeats):
-            got = memory.measure_in_subprocess(name, batch, precision, opt, mode, shape)
+            got = memory.measure_in_subprocess(name, batch, precision, opt, mode, shape, seq_len=seq_len)
             if got["status"] == "ok":
                 measured.append(got["measured_peak_bytes"])
             else:
                 notes.append(got.get("error", got["status"]))
         row = {"model": name, "runs": measured, "family": family_of(name),
-               "input": "x".join(map(str, shape)) if shape else "",
+               "input": "x".join(map(str, shape)) if shape else (f"{seq_len} tokens" if seq_len else ""),
+               "seq_len": seq_len,
                "batch": batch, "precision": precision, "optimizer": optimizer, "mode": mode,
                "predicted": predicted, "measured": statistics.median(measured) if measured else None,
                "low": min(measured) if measured else None, "high": max(measured) if measured else None,
@@ -89,7 +104,7 @@ def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
         row["error"] = predicted / row["measured"] - 1 if row["measured"] else None
         rows.append(row)
         err = f"{row['error']:+.1%}" if row["error"] is not None else row["note"]
-        print(f"{name} b{batch} {precision} {optimizer} {mode}: predicted {predicted / 2**20:.1f} MiB, "
+        print(f"{est.label} b{batch} {precision} {optimizer} {mode}: predicted {predicted / 2**20:.1f} MiB, "
               f"measured {[round(m / 2**20, 1) for m in measured]} MiB, {err} ({time.perf_counter() - t0:.0f} s)",
               file=log, flush=True)
     return rows
@@ -100,7 +115,9 @@ def reestimate(rows: list[dict]) -> list[dict]:
     estimators: dict[str, memory.Estimator] = {}
     out = []
     for r in rows:
-        est = estimators.setdefault(r["model"], memory.Estimator(r["model"], MODELS.get(r["model"])))
+        seq_len = r.get("seq_len")
+        est = estimators.setdefault(f"{r['model']}/{seq_len}",
+                                    memory.Estimator(r["model"], MODELS.get(r["model"]), seq_len))
         opt = r["optimizer"] if r["mode"] == "train" else "sgd"
         trainable, largest = est.graph.trainable_params * 4, est.graph.largest_variable * 4
         embedding = est.graph.largest_embedding * 4
@@ -250,9 +267,18 @@ def markdown(rows: list[dict]) -> str:
         "`parallel_iterations`; `benchmarks/rnn_runahead.py` measures the excess in kernels across hidden "
         "sizes and batches, `docs/memory-rnn-runahead.md`). The estimate takes the common case; the rest is the "
         "family's band, which `gpukit fit` reports and calls borderline.",
-        "- Under a 16-bit policy a recurrent loop casts its kernels every step; in training each step's cast "
-        "is kept for the backward pass (TensorFlow's loop pushes it), in inference the casts pile up while the "
-        "loop runs (measured between half and all of the steps'; the estimate counts all).",
+        "- Inference holds what a step has in flight, not what a backward pass keeps: TensorFlow's einsum "
+        "kernel transposes its operands into copies of its own beside the projections' outputs, Keras's own "
+        "attention path (with dropout) transposes its scores into a second tensor, and scaling and softmax "
+        "write over the scores (`forward_input_or_allocate_output`). Found by measuring each model cut after "
+        "each of its layers; the encoder and the decoder at 512 tokens (the rows below), where the scores "
+        "outweigh everything else, check it.",
+        "- Under a 16-bit policy every layer casts its kernel, and a cast reads only its variable: TensorFlow "
+        "runs it as soon as the step starts, and it lives until its layer has run (in training, until its "
+        "layer's backward pass). A static time axis (`TimeDistributed`) casts once per step; a recurrent loop "
+        "casts every step, and in inference its casts run ahead by up to Keras's `parallel_iterations` (32) "
+        "steps, every loop of the model at once (a loop starts its first steps before its input sequence is "
+        "ready); in training each step's cast is kept for the backward pass (TensorFlow's loop pushes it).",
         "- float16 training is measured on a step that updates the weights: the dynamic loss scale skips the "
         "first steps' updates, and a skipped step holds no optimizer state.",
         "- Not measurable without a GPU: cuDNN's fused LSTM/GRU kernel (used on a GPU for default "
@@ -280,6 +306,8 @@ def main(argv=None) -> int:
     parser.add_argument("--batches", nargs="+", type=int, default=list(BATCHES))
     parser.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
     parser.add_argument("--no-mixed", action="store_true", help="float32 only")
+    parser.add_argument("--long", action="store_true",
+                        help=f"only the long-sequence cases ({', '.join(LONG_MODELS)} at {LONG_SEQ} tokens)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
     parser.add_argument("--bands", metavar="FILE", help="write the per-family error bands (CSV) here")
@@ -296,7 +324,12 @@ def main(argv=None) -> int:
             rows += json.loads(Path(f).read_text())["rows"]
         rows = reestimate(rows)
     else:
-        grid = cases(args.models, args.batches, args.optimizers, () if args.no_mixed else MIXED)
+        if args.long:
+            grid = long_cases()
+        else:
+            grid = cases(args.models, args.batches, args.optimizers, () if args.no_mixed else MIXED)
+            if set(LONG_MODELS) <= set(args.models) and args.batches == list(BATCHES):
+                grid += long_cases()
         rows = run(grid, args.repeats)
     if args.raw:
         _atomic.write_text(args.raw, json.dumps({"repeats": args.repeats, "rows": rows}, indent=1))

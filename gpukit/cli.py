@@ -539,7 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", default="float32", help=PRECISION_HELP)
     p.add_argument("--optimizer", default="adam", help="sgd, momentum, adam, adamw, rmsprop, ... (train only)")
     p.add_argument("--mode", choices=("train", "infer"), default="train")
-    p.add_argument("--seq-len", type=int, metavar="N", help="sequence length of a built-in transformer")
+    p.add_argument("--seq-len", type=int, metavar="N",
+                   help="sequence length of a built-in transformer or of a Keras-layer token model "
+                        "(keras-encoder, keras-decoder, keras-bert, keras-lstm, ...); image models have none")
     p.add_argument("--input-shape", metavar="H,W,C", help="input shape of a keras.applications model")
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs to check (repeatable; default: all)")
     p.add_argument("--runtime-reserve-mib", type=float, default=1024.0, metavar="MIB",

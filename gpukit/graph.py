@@ -35,16 +35,27 @@ class Op:
     extra_saved_bytes: int = 0  # bytes of its one-byte masks (dropout, attention mask) kept for backward
     extra_saved_mixed: int = 0  # elements kept only under a 16-bit policy (the cast of a float32 result)
     keeps: list[int] = field(default_factory=list)  # its own internal tensors (ids) kept for backward
+    holds: list[int] = field(default_factory=list)  # tensors (ids) it keeps alive until it runs, in training
     extra_transient: int = 0  # elements its backward pass allocates besides the gradients of its tensors
     cast_saved_bytes: int = 0  # under a 16-bit policy: bytes of kernel casts kept for backward, whatever the batch
-    cast_forward_bytes: int = 0  # under a 16-bit policy: bytes of kernel casts alive while it runs forward
+    cast_forward_bytes: int = 0  # under a 16-bit policy: bytes of a loop's kernel casts running ahead (inference)
+    kernel_casts: int = 1  # times a call casts its kernel under a 16-bit policy (a static time axis: once a step)
     float32: bool = False  # computes in float32 under a 16-bit policy (the output head)
     forward_workspace: int = 0  # elements it holds besides its input and output while it runs forward
     forward_workspace_f32: bool = False  # ... in float32 whatever the policy
+    forward_workspace_mixed: int = 0  # elements it holds besides while it runs forward, only under a 16-bit policy
     float32_compute: bool = False  # computes in float32 under a 16-bit policy (normalisations)
     in_place: bool = False  # elementwise: may write over its input when nothing else reads it
     flops: float = 0.0  # forward FLOPs per example (a multiply-add counts two)
     matmul: bool = False  # a matrix multiply or convolution: runs on tensor cores where the precision allows
+
+    @property
+    def cast_bytes(self) -> int:
+        """Bytes of the 16-bit copies of its kernel a call makes under a 16-bit policy (once per
+        call, once per step over a static time axis; a recurrent loop's are its own fields)."""
+        if not self.matmul or self.float32 or self.kind in RNN_KEEPS:
+            return 0
+        return 2 * self.params * self.kernel_casts
 
 
 @dataclass
@@ -67,6 +78,11 @@ class Graph:
     def matmul_params(self) -> int:
         """Parameters of the matrix-multiply ops: the kernels a 16-bit policy casts and keeps."""
         return sum(o.params for o in self.ops if o.matmul and not o.float32 and o.kind not in RNN_KEEPS)
+
+    @property
+    def cast_bytes(self) -> int:
+        """Bytes of the 16-bit kernel casts a step makes outside recurrent loops (:attr:`Op.cast_bytes`)."""
+        return sum(o.cast_bytes for o in self.ops)
 
 
 
@@ -147,6 +163,11 @@ ACTIVATION_KEEPS = {"gelu": 3}
 #: projection and the input; SimpleRNN the previous h, its tanh and the input. cuDNN's fused
 #: kernel keeps a reserve space instead, which is not measured here (no GPU).
 RNN_KEEPS = {"LSTM": (7, 1), "GRU": (6, 1), "SimpleRNN": (2, 1)}
+#: Time steps of a recurrent layer's loop that may run at once: Keras runs the loop as a
+#: ``tf.while_loop`` with ``parallel_iterations=32`` (``keras/src/backend/tensorflow/rnn.py``).
+#: Work of a step that does not wait for the previous step's state (a 16-bit policy's cast of the
+#: kernels) runs ahead by up to that many steps.
+LOOP_PARALLEL_ITERATIONS = 32
 #: Normalisations that compute in float32 whatever the policy and keep their input and the
 #: normalised input (TensorFlow 2.21's gradient graph: ``Cast`` of the input and ``mul``).
 NORMS = ("LayerNormalization", "RMSNormalization")
@@ -260,23 +281,36 @@ def attention_ops(walk: _Walk, name: str, q_in: int, k_in: int, v_in: int, outs:
     # ``ops.dot_product_attention`` (no dropout) computes the scores in float32 and scales them
     # into a new tensor; Keras's own path (dropout) scales Q instead and keeps the policy's type
     scores = walk.tensor(scores_n, float32=fused)
+    # TensorFlow's einsum kernel transposes its operands into copies of its own while it runs (the
+    # projections' outputs stay alive beside them); Keras's own path multiplies keys by queries
+    # ("aecd,abcd->acbe"), whose product comes out with the key positions first and is transposed
+    # into a second tensor of scores
+    q_n, k_n = walk.sizes[q], walk.sizes[k]
     walk.add(f"{name}/scores", "BatchMatMul", [q, k], [scores], needs_input=True, flops=2.0 * scores_n * key_dim,
-             matmul=True)
+             matmul=True, forward_workspace=q_n + k_n + (0 if fused else scores_n))
     softmax_in = [scores]
-    if fused:  # measured: the unscaled scores stay alive until the softmax has run
+    holds = []
+    if fused:
         scaled = walk.tensor(scores_n, float32=True)
-        walk.add(f"{name}/scale", "Multiply", [scores], [scaled])
-        softmax_in = [scaled, scores]
+        walk.add(f"{name}/scale", "Multiply", [scores], [scaled], in_place=True)
+        softmax_in = [scaled]
+        holds = [scores]  # measured: in training the unscaled scores stay alive until the softmax has run
     probs = walk.tensor(scores_n, float32=fused)
-    walk.add(f"{name}/softmax", "Softmax", softmax_in, [probs], needs_output=True,
-             extra_saved_mixed=scores_n if fused else 0, extra_saved_bytes=scores_n if masked else 0)
+    # TensorFlow's softmax (and the scaling) write over their input when nothing else holds it
+    # (``forward_input_or_allocate_output``); a mask first makes a masked copy of the scores, and
+    # under a 16-bit policy the float32 probabilities are cast back beside themselves
+    walk.add(f"{name}/softmax", "Softmax", softmax_in, [probs], needs_output=True, holds=holds, in_place=True,
+             extra_saved_mixed=scores_n if fused else 0, extra_saved_bytes=scores_n if masked else 0,
+             forward_workspace=scores_n if masked else 0, forward_workspace_f32=fused,
+             forward_workspace_mixed=scores_n if fused else 0)
     if dropout:
         dropped = walk.tensor(scores_n)
         walk.add(f"{name}/dropout", "Dropout", [probs], [dropped], extra_saved_bytes=scores_n, in_place=True)
         probs = dropped
     heads_out = walk.tensor(s_q * heads * value_dim)
     walk.add(f"{name}/weighted", "BatchMatMul", [probs, v], [heads_out], needs_input=True,
-             flops=2.0 * s_q * s_k * heads * value_dim, matmul=True)
+             flops=2.0 * s_q * s_k * heads * value_dim, matmul=True,
+             forward_workspace=walk.sizes[v] + walk.sizes[heads_out])  # its operand and result copies
     walk.add(f"{name}/output", "EinsumDense", [heads_out], outs, params[3], trainable[3], needs_input=True,
              flops=2.0 * s_q * heads * value_dim * d_out, matmul=True)
 
@@ -290,11 +324,12 @@ def _recurrent(walk: _Walk, rnn, kind: str, ins: list[int], outs: list[int], in_
     gates = {"LSTM": 4, "GRU": 3, "SimpleRNN": 1}[kind]
     kernels = gates * units * (width + units)
     # Under a 16-bit policy the loop casts both kernels every step and keeps each step's cast
-    # for the backward pass (the 16-bit matmul's gradient reads it); in inference too the casts
-    # pile up while the loop runs (measured: between half and all of the steps' casts).
+    # for the backward pass (the 16-bit matmul's gradient reads it); in inference the casts of
+    # the steps running ahead pile up while the loop runs (at most LOOP_PARALLEL_ITERATIONS).
     walk.add(rnn, kind, ins, outs, rnn.weights, rnn.trainable_weights if trainable else (),
              extra_saved=steps * (per_units * units + per_input * width),
-             cast_saved_bytes=steps * kernels * 2, cast_forward_bytes=steps * kernels * 2,
+             cast_saved_bytes=steps * kernels * 2,
+             cast_forward_bytes=min(steps, LOOP_PARALLEL_ITERATIONS) * kernels * 2,
              # while it runs, the loop holds the step outputs it stacks and their time-major copy
              forward_workspace=steps * 2 * units,
              flops=2.0 * steps * kernels, matmul=True)
@@ -397,6 +432,7 @@ def graph_of(model) -> Graph:
                 # full-size tensor (zeros but for its step), all added at once.
                 walk.ops[-1].extra_saved += sizes[ins[0]]
                 walk.ops[-1].extra_transient += steps * sizes[ins[0]]
+                walk.ops[-1].kernel_casts = steps
     ops = walk.ops
     for op in ops:  # the output head computes in float32: it keeps a float32 copy of its input
         if any(t in walk.float32 and t in map(id, model.outputs) for t in op.outputs):

@@ -81,10 +81,11 @@ class Estimate:
         return dict(self.__dict__)
 
 
-def _last_use(graph: Graph) -> dict[int, int]:
+def _last_use(graph: Graph, mode: str) -> dict[int, int]:
+    """Tensor id -> index of the last op that reads it (or, in training, holds it)."""
     last: dict[int, int] = {}
     for i, op in enumerate(graph.ops):
-        for t in op.inputs:
+        for t in op.inputs + (op.holds if mode == "train" else []):
             last[t] = i
     return last
 
@@ -118,10 +119,14 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
 
     weights = graph.params * 4  # float32 master weights, also under mixed precision
     input_bytes = graph.input_elements * batch * 4
-    last = _last_use(graph)
+    last = _last_use(graph, mode)
     if mode == "infer":
         live: dict[int, int] = {}
         peak_live = 0
+        # a 16-bit policy's kernel casts read only variables, so they run as soon as the step
+        # starts (a recurrent loop's first steps too) and each lives until its layer has run
+        casts = [op.cast_bytes + op.cast_forward_bytes if item == 2 else 0 for op in graph.ops]
+        pending_casts = sum(casts)
         for i, op in enumerate(graph.ops):
             reuse = op.in_place and len(op.outputs) == 1 and op.inputs[0] in live and last.get(op.inputs[0]) == i \
                 and graph.sizes[op.inputs[0]] == graph.sizes[op.outputs[0]]
@@ -130,17 +135,16 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
             for t in op.outputs:
                 live[t] = nbytes(t)
             workspace = CONV_WORKSPACE.get(op.kind, 0) * sum(nbytes(t) for t in op.inputs) \
-                + (op.cast_forward_bytes if item == 2 else 0) \
-                + op.forward_workspace * batch * (4 if op.forward_workspace_f32 else item)
+                + op.forward_workspace * batch * (4 if op.forward_workspace_f32 else item) \
+                + (op.forward_workspace_mixed * batch * item if item == 2 else 0)
             if item == 2 and op.float32_compute and not op.forward_workspace:  # its float32 copy of the input
                 workspace += sum(graph.sizes[t] for t in op.inputs) * batch * 4
-            peak_live = max(peak_live, sum(live.values()) + workspace)
+            peak_live = max(peak_live, sum(live.values()) + workspace + pending_casts)
+            pending_casts -= casts[i]
             for t in op.inputs:
                 if last.get(t) == i and t in live:
                     live.pop(t)
-        # a 16-bit policy casts each kernel as its layer runs; the casts live for the call
-        casts = graph.matmul_params * 2 if item == 2 else 0
-        tensor = weights + input_bytes + peak_live + casts
+        tensor = weights + input_bytes + peak_live
         return Estimate(graph.name, batch, p, opt, mode, weights, 0, 0, peak_live, 0, input_bytes, tensor,
                         runtime_reserve_bytes, tensor + runtime_reserve_bytes)
 
@@ -153,7 +157,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
     live: dict[int, int] = {}
     kept: dict[int, int] = {}
     # A 16-bit policy keeps the 16-bit copy of every kernel for the backward pass.
-    extra_kept = graph.matmul_params * 2 if item == 2 else 0
+    extra_kept = graph.cast_bytes if item == 2 else 0
     peak_forward = 0
     for i, op in enumerate(graph.ops):
         reuse = op.in_place and len(op.outputs) == 1 and op.inputs and op.inputs[0] in live \
@@ -165,7 +169,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
             (kept if t in saved else live)[t] = nbytes(t)
         extra_kept += _extra_bytes(op, batch, item)
         peak_forward = max(peak_forward, sum(live.values()) + sum(kept.values()) + extra_kept)
-        for t in op.inputs:
+        for t in op.inputs + op.holds:
             if last.get(t) == i and t in live:
                 live.pop(t)
     # The loss (TensorFlow's fused softmax cross-entropy) writes the gradient of the logits into
@@ -192,7 +196,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
             transient += sum(graph.sizes[t] for t in op.outputs + op.inputs if t not in graph.inputs) * batch * 4
         peak_backward = max(peak_backward, sum(remaining.values()) + remaining_extra + transient)
         transient_max = max(transient_max, transient)
-        casts = op.params * 2 if item == 2 and op.matmul and not op.float32 and not op.cast_saved_bytes else 0
+        casts = op.cast_bytes if item == 2 else 0
         remaining_extra -= _extra_bytes(op, batch, item) + casts
         if any(t in graph.outputs for t in op.outputs):
             remaining_extra -= loss_kept
@@ -262,7 +266,7 @@ class Estimator:
 
     def __init__(self, model_name: str, input_shape: Sequence[int] | None = None, seq_len: int | None = None,
                  classes: int = 1000):
-        self.spec = resolve_model(model_name, input_shape, classes)
+        self.spec = resolve_model(model_name, input_shape, classes, seq_len)
         self.seq_len = seq_len
         self.graph: Graph | None = None
         self.transformer: TransformerSpec | None = None
@@ -277,6 +281,11 @@ class Estimator:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def label(self) -> str:
+        """The model's name with the sizes it was built at, where not its defaults."""
+        return self.spec.label()
 
     @property
     def family(self) -> str | None:
@@ -394,7 +403,7 @@ def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str
             capacity = memory_bytes(g["memory_gb"])
             if g["gpu"] not in largest:
                 largest[g["gpu"]] = estimator.largest_batch(capacity, p, optimizer, mode, runtime_reserve_bytes)
-            rows.append({"model": estimator.name, "batch_size": b, "precision": p,
+            rows.append({"model": estimator.label, "batch_size": b, "precision": p,
                          "optimizer": optimizer if mode == "train" else "none", "mode": mode,
                          "tensor_bytes": est.tensor_bytes, "total_bytes": est.total_bytes, "gpu": g["gpu"],
                          "gpu_memory_bytes": capacity, "fits": est.total_bytes <= capacity,
@@ -488,7 +497,7 @@ def with_measurements(frame, estimator: "Estimator", input_shape: Sequence[int] 
         first = frame[frame["batch_size"] == b].iloc[0]
         measured[b] = measure_in_subprocess(estimator.name, int(b), first["precision"],
                                             first["optimizer"] if first["mode"] == "train" else "sgd",
-                                            first["mode"], input_shape)
+                                            first["mode"], input_shape, seq_len=estimator.seq_len)
     frame["measured_peak_bytes"] = [measured[b].get("measured_peak_bytes") for b in frame["batch_size"]]
     frame["measured_status"] = [measured[b]["status"] for b in frame["batch_size"]]
     frame["estimate_error"] = [
@@ -590,7 +599,7 @@ def loss_for(model):
 
 def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",
                  mode: str = "train", input_shape: Sequence[int] | None = None, classes: int = 1000,
-                 device: str | None = None) -> dict:
+                 device: str | None = None, seq_len: int | None = None) -> dict:
     """Run one real step on the attached device and read the allocator's peak.
 
     One training step of a ``tf.function``-compiled ``GradientTape`` loop (forward, loss,
@@ -609,7 +618,7 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
     p = prec.normalize(precision)
     dev = device or ("GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0")
     keras.mixed_precision.set_global_policy(prec.keras_policy(p))
-    spec = resolve_model(model_name, input_shape, classes)
+    spec = resolve_model(model_name, input_shape, classes, seq_len)
     if spec.kind == "transformer":
         raise ParameterError("--measure runs Keras models; the built-in transformers are estimated only")
     with tf.device(dev):
@@ -636,7 +645,7 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
         out = step()
         _ = out.numpy() if hasattr(out, "numpy") else out
         info = tf.config.experimental.get_memory_info(dev)
-    return {"model": spec.name, "batch_size": batch, "precision": p, "optimizer": optimizer, "mode": mode,
+    return {"model": spec.label(), "batch_size": batch, "precision": p, "optimizer": optimizer, "mode": mode,
             "device": dev, "measured_peak_bytes": int(info["peak"]), "resident_before_bytes": int(before)}
 
 
@@ -647,12 +656,13 @@ MEASURE_ENV = {"TF_CPU_ALLOCATOR_USE_BFC": "true"}
 
 def measure_in_subprocess(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",
                           mode: str = "train", input_shape: Sequence[int] | None = None, classes: int = 1000,
-                          timeout_s: float = 900) -> dict:
+                          timeout_s: float = 900, seq_len: int | None = None) -> dict:
     """:func:`measure_peak` in a fresh Python (:func:`gpukit.runner.run`), so nothing else shares
     the allocator. An out-of-memory, in any form TensorFlow raises it (:func:`gpukit.runner.is_oom`),
     becomes ``{"status": "oom"}``; another failure ``{"status": "error"}``."""
     args = {"model_name": model_name, "batch": batch, "precision": precision, "optimizer": optimizer,
-            "mode": mode, "input_shape": list(input_shape) if input_shape else None, "classes": classes}
+            "mode": mode, "input_shape": list(input_shape) if input_shape else None, "classes": classes,
+            "seq_len": seq_len}
     child = runner.run("gpukit.memory:measure_child", args, timeout_s, env=MEASURE_ENV)
     if child.ok:
         return {"status": "ok", **child.value}

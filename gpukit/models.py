@@ -7,6 +7,7 @@ Everything here that builds a model imports TensorFlow lazily; resolving a name 
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import warnings
 from collections.abc import Sequence
@@ -109,10 +110,20 @@ class ModelSpec:
     kind: str  # application | file | transformer | zoo
     input_shape: tuple[int, ...] | None = None
     classes: int = 1000
+    sizes: tuple[tuple[str, int], ...] = ()  # a Keras-layer model's sizes other than its defaults
+
+    def label(self) -> str:
+        """The name with any sizes that differ from the defaults (``keras-encoder seq_len=512``)."""
+        return " ".join([self.name] + [f"{k}={v}" for k, v in self.sizes])
 
 
-def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: int = 1000) -> ModelSpec:
-    """Turn a user's model name into a :class:`ModelSpec`, with suggestions for a typo."""
+def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: int = 1000,
+                  seq_len: int | None = None) -> ModelSpec:
+    """Turn a user's model name into a :class:`ModelSpec`, with suggestions for a typo.
+
+    ``seq_len`` sets the sequence length of a Keras-layer model that reads tokens (its default
+    otherwise); image models have none and ignore it (a built-in transformer's is set when it is
+    estimated)."""
     text = str(name).strip()
     if not text:
         raise UnknownModelError("empty model name; give a keras.applications name such as ResNet50")
@@ -127,7 +138,10 @@ def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: 
     from .zoo import ZOO
 
     if key in ZOO:
-        return ModelSpec(key, "zoo", None, classes)
+        if seq_len is not None and seq_len < 1:
+            raise ParameterError(f"sequence length {seq_len} must be at least 1")
+        takes = "seq_len" in inspect.signature(ZOO[key][0]).parameters
+        return ModelSpec(key, "zoo", None, classes, (("seq_len", int(seq_len)),) if seq_len and takes else ())
     apps = keras_application_names()
     by_lower = {a.lower(): a for a in apps}
     if text.lower() in by_lower:
@@ -153,7 +167,7 @@ def build_model(spec: ModelSpec):
     if spec.kind == "zoo":
         from . import zoo
 
-        return zoo.build(spec.name)
+        return zoo.build(spec.name, **dict(spec.sizes))
     if spec.kind == "file":
         try:
             with warnings.catch_warnings():  # Keras's own NumPy 2 deprecation notice on load

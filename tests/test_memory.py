@@ -199,6 +199,8 @@ def test_bad_input_shapes_and_batches():
     ("keras-decoder", None, 8, "sgd", "train", "fp32"),
     ("keras-bert", None, 8, "adam", "train", "bf16"),
     ("keras-bigru", None, 8, "adam", "train", "fp32"),
+    ("keras-vit", None, 32, "none", "infer", "fp32"),
+    ("keras-bigru", None, 8, "none", "infer", "fp16"),
 ])
 def test_estimate_within_15_percent_of_the_measured_peak(model, shape, batch, optimizer, mode, precision):
     """A slice of benchmarks/memory_accuracy.py: one real step measured in a fresh process."""
@@ -209,6 +211,20 @@ def test_estimate_within_15_percent_of_the_measured_peak(model, shape, batch, op
     assert measured["device"] in ("CPU:0", "GPU:0")
     error = predicted / measured["measured_peak_bytes"] - 1
     assert abs(error) <= 0.15, f"{model} b{batch} {optimizer} {mode}: {error:+.1%}"
+
+
+@pytest.mark.tensorflow
+def test_a_token_models_sequence_length_is_the_one_asked_for():
+    """``--seq-len`` builds a Keras-layer token model at that length (an image model has none)."""
+    short, long = memory.Estimator("keras-encoder"), memory.Estimator("keras-encoder", seq_len=512)
+    assert long.label == "keras-encoder seq_len=512" and short.label == "keras-encoder"
+    assert long.graph.inputs and long.graph.input_elements == 512 and short.graph.input_elements == 128
+    # inference at 4x the tokens: the attention scores (heads x tokens x tokens) grow 16-fold
+    infer = {n: e.estimate(8, "fp32", mode="infer").activations_bytes for n, e in (("short", short), ("long", long))}
+    assert infer["long"] > 8 * infer["short"]
+    assert memory.Estimator("keras-vit", seq_len=512).label == "keras-vit"
+    with pytest.raises(ParameterError, match="sequence length 0"):
+        memory.Estimator("keras-encoder", seq_len=0)
 
 
 @pytest.mark.tensorflow

@@ -83,6 +83,55 @@ def test_attention_under_a_16_bit_policy_keeps_float32_probabilities_and_their_c
     assert _kept(model, "bf16") == B * per_example + kernels * 2 + _head(item=4)
 
 
+def _infer(model, precision="fp32"):
+    return memory.simulate(walk.graph_of(model), B, precision, "sgd", "infer").activations_bytes
+
+
+def test_attention_inference_peaks_at_the_einsums_copies_and_a_softmax_in_place():
+    """Inference: the scores einsum holds its operands' transposed copies beside the projections;
+    scaling and softmax write over the scores (TensorFlow's ``forward_input_or_allocate_output``);
+    Keras's own path (with dropout) transposes its product into a second tensor of scores."""
+    fused = _model(lambda k, x: k.layers.MultiHeadAttention(H, K, name="mha")(x, x))
+    own = _model(lambda k, x: k.layers.MultiHeadAttention(H, K, dropout=0.1, name="mha")(x, x))
+    ops = {op.name: op for op in walk.graph_of(fused).ops}
+    assert ops["mha/scale"].in_place and ops["mha/softmax"].in_place
+    qkv, scores = S * H * K, H * S * S
+    assert ops["mha/scores"].forward_workspace == 2 * qkv
+    assert ops["mha/weighted"].forward_workspace == 2 * qkv
+    assert {op.name: op for op in walk.graph_of(own).ops}["mha/scores"].forward_workspace == 2 * qkv + scores
+    # at the scores einsum: the transposed Q, K, V, the input (the head reads the attention's
+    # output, not it, so it is gone), the einsum's two operand copies and the scores
+    assert _infer(fused) == B * 4 * (3 * qkv + 2 * qkv + scores)
+    assert _infer(own) - _infer(fused) == B * 4 * scores
+
+
+def test_16_bit_inference_holds_every_kernel_cast_until_its_layer_runs():
+    """A cast reads only its variable: it runs as the step starts and lives until its layer has run."""
+    model = _model(lambda k, x: k.layers.Dense(D, name="b")(k.layers.Dense(D, name="a")(x)))
+    cast = 2 * (D * D + D)  # each of a and b; the float32 head casts nothing
+    act = B * S * D * 2
+    # at a: its output and both casts; at b: a's and b's outputs and b's cast; at the head: b's
+    # output and the float32 logits
+    assert _infer(model, "fp16") == max(act + 2 * cast, 2 * act + cast, act + B * S * CLASSES * 4) == 2 * act + cast
+    td = walk.graph_of(_model(lambda k, x: k.layers.TimeDistributed(k.layers.Dense(D))(x)))
+    assert td.ops[0].kernel_casts == S and td.cast_bytes == td.ops[0].cast_bytes == S * cast
+
+
+def test_a_recurrent_loop_runs_its_kernel_casts_ahead_by_at_most_its_parallel_iterations():
+    import inspect
+
+    from keras.src.backend.tensorflow import rnn
+
+    assert f'"parallel_iterations": {walk.LOOP_PARALLEL_ITERATIONS}' in inspect.getsource(rnn)
+    units = 12
+    for steps in (16, 64):
+        model = _model(lambda k, x: k.layers.LSTM(units, return_sequences=True)(x), shape=(steps, D))
+        (op,) = [o for o in walk.graph_of(model).ops if o.kind == "LSTM"]
+        ahead = min(steps, walk.LOOP_PARALLEL_ITERATIONS)
+        assert op.cast_forward_bytes == ahead * 4 * units * (D + units) * 2
+        assert op.cast_saved_bytes == steps * 4 * units * (D + units) * 2  # training keeps every step's
+
+
 def test_dropout_keeps_a_one_byte_mask_and_gelu_three_tensors():
     drop = _kept(_model(lambda k, x: k.layers.Dropout(0.2)(x)))
     gelu = _kept(_model(lambda k, x: k.layers.Dense(D, activation="gelu")(x)))
