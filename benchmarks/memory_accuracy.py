@@ -267,6 +267,10 @@ def markdown(rows: list[dict]) -> str:
         "`parallel_iterations`; `benchmarks/rnn_runahead.py` measures the excess in kernels across hidden "
         "sizes and batches, `docs/memory-rnn-runahead.md`). The estimate takes the common case; the rest is the "
         "family's band, which `gpukit fit` reports and calls borderline.",
+        "- The allocator rounds too: TensorFlow's BFC allocator (the one GPUs use) does not split a free chunk "
+        "smaller than twice a request, so a tensor can hold up to twice its bytes. Small models show it most: "
+        "an LSTM's weights alone are held in more than their size, because the orthogonal initialiser's "
+        "temporaries leave free chunks that the kernels then fill whole.",
         "- Inference holds what a step has in flight, not what a backward pass keeps: TensorFlow's einsum "
         "kernel transposes its operands into copies of its own beside the projections' outputs, Keras's own "
         "attention path (with dropout) transposes its scores into a second tensor, and scaling and softmax "
