@@ -249,7 +249,7 @@ def _bisect_on_gpu(memory, name: str, p: str, args: argparse.Namespace, shape):
         print("gpukit: no GPU attached: the real largest batch is found by bisection on a GPU only",
               file=sys.stderr)
         return None
-    found = memory.bisect_largest_batch(name, p, args.optimizer, args.mode, shape)
+    found = memory.bisect_largest_batch(name, p, args.optimizer, args.mode, shape, seq_len=args.seq_len)
     return found["largest_batch"]
 
 

@@ -545,7 +545,7 @@ def format_fit(frame) -> str:
 
 def bisect_largest_batch(model_name: str, precision: str = "fp32", optimizer: str = "adam", mode: str = "train",
                          input_shape: Sequence[int] | None = None, start: int = 1, limit: int = 4096,
-                         probe: Callable[..., dict] | None = None) -> dict:
+                         probe: Callable[..., dict] | None = None, seq_len: int | None = None) -> dict:
     """The largest batch that really runs on the attached GPU, by bisection on out-of-memory.
 
     GPU only: a CPU allocates from host memory and swaps before it fails, so there is nothing
@@ -561,7 +561,7 @@ def bisect_largest_batch(model_name: str, precision: str = "fp32", optimizer: st
     probe = probe or measure_in_subprocess
 
     def ok(b: int) -> bool:
-        r = probe(model_name, b, precision, optimizer, mode, input_shape)
+        r = probe(model_name, b, precision, optimizer, mode, input_shape, **({"seq_len": seq_len} if seq_len else {}))
         probes.append((b, r["status"]))
         if r["status"] not in ("ok", "oom"):
             raise GpukitError(f"probe at batch {b} failed: {r.get('error')}")

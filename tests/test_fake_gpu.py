@@ -678,6 +678,11 @@ def test_bisection_through_real_children(monkeypatch, one_fake_gpu):
     monkeypatch.setattr(runner, "run", redirected)
     out = memory.bisect_largest_batch("ResNet50", "fp16")  # the default probe: measure_in_subprocess
     assert out == {"largest_batch": 3, "probes": [(1, "ok"), (2, "ok"), (4, "oom"), (3, "ok")]}
+    # a token model's sequence length reaches every probe
+    seen = []
+    memory.bisect_largest_batch("keras-encoder", probe=lambda *a, **kw: seen.append(kw) or {"status": "oom"},
+                                seq_len=512)
+    assert seen == [{"seq_len": 512}]
     assert [t for t, _ in targets] == ["gpukit.memory:measure_child"] * 4
     assert all(env.items() >= memory.MEASURE_ENV.items() for _, env in targets)
     # The 4 was an abort with the CUDA driver's line on stderr, classified by the parent:
