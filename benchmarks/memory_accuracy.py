@@ -283,6 +283,11 @@ def markdown(rows: list[dict]) -> str:
         "casts every step, and in inference its casts run ahead by up to Keras's `parallel_iterations` (32) "
         "steps, every loop of the model at once (a loop starts its first steps before its input sequence is "
         "ready); in training each step's cast is kept for the backward pass (TensorFlow's loop pushes it).",
+        "- float16 on this CPU holds more than bfloat16 in a few cases (the encoder's inference, where the "
+        "attention alone, cut after the layer, holds more in float16; the depthwise CNNs' training): "
+        "TensorFlow's CPU kernels for float16 appear to work through float32 copies where the bfloat16 ones do "
+        "not. A GPU computes float16 natively, so the estimate does not count them; they stay in the "
+        "families' bands.",
         "- float16 training is measured on a step that updates the weights: the dynamic loss scale skips the "
         "first steps' updates, and a skipped step holds no optimizer state.",
         "- Not measurable without a GPU: cuDNN's fused LSTM/GRU kernel (used on a GPU for default "
