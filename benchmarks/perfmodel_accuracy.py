@@ -36,6 +36,22 @@ def _pair_rows(frame: pd.DataFrame) -> list[str]:
     return out
 
 
+def _ratio_table(ratios: pd.DataFrame) -> list[str]:
+    """GPUs down, (source, workload, precision) across: published over predicted throughput."""
+    ratios = ratios.assign(column=ratios["source"].str.replace("lambda-", "") + " " + ratios["workload"]
+                           + " " + ratios["precision"])
+    grid = ratios.pivot_table(index="gpu", columns="column", values="ratio", aggfunc="median")
+    spread = grid.div(grid.median(axis=0), axis=1)  # each GPU against its column's median
+    grid = grid.assign(_apart=spread.median(axis=1)).sort_values("_apart")
+    cols = [c for c in grid.columns if c != "_apart"]
+    out = ["| GPU | " + " | ".join(cols) + " | median against its columns |",
+           "|---|" + "---:|" * (len(cols) + 1)]
+    for gpu, r in grid.iterrows():
+        cells = [f"{r[c]:.2f}" if pd.notna(r[c]) else "" for c in cols]
+        out.append(f"| {gpu} | " + " | ".join(cells) + f" | {r['_apart']:.2f} |")
+    return out
+
+
 def markdown() -> str:
     t0 = time.perf_counter()
     cat = specs.load_catalogue()
@@ -109,6 +125,13 @@ def markdown() -> str:
         "batch sizes running a card near its memory limit. An L2 term needs each catalogue GPU's shipped L2 "
         "size from a vendor source; none was reached for the Ada cards (RTX 4090, RTX 6000 Ada, L40S, L4), "
         "the T4, A30, RTX A4000, H200, H100 NVL or RTX PRO 6000, so the term is not in the model.",
+        "",
+        "### Measured over predicted, per GPU",
+        "",
+        "Each single-GPU measurement over the model's prediction (`gpukit.perfmodel.throughput_ratios`). "
+        "Pairs are graded, so what matters is how alike a column is: a GPU whose ratio stands apart from "
+        "the rest of its column is one the model misjudges, whatever the workload.",
+        ""] + _ratio_table(perfmodel.throughput_ratios(ref, d, cat)) + [
         "",
         "### Did the float32 runs use TF32?",
         "",

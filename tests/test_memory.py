@@ -200,7 +200,7 @@ def test_bad_input_shapes_and_batches():
     ("keras-bert", None, 8, "adam", "train", "bf16"),
     ("keras-bigru", None, 8, "adam", "train", "fp32"),
     ("keras-vit", None, 32, "none", "infer", "fp32"),
-    ("keras-bigru", None, 8, "none", "infer", "fp16"),
+    ("keras-textcnn", None, 8, "none", "infer", "fp16"),
 ])
 def test_estimate_within_15_percent_of_the_measured_peak(model, shape, batch, optimizer, mode, precision):
     """A slice of benchmarks/memory_accuracy.py: one real step measured in a fresh process."""

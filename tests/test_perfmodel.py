@@ -194,6 +194,22 @@ def test_each_family_stays_this_accurate(validation):
 
 
 @pytest.mark.tensorflow
+def test_per_gpu_ratios_are_what_the_pair_errors_are_made_of(validation, cat):
+    """Published over predicted per measurement: a pair's published over predicted speedup is the
+    quotient of its two GPUs' ratios."""
+    ratios = pm.throughput_ratios(catalogue=cat)
+    ref = pm.load_reference(catalogue=cat)
+    assert len(ratios) == int((ref["gpus"].fillna(1).astype(int) == 1).sum())  # every single-GPU measurement
+    assert (ratios["ratio"] == ratios["throughput"] / ratios["predicted"]).all()
+    key = ratios.set_index(["source", "workload", "precision", "gpu"])["ratio"]
+    for _, r in validation.head(40).iterrows():
+        a, b = key[(r["source"], r["workload"], r["precision"], r["gpu_a"])], \
+            key[(r["source"], r["workload"], r["precision"], r["gpu_b"])]
+        assert r["published_speedup"] / r["predicted_speedup"] == pytest.approx(a / b)
+    assert set(ratios["family"]) == {"CNN", "transformer"}
+
+
+@pytest.mark.tensorflow
 def test_scaling_is_graded_against_the_same_sources_single_gpu(cat):
     ref = pm.load_reference(catalogue=cat)
     table = pm.scaling_validation(ref, catalogue=cat)

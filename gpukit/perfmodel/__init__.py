@@ -19,7 +19,7 @@ from .grading import (FAMILY_TARGET, FIT_GRID, KEY_PAIRS, RATIO_TOLERANCE, REFER
                       graded_gpus,
                       graded_workloads, grading_statement, key_pairs,
                       leave_one_gpu_out, leave_one_source_out, load_reference, scaling_validation,
-                      summarize_by_family, summarize_validation, validation_table)
+                      summarize_by_family, summarize_validation, throughput_ratios, validation_table)
 from .predictions import PREDICTION_COLUMNS, predict_table, speedup
 from .profiles import (DEFAULT_PARAMS, ELEMENTWISE_FLOPS, MODES, UPDATE_BYTES_PER_PARAM, WORKLOADS, OpCost,
                        Profile, profile)
@@ -31,7 +31,8 @@ __all__ = [
     "WINNER_MARGIN", "accuracy_text", "family", "family_accuracy", "fit_efficiency", "graded_gpus",
     "graded_workloads", "grading_statement", "key_pairs",
     "leave_one_gpu_out", "leave_one_source_out", "load_reference", "scaling_validation", "summarize_by_family",
-    "summarize_validation", "validation_table", "PREDICTION_COLUMNS", "predict_table", "speedup", "DEFAULT_PARAMS",
+    "summarize_validation", "throughput_ratios", "validation_table",
+    "PREDICTION_COLUMNS", "predict_table", "speedup", "DEFAULT_PARAMS",
     "ELEMENTWISE_FLOPS",
     "MODES", "UPDATE_BYTES_PER_PARAM", "WORKLOADS", "OpCost", "Profile", "profile", "DEFAULT_EFFICIENCY",
     "Efficiency", "Placed", "Prediction", "op_times", "place", "predict", "step_time", "LINK_EFFICIENCY",

@@ -189,6 +189,23 @@ def validation_table(reference: pd.DataFrame | None = None, efficiency: Efficien
     return pd.DataFrame(rows)
 
 
+def throughput_ratios(reference: pd.DataFrame | None = None, efficiency: Efficiency = DEFAULT_EFFICIENCY,
+                      catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every single-GPU measurement with the model's prediction and published / predicted.
+
+    Pairs are graded, not absolute speeds, so what the ratio tells is how alike it is across the
+    GPUs of one source, workload and precision: a GPU whose ratio stands apart is one the model
+    misjudges (the pair errors of :func:`validation_table` are quotients of these ratios)."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    ref = _single(load_reference(catalogue=cat) if reference is None else reference)
+    pred = _throughputs(_placed(ref, cat), efficiency)
+    out = ref[["source", "workload", "precision", "mode", "gpu", "throughput"]].copy()
+    out["family"] = out["workload"].map(family)
+    out["predicted"] = pred
+    out["ratio"] = out["throughput"] / out["predicted"]
+    return out
+
+
 def summarize_by_family(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`summarize_validation` per workload family, with whether it meets the targets
     (:data:`FAMILY_TARGET` of speedups within ±15 %, every decisive winner right)."""
