@@ -270,6 +270,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     frames = []
     for name in args.model:
         est = memory.Estimator(name, shape, args.seq_len)
+        if args.seq_len and est.transformer is None and not est.spec.sizes:
+            print(f"gpukit: {est.name} has no sequence length to set; --seq-len applies to the built-in "
+                  "transformers and the Keras-layer token models", file=sys.stderr)
         frame = memory.fit_table(est, args.batch, gpus, p, args.optimizer, args.mode, reserve)
         if args.measure:
             frame = memory.with_measurements(frame, est, shape)

@@ -152,6 +152,22 @@ def test_fit_table_says_where_it_fits_and_fits_nowhere(capsys):
     assert code == 0 and "fits on: T4" in out
 
 
+@pytest.mark.tensorflow
+def test_fit_seq_len_builds_a_token_model_at_that_length_and_says_where_it_cannot(capsys):
+    code, out, err = run(capsys, "fit", "--model", "keras-encoder", "--model", "keras-vit", "--batch", "8",
+                         "--mode", "infer", "--seq-len", "512", "--gpu", "A40", "--format", "csv")
+    assert code == 0
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert set(rows) == {"keras-encoder seq_len=512", "keras-vit"}
+    assert err == ("gpukit: keras-vit has no sequence length to set; --seq-len applies to the built-in "
+                   "transformers and the Keras-layer token models\n")
+    code, out, _ = run(capsys, "fit", "--model", "keras-encoder", "--batch", "8", "--mode", "infer", "--gpu", "A40",
+                       "--format", "csv")
+    short = next(csv.DictReader(io.StringIO(out)))
+    assert short["model"] == "keras-encoder"
+    assert int(short["tensor_bytes"]) < int(rows["keras-encoder seq_len=512"]["tensor_bytes"])
+
+
 @pytest.mark.parametrize("argv, message", [
     pytest.param(["--model", "ResNet51", "--batch", "8"], "unknown model 'ResNet51'; did you mean ResNet50",
                  marks=pytest.mark.tensorflow),
