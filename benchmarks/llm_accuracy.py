@@ -140,6 +140,26 @@ def prefill_ratio_section(ref, cat) -> list[str]:
     within = lambda r: f"{((r - 1).abs() <= llm.RATIO_TOLERANCE).mean():.0%}"  # noqa: E731
     out += ["", f"Absolute speeds within ±{llm.RATIO_TOLERANCE:.0%} of the published ones: {within(with_traffic)} "
             f"of these rows ({within(without)} without the traffic term)."]
+    return out + several_gpus_section(ref)
+
+
+def several_gpus_section(ref) -> list[str]:
+    """Prompt processing on several GPUs: published over predicted at the shortest and longest
+    prompt. A layer split gains nothing on one chunk and pipelines the chunks of a longer prompt,
+    so the change from the short to the long prompt shows how much of that pipelining happened."""
+    pp = ref[(ref["test"] == "pp") & (ref["gpus"] > 1)]
+    if pp.empty:
+        return []
+    pp = pp.assign(ratio=pp["throughput_tokens_s"] / llm.predict_reference(pp))
+    short, long = pp["tokens"].min(), pp["tokens"].max()
+    out = ["", "## Prefill on several GPUs, measured over predicted", "",
+           f"A layer split (llama.cpp's) gains nothing on a single {llm.PROMPT_CHUNK}-token chunk and pipelines the "
+           f"chunks of a longer prompt (up to {llm.PROMPT_BATCH // llm.PROMPT_CHUNK} at once in the model); the "
+           f"ratio at pp{short} and at pp{long} shows how much of that the published runs got.", "",
+           f"| GPU | cards | model | weights | pp{short} | pp{long} |", "|---|---:|---|---|---:|---:|"]
+    grid = pp.pivot_table(index=["gpu", "gpus", "model", "weights"], columns="tokens", values="ratio", aggfunc="median")
+    for (gpu, n, model, weights), r in grid.iterrows():
+        out.append(f"| {gpu} | {n} | {model} | {weights} | {r[short]:.2f} | {r[long]:.2f} |")
     return out
 
 
