@@ -75,11 +75,6 @@ class Graph:
     largest_embedding: int = 0  # elements of the largest trainable embedding table (a sparse gradient)
 
     @property
-    def matmul_params(self) -> int:
-        """Parameters of the matrix-multiply ops: the kernels a 16-bit policy casts and keeps."""
-        return sum(o.params for o in self.ops if o.matmul and not o.float32 and o.kind not in RNN_KEEPS)
-
-    @property
     def cast_bytes(self) -> int:
         """Bytes of the 16-bit kernel casts a step makes outside recurrent loops (:attr:`Op.cast_bytes`)."""
         return sum(o.cast_bytes for o in self.ops)
