@@ -519,10 +519,11 @@ def attention_window(prompt: int, engine: str = "llama.cpp") -> float:
     use, padded to 256) and masks the rest; flash attention skips the masked half."""
     if ENGINES[engine]["flash_attention"]:
         return prompt / 2
-    chunks = [min(PROMPT_CHUNK, prompt - start) for start in range(0, prompt, PROMPT_CHUNK)]
-    windows = [math.ceil((start + size) / 256) * 256 for start, size in
-               zip(range(0, prompt, PROMPT_CHUNK), chunks)]
-    return sum(w * size for w, size in zip(windows, chunks)) / prompt
+    total = 0
+    for start in range(0, prompt, PROMPT_CHUNK):
+        end = min(start + PROMPT_CHUNK, prompt)
+        total += (end - start) * math.ceil(end / 256) * 256
+    return total / prompt
 
 
 def prefill_traffic_bytes(model: LLM, engine: str = "llama.cpp", window: float = 0.0) -> float:
@@ -573,7 +574,9 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
         peak_tflops = prec.fp16_accumulate_tflops(row) or peak_tflops
     peak = peak_tflops * 1e12 * eff.tensor
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
-    bandwidth = min(float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream, specs.sm_count(row) * GEMV_BYTES_PER_SM_S)
+    sms = specs.sm_count(row)
+    stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream  # a streaming kernel's rate
+    bandwidth = min(stream, sms * GEMV_BYTES_PER_SM_S)  # what decode's matrix-vector products reach
     n = _check_positive("gpus", gpus)
     active = model.active_params()
     attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
@@ -592,10 +595,8 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     # conversions and attention scores stream through memory; the output head multiplies only the
     # prompt's last token (one matrix-vector product per pass)
     chunk = min(PROMPT_CHUNK, prompt)
-    stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream
     layer_weights = model.layers * model.layer_params()
     unpack_s = layer_weights * (w.bits_per_weight / 8 + 2) / stream if w.dequantized else 0.0
-    sms = specs.sm_count(row)
     layer_s = sum(2 * o * i * chunk / (peak * wave_utilization(o, chunk, sms)) for o, i in _layer_gemms(model))
     window = attention_window(prompt, engine)
     matmul_s = model.layers * layer_s + chunk * attention_flops * window / peak

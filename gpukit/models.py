@@ -7,7 +7,6 @@ Everything here that builds a model imports TensorFlow lazily; resolving a name 
 from __future__ import annotations
 
 import difflib
-import inspect
 import os
 import warnings
 from collections.abc import Sequence
@@ -135,13 +134,13 @@ def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: 
     key = text.lower().replace("_", "-")
     if key in TRANSFORMERS:
         return ModelSpec(key, "transformer")
-    from .zoo import ZOO
+    from . import zoo
 
-    if key in ZOO:
+    if key in zoo.ZOO:
         if seq_len is not None and seq_len < 1:
             raise ParameterError(f"sequence length {seq_len} must be at least 1")
-        takes = "seq_len" in inspect.signature(ZOO[key][0]).parameters
-        return ModelSpec(key, "zoo", None, classes, (("seq_len", int(seq_len)),) if seq_len and takes else ())
+        given = (("seq_len", int(seq_len)),) if seq_len and "seq_len" in zoo.sizes(key) else ()
+        return ModelSpec(key, "zoo", None, classes, given)
     apps = keras_application_names()
     by_lower = {a.lower(): a for a in apps}
     if text.lower() in by_lower:
@@ -149,12 +148,12 @@ def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: 
         if shape is not None and (len(shape) != 3 or min(shape) < 1):
             raise ParameterError(f"input shape {','.join(map(str, shape))} is not height,width,channels")
         return ModelSpec(by_lower[text.lower()], "application", shape, classes)
-    choices = apps + list(TRANSFORMERS) + list(ZOO)
+    choices = apps + list(TRANSFORMERS) + list(zoo.ZOO)
     close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
         [by_lower[c] for c in difflib.get_close_matches(text.lower(), list(by_lower), n=3, cutoff=0.5)]
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise UnknownModelError(f"unknown model {name!r}; {hint}use a keras.applications name, a .keras file, "
-                            f"one of {', '.join(TRANSFORMERS)}, or one of the Keras-layer models {', '.join(ZOO)}")
+                            f"one of {', '.join(TRANSFORMERS)}, or one of the Keras-layer models {', '.join(zoo.ZOO)}")
 
 
 def build_model(spec: ModelSpec):

@@ -7,11 +7,12 @@ token-level head. ``gpukit fit --model keras-encoder`` estimates them like any
 ``keras.applications`` name; the memory-accuracy benchmark measures them; a user's own
 ``.keras`` file built from the same layers is walked the same way.
 
-Every size is a keyword with a small default (a CPU measures each in seconds); ``ZOO_SIZES``
+Every size is a keyword with a small default (a CPU measures each in seconds); :func:`sizes`
 says which ones each model takes. TensorFlow is imported only when a model is built.
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 from .errors import ParameterError
@@ -207,6 +208,12 @@ def family(name: str) -> str | None:
     """The family a zoo model belongs to (None for other names)."""
     entry = ZOO.get(name.lower())
     return entry[1] if entry else None
+
+
+def sizes(name: str) -> tuple[str, ...]:
+    """The size keywords the zoo model ``name`` takes (``seq_len`` for the token models)."""
+    ctor, _ = ZOO[name.lower()]
+    return tuple(inspect.signature(ctor).parameters)
 
 
 def build(name: str, **sizes):

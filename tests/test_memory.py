@@ -224,6 +224,9 @@ def test_a_token_models_sequence_length_is_the_one_asked_for():
     # inference at 4x the tokens: the attention scores (heads x tokens x tokens) grow 16-fold
     infer = {n: e.estimate(8, "fp32", mode="infer").activations_bytes for n, e in (("short", short), ("long", long))}
     assert infer["long"] > 8 * infer["short"]
+    from gpukit import zoo
+
+    assert "seq_len" in zoo.sizes("keras-encoder") and "seq_len" not in zoo.sizes("keras-vit")
     assert memory.Estimator("keras-vit", seq_len=512).label == "keras-vit"
     with pytest.raises(ParameterError, match="sequence length 0"):
         memory.Estimator("keras-encoder", seq_len=0)
