@@ -296,11 +296,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         book = book.as_of(_date(args.as_of, "--as-of"))
     frame = cost.cost_table(book, args.gpu, precs, args.price_kind, args.electricity_usd_per_kwh, args.years,
                             args.utilization, args.pue, args.cloud, cloud_kind=args.cloud_kind)
-    if args.format == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
-    elif args.format == "json":
-        print(frame.to_json(orient="records", indent=1))
-    else:
+    if not _emit(frame, args.format):
         cols = ["gpu", "precision", "peak_tflops", "price_usd", "usd_per_tflop", "tco_usd_per_tflop",
                 "cloud_usd_per_hour", "cloud_usd_per_tflop_hour", "break_even_months", "tflops_per_watt", "note"]
         rows = _rounded(frame[cols].to_dict(orient="records"))
@@ -384,7 +380,7 @@ def _emit(frame, fmt: str) -> bool:
         sys.stdout.write(frame.to_csv(index=False))
         return True
     if fmt == "json":
-        print(frame.to_json(orient="records", indent=1))
+        print(frame.to_json(orient="records", indent=1, force_ascii=False))
         return True
     return False
 
@@ -433,11 +429,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
     table = claims.check(claims.load_claims(args.claims) if args.claims else None)
     if args.verdict:
         table = table[table["verdict"] == args.verdict]
-    if args.format == "csv":
-        sys.stdout.write(table.to_csv(index=False))
-    elif args.format == "json":
-        print(table.to_json(orient="records", indent=1, force_ascii=False))
-    else:
+    if not _emit(table, args.format):
         cols = ["source", "gpu", "field", "claimed_value", "catalogue_value", "verdict", "note"]
         print(format_table(table[cols].to_dict(orient="records"), cols))
         counts = table["verdict"].value_counts()
