@@ -492,7 +492,10 @@ def _gpu_row(gpu, catalogue: pd.DataFrame | None):
 
 
 def _compute_precision(weights: str) -> str:
-    """The math a format's matrix multiplies run at (quantised formats are unpacked to FP16)."""
+    """The math a format's matrix multiplies run at: quantised formats are unpacked to FP16, and
+    ``int8`` (LLM.int8()) is taken at the FP16 rate too, not the catalogue's INT8 tensor rate: its
+    outlier columns multiply in FP16 and its activations are quantised on the fly, and no published
+    int8 speed grades a faster rule."""
     key = weights.strip().lower()
     return {"bf16": "bf16", "f32": "float32"}.get(key, "fp16")
 
