@@ -30,25 +30,39 @@ def _text(value) -> str:
     return html.escape(text)
 
 
+#: Tables longer than this scroll inside a box of about that many rows, their header kept in
+#: view, so a page of several long tables stays readable and every row is still on the page.
+SCROLL_ROWS = 25
+
+
 def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     """A styled, index-free view of ``frame``: numbers compact, empty cells as '—', any text
-    HTML-escaped (catalogue and parameters may hold untrusted text), URLs as links."""
-    numeric = frame.select_dtypes("number").columns
-    styler = (frame.style.hide(axis="index")
-              .format(_number, subset=list(numeric))
-              .format(_text, subset=[c for c in frame.columns if c not in numeric]))
+    HTML-escaped (catalogue and parameters may hold untrusted text), URLs as links.
+
+    Styles are set once per column, not per cell, so a table of thousands of rows stays a
+    fraction of the page's weight; beyond :data:`SCROLL_ROWS` rows it scrolls in its own box.
+    """
+    numeric = [c for c in frame.select_dtypes("number").columns]
     text_cols = [c for c in frame.columns if c not in numeric]
-    if text_cols:
-        styler = styler.set_properties(subset=text_cols, **{"text-align": "left !important"})
-    if len(numeric):
-        styler = styler.set_properties(subset=list(numeric), **{"text-align": "right !important"})
+    styler = (Styler(frame, cell_ids=False).hide(axis="index")
+              .format(_number, subset=numeric)
+              .format(_text, subset=text_cols))
     if caption:
         styler = styler.set_caption(html.escape(caption))
-    return styler.set_table_styles([
+    styles = [
         {"selector": "caption", "props": "caption-side: top; font-weight: bold; text-align: left;"},
         {"selector": "td", "props": "padding: 2px 8px;"},
         {"selector": "th", "props": "text-align: left; padding: 2px 8px;"},
-    ])
+    ]
+    if len(frame) > SCROLL_ROWS:
+        styles += [
+            {"selector": "", "props": f"display: block; max-height: {1.6 * SCROLL_ROWS:g}em; overflow: auto;"},
+            {"selector": "thead th", "props": "position: sticky; top: 0; background: white; z-index: 1;"},
+        ]
+    styler = styler.set_table_styles(styles)
+    align = {c: [{"selector": "td", "props": f"text-align: {'right' if c in numeric else 'left'} !important;"}]
+             for c in frame.columns}
+    return styler.set_table_styles(align, overwrite=False) if align else styler
 
 
 class Note:
