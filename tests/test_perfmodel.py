@@ -209,6 +209,30 @@ def test_per_gpu_ratios_are_what_the_pair_errors_are_made_of(validation, cat):
     assert set(ratios["family"]) == {"CNN", "transformer"}
 
 
+def test_gpu_factors_recover_a_per_gpu_constant_whatever_the_column_level():
+    """Ratios made of a level per column times a factor per GPU (and one stray measurement): the
+    factors come back, normalised to a geometric mean of 1, and the stray one does not move them
+    far."""
+    import numpy as np
+    import pandas as pd
+
+    truth = {"A": 1.25, "B": 1.0, "C": 0.8}
+    rows = []
+    for col, level in (("resnet50", 1.8), ("bert-base-squad", 1.1), ("bert-large-squad", 1.3)):
+        for precision, p_level in (("fp16", 1.0), ("float32", 0.9)):
+            for gpu, f in truth.items():
+                rows.append({"source": "s", "workload": col, "precision": precision, "mode": "train",
+                             "gpu": gpu, "ratio": level * p_level * f})
+    frame = pd.DataFrame(rows)
+    got = pm.gpu_factors(frame)
+    norm = np.exp(np.mean(np.log(list(truth.values()))))
+    assert got.to_dict() == pytest.approx({g: f / norm for g, f in truth.items()})
+    assert np.exp(np.log(got).mean()) == pytest.approx(1.0)
+    frame.loc[0, "ratio"] *= 1.5  # one measurement off by half
+    # least squares in a balanced layout: a sixth of the stray log lands on A against B
+    assert pm.gpu_factors(frame)["A"] / pm.gpu_factors(frame)["B"] == pytest.approx(1.25 * 1.5 ** (1 / 6))
+
+
 @pytest.mark.tensorflow
 def test_scaling_is_graded_against_the_same_sources_single_gpu(cat):
     ref = pm.load_reference(catalogue=cat)
