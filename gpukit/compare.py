@@ -304,10 +304,16 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
         peak_s = prec.math_unit(rs, r["precision"], True)[1]
         bw = rf["memory_bandwidth_gbs"] / rs["memory_bandwidth_gbs"]
         compute = peak_f / peak_s
+        shown = basis
+        if "predicted" in basis:
+            acc = perfmodel.family_accuracy(perfmodel.family(r["workload"]))
+            if acc.get("pairs"):
+                shown += (f"; median error {acc['median_abs_error_pct']:.0f}% on published "
+                          f"{perfmodel.family(r['workload'])} speedups")
         if k < SAME_SPEED:
-            verdict = f"{fast} and {slow} are about as fast ({fast} by {_times(k)}, {basis})."
+            verdict = f"{fast} and {slow} are about as fast ({fast} by {_times(k)}, {shown})."
         else:
-            verdict = f"{fast} is {_times(k)} as fast as {slow} ({basis})."
+            verdict = f"{fast} is {_times(k)} as fast as {slow} ({shown})."
         reason = (f"The step is mostly {bound_f}-bound on {fast}; it has {_times(bw)} the memory bandwidth "
                   f"({rf['memory_bandwidth_gbs']:g} vs {rs['memory_bandwidth_gbs']:g} GB/s) and {_times(compute)} "
                   f"the matrix throughput ({math_f} {peak_f:g} vs {math_s} {peak_s:g} TFLOPS).")
@@ -346,8 +352,19 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
         if lsmall == 0:
             verdict = f"{model} does not fit on {small} even at batch 1; {big} takes batch {lbig}."
         reason = f"{big} has {rbig['memory_gb']:g} GB against {rsmall['memory_gb']:g} GB."
+        gbig, gsmall = (ga, gb) if big == a else (gb, ga)
+        error = gbig["estimate_error"].iloc[0] if "estimate_error" in g else ""
+        rbig_range = gbig["largest_batch_within_error"].iloc[0] if "largest_batch_within_error" in g else ""
+        if rbig_range:
+            rsmall_range = gsmall["largest_batch_within_error"].iloc[0] or "0"
+            verdict = verdict[:-1] + f" (estimated; {rbig_range} and {rsmall_range} within its measured error)."
+            reason += f" The estimate's measured error: {error}."
+        elif error:
+            reason += f" The estimate's error for this model: {error}."
         condition = (f"At batch {', '.join(map(str, only))} only {big} fits, whatever the speed."
-                     if only else f"Above batch {lsmall} only {big} fits, whatever the speed.")
+                     if only else f"Above batch {lsmall} only {big} fits, whatever the speed"
+                     + (f"; above {rsmall_range.split('–')[-1]} even at the edge of the estimate's measured error."
+                        if rbig_range else "."))
         out.append({"topic": f"memory, {model}", "verdict": verdict, "reason": reason, "condition": condition})
     return out
 

@@ -805,12 +805,17 @@ def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, ba
         if both:
             lo, hi = min(r for _, r in both), max(r for _, r in both)
             faster = ga if hi >= 1 and lo >= 1 else (gb if hi <= 1 else None)
+            graded = decode_error_text()
+
+            def span(x: float, y: float) -> str:
+                return f"{x:.2f}" if f"{x:.2f}" == f"{y:.2f}" else f"{x:.2f}-{y:.2f}"
+
             if faster == ga:
-                parts.append(f"Where both fit ({len(both)} models), {ga} generates {lo:.2f}-{hi:.2f}x as fast "
-                             "(predicted).")
+                parts.append(f"Where both fit ({len(both)} models), {ga} generates {span(lo, hi)}x as fast "
+                             f"(predicted; {graded}).")
             elif faster == gb:
-                parts.append(f"Where both fit ({len(both)} models), {gb} generates {1 / hi:.2f}-{1 / lo:.2f}x as "
-                             "fast (predicted).")
+                parts.append(f"Where both fit ({len(both)} models), {gb} generates {span(1 / hi, 1 / lo)}x as "
+                             f"fast (predicted; {graded}).")
             else:
                 parts.append(f"Where both fit ({len(both)} models), neither is always faster ({lo:.2f}-{hi:.2f}x).")
         if not both and not only[ga] and not only[gb]:
@@ -961,6 +966,18 @@ def summarize(table: pd.DataFrame) -> dict:
             "median_abs_error_pct": float(err.median()), "max_abs_error_pct": float(err.max()),
             "decisive_pairs": int(len(decisive)),
             "winners_right": int((decisive["winner_right"] == True).sum())}  # noqa: E712 -- object column
+
+
+def decode_error_text() -> str:
+    """The decode model's measured error in a few words, for a predicted speedup's sentence."""
+    if not REFERENCE_PATH.exists():
+        return "decode speed not graded"
+    table = validation_table()
+    s = summarize(table[table["test"] == "tg"] if len(table) else table)
+    if not s["pairs"]:
+        return "decode speed not graded"
+    return (f"{s['within_tolerance'] / s['pairs']:.0%} of {s['pairs']} published decode speedups within "
+            f"±{RATIO_TOLERANCE:.0%}, median error {s['median_abs_error_pct']:.0f}%")
 
 
 def grading_statement() -> str:

@@ -304,10 +304,16 @@ class Estimator:
         return simulate(self.graph, batch, precision, optimizer, mode, runtime_reserve_bytes)
 
     def largest_batch(self, capacity_bytes: int, precision: str = "fp32", optimizer: str = "adam",
-                      mode: str = "train", runtime_reserve_bytes: int = 0, limit: int = 1 << 20) -> int:
-        """The largest batch whose ``total_bytes`` fits ``capacity_bytes`` (0 if not even one)."""
+                      mode: str = "train", runtime_reserve_bytes: int = 0, limit: int = 1 << 20,
+                      tensor_scale: float = 1.0) -> int:
+        """The largest batch whose ``total_bytes`` fits ``capacity_bytes`` (0 if not even one).
+
+        ``tensor_scale`` multiplies the tensors (not the runtime reserve) before the comparison:
+        ``1 / (1 + error)`` is the peak a run reaches when the estimate is off by ``error``
+        (:func:`largest_batch_band`)."""
         def fits(b: int) -> bool:
-            return self.estimate(b, precision, optimizer, mode, runtime_reserve_bytes).total_bytes <= capacity_bytes
+            e = self.estimate(b, precision, optimizer, mode, runtime_reserve_bytes)
+            return e.total_bytes - e.tensor_bytes + e.tensor_bytes * tensor_scale <= capacity_bytes
 
         if not fits(1):
             return 0
@@ -370,10 +376,10 @@ def verdict(total_bytes: int, tensor_bytes: int, capacity_bytes: int, band: dict
     reach lies between ``tensor_bytes / (1 + error_high)`` and ``tensor_bytes / (1 + error_low)``
     (plus the runtime reserve); a GPU whose memory falls in that range is borderline."""
     reserve = total_bytes - tensor_bytes
-    if band is None:
+    scales = band_scales(band)
+    if scales is None:
         return "fits" if total_bytes <= capacity_bytes else "does not fit"
-    most = reserve + tensor_bytes / (1 + min(band["error_low"], 0.0))
-    least = reserve + tensor_bytes / (1 + max(band["error_high"], 0.0))
+    most, least = (reserve + tensor_bytes * f for f in scales)
     if capacity_bytes >= max(most, total_bytes):
         return "fits"
     if capacity_bytes < min(least, total_bytes):
@@ -381,10 +387,37 @@ def verdict(total_bytes: int, tensor_bytes: int, capacity_bytes: int, band: dict
     return "borderline"
 
 
+def band_scales(band: dict | None) -> tuple[float, float] | None:
+    """The factors from the estimate to the highest and the lowest peak a run may reach, given a
+    family's error band (estimate / measured - 1 between ``error_low`` and ``error_high``); the
+    estimate itself always lies between them. :func:`verdict` and :func:`largest_batch_band` use them."""
+    if band is None or band.get("error_low") is None or band["error_low"] != band["error_low"]:
+        return None
+    return 1 / (1 + min(band["error_low"], 0.0)), 1 / (1 + max(band["error_high"], 0.0))
+
+
+def largest_batch_band(estimator: Estimator, capacity_bytes: int, band: dict | None, precision: str = "fp32",
+                       optimizer: str = "adam", mode: str = "train", runtime_reserve_bytes: int = 0) \
+        -> tuple[int, int] | tuple[None, None]:
+    """The largest batch within the family's measured error: the one that fits even if the run
+    peaks as far above the estimate as any measured run did, and the one that fits only if it
+    peaks as far below. ``(None, None)`` for a model whose family was never measured."""
+    scales = band_scales(band)
+    if scales is None:
+        return None, None
+    most, least = scales
+    return (estimator.largest_batch(capacity_bytes, precision, optimizer, mode, runtime_reserve_bytes,
+                                    tensor_scale=most),
+            estimator.largest_batch(capacity_bytes, precision, optimizer, mode, runtime_reserve_bytes,
+                                    tensor_scale=least))
+
+
 def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str = "fp32",
               optimizer: str = "adam", mode: str = "train",
               runtime_reserve_bytes: int = DEFAULT_RUNTIME_RESERVE_BYTES):
-    """One row per batch size x GPU: the estimate, the GPU's memory, fits, headroom, largest batch.
+    """One row per batch size x GPU: the estimate, the GPU's memory, fits, headroom, largest batch
+    (and, where the model's family was measured, ``largest_batch_low`` to ``largest_batch_high``:
+    the largest batch within the estimate's measured error, :func:`largest_batch_band`).
 
     ``gpus`` is a catalogue frame (e.g. :func:`gpukit.specs.select`).
     """
@@ -395,6 +428,7 @@ def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str
     p = prec.normalize(precision)
     rows = []
     largest: dict[str, int] = {}
+    largest_band: dict[str, tuple] = {}
     family = estimator.family
     band = error_bands().get(family) if family else None
     for b in batches:
@@ -403,12 +437,16 @@ def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str
             capacity = memory_bytes(g["memory_gb"])
             if g["gpu"] not in largest:
                 largest[g["gpu"]] = estimator.largest_batch(capacity, p, optimizer, mode, runtime_reserve_bytes)
+                largest_band[g["gpu"]] = largest_batch_band(estimator, capacity, band, p, optimizer, mode,
+                                                            runtime_reserve_bytes)
             rows.append({"model": estimator.label, "batch_size": b, "precision": p,
                          "optimizer": optimizer if mode == "train" else "none", "mode": mode,
                          "tensor_bytes": est.tensor_bytes, "total_bytes": est.total_bytes, "gpu": g["gpu"],
                          "gpu_memory_bytes": capacity, "fits": est.total_bytes <= capacity,
                          "verdict": verdict(est.total_bytes, est.tensor_bytes, capacity, band),
                          "headroom_bytes": capacity - est.total_bytes, "largest_batch": largest[g["gpu"]],
+                         "largest_batch_low": largest_band[g["gpu"]][0],
+                         "largest_batch_high": largest_band[g["gpu"]][1],
                          "family": family, "error_low": band["error_low"] if band else None,
                          "error_high": band["error_high"] if band else None,
                          "median_abs_error": band["median_abs_error"] if band else None})
@@ -464,6 +502,9 @@ def fit_summary(fit):
     """The fit table in GiB, for reading."""
     gib = 2**30
     out = fit[["model", "batch_size", "gpu", "fits", "largest_batch"]].copy()
+    if "largest_batch_low" in fit:
+        out["largest_batch_within_error"] = [batch_range(lo, hi) for lo, hi in
+                                             zip(fit["largest_batch_low"], fit["largest_batch_high"])]
     out.insert(2, "total_gib", fit["total_bytes"] / gib)
     out.insert(4, "gpu_memory_gib", fit["gpu_memory_bytes"] / gib)
     out.insert(5, "headroom_gib", fit["headroom_bytes"] / gib)
@@ -474,6 +515,13 @@ def fit_summary(fit):
                                  fit.get("error_high", [None] * len(fit)),
                                  fit.get("median_abs_error", [None] * len(fit)))]
     return out
+
+
+def batch_range(low, high) -> str:
+    """``low`` to ``high`` largest batches as text ('' where the family was never measured)."""
+    if low is None or high is None or low != low or high != high:
+        return ""
+    return f"{int(low)}" if int(low) == int(high) else f"{int(low)}–{int(high)}"
 
 
 def error_note(family: str | None, low: float | None, high: float | None, median: float | None) -> str:
@@ -527,7 +575,10 @@ def format_fit(frame) -> str:
                                                                      first.get("median_abs_error")))
         verdicts = part["verdict"] if "verdict" in part else part["fits"].map({True: "fits", False: "does not fit"})
         fits = part[verdicts == "fits"]
-        lines.append("  fits on: " + (", ".join(f"{g} ({h / gib:.1f} GiB spare, up to batch {lb})"
+        ranges = [batch_range(lo, hi) for lo, hi in zip(part.get("largest_batch_low", [None] * len(part)),
+                                                         part.get("largest_batch_high", [None] * len(part)))]
+        within = {g: f"; {r} within the measured error" if r else "" for g, r in zip(part["gpu"], ranges)}
+        lines.append("  fits on: " + (", ".join(f"{g} ({h / gib:.1f} GiB spare, up to batch {lb}{within[g]})"
                                                   for g, h, lb in zip(fits["gpu"], fits["headroom_bytes"],
                                                                       fits["largest_batch"]))
                                        if len(fits) else "nowhere"))

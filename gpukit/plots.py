@@ -266,6 +266,29 @@ def fit_heatmap(fit: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
+def _batch_ranges(ax, plotted: pd.DataFrame, order: list, hue_order: list) -> int:
+    """Whiskers on each bar from ``largest_batch_low`` to ``largest_batch_high`` (where the model's
+    family was measured); returns how many were drawn."""
+    if "largest_batch_low" not in plotted:
+        return 0
+    ranges = {(r["gpu"], r["model"]): (r["largest_batch_low"], r["largest_batch_high"])
+              for _, r in plotted.iterrows()}
+    drawn = 0
+    # seaborn gives each hue level of ``hue_order`` a container, an empty one for a model with no bar
+    for model, container in zip(hue_order, ax.containers):
+        for bar in container:
+            if not np.isfinite(bar.get_width()) or bar.get_width() <= 0:
+                continue
+            y = bar.get_y() + bar.get_height() / 2
+            low, high = ranges.get((order[int(round(y))], model), (None, None))
+            if low is None or high is None or low != low or high != high:
+                continue
+            ax.plot([max(low, 1), max(high, 1)], [y, y], color="0.15", lw=1.2, solid_capstyle="butt",
+                    marker="|", markersize=6, label="_range")
+            drawn += 1
+    return drawn
+
+
 def largest_batch_figure(fit: pd.DataFrame) -> Figure:
     """The largest batch that fits on each GPU, per model (log scale)."""
     frame = fit.drop_duplicates(["model", "gpu"]).copy()
@@ -279,10 +302,12 @@ def largest_batch_figure(fit: pd.DataFrame) -> Figure:
     for gpu, models in misfits.items():
         ax.annotate(f"does not fit at batch 1: {models}", (1, order.index(gpu)), va="center", fontsize=8,
                     color="0.3")
+    ranged = _batch_ranges(ax, plotted, order, list(dict.fromkeys(frame["model"])))
     ax.set_xscale("log", base=2)
     ax.set_xlim(left=1)  # bars start at batch 1, so their lengths compare
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel("largest batch size that fits (log scale)")
+    ax.set_xlabel("largest batch size that fits (log scale)"
+                  + ("; whiskers: within the estimate's measured error" if ranged else ""))
     ax.set_ylabel("")
     first = fit.iloc[0]
     ax.set_title(f"Largest batch per GPU ({first['mode']}, {first['precision']})")

@@ -54,7 +54,11 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     fit_rows = a40_v100.fit[a40_v100.fit["model"] == "bert-large"]
     la = fit_rows[fit_rows["gpu"] == "A40"]["largest_batch"].iloc[0]
     lb = fit_rows[fit_rows["gpu"] == "V100 SXM2 32GB"]["largest_batch"].iloc[0]
-    assert fit["verdict"] == f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB."
+    ra, rb = (fit_rows[fit_rows["gpu"] == g]["largest_batch_within_error"].iloc[0] for g in ("A40", "V100 SXM2 32GB"))
+    assert fit["verdict"] == (f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB "
+                              f"(estimated; {ra} and {rb} within its measured error).")
+    assert "transformer encoder: median" in fit["reason"]  # the family's measured error, named
+    assert fit["condition"].endswith(f"above {rb.split('–')[-1]} even at the edge of the estimate's measured error.")
     assert a40.nvlink_gbs > 0 and v100.nvlink_gbs > 0, "premise: both have NVLink"
     # the SXM2 V100s are joined by NVLink on their board; two A40s by PCIe unless a bridge is fitted
     link = by_topic["two GPUs of each"]

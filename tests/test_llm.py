@@ -332,7 +332,11 @@ def test_the_seed_pairs_answered_for_llms():
     a = rows.loc[("llama-3-8b", "A40"), "decode_tokens_per_s"]
     v = rows.loc[("llama-3-8b", "V100 PCIe 16GB"), "decode_tokens_per_s"]
     faster, k = ("V100 PCIe 16GB", v / a) if v > a else ("A40", a / v)
-    assert f"{faster} generates {k:.2f}-{k:.2f}x as fast" in verdicts[0]
+    # one model fits both, so one factor, and the decode model's measured error beside it
+    summary = llm.summarize(llm.validation_table().query("test == 'tg'"))
+    share = summary["within_tolerance"] / summary["pairs"]
+    assert (f"{faster} generates {k:.2f}x as fast (predicted; {share:.0%} of {summary['pairs']} published decode "
+            f"speedups within ±20%, median error {summary['median_abs_error_pct']:.0f}%)") in verdicts[0]
 
 
 def test_tensor_parallel_decode_by_hand(catalogue):

@@ -156,6 +156,34 @@ def test_largest_batch_is_the_boundary(catalogue, gpu):
     assert not fit[fit["batch_size"] == 4096]["fits"].any()
 
 
+def test_largest_batch_within_the_measured_error_is_where_the_verdict_turns(catalogue, gpu):
+    """The range of largest batches is the verdict's own boundary: at the low end a run fits even
+    as far above the estimate as any measured run of the family went, one more is only borderline;
+    at the high end it is borderline, one more does not fit."""
+    est = memory.Estimator("bert-base", seq_len=128)
+    band = memory.error_bands()[est.family]
+    assert band["error_low"] < 0 < band["error_high"], "premise: the family was measured both under and over"
+    capacity, reserve = specs.memory_bytes(gpu("RTX A4000").memory_gb), 2**30
+    low, high = memory.largest_batch_band(est, capacity, band, "fp16", "adam", "train", reserve)
+    largest = est.largest_batch(capacity, "fp16", "adam", "train", reserve)
+    assert 0 < low < largest < high
+
+    def verdict(b):
+        e = est.estimate(b, "fp16", "adam", "train", reserve)
+        return memory.verdict(e.total_bytes, e.tensor_bytes, capacity, band)
+
+    assert (verdict(low), verdict(low + 1), verdict(high), verdict(high + 1)) == \
+        ("fits", "borderline", "borderline", "does not fit")
+    # by hand at the low end: the tensors scaled by 1 / (1 + error_low), the reserve not
+    e = est.estimate(low + 1, "fp16", "adam", "train", reserve)
+    assert reserve + e.tensor_bytes / (1 + band["error_low"]) > capacity
+    assert memory.largest_batch_band(est, capacity, None) == (None, None)
+    fit = memory.fit_report(["bert-base"], [8], ["RTX A4000"], "fp16", "adam", seq_len=128, catalogue=catalogue)
+    assert (fit["largest_batch_low"].iloc[0], fit["largest_batch_high"].iloc[0]) == (low, high)
+    assert memory.fit_summary(fit)["largest_batch_within_error"].iloc[0] == f"{low}–{high}"
+    assert f"up to batch {largest}; {low}–{high} within the measured error" in memory.format_fit(fit)
+
+
 @pytest.mark.tensorflow
 @pytest.mark.parametrize("name, expected", [
     ("resnet50", "ResNet50"), ("MOBILENETV2", "MobileNetV2"), ("BERT_base", "bert-base"),

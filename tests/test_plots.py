@@ -468,6 +468,33 @@ def test_largest_batch_figure_bars_are_the_largest_batches(fit):
         {(r["gpu"], r["model"]): float(r["largest_batch"]) for _, r in once.iterrows()})
 
 
+def whiskers(ax) -> dict[tuple[str, str], tuple[float, float]]:
+    """{(category, model): (low, high)} of the range whiskers, matched to the bar they sit on."""
+    out = {}
+    names, colours = category_names(ax), legend_colours(ax)
+    bars = [(names[int(round(b.get_y() + b.get_height() / 2))], colours[rgba(b.get_facecolor())],
+             b.get_y() + b.get_height() / 2) for c in ax.containers for b in c.patches]
+    for line in ax.lines:
+        if line.get_label() != "_range":
+            continue
+        (x0, x1), (y, _) = line.get_xdata(), line.get_ydata()
+        matches = [(name, model) for name, model, by in bars if abs(by - y) < 1e-9]
+        assert len(matches) == 1, f"a whisker at y={y} sits on {len(matches)} bars"
+        out[matches[0]] = (x0, x1)
+    return out
+
+
+def test_largest_batch_figure_whiskers_span_the_measured_error(fit):
+    """Each bar carries a whisker from the largest batch at one edge of the family's measured error
+    to the other, and the bar's end (the estimate) lies on it."""
+    ax = plots.largest_batch_figure(fit).axes[0]
+    once = fit.drop_duplicates(["model", "gpu"])
+    assert whiskers(ax) == {(r["gpu"], r["model"]): pytest.approx((r["largest_batch_low"], r["largest_batch_high"]))
+                            for _, r in once.iterrows()}
+    assert all(r["largest_batch_low"] <= r["largest_batch"] <= r["largest_batch_high"] for _, r in once.iterrows())
+    assert "measured error" in ax.get_xlabel()
+
+
 def test_largest_batch_figure_names_a_model_that_fits_nowhere():
     fit = memory.fit_report(["llama-7b", "bert-base"], [1], ["RTX A4000", "A40"], "fp32", "adam", "train")
     once = fit.drop_duplicates(["model", "gpu"])
@@ -482,6 +509,7 @@ def test_largest_batch_figure_names_a_model_that_fits_nowhere():
     notes = [(t.get_text(), t.xy[1]) for t in ax.texts]
     assert sorted(notes) == sorted((f"does not fit at batch 1: {r['model']}", rows[r["gpu"]])
                                    for _, r in misfits.iterrows())
+    assert set(whiskers(ax)) == {(r["gpu"], r["model"]) for _, r in fitting.iterrows()}
 
 
 # --------------------------------------------------------------------------- cost
