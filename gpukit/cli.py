@@ -365,11 +365,14 @@ def cmd_llm(args: argparse.Namespace) -> int:
     what += f" with {engine}" if args.mode == "infer" else ""
     print(f"{m.name} ({m.params() / 1e9:.1f} B parameters), {what}, {frame['weights'].iloc[0]}, context "
           f"{args.context}, batch {args.batch}{many}")
-    print(llm.grading_statement())
     cols = ["gpu", "fits", "total_gib", "weights_gib", "kv_cache_gib", "max_context", "gpus_needed",
             "prefill_tokens_per_s", "decode_tokens_per_s", "usd_per_million_tokens", "graded", "note"]
-    if args.mode != "infer":
-        cols = [c for c in cols if c not in ("kv_cache_gib", "gpus_needed")] + ["max_batch"]
+    if args.mode == "infer":
+        print(llm.grading_statement())
+    else:  # a memory answer; speed and cost are for serving
+        cols = ["gpu", "fits", "total_gib", "weights_gib", "max_context", "max_batch", "gpus_needed", "note"]
+        print("Memory only (where one GPU is too small, gpus_needed shards weights, gradients and optimizer state "
+              "over several as ZeRO-3/FSDP); serving speed and cost: --mode infer.")
     print(format_table(_rounded(frame[cols].to_dict(orient="records")), cols))
     return 0
 

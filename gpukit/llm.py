@@ -444,7 +444,13 @@ def activation_bytes(model: LLM, batch: int, seq_len: int, checkpointing: bool =
 def finetune_memory(model: LLM, mode: str = "lora", seq_len: int = 2048, batch: int = 1, lora_rank: int = 16,
                     lora_targets: str = "all", checkpointing: bool = True, flash_attention: bool = True,
                     reserve_bytes: int | None = None) -> dict:
-    """Bytes to fine-tune ``model`` on one GPU: weights, trainable state, activations, logits."""
+    """Bytes to fine-tune ``model`` on one GPU: weights, trainable state, activations, logits.
+
+    ``weights_bytes`` are the weights as the forward pass reads them (16-bit for full fine-tuning
+    and LoRA, NF4 for QLoRA); ``optimizer_state_bytes`` what training adds per trainable parameter
+    beyond them (for full fine-tuning the gradient, the float32 master copy and Adam's two moments;
+    for LoRA the adapters' own weights as well). ``shardable_bytes`` (both together) is what
+    ZeRO-3/FSDP spreads over several GPUs (:func:`finetune_gpus_needed`)."""
     from .memory import DEFAULT_RUNTIME_RESERVE_BYTES
 
     if mode not in ("full", "lora", "qlora"):
@@ -456,18 +462,34 @@ def finetune_memory(model: LLM, mode: str = "lora", seq_len: int = 2048, batch: 
     _check_positive("LoRA rank", lora_rank)
     reserve = DEFAULT_RUNTIME_RESERVE_BYTES if reserve_bytes is None else reserve_bytes
     p = model.params()
-    if mode == "full":
-        weights, trainable = 0.0, p
+    if mode == "full":  # the 16-bit weight of each parameter is the model's weights; the rest is state
+        trainable = p
+        weights, state = 2.0 * p, trainable * (ADAM_MIXED_BYTES - 2)
     else:
         weights = p * (2 if mode == "lora" else NF4_BITS / 8)
         trainable = lora_params(model, lora_rank, lora_targets)
-    state = trainable * ADAM_MIXED_BYTES
+        state = trainable * ADAM_MIXED_BYTES
     tokens = batch * seq_len
     act = activation_bytes(model, batch, seq_len, checkpointing, flash_attention)
     logits = tokens * model.vocab * (2 + 4 + 4)  # 16-bit logits, their float32 copy for the loss, its gradient
     total = weights + state + act + logits + reserve
     return {"weights_bytes": weights, "trainable_params": trainable, "optimizer_state_bytes": state,
-            "activation_bytes": act, "logits_bytes": logits, "reserve_bytes": reserve, "total_bytes": total}
+            "activation_bytes": act, "logits_bytes": logits, "reserve_bytes": reserve,
+            "shardable_bytes": weights + state, "total_bytes": total}
+
+
+def finetune_gpus_needed(need: dict, gpu_row, limit: int = 64) -> int | None:
+    """The fewest GPUs of this kind (1, 2, 4, 8, ...) a fine-tuning run of ``need`` (a
+    :func:`finetune_memory` result) fits on with its weights, gradients and optimizer state
+    sharded over all of them (ZeRO stage 3 / FSDP: Rajbhandari et al. 2020, section 5), each GPU
+    still holding its own batch's activations, logits and runtime reserve."""
+    rest = need["total_bytes"] - need["shardable_bytes"]
+    n = 1
+    while n <= limit:
+        if fits(need["shardable_bytes"] / n + rest, gpu_row):
+            return n
+        n *= 2
+    return None
 
 
 def lora_params(model: LLM, rank: int, targets: str = "all") -> int:
@@ -685,8 +707,9 @@ def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, ba
               checkpointing: bool = True, count: int = 1, price_files=None, engine: str | None = None,
               catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per GPU: does ``model`` fit (``mode`` infer, full, lora or qlora), with what, the
-    largest context and batch, how many GPUs it needs, how fast it prefills and decodes, and what a
-    million generated tokens cost renting and owning (decode at ``batch``). ``engine``
+    largest context and batch, how many GPUs it needs (fine-tuning: sharded, :func:`finetune_gpus_needed`),
+    and to serve it how fast it prefills and decodes and what a million generated tokens cost
+    renting and owning (decode at ``batch``; fine-tuning rows answer memory only). ``engine``
     (:data:`ENGINES`; default :func:`default_engine`) decides how prompts multiply and how several
     GPUs share a model."""
     from . import cost, prices
@@ -722,22 +745,27 @@ def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, ba
                                                          checkpointing)["total_bytes"] <= cap, 1, m.max_context)
             max_b = _largest(lambda b: finetune_memory(m, mode, context, b, lora_rank, lora_targets,
                                                        checkpointing)["total_bytes"] <= cap, 1, 4096)
-            wb, kvb, needed = need["weights_bytes"], 0.0, None
+            wb, kvb, needed = need["weights_bytes"], 0.0, finetune_gpus_needed(need, g)
         fit = bool(need["total_bytes"] <= cap)
         row = {"gpu": g["gpu"], "model": m.name, "mode": mode, "weights": weights if mode == "infer" else
                {"full": "bf16 + fp32 master", "lora": "bf16", "qlora": "nf4"}[mode], "context": context, "batch": batch,
                "fits": fit, "total_gib": need["total_bytes"] / GIB,
                "weights_gib": wb / GIB, "kv_cache_gib": kvb / GIB, "max_context": max_ctx, "max_batch": max_b,
-               "gpus_needed": needed, "graded": g["gpu"] in graded, "note": ""}
+               "gpus_needed": needed, "graded": g["gpu"] in graded if mode == "infer" else False, "note": ""}
+        if mode != "infer":  # a memory answer: serving speed and cost belong to --mode infer
+            if not fit:
+                row["note"] = (f"needs {needed} GPUs with weights, gradients and optimizer state sharded "
+                               "(ZeRO-3/FSDP)" if needed else "does not fit on 64 of these GPUs, even sharded")
+            rows.append(row)
+            continue
         # where it does not fit, the speed (and cost) are those of the fewest cards that hold it
-        cards = count if fit or mode != "infer" or not needed else max(needed, count)
-        if mode == "infer" and not fit and not needed:
+        cards = count if fit or not needed else max(needed, count)
+        if not fit and not needed:
             row["note"] = "does not fit on 64 of these GPUs"
             rows.append(row)
             continue
         try:
-            s = speeds(m, g, weights if mode == "infer" else "f16", context, batch, kv, cards, engine=engine,
-                       catalogue=cat)
+            s = speeds(m, g, weights, context, batch, kv, cards, engine=engine, catalogue=cat)
             row.update(prefill_tokens_per_s=s["prefill_tokens_per_s"], decode_tokens_per_s=s["decode_tokens_per_s"],
                        decode_bound=s["decode_bound"], cards=cards)
             if cards != count:

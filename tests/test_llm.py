@@ -81,7 +81,9 @@ def test_finetune_memory_by_hand():
     tokens = 2 * 128
     per_layer = 4 * 64 + 2 * 64 + 2 * 16 + 4 * 160  # norms' ins and outs, Q, O, K, V, the FFN's four
     full = llm.finetune_memory(TINY, "full", 128, 2, checkpointing=False, reserve_bytes=0)
-    assert full["optimizer_state_bytes"] == 16 * p and full["weights_bytes"] == 0
+    # 16 bytes a parameter (ZeRO's count): the 16-bit weight the passes read, and 14 of training state
+    assert full["weights_bytes"] == 2 * p and full["optimizer_state_bytes"] == 14 * p
+    assert full["shardable_bytes"] == 16 * p
     assert full["activation_bytes"] == 2 * per_layer * tokens * 2
     assert full["logits_bytes"] == tokens * 1000 * 10
     ckpt = llm.finetune_memory(TINY, "full", 128, 2, checkpointing=True, reserve_bytes=0)
@@ -95,6 +97,28 @@ def test_finetune_memory_by_hand():
     assert qlora["trainable_params"] == 2 * 4 * ((64 + 64) * 2 + (64 + 16) * 2 + 3 * (64 + 160))
     with pytest.raises(ParameterError, match="fine-tuning mode 'dpo'"):
         llm.finetune_memory(TINY, "dpo")
+
+
+def test_fine_tuning_that_fits_on_no_single_gpu_is_sharded(catalogue):
+    """Full fine-tuning of an 8B model (16 bytes a parameter, about 120 GiB of model state) fits
+    no single GPU; sharded over N, each holds 1/N of that state plus its own activations."""
+    m = llm.resolve_model("llama-3-8b")
+    need = llm.finetune_memory(m, "full", 2048, 1)
+    assert need["shardable_bytes"] == 16 * m.params()
+    rest = need["total_bytes"] - need["shardable_bytes"]
+    for name in ("H100 SXM5", "A40", "RTX A4000"):
+        g = catalogue.set_index("gpu").loc[name]
+        cap = specs.memory_bytes(g["memory_gb"])
+        n = llm.finetune_gpus_needed(need, g)
+        assert n is not None and n > 1
+        assert need["shardable_bytes"] / n + rest <= cap < need["shardable_bytes"] / (n // 2) + rest
+    table = llm.llm_table(m, context=2048, gpus=["H100 SXM5", "A40"], mode="full").set_index("gpu")
+    assert table.loc["H100 SXM5", "gpus_needed"] == 2 and not table.loc["H100 SXM5", "fits"]
+    assert "needs 2 GPUs" in table.loc["H100 SXM5", "note"] and "ZeRO-3/FSDP" in table.loc["H100 SXM5", "note"]
+    # a memory answer: no serving speed or cost on fine-tuning rows
+    assert table[["prefill_tokens_per_s", "decode_tokens_per_s", "usd_per_million_tokens"]].isna().all().all()
+    huge = dict(need, shardable_bytes=1e15, total_bytes=rest + 1e15)  # a petabyte of state: not on 64 cards
+    assert llm.finetune_gpus_needed(huge, catalogue.iloc[0]) is None
 
 
 def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(catalogue):
@@ -235,6 +259,10 @@ def test_cli_llm_table_and_errors(capsys):
                      "--format", "csv"]) == 0
     header = capsys.readouterr().out.splitlines()[0].split(",")
     assert header == list(llm.LLM_COLUMNS)
+    assert cli.main(["llm", "--model", "llama-3-8b", "--mode", "full", "--gpu", "A40"]) == 0
+    out = capsys.readouterr().out
+    assert "Memory only" in out and "decode_tokens_per_s" not in out and "Graded" not in out
+    assert "needs 4 GPUs" in out
     assert cli.main(["llm", "--list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in llm.load_models()) and "q4_k_m" in out and "gptq-4bit" in out
