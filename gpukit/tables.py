@@ -40,7 +40,8 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     HTML-escaped (catalogue and parameters may hold untrusted text), URLs as links.
 
     Styles are set once per column, not per cell, so a table of thousands of rows stays a
-    fraction of the page's weight; beyond :data:`SCROLL_ROWS` rows it scrolls in its own box.
+    fraction of the page's weight; a table wider than the page scrolls sideways in its own box,
+    and beyond :data:`SCROLL_ROWS` rows down as well, its header kept in view.
     """
     numeric = [c for c in frame.select_dtypes("number").columns]
     text_cols = [c for c in frame.columns if c not in numeric]
@@ -49,6 +50,8 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
               .format(_text, subset=text_cols))
     if caption:
         styler = styler.set_caption(html.escape(caption))
+    # a table wider than the page scrolls sideways in its own box instead of running off the page
+    box = "display: block; max-width: 100%; overflow: auto;"
     styles = [
         {"selector": "caption", "props": "caption-side: top; font-weight: bold; text-align: left;"},
         {"selector": "td", "props": "padding: 2px 8px;"},
@@ -56,9 +59,11 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     ]
     if len(frame) > SCROLL_ROWS:
         styles += [
-            {"selector": "", "props": f"display: block; max-height: {1.6 * SCROLL_ROWS:g}em; overflow: auto;"},
+            {"selector": "", "props": f"{box} max-height: {1.6 * SCROLL_ROWS:g}em;"},
             {"selector": "thead th", "props": "position: sticky; top: 0; background: white; z-index: 1;"},
         ]
+    else:
+        styles.append({"selector": "", "props": box})
     styler = styler.set_table_styles(styles)
     align = {c: [{"selector": "td", "props": f"text-align: {'right' if c in numeric else 'left'} !important;"}]
              for c in frame.columns}
