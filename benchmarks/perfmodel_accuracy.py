@@ -239,10 +239,10 @@ def markdown() -> str:
         out.append(f"| {r['held_out']} | {r['family']} | {r['pairs']} | {r['median_abs_error_pct']:.1f}% | "
                    f"{r['max_abs_error_pct']:.1f}% | {r['within_15_pct']} | {r['winners_right']} | {r['fitted']} |")
     out += ["", "## Leave one source out", "",
-            "The factors fitted on one publication, then graded on the other's pairs (another harness, "
+            "The factors fitted without one publication, then graded on its pairs (another harness, "
             "framework version and batch sizes).", "",
             "| graded on | family | pairs | median abs error | max abs error | within ±15 % | winners right "
-            "| fitted on the other |",
+            "| fitted on the others |",
             "|---|---|---|---|---|---|---|---|"]
     for _, r in loso.iterrows():
         out.append(f"| {r['held_out']} | {r['family']} | {r['pairs']} | {r['median_abs_error_pct']:.1f}% | "
