@@ -42,6 +42,7 @@ def _ratio_table(ratios: pd.DataFrame) -> list[str]:
     ratios = ratios.assign(column=ratios["source"].str.replace("lambda-", "") + " " + ratios["workload"]
                            + " " + ratios["precision"])
     grid = ratios.pivot_table(index="gpu", columns="column", values="ratio", aggfunc="median")
+    grid = grid.loc[:, grid.notna().sum() >= 2].dropna(how="all")  # a column of one GPU pairs with nothing
     spread = grid.div(grid.median(axis=0), axis=1)  # each GPU against its column's median
     grid = grid.assign(_apart=spread.median(axis=1)).sort_values("_apart")
     cols = [c for c in grid.columns if c != "_apart"]

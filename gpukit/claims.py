@@ -153,8 +153,8 @@ def _explain_wrong(claimed, values: dict[str, object], field: str, cat: pd.DataF
     c = claimed if field in _TEXT_FIELDS | _DATE_FIELDS else float(claimed)
     if field in _TENSOR_FIELDS and all(_same(c, 2 * float(v), field) for v in values.values()):
         return f"that is the 2:4-sparse figure; the dense figure is {_show(values)}"
-    others = [g for g, v in zip(cat["gpu"], cat[field]) if g not in values and v == v and v is not None
-              and _same(c, v, field)]
+    # a figure the catalogue leaves empty (NaN or pandas' NA) matches no claim
+    others = [g for g, v in zip(cat["gpu"], cat[field]) if g not in values and not pd.isna(v) and _same(c, v, field)]
     if others:
         return f"that is the {', '.join(others)}'s {field}; the datasheet says {_show(values)}"
     return f"the datasheet says {_show(values)}"

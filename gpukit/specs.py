@@ -36,7 +36,7 @@ SCHEMA: tuple[Field, ...] = (
     Field("segment", "choice", choices=("datacenter", "workstation", "consumer")),
     Field("compute_capability", "cc", help="CUDA compute capability, e.g. 8.6"),
     Field("launch", "month", help="vendor announcement, YYYY-MM"),
-    Field("form_factor", "choice", choices=("PCIe", "SXM2", "SXM4", "SXM5")),
+    Field("form_factor", "choice", choices=("PCIe", "SXM2", "SXM4", "SXM5", "SXM6")),
     Field("cuda_cores", "int", low=1, high=100_000),
     Field("tensor_cores", "int", required=False, low=0, high=10_000),
     Field("boost_clock_mhz", "float", low=100, high=5_000),

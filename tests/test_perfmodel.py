@@ -223,8 +223,11 @@ def test_gpu_factors_recover_a_per_gpu_constant_whatever_the_column_level():
             for gpu, f in truth.items():
                 rows.append({"source": "s", "workload": col, "precision": precision, "mode": "train",
                              "gpu": gpu, "ratio": level * p_level * f})
+    rows.append({"source": "other", "workload": "resnet50", "precision": "fp16", "mode": "train", "gpu": "D",
+                 "ratio": 3.0})  # measured alone: no pair, no factor
     frame = pd.DataFrame(rows)
     got = pm.gpu_factors(frame)
+    assert "D" not in got.index
     norm = np.exp(np.mean(np.log(list(truth.values()))))
     assert got.to_dict() == pytest.approx({g: f / norm for g, f in truth.items()})
     assert np.exp(np.log(got).mean()) == pytest.approx(1.0)

@@ -14,6 +14,7 @@ REQUIRED = [
     "A100 PCIe 40GB", "A100 SXM4 40GB", "A100 PCIe 80GB", "A100 SXM4 80GB", "GeForce RTX 4090",
     "H100 PCIe", "H100 SXM5", "H200 SXM", "L40S", "L4", "T4", "A10", "GeForce RTX 3090",
     "GeForce RTX 5090", "RTX PRO 6000 Blackwell Workstation Edition", "H100 NVL", "RTX 6000 Ada Generation", "A30",
+    "B200",
 ]
 
 
@@ -23,7 +24,7 @@ REQUIRED = [
     ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX PRO 6000 Blackwell Workstation Edition"),
     ("6000 Ada", "RTX 6000 Ada Generation"), ("NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada Generation"),
     ("RTX A6000", "RTX A6000"), ("H100 NVL", "H100 NVL"), ("NVIDIA H100 NVL", "H100 NVL"), ("H100", "H100 PCIe"),
-    ("A30", "A30"),
+    ("A30", "A30"), ("B200", "B200"), ("NVIDIA B200", "B200"),
 ])
 def test_the_newer_gpus_are_found_by_their_natural_names(catalogue, name, expected):
     assert specs.resolve(name, catalogue).gpu == expected
@@ -93,9 +94,13 @@ def test_fp32_matches_cores_times_clock_for_every_row(catalogue):
 
 
 def test_tensor_figures_are_dense(catalogue):
-    """Dense FP16 is 2-16x FP32 on every architecture here; the sparse headline would be 2x that."""
+    """Dense FP16 is 2-16x FP32 on every architecture here but data-centre Blackwell (30x: the B200's
+    2.25 PFLOPS against 75 TFLOPS); the sparse headline would be 2x that."""
     ratio = catalogue["fp16_tensor_tflops"] / catalogue["fp32_tflops"]
-    assert ratio.between(1.9, 16.1).all(), catalogue.loc[~ratio.between(1.9, 16.1), "gpu"].tolist()
+    top = (catalogue["architecture"].eq("Blackwell") & catalogue["segment"].eq("datacenter")).map({True: 30.5, False: 16.1})
+    ok = ratio.between(1.9, top)
+    assert ok.all(), catalogue.loc[~ok, "gpu"].tolist()
+    assert ratio[top == 30.5].between(29.5, 30.5).all()  # dense, not the 4.5 PFLOPS sparse headline
     has_tf32 = catalogue.dropna(subset=["tf32_tensor_tflops"])
     assert list(has_tf32["tf32_tensor_tflops"] * 2) == pytest.approx(list(has_tf32["fp16_tensor_tflops"]), rel=0.02)
 

@@ -209,15 +209,18 @@ def throughput_ratios(reference: pd.DataFrame | None = None, efficiency: Efficie
 def gpu_factors(ratios: pd.DataFrame) -> pd.Series:
     """One factor per GPU that best explains the ratios of :func:`throughput_ratios`: least squares
     on log(published / predicted) with a free level per column (source, workload, precision,
-    mode; pairs are graded, so a column's level never matters), normalised to a geometric mean
-    of 1 over the GPUs.
+    mode; pairs are graded, so a column's level never matters; a column of one GPU is left out),
+    normalised to a geometric mean of 1 over the GPUs.
 
     A diagnostic, never applied to a prediction: multiplying each GPU's predictions by its factor
     and grading again (:func:`validation_table` with ``predicted=``) shows how far anything that
     depends on the GPU alone (a clock, a cache, a power limit) could take the grading, and what is
     left is how each GPU's speed varies with the workload and precision."""
     frame = ratios[np.isfinite(ratios["ratio"]) & (ratios["ratio"] > 0)]
-    columns = frame.groupby(["source", "workload", "precision", "mode"], sort=True).ngroup().to_numpy()
+    keys = ["source", "workload", "precision", "mode"]
+    # a column with one GPU is no pair: it says nothing about that GPU against the others
+    frame = frame[frame.groupby(keys)["gpu"].transform("nunique") >= 2]
+    columns = frame.groupby(keys, sort=True).ngroup().to_numpy()
     gpus = sorted(frame["gpu"].unique())
     design = np.zeros((len(frame), columns.max() + 1 + len(gpus)))
     design[np.arange(len(frame)), columns] = 1.0
