@@ -53,7 +53,9 @@ def compute_figure(catalogue: pd.DataFrame) -> Figure:
     ax.set_xlabel("peak TFLOPS, dense (log scale)")
     ax.set_ylabel("")
     ax.set_title("Peak compute: CUDA cores vs tensor cores")
-    ax.legend(title="precision", loc="lower right", fontsize="small", title_fontsize="small")
+    # outside the axes: inside, the longest bars at the bottom (a T4's FP16) ran under it
+    ax.legend(title="precision", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
+              title_fontsize="small", frameon=False)
     return _finish(fig)
 
 
@@ -91,7 +93,10 @@ def memory_figure(catalogue: pd.DataFrame) -> Figure:
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlim(catalogue["memory_gb"].min() / 1.15, catalogue["memory_gb"].max() * 1.5)  # room for labels
-    ticks = sorted({int(v) for v in catalogue["memory_gb"]})
+    ticks = []
+    for t in sorted({int(v) for v in catalogue["memory_gb"]}):
+        if not ticks or t / ticks[-1] > 1.1:  # closer sizes (94 and 96 GB) would print over each other
+            ticks.append(t)
     ax.set_xticks(ticks, [str(t) for t in ticks])
     ax.set_xlabel("memory capacity, GB (binary, as on the datasheet; log scale)")
     ax.set_ylabel("memory bandwidth, GB/s (log scale)")

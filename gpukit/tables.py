@@ -31,8 +31,9 @@ def _text(value) -> str:
 
 
 #: Tables longer than this scroll inside a box of about that many rows, their header kept in
-#: view, so a page of several long tables stays readable and every row is still on the page.
-SCROLL_ROWS = 25
+#: view, so a page of several long tables stays readable and every row is still on the page
+#: (the whole catalogue, one row a GPU, still shows without scrolling).
+SCROLL_ROWS = 30
 
 
 def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:

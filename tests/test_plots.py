@@ -218,6 +218,17 @@ def test_memory_figure_shares_labels_of_coinciding_points(catalogue):
     assert annotation_texts(ax) == ["\n".join(names)]
 
 
+def test_memory_figure_capacity_ticks_never_print_over_each_other(catalogue):
+    """Every capacity of the catalogue gets a tick unless one within 10 % already has it (94 and
+    96 GB share the 94 tick)."""
+    ax = plots.memory_figure(catalogue).axes[0]
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert all(b / a > 1.1 for a, b in zip(ticks, ticks[1:]))
+    for gb in catalogue["memory_gb"]:
+        assert min(abs(gb / t - 1) for t in ticks) <= 0.1
+    assert 94 in ticks and 96 not in ticks
+
+
 def test_memory_figure_of_a_single_gpu(catalogue):
     one = catalogue.iloc[[0]]
     ax = plots.memory_figure(one).axes[0]

@@ -44,3 +44,9 @@ def test_long_tables_scroll_in_their_own_box_and_keep_every_row():
 def test_caption_is_escaped_and_an_empty_frame_renders():
     html = tables.show(pd.DataFrame({"a": []}), caption="<i>c</i>").to_html()
     assert "&lt;i&gt;c&lt;/i&gt;" in html and "<i>c</i>" not in html
+
+
+def test_the_whole_catalogue_shows_without_scrolling():
+    from gpukit import specs
+
+    assert len(specs.load_catalogue()) <= tables.SCROLL_ROWS
