@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from gpukit import cli, compare
+from gpukit import cli, compare, perfmodel as pm
 from gpukit.errors import ParameterError
 
 pytestmark = pytest.mark.tensorflow  # the comparisons profile ResNet-50 and Keras models
@@ -65,6 +65,9 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     assert "NVLink" in link["reason"] and "PCIe 4.0 P2P" in link["reason"]
     assert link["condition"].startswith("With an NVLink bridge two A40 would keep")
     assert "Against published multi-GPU runs the model is within ±15% in" in link["reason"]
+    scaling = pm.family_accuracy("scaling")
+    assert f"(predicted; median error {scaling['median_abs_error_pct']:.0f}% on published N-GPU speedups)" \
+        in link["verdict"]
 
 
 def test_verdicts_flip_when_the_numbers_do(gpu):
