@@ -392,6 +392,12 @@ def test_predict_says_what_was_graded_and_what_was_not(capsys):
     out = capsys.readouterr().out
     assert "outside what was graded: L4" in out and "A40" not in out.split("outside what was graded:")[1].split("\n")[0]
     assert pm.graded_workloads() == {"resnet50", "bert-base-squad", "bert-large-squad"}
+    # the B200 was measured on one GPU, but alone in its source: no pair grades it; its scaling is graded
+    ref = pm.load_reference()
+    alone = ref[(ref["gpu"] == "B200") & (ref["gpus"] == 1)]
+    assert len(alone) and set(ref.loc[ref["source"].isin(alone["source"]) & (ref["gpus"] == 1), "gpu"]) == {"B200"}
+    assert "B200" not in pm.graded_gpus("transformer") | pm.graded_gpus("CNN") and "B200" in pm.graded_gpus("scaling")
+    assert "H200 SXM" in pm.graded_gpus("transformer") & pm.graded_gpus("CNN")
     assert pm.family("bert-large-squad") == "transformer" and pm.family("ResNet50") == "CNN"
     # a single kernel is its own family, never graded (a head-to-head on matmul must not quote the CNN error)
     assert pm.family("matmul") == "synthetic" and pm.accuracy_text("synthetic").startswith("not graded")

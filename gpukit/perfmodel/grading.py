@@ -89,14 +89,19 @@ def graded_workloads(path: str | os.PathLike | None = None) -> set[str]:
 
 def graded_gpus(family_name: str, path: str | os.PathLike | None = None) -> set[str]:
     """Catalogue GPUs with a published measurement in a family: ``CNN`` and ``transformer`` on
-    one GPU, ``scaling`` on several (with the same source's single-GPU figure to compare)."""
+    one GPU, with another GPU measured by the same source alike (pairs are what is graded: a GPU
+    a source measured alone is not graded), ``scaling`` on several (with the same source's
+    single-GPU figure to compare)."""
     ref = _reference_cached(str(Path(path) if path else REFERENCE_PATH))
     gpus = ref["gpus"].fillna(1).astype(int)
     if family_name == "scaling":
         multi = ref[gpus > 1]
         single = set(zip(ref.loc[gpus == 1, "source"], ref.loc[gpus == 1, "gpu"]))
         return {g for s, g in zip(multi["source"], multi["gpu"]) if (s, g) in single}
-    return {g for w, g in zip(ref.loc[gpus == 1, "workload"], ref.loc[gpus == 1, "gpu"]) if family(w) == family_name}
+    single = ref[gpus == 1]
+    single = single[[family(w) == family_name for w in single["workload"]]]
+    paired = single.groupby(["source", "workload", "precision", "mode"])["gpu"].transform("nunique") >= 2
+    return set(single.loc[paired, "gpu"])
 
 
 @functools.lru_cache(maxsize=4)
