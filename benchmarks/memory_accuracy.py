@@ -132,9 +132,10 @@ def reestimate(rows: list[dict]) -> list[dict]:
     return out
 
 
-def fit_update_terms(rows: list[dict]) -> dict[str, tuple[float, float]]:
+def fit_update_terms(rows: list[dict], bounded: bool = True) -> dict[str, tuple[float, float]]:
     """Least-squares (relative error) fit of gpukit.memory.UPDATE_WORKSPACE_FIT per optimizer
-    (float32 training cases)."""
+    (float32 training cases), each term within gpukit.memory.update_term_bounds (``bounded=False``:
+    only not below zero, for comparison)."""
     import numpy as np
 
     out = {}
@@ -147,8 +148,10 @@ def fit_update_terms(rows: list[dict]) -> dict[str, tuple[float, float]]:
                       for r in rs], float)
         y = np.array([r["measured"] for r in rs], float)
         base = np.array([r["predicted"] - r["workspace"] for r in rs], float)
-        sol, *_ = np.linalg.lstsq(a / y[:, None], (y - base) / y, rcond=None)
-        out[opt] = tuple(float(v) for v in np.maximum(sol, 0.0))
+        low, high = memory.update_term_bounds(opt)
+        if not bounded:
+            high = (float("inf"),) * 3
+        out[opt] = tuple(float(v) for v in memory.bounded_least_squares(a / y[:, None], (y - base) / y, low, high))
     return out
 
 
@@ -161,11 +164,11 @@ def _refit_error(r: dict, terms: dict) -> float:
     return pred / r["measured"] - 1
 
 
-def leave_one_family_out(rows: list[dict]) -> dict[str, float]:
+def leave_one_family_out(rows: list[dict], bounded: bool = True) -> dict[str, float]:
     """Worst |error| on each family when the update terms are fitted without it."""
     worst = {}
     for fam in sorted({r["family"] for r in rows}):
-        terms = fit_update_terms([r for r in rows if r["family"] != fam])
+        terms = fit_update_terms([r for r in rows if r["family"] != fam], bounded)
         errs = [abs(_refit_error(r, terms)) for r in rows if r["family"] == fam and r["measured"]]
         worst[fam] = max(errs) if errs else float("nan")
     return worst
@@ -246,7 +249,12 @@ def markdown(rows: list[dict]) -> str:
     lines += [
         "",
         "The update terms (`gpukit.memory.UPDATE_WORKSPACE_FIT`: share of the trainable weights, multiples of "
-        "the largest dense-gradient variable and of the largest embedding table) are the only fitted figures. "
+        "the largest dense-gradient variable and of the largest embedding table) are the only fitted figures, "
+        "each held between zero and what an update can hold (`gpukit.memory.update_term_bounds`: every gradient "
+        "once plus the temporaries Keras's update step makes, one for plain SGD and three for the others, counted "
+        "in its source). Held only above zero, a fit without a family misses it by up to "
+        + ", ".join(f"{v:.0%} ({k})" for k, v in leave_one_family_out(rows, bounded=False).items())
+        + "; the bounds matter where one family has the large variables (the CNNs' fully connected kernels). "
         "Refitted on this run's float32 training cases they come out as "
         + ", ".join(f"{k} ({a:.2f}, {b:.2f}, {c:.2f})" for k, (a, b, c) in fit_update_terms(rows).items())
         + "; the last column refits them without the family and predicts it.",

@@ -439,7 +439,8 @@ def _link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series, thr: pd.DataFram
         text = "; ".join(bridges)
         condition = f"{text[0].upper()}{text[1:]}. " + condition
     acc = perfmodel.family_accuracy("scaling")
-    graded = f"; median error {acc['median_abs_error_pct']:.0f}% on published N-GPU speedups" if acc.get("pairs") else ""
+    graded = (f"; median error {acc['median_abs_error_pct']:.0f}% on published N-GPU speedups"
+              if acc.get("pairs") else "")
     what = f"{first['workload']} {first['precision']} (predicted{graded})"
     if same:
         verdict = (f"Two {a} and two {b} keep about the same share of linear scaling on {what}: "

@@ -217,10 +217,54 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
 #: variable's size; an embedding's gradient is sparse (the rows a batch touched), and what an
 #: update makes of it depends on the optimizer (SGD scatters it; Adam's moment updates densify
 #: it). The only fitted figures of the estimate: least squares on the float32 training cases
-#: of ``benchmarks/memory_accuracy.py`` (TensorFlow 2.21, Keras 3.15); docs/memory-accuracy.md
+#: of ``benchmarks/memory_accuracy.py`` (TensorFlow 2.21, Keras 3.15), each term held within
+#: what the update can physically hold (:func:`update_term_bounds`); docs/memory-accuracy.md
 #: prints the refit of its last run and the error when a family is left out of the fit.
-UPDATE_WORKSPACE_FIT = {"sgd": (0.62, 0.69, 0.91), "momentum": (1.32, 2.41, 1.33), "adam": (0.72, 1.86, 1.12),
-                        "adamw": (1.97, 2.41, 0.0), "rmsprop": (1.74, 0.94, 0.93)}
+UPDATE_WORKSPACE_FIT = {"sgd": (0.62, 0.69, 0.91), "momentum": (1.32, 2.41, 1.33), "adam": (0.73, 1.83, 1.12),
+                        "adamw": (1.66, 2.93, 0.0), "rmsprop": (1.74, 0.94, 0.93)}
+#: The most variable-sized temporaries one variable's update keeps alive at once, counted in
+#: Keras 3.15's ``update_step``: plain SGD makes one (``gradient * learning_rate``); momentum
+#: three (``m * momentum``, ``gradient * learning_rate`` and their difference); Adam and AdamW
+#: three (``m * alpha``, ``sqrt(v) + epsilon`` and their quotient; AdamW's decay first makes
+#: two); RMSprop three (``rho * velocity``, ``square(gradient)`` scaled, their sum).
+UPDATE_TEMPORARIES = {"sgd": 1, "momentum": 3, "adam": 3, "adamw": 3, "rmsprop": 3}
+
+
+def update_term_bounds(optimizer: str) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """Lower and upper bounds of the three :data:`UPDATE_WORKSPACE_FIT` terms: none below zero;
+    at most every float32 gradient once plus each variable's temporaries (``1 + k``, were every
+    update in flight together), the largest variable's ``k`` temporaries, and the largest
+    embedding's densified gradient plus its ``k`` (``k`` from :data:`UPDATE_TEMPORARIES`)."""
+    k = UPDATE_TEMPORARIES[_UPDATE_LIKE.get(optimizer, optimizer)]
+    return (0.0, 0.0, 0.0), (1.0 + k, float(k), 1.0 + k)
+
+
+def bounded_least_squares(a, b, low, high):
+    """``x`` minimising ``|a x - b|`` with ``low <= x <= high``, exactly, for a few unknowns: every
+    split of them into held at a bound or free is solved and the best feasible one kept (a box
+    least-squares optimum is the unconstrained optimum over its free unknowns)."""
+    import itertools
+
+    import numpy as np
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    n = a.shape[1]
+    if n > 8:
+        raise ParameterError(f"bounded_least_squares enumerates 3^n cases; {n} unknowns is too many")
+    best, best_x = None, None
+    for state in itertools.product((0, 1, 2), repeat=n):  # at the low bound, free, at the high bound
+        s = np.array(state)
+        x = np.where(s == 0, low, np.where(s == 2, high, 0.0))
+        free = np.flatnonzero(s == 1)
+        if free.size:
+            x[free] = np.linalg.lstsq(a[:, free], b - a @ x, rcond=None)[0]
+        if np.any(x < low - 1e-12) or np.any(x > high + 1e-12):
+            continue
+        cost = float(np.sum((a @ x - b) ** 2))
+        if best is None or cost < best - 1e-15:
+            best, best_x = cost, x
+    return best_x
 #: Optimizers not measured take the closest measured one's terms.
 _UPDATE_LIKE = {"nesterov": "momentum", "adagrad": "rmsprop", "lion": "momentum",
                 "adadelta": "adam", "adamax": "adam", "nadam": "adam"}

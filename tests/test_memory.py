@@ -125,6 +125,36 @@ def test_decoder_inference_holds_its_key_value_cache():
     assert served.tensor_bytes - forward.tensor_bytes == 2 * spec.layers * b * s * spec.hidden * 2
 
 
+def test_bounded_least_squares_is_the_box_optimum():
+    """Inside the box it is plain least squares; where that leaves the box, it is the best point of
+    the box (checked against a fine grid), on a bound."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(12, 3))
+    truth = np.array([0.5, 1.5, 0.2])
+    b = a @ truth + rng.normal(scale=0.01, size=12)
+    free = np.linalg.lstsq(a, b, rcond=None)[0]
+    assert memory.bounded_least_squares(a, b, [0, 0, 0], [5, 5, 5]) == pytest.approx(free)
+    x = memory.bounded_least_squares(a, b, [0, 0, 0], [5, 1.0, 5])  # the second term held below its optimum
+    assert x[1] == pytest.approx(1.0) and np.all(x >= 0)
+    grid = np.linspace(0, 2, 41)
+    brute = min(float(np.sum((a @ np.array([p, q, r]) - b) ** 2))
+                for p in grid for q in grid[grid <= 1.0] for r in grid)
+    assert float(np.sum((a @ x - b) ** 2)) <= brute + 1e-12
+
+
+def test_the_fitted_update_terms_stay_within_what_an_update_can_hold():
+    """Every shipped term is non-negative and within the bounds counted from Keras's update steps:
+    plain SGD makes one temporary of a variable's size, the others three."""
+    assert memory.update_term_bounds("sgd") == ((0, 0, 0), (2, 1, 2))
+    assert memory.update_term_bounds("adam") == ((0, 0, 0), (4, 3, 4))
+    assert memory.update_term_bounds("nadam") == memory.update_term_bounds("adam")  # like its closest measured one
+    for opt, terms in memory.UPDATE_WORKSPACE_FIT.items():
+        low, high = memory.update_term_bounds(opt)
+        assert all(lo <= t <= hi for t, lo, hi in zip(terms, low, high)), opt
+
+
 def test_llama_7b_training_fits_only_the_largest_cards_and_inference_fits_large_cards(catalogue):
     # 6.74e9 parameters x (4 weights + 4 gradients + 8 Adam) bytes = 108 GB before activations.
     state = models.TRANSFORMERS["llama-7b"].params() * (4 + 4 + 8)

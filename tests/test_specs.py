@@ -97,7 +97,8 @@ def test_tensor_figures_are_dense(catalogue):
     """Dense FP16 is 2-16x FP32 on every architecture here but data-centre Blackwell (30x: the B200's
     2.25 PFLOPS against 75 TFLOPS); the sparse headline would be 2x that."""
     ratio = catalogue["fp16_tensor_tflops"] / catalogue["fp32_tflops"]
-    top = (catalogue["architecture"].eq("Blackwell") & catalogue["segment"].eq("datacenter")).map({True: 30.5, False: 16.1})
+    blackwell_dc = catalogue["architecture"].eq("Blackwell") & catalogue["segment"].eq("datacenter")
+    top = blackwell_dc.map({True: 30.5, False: 16.1})
     ok = ratio.between(1.9, top)
     assert ok.all(), catalogue.loc[~ok, "gpu"].tolist()
     assert ratio[top == 30.5].between(29.5, 30.5).all()  # dense, not the 4.5 PFLOPS sparse headline
