@@ -364,7 +364,7 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
         condition = (f"At batch {', '.join(map(str, only))} only {big} fits, whatever the speed."
                      if only else f"Above batch {lsmall} only {big} fits, whatever the speed"
                      + (f"; above {rsmall_range.split('–')[-1]} even at the edge of the estimate's measured error."
-                        if rbig_range else "."))
+                        if rbig_range and rsmall_range.split('–')[-1] != str(lsmall) else "."))
         out.append({"topic": f"memory, {model}", "verdict": verdict, "reason": reason, "condition": condition})
     return out
 
