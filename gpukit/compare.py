@@ -354,17 +354,20 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
         reason = f"{big} has {rbig['memory_gb']:g} GB against {rsmall['memory_gb']:g} GB."
         gbig, gsmall = (ga, gb) if big == a else (gb, ga)
         error = gbig["estimate_error"].iloc[0] if "estimate_error" in g else ""
-        rbig_range = gbig["largest_batch_within_error"].iloc[0] if "largest_batch_within_error" in g else ""
-        if rbig_range:
-            rsmall_range = gsmall["largest_batch_within_error"].iloc[0] or "0"
-            verdict = verdict[:-1] + f" (estimated; {rbig_range} and {rsmall_range} within its measured error)."
+        small_high = None
+        if "largest_batch_low" in g and memory.batch_range(gbig["largest_batch_low"].iloc[0],
+                                                           gbig["largest_batch_high"].iloc[0]):
+            ranges = [memory.batch_range(x["largest_batch_low"].iloc[0], x["largest_batch_high"].iloc[0])
+                      for x in (gbig, gsmall)]
+            small_high = int(gsmall["largest_batch_high"].iloc[0])
+            verdict = verdict[:-1] + f" (estimated; {ranges[0]} and {ranges[1]} within its measured error)."
             reason += f" The estimate's measured error: {error}."
         elif error:
             reason += f" The estimate's error for this model: {error}."
         condition = (f"At batch {', '.join(map(str, only))} only {big} fits, whatever the speed."
                      if only else f"Above batch {lsmall} only {big} fits, whatever the speed"
-                     + (f"; above {rsmall_range.split('–')[-1]} even at the edge of the estimate's measured error."
-                        if rbig_range and rsmall_range.split('–')[-1] != str(lsmall) else "."))
+                     + (f"; above {small_high} even at the edge of the estimate's measured error."
+                        if small_high is not None and small_high != lsmall else "."))
         out.append({"topic": f"memory, {model}", "verdict": verdict, "reason": reason, "condition": condition})
     return out
 

@@ -545,10 +545,8 @@ def breakdown(models: Sequence[str], batch_sizes: Sequence[int], precision: str 
 def fit_summary(fit):
     """The fit table in GiB, for reading."""
     gib = 2**30
-    out = fit[["model", "batch_size", "gpu", "fits", "largest_batch"]].copy()
-    if "largest_batch_low" in fit:
-        out["largest_batch_within_error"] = [batch_range(lo, hi) for lo, hi in
-                                             zip(fit["largest_batch_low"], fit["largest_batch_high"])]
+    band = [c for c in ("largest_batch_low", "largest_batch_high") if c in fit]
+    out = fit[["model", "batch_size", "gpu", "fits", "largest_batch", *band]].copy()
     out.insert(2, "total_gib", fit["total_bytes"] / gib)
     out.insert(4, "gpu_memory_gib", fit["gpu_memory_bytes"] / gib)
     out.insert(5, "headroom_gib", fit["headroom_bytes"] / gib)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from gpukit import cli, compare, perfmodel as pm
+from gpukit import cli, compare, memory, perfmodel as pm
 from gpukit.errors import ParameterError
 
 pytestmark = pytest.mark.tensorflow  # the comparisons profile ResNet-50 and Keras models
@@ -54,7 +54,8 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     fit_rows = a40_v100.fit[a40_v100.fit["model"] == "bert-large"]
     la = fit_rows[fit_rows["gpu"] == "A40"]["largest_batch"].iloc[0]
     lb = fit_rows[fit_rows["gpu"] == "V100 SXM2 32GB"]["largest_batch"].iloc[0]
-    ra, rb = (fit_rows[fit_rows["gpu"] == g]["largest_batch_within_error"].iloc[0] for g in ("A40", "V100 SXM2 32GB"))
+    ra, rb = (memory.batch_range(*fit_rows[fit_rows["gpu"] == g][["largest_batch_low", "largest_batch_high"]].iloc[0])
+              for g in ("A40", "V100 SXM2 32GB"))
     assert fit["verdict"] == (f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB "
                               f"(estimated; {ra} and {rb} within its measured error).")
     assert "transformer encoder: median" in fit["reason"]  # the family's measured error, named

@@ -213,7 +213,10 @@ def test_largest_batch_within_the_measured_error_is_where_the_verdict_turns(cata
     assert memory.largest_batch_band(est, capacity, None) == (None, None)
     fit = memory.fit_report(["bert-base"], [8], ["RTX A4000"], "fp16", "adam", seq_len=128, catalogue=catalogue)
     assert (fit["largest_batch_low"].iloc[0], fit["largest_batch_high"].iloc[0]) == (low, high)
-    assert memory.fit_summary(fit)["largest_batch_within_error"].iloc[0] == f"{low}–{high}"
+    summary = memory.fit_summary(fit)
+    assert (summary["largest_batch_low"].iloc[0], summary["largest_batch_high"].iloc[0]) == (low, high)
+    assert memory.batch_range(low, high) == f"{low}–{high}" and memory.batch_range(low, low) == f"{low}"
+    assert memory.batch_range(None, None) == ""
     assert f"up to batch {largest}; {low}–{high} within the measured error" in memory.format_fit(fit)
 
 
