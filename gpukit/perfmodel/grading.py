@@ -87,6 +87,16 @@ def graded_workloads(path: str | os.PathLike | None = None) -> set[str]:
     return {str(w).lower() for w in ref.loc[ref["gpus"].fillna(1).astype(int) == 1, "workload"]}
 
 
+#: What makes a column of single-GPU measurements: pairs are taken within one of these.
+PAIR_KEYS = ["source", "workload", "precision", "mode"]
+
+
+def _paired(single: pd.DataFrame) -> pd.Series:
+    """Which single-GPU measurements have a pair: another GPU in their source, workload, precision
+    and mode (one measured alone grades nothing)."""
+    return single.groupby(PAIR_KEYS)["gpu"].transform("nunique") >= 2
+
+
 def graded_gpus(family_name: str, path: str | os.PathLike | None = None) -> set[str]:
     """Catalogue GPUs with a published measurement in a family: ``CNN`` and ``transformer`` on
     one GPU, with another GPU measured by the same source alike (pairs are what is graded: a GPU
@@ -100,8 +110,7 @@ def graded_gpus(family_name: str, path: str | os.PathLike | None = None) -> set[
         return {g for s, g in zip(multi["source"], multi["gpu"]) if (s, g) in single}
     single = ref[gpus == 1]
     single = single[[family(w) == family_name for w in single["workload"]]]
-    paired = single.groupby(["source", "workload", "precision", "mode"])["gpu"].transform("nunique") >= 2
-    return set(single.loc[paired, "gpu"])
+    return set(single.loc[_paired(single), "gpu"])
 
 
 @functools.lru_cache(maxsize=4)
@@ -144,7 +153,7 @@ def _pairs(reference: pd.DataFrame) -> list[tuple[int, int]]:
     precision and mode."""
     pairs = []
     ref = reference.reset_index(drop=True)
-    for _, group in ref.groupby(["source", "workload", "precision", "mode"], sort=False):
+    for _, group in ref.groupby(PAIR_KEYS, sort=False):
         idx = list(group.index)
         for x in range(len(idx)):
             for y in range(x + 1, len(idx)):
@@ -222,10 +231,8 @@ def gpu_factors(ratios: pd.DataFrame) -> pd.Series:
     depends on the GPU alone (a clock, a cache, a power limit) could take the grading, and what is
     left is how each GPU's speed varies with the workload and precision."""
     frame = ratios[np.isfinite(ratios["ratio"]) & (ratios["ratio"] > 0)]
-    keys = ["source", "workload", "precision", "mode"]
-    # a column with one GPU is no pair: it says nothing about that GPU against the others
-    frame = frame[frame.groupby(keys)["gpu"].transform("nunique") >= 2]
-    columns = frame.groupby(keys, sort=True).ngroup().to_numpy()
+    frame = frame[_paired(frame)]  # a GPU alone in its column says nothing against the others
+    columns = frame.groupby(PAIR_KEYS, sort=True).ngroup().to_numpy()
     gpus = sorted(frame["gpu"].unique())
     design = np.zeros((len(frame), columns.max() + 1 + len(gpus)))
     design[np.arange(len(frame)), columns] = 1.0
