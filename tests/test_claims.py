@@ -33,6 +33,20 @@ def test_the_three_kinds_of_error_the_articles_make(tmp_path, gpu, catalogue):
     assert t.loc[2, "catalogue_value"] == str(gpu("GeForce RTX 4090").tensor_cores)
 
 
+def test_a_figure_the_catalogue_leaves_empty_matches_no_claim(tmp_path, catalogue):
+    """A wrong claim is compared with every other GPU's figure; a GPU whose figure is empty
+    (pandas' NA in an integer column) is skipped, not an error."""
+    import pandas as pd
+
+    cat = catalogue.copy()
+    cat["tensor_cores"] = cat["tensor_cores"].astype("Int64")
+    cat.loc[cat["gpu"] == "A40", "tensor_cores"] = pd.NA
+    path = tmp_path / "claims.csv"
+    path.write_text(HEADER + "c.txt,GeForce RTX 4090,tensor_cores,eq,128,,wrong tensor-core count\n")
+    t = claims.check(claims.load_claims(path, catalogue=cat), catalogue=cat)
+    assert t.loc[0, "verdict"] == "wrong" and "A40" not in t.loc[0, "note"]
+
+
 def test_variants_make_a_claim_unclear_or_confirmed(tmp_path, gpu):
     v100_pcie, v100_sxm2_16, v100_sxm2_32 = gpu("V100 PCIe 16GB"), gpu("V100 SXM2 16GB"), gpu("V100 SXM2 32GB")
     a100_memory = [gpu(f"A100 {v}").memory_gb for v in ("PCIe 40GB", "SXM4 40GB", "PCIe 80GB", "SXM4 80GB")]
