@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from gpukit import perfmodel, specs
+from gpukit import matmul_rates, perfmodel, specs
 
 from _report import publish
 
@@ -87,6 +87,40 @@ def _gpu_factor_section(ref: pd.DataFrame, ratios: pd.DataFrame, table: pd.DataF
         out += ["", f"In {fam}, no term of the GPU alone reaches the target: what is left differs between "
                 "workloads and precisions on the same GPU. Its largest errors with every GPU's factor applied:", ""]
         out += _pair_rows(worst)
+    return out
+
+
+def _sustained_section(ref: pd.DataFrame, table: pd.DataFrame, scaling: pd.DataFrame, cat) -> list[str]:
+    """The measured matmul rates the tensor cores run at, and the grading with and without them."""
+    rates = matmul_rates.rates(catalogue=cat)
+    typical = matmul_rates.typical_share(rates)
+    plain = replace(perfmodel.DEFAULT_EFFICIENCY, sustained=False)
+    without = perfmodel.summarize_by_family(perfmodel.validation_table(ref, plain, cat)).set_index("family")
+    with_ = perfmodel.summarize_by_family(table).set_index("family")
+    scaling_without = perfmodel.scaling_validation(ref, plain, cat)
+    unmeasured = sorted(set(cat["gpu"]) - set(rates["gpu"]))
+    out = ["", "### Sustained matmul rates", "",
+           "A datasheet's tensor peak assumes the boost clock on every SM; under a long matrix multiply a GPU "
+           "runs at the clock its board power limit and cooling allow. `data/matmul_rates.csv` holds published "
+           "measurements of the largest dense FP16/BF16 matmul rate (two maximum-achievable-matmul shape "
+           "searches and one crowd-sourced square-matmul harness, every run with its source, harness and "
+           "software); a GPU's rate is the median of its runs, and the model runs its tensor cores at that "
+           "share of the datasheet (`gpukit.matmul_rates`). These are measurements of other publications, "
+           "not fitted to the graded speeds.", "",
+           "| GPU | runs | sources | lowest–highest TFLOPS | median TFLOPS | datasheet dense FP16 | share |",
+           "|---|---:|---:|---|---:|---:|---:|"]
+    for _, r in rates.sort_values("share").iterrows():
+        out.append(f"| {r['gpu']} | {r['runs']} | {r['sources']} | {r['low']:g}–{r['high']:g} | {r['tflops']:.1f} | "
+                   f"{r['datasheet_tflops']:g} | {r['share']:.0%} |")
+    out += ["", f"The {len(unmeasured)} catalogue GPUs no run names ({', '.join(unmeasured)}) are taken at the "
+            f"median share, {typical:.0%}.", "",
+            "| family | within ±15 %, datasheet peaks | within ±15 %, measured rates |", "|---|---:|---:|"]
+    for fam in with_.index:
+        out.append(f"| {fam} | {without.loc[fam, 'within_tolerance']} of {without.loc[fam, 'pairs']} | "
+                   f"{with_.loc[fam, 'within_tolerance']} of {with_.loc[fam, 'pairs']} |")
+    if not scaling.empty:
+        out.append(f"| scaling | {int(scaling_without['within_tolerance'].sum())} of {len(scaling_without)} | "
+                   f"{int(scaling['within_tolerance'].sum())} of {len(scaling)} |")
     return out
 
 
@@ -159,11 +193,13 @@ def markdown() -> str:
     out += [
         "",
         "What the errors point to: they concentrate on GPUs, not on workloads. The model counts FLOPs and the "
-        "least device-memory traffic per op; it has no term for on-chip cache (Ada's L2 is far larger than "
-        "Ampere GA102's), for clocks held below boost by the board power limit, or for one harness's "
+        "least device-memory traffic per op; clocks held below boost by the board power limit enter through "
+        "the measured matmul rates (below), but only where a step is bound by its matrix multiplies; it has "
+        "no term for on-chip cache (Ada's L2 is far larger than Ampere GA102's) or for one harness's "
         "batch sizes running a card near its memory limit. An L2 term needs each catalogue GPU's shipped L2 "
         "size from a vendor source; none was reached for the Ada cards (RTX 4090, RTX 6000 Ada, L40S, L4), "
         "the T4, A30, RTX A4000, H200, H100 NVL or RTX PRO 6000, so the term is not in the model.",
+        ""] + _sustained_section(ref, table, scaling, cat) + [
         "",
         "### Measured over predicted, per GPU",
         "",

@@ -57,6 +57,7 @@ from . import precision as prec
 from . import specs
 from ._csv import Field, parse_rows, to_frame
 from .errors import DataError, ParameterError, Problem
+from .matmul_rates import tensor_share
 from .resources import DATA_DIR
 
 MODELS_PATH = DATA_DIR / "llm_models.csv"
@@ -597,7 +598,7 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     math_label, peak_tflops = prec.math_unit(row, _compute_precision(weights), True)
     if ENGINES[engine]["accumulate"] == "fp16" and math_label.startswith("FP16"):
         peak_tflops = prec.fp16_accumulate_tflops(row) or peak_tflops
-    peak = peak_tflops * 1e12 * eff.tensor
+    peak = peak_tflops * 1e12 * eff.tensor * (tensor_share(row)[0] if eff.sustained else 1.0)
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
     sms = specs.sm_count(row)
     stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream  # a streaming kernel's rate
@@ -927,8 +928,10 @@ def _shipped_validation_gpus() -> frozenset:
     return frozenset(load_reference()["gpu"]) if REFERENCE_PATH.exists() else frozenset()
 
 
-def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None) -> pd.Series:
-    """The model's tokens/s for every row of a reference table (NaN where the GPU cannot run it)."""
+def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None,
+                      efficiency=None) -> pd.Series:
+    """The model's tokens/s for every row of a reference table (NaN where the GPU cannot run it);
+    ``efficiency``: the roofline's factors (default :data:`gpukit.perfmodel.DEFAULT_EFFICIENCY`)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     out = []
     for _, r in reference.iterrows():
@@ -938,7 +941,8 @@ def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = 
         engine = "llama.cpp" if str(r["engine"]).startswith("llama.cpp") else "vllm"
         try:
             s = speeds(m, r["gpu"], r["weights"], context, 1, gpus=int(r["gpus"]), split=r["split"],
-                       prompt=int(r["tokens"]) if r["test"] == "pp" else None, engine=engine, catalogue=cat)
+                       prompt=int(r["tokens"]) if r["test"] == "pp" else None, engine=engine,
+                       efficiency=efficiency, catalogue=cat)
         except prec.Unsupported:
             out.append(math.nan)
             continue
@@ -946,13 +950,14 @@ def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = 
     return pd.Series(out, index=reference.index, dtype=float)
 
 
-def validation_table(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+def validation_table(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
+                     efficiency=None) -> pd.DataFrame:
     """Every pair of GPU configurations one source measured on the same model, weights, test and
     length: published and predicted speedup of the faster over the slower, the error, the winner."""
-    if reference is None and catalogue is None:
+    if reference is None and catalogue is None and efficiency is None:
         return _shipped_validation().copy()
     ref = (load_reference(catalogue=catalogue) if reference is None else reference).reset_index(drop=True)
-    pred = predict_reference(ref, catalogue).to_numpy()
+    pred = predict_reference(ref, catalogue, efficiency).to_numpy()
     thr = ref["throughput_tokens_s"].to_numpy(float)
     rows = []
     for _, group in ref.groupby(["source", "model", "weights", "test", "tokens"], sort=True):

@@ -133,7 +133,9 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
     fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
     assert s["decode_step_s"] == pytest.approx(memory_s + fixed)
     assert s["decode_bound"] == "memory" and s["decode_tokens_per_s"] == pytest.approx(1 / (memory_s + fixed))
-    peak = row["fp16_tensor_tflops"] * 1e12 * eff.tensor  # a professional card: FP16 accumulate at the same rate
+    # a professional card: FP16 accumulate at the same rate; the tensor cores at the share of the
+    # datasheet the A40 sustains (the one published run of data/matmul_rates.csv: 119.18 TFLOPS)
+    peak = row["fp16_tensor_tflops"] * 1e12 * eff.tensor * (119.18 / 149.7)
     # prefill: 512-token chunks; each matrix in waves of 128 x 128 tiles over the A40's 84 SMs
     sms = row["cuda_cores"] / 128
     assert specs.sm_count(row) == sms == 84

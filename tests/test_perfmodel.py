@@ -35,9 +35,11 @@ def test_large_fp16_matmul_is_compute_bound_at_the_hand_computed_time(gpu):
     assert prof.flops == flops
     assert pred.bound == "compute"
     assert pred.math == "FP16 tensor"
-    peak = a100.fp16_tensor_tflops * 1e12  # FLOP/s
+    # the tensor cores at the share of the datasheet the A100 SXM sustains: the median of the three
+    # published runs of data/matmul_rates.csv (258.74, 267.9 and 271.2 TFLOPS) over 312
+    peak = a100.fp16_tensor_tflops * 1e12 * (267.9 / 312)  # FLOP/s
     assert pred.step_time_s == pytest.approx(flops / (peak * 0.5), rel=1e-9)
-    assert pred.throughput == pytest.approx(peak * 0.5 / 1e12, rel=1e-9)  # TFLOP/s: half the peak
+    assert pred.throughput == pytest.approx(peak * 0.5 / 1e12, rel=1e-9)  # TFLOP/s: half the sustained peak
 
 
 def test_a_copy_is_memory_bound_at_the_hand_computed_time(gpu):

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import precision as prec
 from ..errors import ParameterError
+from ..matmul_rates import tensor_share
 from .profiles import Profile
 
 
@@ -28,7 +29,9 @@ from .profiles import Profile
 class Efficiency:
     """How close real kernels come to the datasheet, and the fixed cost per kernel.
 
-    * ``tensor``: fraction of the tensor-core peak reached by matmuls and convolutions;
+    * ``tensor``: fraction of the tensor cores' sustained rate (the datasheet peak times the share
+      a large matrix multiply measured on that GPU reaches, :mod:`gpukit.matmul_rates`) that a
+      model's matmuls and convolutions reach;
     * ``cuda``: fraction of the FP32 CUDA-core peak reached by matmuls and convolutions without
       tensor cores (FP32 on Volta and Turing, or with TF32 off);
     * ``elementwise``: fraction of the FP32 CUDA-core peak at which normalisation, activation and
@@ -46,6 +49,9 @@ class Efficiency:
       which single-kernel workloads do not pay. Read off the published measurements
       (``docs/perfmodel-accuracy.md`` scans it: ResNet-50 and BERT pairs agree best near 100 µs);
       on a fast GPU it is a large share of the step;
+    * ``sustained``: the tensor cores at the share of their datasheet peak the GPU sustains
+      (:func:`gpukit.matmul_rates.tensor_share`; False: at the datasheet peak, to show what the
+      measured rates change);
     * ``scale``: throughput multiplier for the software stack as a whole (1 by default; set by
       :func:`gpukit.perfmodel.calibrate` from a model measured on the attached GPU). It moves every GPU alike,
       so it changes absolute throughputs and never a speedup.
@@ -64,6 +70,7 @@ class Efficiency:
     launch_s: float = 5e-6
     host_op_s: float = 100e-6
     scale: float = 1.0
+    sustained: bool = True
     source: str = "defaults"
 
     def __post_init__(self):
@@ -122,24 +129,27 @@ class Placed:
     items: float
     maths: tuple[str, ...]  # the maths the matmuls run at
     host_ops: int = 0  # layer operations dispatched from the host per step
+    tensor_share: float = 1.0  # share of the datasheet tensor peak the GPU sustains (gpukit.matmul_rates)
 
 
 def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
     """``prof`` on catalogue GPU ``gpu``: which unit runs each op at what peak
-    (:func:`gpukit.precision.math_unit`); raises :class:`gpukit.precision.Unsupported`."""
+    (:func:`gpukit.precision.math_unit`, at datasheet peaks) and the share of its tensor peak the
+    GPU sustains (:func:`gpukit.matmul_rates.tensor_share`); raises :class:`gpukit.precision.Unsupported`."""
     units = [prec.math_unit(gpu, prof.precision, o.matmul) for o in prof.ops]
     return Placed(str(gpu["gpu"]), np.array([o.flops for o in prof.ops], float),
                   np.array([o.bytes for o in prof.ops], float), np.array([u[1] * 1e12 for u in units]),
                   np.array([0 if "tensor" in label else (1 if o.matmul else 2) for (label, _), o in zip(units, prof.ops)]),
                   np.array([o.kind == "Stream" for o in prof.ops]), sum(o.kernels for o in prof.ops),
                   float(gpu["memory_bandwidth_gbs"]) * 1e9, prof.items_per_step,
-                  tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})), prof.host_ops)
+                  tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})), prof.host_ops,
+                  tensor_share(gpu)[0])
 
 
 def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
     """Per-op compute time (FLOPs ÷ the unit's peak × its efficiency) and memory time (bytes ÷
     bandwidth × the memory or stream efficiency), in seconds."""
-    factors = np.array([eff.tensor, eff.cuda, eff.elementwise])
+    factors = np.array([eff.tensor * (placed.tensor_share if eff.sustained else 1.0), eff.cuda, eff.elementwise])
     with np.errstate(divide="ignore", invalid="ignore"):
         compute = np.where(placed.flops > 0, placed.flops / (placed.peak_flops * factors[placed.unit]), 0.0)
     memory = placed.bytes / (placed.bandwidth * np.where(placed.stream, eff.stream, eff.memory))
