@@ -297,13 +297,17 @@ def cmd_cost(args: argparse.Namespace) -> int:
     frame = cost.cost_table(book, args.gpu, precs, args.price_kind, args.electricity_usd_per_kwh, args.years,
                             args.utilization, args.pue, args.cloud, cloud_kind=args.cloud_kind)
     if not _emit(frame, args.format):
-        cols = ["gpu", "precision", "peak_tflops", "price_usd", "usd_per_tflop", "tco_usd_per_tflop",
-                "cloud_usd_per_hour", "cloud_usd_per_tflop_hour", "break_even_months", "tflops_per_watt", "note"]
+        cols = ["gpu", "precision", "peak_tflops", "sustained_tflops", "price_usd", "usd_per_tflop",
+                "usd_per_sustained_tflop", "tco_usd_per_tflop", "cloud_usd_per_hour", "cloud_usd_per_tflop_hour",
+                "break_even_months", "tflops_per_watt", "note"]
         rows = _rounded(frame[cols].to_dict(orient="records"))
         print(format_table(rows, cols))
         print(f"\nTCO over {args.years:g} years at {args.utilization:.0%} use, ${args.electricity_usd_per_kwh:g}/kWh, "
               f"PUE {args.pue:g}; cloud: {args.cloud} {args.cloud_kind}; purchase price: {args.price_kind}"
-              + (f"; prices as of {args.as_of}." if args.as_of else "."))
+              + (f"; prices as of {args.as_of}." if args.as_of else ".")
+              + "\nsustained_tflops: the tensor-core peak at the share the GPU was measured to sustain in a large "
+              "matrix multiply (data/matmul_rates.csv; the median share where none was measured: "
+              "sustained_basis in --format csv/json).")
     stale = book.current().stale()  # of each history, the price in use
     if len(stale):
         print(f"gpukit: {len(stale)} price(s) in use are older than {book.max_age_days} days and marked stale "

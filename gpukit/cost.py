@@ -13,6 +13,7 @@ import pandas as pd
 from . import precision as prec
 from . import specs
 from .errors import ParameterError
+from .matmul_rates import tensor_share
 from .prices import CLOUD_KINDS, PRICE_KINDS, Prices, latest
 
 HOURS_PER_YEAR = 8766  # 365.25 days
@@ -120,6 +121,12 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
                catalogue=None, cloud_kind: str = "on-demand") -> pd.DataFrame:
     """One row per GPU x precision: peak, prices, $/TFLOP to buy, own and rent, break-even, TFLOPS/W.
 
+    ``sustained_tflops`` is the tensor-core peak at the share of it the GPU was measured to
+    sustain in a large matrix multiply (:func:`gpukit.matmul_rates.tensor_share`; ``sustained_basis``
+    says measured, or the median share where no run names the GPU; CUDA-core FP32 keeps its
+    datasheet figure), and ``usd_per_sustained_tflop`` and ``cloud_usd_per_sustained_tflop_hour``
+    price it.
+
     ``price_kind`` is msrp, street, used, cloud (purchase columns empty) or any (street, then
     used, then msrp). ``cloud`` is cheapest, median or a provider's name, among cloud prices of
     ``cloud_kind`` only (on-demand by default; spot and serverless are never mixed in). Where a
@@ -144,8 +151,11 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
     for _, g in selection.iterrows():
         buy = None if price_kind == "cloud" else _purchase(prices, g["gpu"], price_kind)
         rent = _cloud(prices, g["gpu"], cloud, cloud_kind)
+        share, measured = tensor_share(g)
         for p in precs:
             peak = prec.peak_tflops(g, p)
+            tensor = peak is not None and "tensor" in prec.math_unit(g, p, True)[0]
+            sustained = peak * share if tensor else peak
             notes = []
             if peak is None:
                 notes.append(f"{g['architecture']} has no {p} mode")
@@ -165,16 +175,19 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
             hourly = float(rent["usd_per_hour"]) if rent else None
             tco = tco_usd(price, g["tdp_w"], years, util, kwh, pue)
             rows.append({
-                "gpu": g["gpu"], "precision": p, "peak_tflops": peak,
+                "gpu": g["gpu"], "precision": p, "peak_tflops": peak, "sustained_tflops": sustained,
+                "sustained_basis": None if peak is None else (
+                    ("measured" if measured else "median share") if tensor else "datasheet (CUDA cores)"),
                 "price_kind": buy["kind"] if buy else None, "price_usd": price,
                 "price_date": buy["date"] if buy else None, "price_source_url": buy["source_url"] if buy else None,
-                "usd_per_tflop": usd_per_tflop(price, peak),
+                "usd_per_tflop": usd_per_tflop(price, peak), "usd_per_sustained_tflop": usd_per_tflop(price, sustained),
                 "energy_usd": energy_usd(g["tdp_w"], years, util, kwh, pue),
                 "tco_usd": tco, "tco_usd_per_tflop": usd_per_tflop(tco, peak),
                 "cloud_provider": rent["provider"] if rent else None,
                 "cloud_kind": cloud_kind, "cloud_usd_per_hour": hourly, "cloud_date": rent["date"] if rent else None,
                 "cloud_source_url": rent["source_url"] if rent else None,
                 "cloud_usd_per_tflop_hour": usd_per_tflop(hourly, peak),
+                "cloud_usd_per_sustained_tflop_hour": usd_per_tflop(hourly, sustained),
                 "break_even_months": break_even_months(price, hourly, g["tdp_w"], util, kwh, pue),
                 "tflops_per_watt": peak / g["tdp_w"] if peak else None,
                 "usd_per_million_items": usd_per_million_items(hourly, work.get(g["gpu"])),

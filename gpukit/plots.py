@@ -508,6 +508,30 @@ def predicted_throughput_figure(predictions: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
+def sustained_share_figure(rates: pd.DataFrame, typical: float) -> Figure:
+    """Each measured GPU's largest-matmul rate as a share of its datasheet dense FP16 peak
+    (:func:`gpukit.matmul_rates.rates`), its runs' range as whiskers, the datasheet and the
+    median share (what a GPU nobody measured is taken at) as lines."""
+    frame = rates.sort_values("share")
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(frame) + 1.8))
+    y = np.arange(len(frame))
+    ax.barh(y, 100 * frame["share"], color="#4C72B0", label="median of the published runs")
+    low = 100 * frame["low"] / frame["datasheet_tflops"]
+    high = 100 * frame["high"] / frame["datasheet_tflops"]
+    spread = frame["runs"] > 1
+    ax.errorbar(100 * frame["share"][spread], y[spread.to_numpy()],
+                xerr=[(100 * frame["share"] - low)[spread], (high - 100 * frame["share"])[spread]],
+                fmt="none", ecolor="0.2", capsize=3, label="lowest to highest run")
+    ax.axvline(100, color="#C44E52", lw=1.2, label="datasheet peak")
+    ax.axvline(100 * typical, color="0.4", lw=1.2, ls="--", label=f"median share ({typical:.0%}): GPUs not measured")
+    ax.set_yticks(y, frame["gpu"])
+    ax.set_xlim(0, max(110, float(high.max()) + 5))
+    ax.set_xlabel("measured largest-matmul rate, % of the datasheet dense FP16 tensor peak")
+    ax.set_title("What each GPU sustains of its datasheet tensor peak")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    return _finish(fig)
+
+
 def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None, tolerance: float = 0.15,
                       hue: str | None = None) -> Figure:
     """Predicted against published speedup for every pair of GPUs from one source, with the

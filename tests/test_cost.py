@@ -5,7 +5,7 @@ from datetime import date
 
 import pytest
 
-from gpukit import cost, prices
+from gpukit import cost, matmul_rates, prices
 from gpukit.errors import DataError, ParameterError
 
 TODAY = date(2026, 11, 29)
@@ -57,7 +57,19 @@ def test_cost_table_values(tmp_path, gpu):
         assert a40.loc["fp16", "cloud_usd_per_tflop_hour"] == pytest.approx(on_demand.min() / fp16)
     else:
         assert a40["cloud_usd_per_hour"].isna().all() and "no on-demand cloud price" in a40.loc["fp32", "note"]
+    # the A40's tensor cores at the one published run's share (119.18 of 149.7 TFLOPS FP16, applied to
+    # TF32 too: the same tensor cores and clock); its CUDA-core FP32 at the datasheet
+    share = 119.18 / 149.7
+    assert a40.loc["fp16", "sustained_tflops"] == pytest.approx(fp16 * share)
+    assert a40.loc["tf32", "sustained_tflops"] == pytest.approx(gpu("A40").tf32_tensor_tflops * share)
+    assert a40.loc["fp16", "usd_per_sustained_tflop"] == pytest.approx(4500 / (fp16 * share))
+    assert a40.loc["fp32", "sustained_tflops"] == fp32 and a40.loc["fp32", "usd_per_sustained_tflop"] == 4500 / fp32
+    assert list(a40["sustained_basis"]) == ["datasheet (CUDA cores)", "measured", "measured"]
     v100 = table[table["gpu"] == "V100 PCIe 16GB"].set_index("precision")
+    # no published run names the V100 PCIe: its FP16 at the median share of the measured GPUs
+    assert v100.loc["fp16", "sustained_basis"] == "median share"
+    assert v100.loc["fp16", "sustained_tflops"] == pytest.approx(
+        gpu("V100 PCIe 16GB").fp16_tensor_tflops * matmul_rates.typical_share(matmul_rates.rates()))
     assert v100.loc["tf32", "peak_tflops"] is None or v100["peak_tflops"].isna()["tf32"]
     assert "Volta has no tf32 mode" in v100.loc["tf32", "note"]
     if book.purchase[book.purchase["gpu"] == "V100 PCIe 16GB"].empty:

@@ -1018,3 +1018,18 @@ def test_every_benchmark_workload_has_a_marker_and_colour():
     from gpukit import workloads
 
     assert set(plots.WORKLOAD_MARKERS) == set(workloads.UNITS)
+
+
+def test_sustained_share_figure_bars_are_the_measured_shares():
+    from gpukit import matmul_rates
+
+    table = matmul_rates.rates()
+    fig = plots.sustained_share_figure(table, matmul_rates.typical_share(table))
+    ax = fig.axes[0]
+    ordered = table.sort_values("share")
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(ordered["gpu"])
+    widths = [p.get_width() for p in ax.patches]
+    assert widths == pytest.approx(list(100 * ordered["share"]))
+    assert ax.get_title() and "% of the datasheet" in ax.get_xlabel()
+    labels = ax.get_legend_handles_labels()[1]
+    assert "datasheet peak" in labels and any(label.startswith("median share") for label in labels)
