@@ -187,9 +187,9 @@ def test_each_family_stays_this_accurate(validation):
     assert set(fams.index) == {"CNN", "transformer"}
     cnn, tr = fams.loc["CNN"], fams.loc["transformer"]
     assert cnn["pairs"] >= 150 and cnn["winners_right"] == cnn["decisive_pairs"]
-    assert cnn["median_abs_error_pct"] < 8.0 and cnn["within_tolerance"] >= 115  # now 7.6 %, 118 of 152
-    assert tr["pairs"] >= 310 and tr["decisive_pairs"] - tr["winners_right"] <= 7  # now 295 of 302
-    assert tr["median_abs_error_pct"] < 9.0 and tr["within_tolerance"] >= 225  # now 8.6 %, 230 of 316
+    assert cnn["median_abs_error_pct"] < 8.0 and cnn["within_tolerance"] >= 115  # now 7.7 %, 117 of 152
+    assert tr["pairs"] >= 310 and tr["decisive_pairs"] - tr["winners_right"] <= 5  # now 298 of 302
+    assert tr["median_abs_error_pct"] < 8.5 and tr["within_tolerance"] >= 250  # now 8.1 %, 256 of 316
     # the targets are reported, not pretended: neither family has 90 % within 15 % yet
     assert fams["meets_target"].tolist() == [bool(v >= pm.FAMILY_TARGET) and bool(r) for v, r in
                                              zip(fams["within_share"], fams["winners_right"] == fams["decisive_pairs"])]
@@ -284,8 +284,11 @@ def test_the_defaults_are_the_fit_and_leave_one_out_is_reported(cat):
     ref = pm.load_reference(catalogue=cat)
     fitted = pm.fit_efficiency(ref, cat)
     d = pm.DEFAULT_EFFICIENCY
-    assert (fitted.tensor, fitted.cuda, fitted.elementwise, fitted.memory) == \
-        (d.tensor, d.cuda, d.elementwise, d.memory), \
+    # the defaults are the fit, or a point whose error is within REFIT_MARGIN of the fit's (the
+    # error is flat around its minimum; docs/perfmodel-accuracy.md prints both)
+    now, best = pm.fit_error(ref, d, cat), pm.fit_error(ref, fitted, cat)
+    assert best <= now + 1e-12
+    assert now - best <= pm.REFIT_MARGIN * now, \
         "DEFAULT_EFFICIENCY is no longer the fit on the reference data and the catalogue: refit it after a data change"
     small = {"tensor": (0.5, 0.7), "cuda": (0.7,), "elementwise": (0.02, 0.04), "memory": (0.3, 0.5)}
     resnet = ref[ref["workload"] == "resnet50"]
@@ -478,3 +481,25 @@ def test_a_models_step_pays_the_hosts_time_per_layer_operation_a_kernel_does_not
         pytest.approx(pm.predict(mm, a40, pm.Efficiency(host_op_s=0.0)).step_time_s)
     with pytest.raises(ParameterError, match="host_op_s=-1 must not be negative"):
         pm.Efficiency(host_op_s=-1)
+
+
+def test_a_fused_update_is_one_streaming_pass_and_one_dispatch(gpu):
+    """bert-base-squad in fp16 as the sources' script runs it (apex FusedAdam) against one update per
+    tensor: the same FLOPs and bytes; the update's bytes at the streaming efficiency instead of the
+    elementwise memory efficiency, no kernel per layer and one host dispatch instead of one per layer."""
+    per, fused = (pm.profile("bert-base-squad", 8, "fp16", update=u) for u in ("per-tensor", "fused"))
+    assert (fused.flops, fused.bytes) == (per.flops, per.bytes)
+    updates = [o for o in fused.ops if o.phase == "update"]
+    assert updates and all(o.stream and o.kernels == 0 for o in updates)
+    assert not any(o.stream for o in per.ops) and all(o.kernels == 1 for o in per.ops if o.phase == "update")
+    assert per.host_ops - fused.host_ops == len(updates) - 1
+    a40 = gpu("A40").row
+    eff = pm.Efficiency()
+    nbytes = sum(o.bytes for o in updates)
+    bw = gpu("A40").memory_bandwidth_gbs * 1e9
+    saved = (nbytes / (bw * eff.memory) - nbytes / (bw * eff.stream)  # the update's memory time, when memory-bound
+             + len(updates) * eff.launch_s + (len(updates) - 1) * eff.host_op_s)
+    per_s, fused_s = (pm.predict(p, a40, eff).step_time_s for p in (per, fused))
+    assert per_s - fused_s == pytest.approx(saved, rel=1e-9)
+    with pytest.raises(ParameterError, match="update 'foreach': use per-tensor or fused"):
+        pm.profile("bert-base-squad", 8, "fp16", update="foreach")

@@ -15,26 +15,28 @@ and each source out in turn, and gives every prediction its family's measured er
 """
 from .calibration import calibrate
 from .grading import (FAMILY_TARGET, FIT_GRID, KEY_PAIRS, RATIO_TOLERANCE, REFERENCE_PATH, REFERENCE_SCHEMA,
-                      WINNER_MARGIN, accuracy_text, family, family_accuracy, fit_efficiency,
+                      REFIT_MARGIN,
+                      WINNER_MARGIN, accuracy_text, family, family_accuracy, fit_efficiency, fit_error,
                       gpu_factors, graded_gpus,
                       graded_workloads, grading_statement, key_pairs,
                       leave_one_gpu_out, leave_one_source_out, load_reference, scaling_validation,
                       summarize_by_family, summarize_validation, throughput_ratios, validation_table)
 from .predictions import PREDICTION_COLUMNS, predict_table, speedup
-from .profiles import (DEFAULT_PARAMS, ELEMENTWISE_FLOPS, MODES, UPDATE_BYTES_PER_PARAM, WORKLOADS, OpCost,
-                       Profile, profile)
+from .profiles import (DEFAULT_PARAMS, ELEMENTWISE_FLOPS, MODES, UPDATE_BYTES_PER_PARAM, UPDATES, WORKLOADS,
+                       OpCost, Profile, profile)
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, Prediction, op_times, place, predict, step_time
 from .scaling import LINK_EFFICIENCY, PCIE_X16_GBS, interconnect, predict_scaling, scaling_summary, scaling_table
 
 __all__ = [
     "calibrate", "FAMILY_TARGET", "FIT_GRID", "KEY_PAIRS", "RATIO_TOLERANCE", "REFERENCE_PATH", "REFERENCE_SCHEMA",
-    "WINNER_MARGIN", "accuracy_text", "family", "family_accuracy", "fit_efficiency", "gpu_factors", "graded_gpus",
+    "REFIT_MARGIN",
+    "WINNER_MARGIN", "accuracy_text", "family", "family_accuracy", "fit_efficiency", "fit_error", "gpu_factors", "graded_gpus",
     "graded_workloads", "grading_statement", "key_pairs",
     "leave_one_gpu_out", "leave_one_source_out", "load_reference", "scaling_validation", "summarize_by_family",
     "summarize_validation", "throughput_ratios", "validation_table",
     "PREDICTION_COLUMNS", "predict_table", "speedup", "DEFAULT_PARAMS",
     "ELEMENTWISE_FLOPS",
-    "MODES", "UPDATE_BYTES_PER_PARAM", "WORKLOADS", "OpCost", "Profile", "profile", "DEFAULT_EFFICIENCY",
+    "MODES", "UPDATE_BYTES_PER_PARAM", "UPDATES", "WORKLOADS", "OpCost", "Profile", "profile", "DEFAULT_EFFICIENCY",
     "Efficiency", "Placed", "Prediction", "op_times", "place", "predict", "step_time", "LINK_EFFICIENCY",
     "PCIE_X16_GBS", "interconnect", "predict_scaling", "scaling_summary", "scaling_table",
 ]

@@ -25,7 +25,7 @@ from .. import specs
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, ParameterError
 from ..resources import DATA_DIR
-from .profiles import MODES, Profile, profile
+from .profiles import MODES, UPDATES, Profile, profile
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, place, step_time
 
 REFERENCE_PATH = DATA_DIR / "reference_benchmarks.csv"
@@ -48,6 +48,8 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
     Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
     Field("link", "text", required=False, default="",
           help="what the source says of how several GPUs were connected"),
+    Field("update", "choice", choices=UPDATES, default="per-tensor",
+          help="how the source's script runs the optimizer's update (gpukit.perfmodel.profiles.UPDATES)"),
     Field("note", "text", required=False),
 )
 
@@ -120,7 +122,8 @@ def _reference_cached(path: str) -> pd.DataFrame:
 
 def _profile_of(r) -> Profile:
     extra = {"seq_len": int(r["seq_len"])} if "seq_len" in r and pd.notna(r["seq_len"]) else {}
-    return profile(r["workload"], int(r["batch_size"]), r["precision"], r["mode"], **extra)
+    return profile(r["workload"], int(r["batch_size"]), r["precision"], r["mode"],
+                   update=r.get("update") or "per-tensor", **extra)
 
 
 def _single(reference: pd.DataFrame) -> pd.DataFrame:
@@ -295,20 +298,42 @@ FIT_GRID = {"tensor": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0), "cuda": (0.5, 0.7, 0.
             "elementwise": (0.01, 0.015, 0.02, 0.03, 0.04, 0.06), "memory": (0.2, 0.3, 0.4, 0.5, 0.7)}
 
 
+def _log_error(cases, pairs, published, eff: Efficiency) -> float:
+    """Mean absolute log error of the predicted speedups of ``pairs``: what the fit minimises."""
+    pred = _throughputs(cases, eff)
+    ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    return float(np.nanmean(np.abs(np.log(pred[ia] / pred[ib] / published))))
+
+
 def _fit(cases, pairs, published, base: Efficiency, grid) -> tuple[Efficiency, float]:
     best, best_err = base, math.inf
-    ia = np.array([p[0] for p in pairs])
-    ib = np.array([p[1] for p in pairs])
     for t in grid["tensor"]:
         for c in grid["cuda"]:
             for e in grid["elementwise"]:
                 for m in grid["memory"]:
                     eff = replace(base, tensor=t, cuda=c, elementwise=e, memory=m)
-                    pred = _throughputs(cases, eff)
-                    err = float(np.nanmean(np.abs(np.log(pred[ia] / pred[ib] / published))))
+                    err = _log_error(cases, pairs, published, eff)
                     if err < best_err - 1e-12:
                         best, best_err = eff, err
     return best, best_err
+
+
+#: A refit replaces the default efficiencies only where it lowers :func:`fit_error` by more than this
+#: share: the error is flat around its minimum, and factors that move with every new row are not a model.
+REFIT_MARGIN = 0.02
+
+
+def fit_error(reference: pd.DataFrame, efficiency: Efficiency = DEFAULT_EFFICIENCY,
+              catalogue: pd.DataFrame | None = None) -> float:
+    """The mean absolute log error of every single-GPU pair's predicted speedup under ``efficiency``:
+    the quantity :func:`fit_efficiency` minimises, to compare a refit with the defaults."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    ref = _single(reference)
+    pairs = _pairs(ref)
+    if not pairs:
+        raise ParameterError("no pair of GPUs measured by the same source to grade")
+    published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
+    return _log_error(_placed(ref, cat), pairs, published, efficiency)
 
 
 def fit_efficiency(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None,

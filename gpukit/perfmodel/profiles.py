@@ -33,6 +33,7 @@ class OpCost:
     bytes: float
     matmul: bool
     kernels: int = 1
+    stream: bool = False  # one pass over its operands at a streaming kernel's bandwidth (a fused update)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,12 @@ class Profile:
 #: Bytes per trainable parameter that an optimizer's update moves: read weight, gradient and
 #: slots, write weight and slots (float32).
 UPDATE_BYTES_PER_PARAM = {"sgd": 12, "momentum": 20, "adam": 28, "adamw": 28}
+#: How the framework runs the optimizer's update: ``per-tensor`` (each variable's update a few
+#: elementwise kernels, each a pass over its operands: Keras, PyTorch's ``torch.optim`` loops,
+#: BERT's ``BertAdam``), priced like any elementwise op; or ``fused`` (one multi-tensor kernel
+#: reads every weight, gradient and slot once and writes them once, as apex's ``FusedAdam``
+#: does), at a streaming kernel's bandwidth and with no per-layer dispatch.
+UPDATES = ("per-tensor", "fused")
 #: Multiples of an elementwise layer's output bytes moved by its forward and backward passes.
 #: Forward: read the input(s), write the output; batch normalisation in training also reads its
 #: input once more for the batch statistics. Backward: read the output gradient and the saved
@@ -85,9 +92,10 @@ _NO_TRAFFIC = {"InputLayer", "Flatten", "Reshape", "ZeroPadding2D", "Dropout", "
 
 
 def _graph_profile(graph, name: str, batch: int, precision: str, mode: str, optimizer: str,
-                   unit: str, items_per_example: float) -> Profile:
+                   unit: str, items_per_example: float, update: str = "per-tensor") -> Profile:
     item = prec.itemsize(precision)
     train = mode == "train"
+    fused = update == "fused"
     ops: list[OpCost] = []
     for op in graph.ops:
         if op.kind in _NO_TRAFFIC and not op.flops:
@@ -117,9 +125,11 @@ def _graph_profile(graph, name: str, batch: int, precision: str, mode: str, opti
             if op.trainable_params:
                 per = UPDATE_BYTES_PER_PARAM.get(optimizer, 20) + (2 if item == 2 else 0)
                 ops.append(OpCost(op.name, op.kind, "update", 2.0 * op.trainable_params,
-                                  float(op.trainable_params * per), False))
+                                  float(op.trainable_params * per), False, 0 if fused else 1, fused))
+    # a fused update is one dispatch for every variable, not one per layer
+    host_ops = sum(1 for o in ops if not (fused and o.phase == "update")) + (1 if fused and train else 0)
     return Profile(name, precision, batch, mode, batch * items_per_example, unit, tuple(ops),
-                   int(graph.trainable_params) if train else 0, host_ops=len(ops))
+                   int(graph.trainable_params) if train else 0, host_ops=host_ops)
 
 
 @functools.lru_cache(maxsize=16)
@@ -166,16 +176,19 @@ WORKLOADS = tuple(DEFAULT_PARAMS)
 
 
 def profile(workload: str, batch: int | None = None, precision: str = "float32", mode: str = "train",
-            optimizer: str = "momentum", **params) -> Profile:
+            optimizer: str = "momentum", update: str = "per-tensor", **params) -> Profile:
     """Profile ``workload`` (a benchmark workload or any ``keras.applications`` name).
 
-    ``batch`` overrides the workload's default batch (for matmul: the rows ``m``).
+    ``batch`` overrides the workload's default batch (for matmul: the rows ``m``); ``update`` is how
+    the framework runs the optimizer's update (:data:`UPDATES`).
     """
     from .. import workloads as wl
 
     p = prec.trainable(precision)
     if mode not in MODES:
         raise ParameterError(f"mode {mode!r}: use train or infer")
+    if update not in UPDATES:
+        raise ParameterError(f"update {update!r}: use {' or '.join(UPDATES)}")
     if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
         raise ParameterError(f"batch size {batch!r} must be a whole number of at least 1")
     item = prec.itemsize(p)
@@ -204,7 +217,7 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
         b = batch or q["batch"]
         graph = _keras_graph("transformer", (q["hidden"], q["heads"], q["ffn"], q["layers"], q["seq_len"],
                                              q["vocab"]))
-        return _graph_profile(graph, "transformer", b, p, mode, "adam", "tokens/s", q["seq_len"])
+        return _graph_profile(graph, "transformer", b, p, mode, "adam", "tokens/s", q["seq_len"], update)
     from ..models import TASKS, TRANSFORMERS, transformer_task
 
     task = transformer_task(key)
@@ -218,12 +231,12 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
         # fine-tuning on SQuAD: 32 sequences a step (the fine-tuning batch of the BERT paper's recipe)
         unit, per_example, default_batch = ("sequences/s", 1, 32) if head == "span" else ("tokens/s", seq_len, 8)
         return _graph_profile(transformer_graph(spec, seq_len, head=head), key, batch or default_batch, p, mode,
-                              "adam", unit, per_example)
+                              "adam", unit, per_example, update)
     if key == "resnet50":
         q = {**DEFAULT_PARAMS["resnet50"], **params}
         b = batch or q["batch"]
         graph = _keras_graph("application", ("ResNet50", (q["image_size"], q["image_size"], 3)))
-        return _graph_profile(graph, "resnet50", b, p, mode, optimizer, "images/s", 1)
+        return _graph_profile(graph, "resnet50", b, p, mode, optimizer, "images/s", 1, update)
     from ..models import UnknownModelError, keras_application_names
 
     shape = tuple(params["input_shape"]) if params.get("input_shape") else None
@@ -235,6 +248,6 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
         raise UnknownModelError(f"unknown workload {workload!r}; {hint}use {', '.join(WORKLOADS)}, "
                                 f"a built-in transformer ({', '.join(TRANSFORMERS)}) or a keras.applications name")
     graph = _keras_graph("application", (name, shape))
-    return _graph_profile(graph, name, batch or 32, p, mode, optimizer, "examples/s", 1)
+    return _graph_profile(graph, name, batch or 32, p, mode, optimizer, "examples/s", 1, update)
 
 

@@ -57,9 +57,10 @@ class Efficiency:
       so it changes absolute throughputs and never a speedup.
 
     The defaults are fitted to the published measurements of ``data/reference_benchmarks.csv``
-    (:func:`gpukit.perfmodel.fit_efficiency`; ``benchmarks/perfmodel_accuracy.py`` refits them and checks the fit by
-    leaving each GPU out, in ``docs/perfmodel-accuracy.md``). ``source`` says where a set of
-    factors came from.
+    (:func:`gpukit.perfmodel.fit_efficiency`; a refit replaces them only where it lowers the fit's
+    error by more than :data:`gpukit.perfmodel.REFIT_MARGIN`; ``benchmarks/perfmodel_accuracy.py``
+    refits them and checks the fit by leaving each GPU out, in ``docs/perfmodel-accuracy.md``).
+    ``source`` says where a set of factors came from.
     """
 
     tensor: float = 0.8
@@ -123,7 +124,7 @@ class Placed:
     bytes: np.ndarray
     peak_flops: np.ndarray  # FLOP/s of the unit each op runs on
     unit: np.ndarray  # 0 tensor-core matmul, 1 CUDA-core matmul, 2 everything else
-    stream: np.ndarray  # a plain streaming kernel (the bandwidth workload)
+    stream: np.ndarray  # a plain streaming kernel (the bandwidth workload, a fused optimizer update)
     kernels: int
     bandwidth: float  # bytes/s
     items: float
@@ -140,7 +141,7 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
     return Placed(str(gpu["gpu"]), np.array([o.flops for o in prof.ops], float),
                   np.array([o.bytes for o in prof.ops], float), np.array([u[1] * 1e12 for u in units]),
                   np.array([0 if "tensor" in label else (1 if o.matmul else 2) for (label, _), o in zip(units, prof.ops)]),
-                  np.array([o.kind == "Stream" for o in prof.ops]), sum(o.kernels for o in prof.ops),
+                  np.array([o.kind == "Stream" or o.stream for o in prof.ops]), sum(o.kernels for o in prof.ops),
                   float(gpu["memory_bandwidth_gbs"]) * 1e9, prof.items_per_step,
                   tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})), prof.host_ops,
                   tensor_share(gpu)[0])
