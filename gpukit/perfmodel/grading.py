@@ -318,6 +318,18 @@ def _fit(cases, pairs, published, base: Efficiency, grid) -> tuple[Efficiency, f
     return best, best_err
 
 
+def _pair_inputs(reference: pd.DataFrame, catalogue: pd.DataFrame | None, what: str):
+    """The single-GPU rows of ``reference``, placed on their GPUs, their same-source pairs and the
+    published speedups: what a fit works on (``what``: the verb the error names)."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    ref = _single(reference)
+    pairs = _pairs(ref)
+    if not pairs:
+        raise ParameterError(f"no pair of GPUs measured by the same source to {what}")
+    published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
+    return ref, _placed(ref, cat), pairs, published
+
+
 #: A refit replaces the default efficiencies only where it lowers :func:`fit_error` by more than this
 #: share: the error is flat around its minimum, and factors that move with every new row are not a model.
 REFIT_MARGIN = 0.02
@@ -327,13 +339,8 @@ def fit_error(reference: pd.DataFrame, efficiency: Efficiency = DEFAULT_EFFICIEN
               catalogue: pd.DataFrame | None = None) -> float:
     """The mean absolute log error of every single-GPU pair's predicted speedup under ``efficiency``:
     the quantity :func:`fit_efficiency` minimises, to compare a refit with the defaults."""
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    ref = _single(reference)
-    pairs = _pairs(ref)
-    if not pairs:
-        raise ParameterError("no pair of GPUs measured by the same source to grade")
-    published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
-    return _log_error(_placed(ref, cat), pairs, published, efficiency)
+    _, cases, pairs, published = _pair_inputs(reference, catalogue, "grade")
+    return _log_error(cases, pairs, published, efficiency)
 
 
 def fit_efficiency(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None,
@@ -341,13 +348,8 @@ def fit_efficiency(reference: pd.DataFrame, catalogue: pd.DataFrame | None = Non
     """The efficiency factors on :data:`FIT_GRID` that minimise the mean absolute log error of the
     speedup ratios in ``reference`` (ratios do not see a common scale, so the fit fixes the
     balance between compute, elementwise work and memory, not absolute speed)."""
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    ref = _single(reference)
-    pairs = _pairs(ref)
-    if not pairs:
-        raise ParameterError("no pair of GPUs measured by the same source to fit to")
-    published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
-    eff, _ = _fit(_placed(ref, cat), pairs, published, base, grid or FIT_GRID)
+    ref, cases, pairs, published = _pair_inputs(reference, catalogue, "fit to")
+    eff, _ = _fit(cases, pairs, published, base, grid or FIT_GRID)
     return replace(eff, source=f"fitted to {len(ref)} published measurements ({ref['gpu'].nunique()} GPUs)")
 
 
