@@ -330,8 +330,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
                                     results=results, count=args.gpus, link=args.link, **extra)
     if _emit(frame, args.format):
         return 0
-    cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "measured_throughput",
-            "graded", "note"]
+    cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "tensor_share",
+            "measured_throughput", "graded", "note"]
     if args.gpus > 1:
         cols[3:3] = ["scaling_efficiency", "link"]
     rows = _rounded(frame[cols].to_dict(orient="records"))
@@ -341,6 +341,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
           f"efficiency: {first['efficiency_source']}")
     print(perfmodel.grading_statement(str(first["workload"]), args.gpus, frame))
     print(format_table(rows, cols))
+    unmeasured = frame.loc[frame["tensor_share_measured"] == False, "gpu"].tolist()  # noqa: E712 -- NaN rows
+    print("tensor_share: the share of its datasheet tensor peak each GPU sustains in a large matrix multiply, "
+          "as published runs measured it (data/matmul_rates.csv)"
+          + (f"; no run measured {', '.join(unmeasured)}: the median share of those measured" if unmeasured else "")
+          + ".")
     return 0
 
 

@@ -124,8 +124,8 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
     ``sustained_tflops`` is the tensor-core peak at the share of it the GPU was measured to
     sustain in a large matrix multiply (:func:`gpukit.matmul_rates.tensor_share`; ``sustained_basis``
     says measured, or the median share where no run names the GPU; CUDA-core FP32 keeps its
-    datasheet figure), and ``usd_per_sustained_tflop`` and ``cloud_usd_per_sustained_tflop_hour``
-    price it.
+    datasheet figure), and ``usd_per_sustained_tflop``, ``tco_usd_per_sustained_tflop`` and
+    ``cloud_usd_per_sustained_tflop_hour`` price it.
 
     ``price_kind`` is msrp, street, used, cloud (purchase columns empty) or any (street, then
     used, then msrp). ``cloud`` is cheapest, median or a provider's name, among cloud prices of
@@ -183,6 +183,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
                 "usd_per_tflop": usd_per_tflop(price, peak), "usd_per_sustained_tflop": usd_per_tflop(price, sustained),
                 "energy_usd": energy_usd(g["tdp_w"], years, util, kwh, pue),
                 "tco_usd": tco, "tco_usd_per_tflop": usd_per_tflop(tco, peak),
+                "tco_usd_per_sustained_tflop": usd_per_tflop(tco, sustained),
                 "cloud_provider": rent["provider"] if rent else None,
                 "cloud_kind": cloud_kind, "cloud_usd_per_hour": hourly, "cloud_date": rent["date"] if rent else None,
                 "cloud_source_url": rent["source_url"] if rent else None,

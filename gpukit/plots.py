@@ -14,6 +14,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from . import precision as prec
+from .errors import ParameterError
 from .results import Results
 
 #: Colours of the precision families, shared by every figure.
@@ -340,12 +341,26 @@ def _plain_log_ticks(axis, minor: bool = True) -> None:
                              else matplotlib.ticker.NullFormatter())
 
 
-def cost_per_tflop_figure(costs: pd.DataFrame) -> Figure:
-    """Dollars per peak TFLOPS per GPU and precision: to own (TCO) and to rent for an hour."""
+#: What a TFLOPS is, for the cost figures: the datasheet peak, or the share of it each GPU was
+#: measured to sustain (:func:`gpukit.cost.cost_table`'s ``sustained_tflops``).
+TFLOPS_BASES = ("peak", "sustained")
+
+
+def _tflops_basis(basis: str) -> tuple[str, str]:
+    """(column infix, words) of a :data:`TFLOPS_BASES` basis."""
+    if basis not in TFLOPS_BASES:
+        raise ParameterError(f"TFLOPS basis {basis!r}: use peak or sustained")
+    return ("", "peak") if basis == "peak" else ("sustained_", "sustained")
+
+
+def cost_per_tflop_figure(costs: pd.DataFrame, basis: str = "peak") -> Figure:
+    """Dollars per TFLOPS per GPU and precision: to own (TCO) and to rent for an hour; ``basis``
+    peak (datasheet) or sustained (the share each GPU was measured to sustain)."""
+    infix, words = _tflops_basis(basis)
     fig, axes = plt.subplots(1, 2, figsize=(13, 0.4 * costs["gpu"].nunique() + 2.4), sharey=True)
     order = list(dict.fromkeys(costs.sort_values("peak_tflops", ascending=False)["gpu"]))
-    for ax, column, label in ((axes[0], "tco_usd_per_tflop", "TCO dollars per peak TFLOPS"),
-                              (axes[1], "cloud_usd_per_tflop_hour", "cloud dollars per peak TFLOPS-hour")):
+    for ax, column, label in ((axes[0], f"tco_usd_per_{infix}tflop", f"TCO dollars per {words} TFLOPS"),
+                              (axes[1], f"cloud_usd_per_{infix}tflop_hour", f"cloud dollars per {words} TFLOPS-hour")):
         data = costs.dropna(subset=[column])
         if data.empty:
             ax.text(0.5, 0.5, "no prices for these GPUs", ha="center", va="center", transform=ax.transAxes)
@@ -362,28 +377,33 @@ def cost_per_tflop_figure(costs: pd.DataFrame) -> Figure:
             axes[0].annotate("no purchase price", (0.01, order.index(gpu)), xycoords=("axes fraction", "data"),
                              va="center", fontsize=8, color="0.4")
     attrs = costs.attrs
-    fig.suptitle(f"Cost per TFLOP (TCO: {attrs.get('years', 0):g} years at {attrs.get('utilization', 0):.0%} use, "
-                 f"${attrs.get('electricity_usd_per_kwh', 0):g}/kWh; lower is better)", fontweight="bold")
+    fig.suptitle(f"Cost per {words} TFLOP (TCO: {attrs.get('years', 0):g} years at "
+                 f"{attrs.get('utilization', 0):.0%} use, ${attrs.get('electricity_usd_per_kwh', 0):g}/kWh; "
+                 "lower is better)", fontweight="bold")
     return _finish(fig)
 
 
-def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: str = "cloud_usd_per_hour") -> Figure:
-    """Peak TFLOPS against price, with the Pareto front (no GPU is both cheaper and faster)."""
+def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: str = "cloud_usd_per_hour",
+                             basis: str = "peak") -> Figure:
+    """TFLOPS (``basis`` peak or sustained) against price, with the Pareto front (no GPU is both
+    cheaper and faster)."""
     from .cost import pareto_front
 
-    data = costs[costs["precision"] == precision].dropna(subset=[price_column, "peak_tflops"])
+    infix, words = _tflops_basis(basis)
+    speed = f"{words}_tflops"
+    data = costs[costs["precision"] == precision].dropna(subset=[price_column, speed])
     fig, ax = plt.subplots(figsize=(9, 6))
     label = {"cloud_usd_per_hour": "cloud price, dollars per GPU-hour", "price_usd": "purchase price, dollars",
              "tco_usd": "total cost of ownership, dollars"}.get(price_column, price_column)
     if data.empty:
         ax.text(0.5, 0.5, f"no {label} for these GPUs", ha="center", transform=ax.transAxes)
     else:
-        ax.scatter(data[price_column], data["peak_tflops"], s=70, color="#4C72B0", label="GPU", zorder=3)
-        front = pareto_front(data, price_column, "peak_tflops")
-        ax.step(front[price_column], front["peak_tflops"], where="post", color="#C44E52", lw=1.5,
+        ax.scatter(data[price_column], data[speed], s=70, color="#4C72B0", label="GPU", zorder=3)
+        front = pareto_front(data, price_column, speed)
+        ax.step(front[price_column], front[speed], where="post", color="#C44E52", lw=1.5,
                 label="Pareto front (cheapest for its speed)")
         for _, row in data.iterrows():
-            ax.annotate(row["gpu"], (row[price_column], row["peak_tflops"]), xytext=(5, 3),
+            ax.annotate(row["gpu"], (row[price_column], row[speed]), xytext=(5, 3),
                         textcoords="offset points", fontsize=8)
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -391,7 +411,7 @@ def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: 
         _plain_log_ticks(ax.yaxis)
         ax.legend(loc="upper left", fontsize="small")
     ax.set_xlabel(label + " (log scale)")
-    ax.set_ylabel(f"peak {precision} TFLOPS, dense (log scale)")
+    ax.set_ylabel(f"{words} {precision} TFLOPS, dense (log scale)")
     ax.set_title(f"Price against performance, {precision}")
     return _finish(fig)
 

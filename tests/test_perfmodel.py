@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gpukit import matmul_rates as mr
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError, GpukitError, ParameterError
 
@@ -396,6 +397,15 @@ def test_predict_says_what_was_graded_and_what_was_not(capsys):
                      "--gpu", "L4"]) == 0
     out = capsys.readouterr().out
     assert "outside what was graded: L4" in out and "A40" not in out.split("outside what was graded:")[1].split("\n")[0]
+    # both run at a published matmul run's share; a GPU no run names is said to be at the median share
+    assert "tensor_share" in out and "no run measured" not in out
+    assert cli.main(["predict", "--workload", "bert-base-squad", "--gpu", "A10", "--format", "csv"]) == 0
+    a10 = capsys.readouterr().out.splitlines()
+    row = dict(zip(a10[0].split(","), a10[1].split(",")))
+    assert row["tensor_share_measured"] == "False" and float(row["tensor_share"]) == pytest.approx(
+        mr.typical_share(mr.rates()))
+    assert cli.main(["predict", "--workload", "bert-base-squad", "--gpu", "A10"]) == 0
+    assert "no run measured A10: the median share of those measured" in capsys.readouterr().out
     assert pm.graded_workloads() == {"resnet50", "bert-base-squad", "bert-large-squad"}
     # the B200 was measured on one GPU, but alone in its source: no pair grades it; its scaling is graded
     ref = pm.load_reference()

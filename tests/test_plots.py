@@ -28,6 +28,7 @@ from matplotlib.collections import PathCollection, PolyCollection, QuadMesh  # n
 from matplotlib.colors import to_rgba  # noqa: E402
 
 from gpukit import claims, compare, cost, memory, perfmodel, plots, precision, prices, results, specs  # noqa: E402
+from gpukit.errors import ParameterError  # noqa: E402
 
 
 #: A mix of architectures (Volta, Turing, Ampere, Hopper), by natural names.
@@ -574,6 +575,27 @@ def test_cost_per_tflop_figure_bars_are_the_cost_table(costs):
     rows = {name: pos for pos, name in category_names(own).items()}
     assert sorted((t.get_text(), t.xy[1]) for t in own.texts) == sorted(
         ("no purchase price", rows[g]) for g in unpriced[unpriced].index)
+
+
+def test_cost_figures_price_the_sustained_tflops_on_request(costs):
+    fig = plots.cost_per_tflop_figure(costs, "sustained")
+    own, rent = fig.axes
+    assert "dollars per sustained TFLOPS" in own.get_xlabel() and "per sustained TFLOPS-hour" in rent.get_xlabel()
+    assert "Cost per sustained TFLOP" in suptitle(fig)
+    for ax, column in ((own, "tco_usd_per_sustained_tflop"), (rent, "cloud_usd_per_sustained_tflop_hour")):
+        assert bars_by_hue(ax, names_from=own) == pytest.approx(by_gpu_and_precision(costs, column))
+    # a tensor precision costs more per sustained TFLOPS than per peak where the GPU sustains less
+    fp16 = costs[costs["precision"] == "fp16"].set_index("gpu")
+    assert (fp16["tco_usd_per_sustained_tflop"] > fp16["tco_usd_per_tflop"]).loc[["A40", "H100 SXM5"]].all()
+    fig = plots.price_performance_figure(costs, "fp16", "price_usd", basis="sustained")
+    ax = fig.axes[0]
+    assert ax.get_ylabel().startswith("sustained fp16 TFLOPS")
+    priced = fp16.dropna(subset=["price_usd"])
+    points = ax.collections[0].get_offsets()
+    expected = sorted(zip(priced["price_usd"], priced["sustained_tflops"]))
+    assert [v for p in sorted(map(tuple, points)) for v in p] == pytest.approx([v for p in expected for v in p])
+    with pytest.raises(ParameterError, match="TFLOPS basis 'boost': use peak or sustained"):
+        plots.cost_per_tflop_figure(costs, "boost")
 
 
 def test_cost_per_tflop_figure_tick_labels_never_overlap(catalogue):
