@@ -189,8 +189,8 @@ def test_each_family_stays_this_accurate(validation):
     cnn, tr = fams.loc["CNN"], fams.loc["transformer"]
     assert cnn["pairs"] >= 150 and cnn["winners_right"] == cnn["decisive_pairs"]
     assert cnn["median_abs_error_pct"] < 8.0 and cnn["within_tolerance"] >= 115  # now 7.7 %, 117 of 152
-    assert tr["pairs"] >= 310 and tr["decisive_pairs"] - tr["winners_right"] <= 5  # now 298 of 302
-    assert tr["median_abs_error_pct"] < 8.5 and tr["within_tolerance"] >= 250  # now 8.1 %, 256 of 316
+    assert tr["pairs"] >= 340 and tr["decisive_pairs"] - tr["winners_right"] <= 6  # now 321 of 326
+    assert tr["median_abs_error_pct"] < 9.0 and tr["within_tolerance"] >= 265  # now 8.5 %, 271 of 344
     # the targets are reported, not pretended: neither family has 90 % within 15 % yet
     assert fams["meets_target"].tolist() == [bool(v >= pm.FAMILY_TARGET) and bool(r) for v, r in
                                              zip(fams["within_share"], fams["winners_right"] == fams["decisive_pairs"])]
@@ -265,11 +265,17 @@ def test_the_pairs_this_kit_exists_for(validation, gpu):
     cnn = keys[keys["workload"] == "resnet50"]
     assert len(cnn) == 4  # A5000/A4000 and A40/V100, each in float32 and fp16
     assert cnn["within_tolerance"].all(), cnn[["gpu_a", "gpu_b", "precision", "error_pct"]]
-    # BERT: only the A5000/A4000 pair was published by one source; the winner is right, the size
-    # of the gap less so (docs/perfmodel-accuracy.md), which these limits hold at today's errors
+    # BERT: both pairs are published by one source (the A40 and V100 in Lambda's 2021 table); the
+    # A5000/A4000 winner is right, the size of the gap less so (docs/perfmodel-accuracy.md), which
+    # these limits hold at today's errors
     bert = keys[keys["workload"] != "resnet50"]
-    assert len(bert) == 4 and set(bert["gpu_a"]) == {"RTX A5000"}
-    assert (bert["predicted_speedup"] > 1).all() and (bert["error_pct"].abs() < 30).all()  # worst now +27.7 %
+    assert len(bert) == 8 and set(bert["gpu_a"]) == {"RTX A5000", "A40"}
+    ampere = bert[bert["gpu_a"] == "RTX A5000"]
+    assert (ampere["predicted_speedup"] > 1).all() and (ampere["error_pct"].abs() < 30).all()  # worst now +24.3 %
+    # the A40 over the V100: published 1.18-1.67x; the model has the float32 gaps too wide and the
+    # fp16 ones too narrow (calling the bert-base fp16 pair, published 1.21x, for the V100)
+    a40_v100 = bert[bert["gpu_a"] == "A40"]
+    assert set(a40_v100["gpu_b"]) == {"V100 SXM2 32GB"} and (a40_v100["error_pct"].abs() < 30).all()  # worst +24.4 %
     # A40 has more FP16 tensor TFLOPS than the V100 but less bandwidth: the V100 is faster at
     # mixed-precision ResNet-50 training, and the model says so.
     v = cnn[(cnn["precision"] == "fp16") & cnn["gpu_a"].str.startswith("V100")]
