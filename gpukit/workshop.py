@@ -89,12 +89,37 @@ def _llm() -> str:
     return " ".join(verdicts) + " " + llm.grading_statement() + "."
 
 
+#: The GPUs of the datasheet-or-delivered question: one power-limited data-centre card, one
+#: workstation-class card at 350 W for 142 SMs, one GeForce card that boosts above its rating.
+SUSTAINED_GPUS = ("H100 PCIe", "L40S", "GeForce RTX 4090")
+
+
+def _sustained() -> str:
+    table = cost.cost_table(prices.load_prices(), list(SUSTAINED_GPUS), ["fp16"])
+    parts = [f"{r['gpu']} {r['peak_tflops']:g} on the datasheet, {r['sustained_tflops']:.0f} in a large matrix "
+             f"multiply ({r['sustained_tflops'] / r['peak_tflops']:.0%}, {r['sustained_basis']})"
+             for _, r in table.iterrows()]
+    text = "Dense FP16 TFLOPS: " + "; ".join(parts) + "."
+    rent = table.dropna(subset=["cloud_usd_per_hour"])
+    if len(rent) > 1:
+        by_peak = rent.sort_values("cloud_usd_per_tflop_hour")["gpu"].tolist()
+        by_rate = rent.sort_values("cloud_usd_per_sustained_tflop_hour")["gpu"].tolist()
+        text += (f" Renting, from cheapest to dearest per datasheet TFLOPS-hour: {', '.join(by_peak)}; per "
+                 f"delivered TFLOPS-hour: {', '.join(by_rate)}"
+                 + (" (the order changes)." if by_peak != by_rate else " (the same order, at other distances).")
+                 + " Per delivered TFLOPS-hour: " + ", ".join(
+                     f"{r['gpu']} USD {r['cloud_usd_per_sustained_tflop_hour']:.4f}"
+                     for _, r in rent.sort_values("cloud_usd_per_sustained_tflop_hour").iterrows()) + ".")
+    return text + (" The measurements are other publications' (data/matmul_rates.csv); the performance model "
+                   "runs every GPU's tensor cores at them.")
+
+
 ANSWERS = {"q1": lambda: _speed("A40", "V100"), "q2": lambda: _speed("RTX A5000", "RTX A4000"), "q3": _fit,
-           "q4": _claim, "q5": _rent_or_buy, "q6": _llm}
+           "q4": _claim, "q5": _rent_or_buy, "q6": _llm, "q7": _sustained}
 
 
 def answer(question: str, reveal: bool) -> Answer:
-    """The computed answer to ``question`` (``q1``…``q6``), or a reminder that it is hidden."""
+    """The computed answer to ``question`` (``q1``…``q7``), or a reminder that it is hidden."""
     if question not in ANSWERS:
         raise KeyError(f"no workshop question {question!r}; questions: {', '.join(ANSWERS)}")
     return Answer(ANSWERS[question]() if reveal else HIDDEN)

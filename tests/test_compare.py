@@ -177,6 +177,16 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
                                    ["llama-3-8b", "mistral-7b", "qwen2.5-14b", "llama-3-70b"], "q4_k_m", 8192, 1)
     assert all(v in llm_text for v in verdicts) and llm.grading_statement() in llm_text
     assert workshop.answer("q6", False).text == workshop.HIDDEN
+    # datasheet or delivered: the cost table's sustained TFLOPS and the rent per delivered TFLOPS-hour
+    from gpukit import cost, prices
+
+    sustained = workshop.answer("q7", True).text
+    table = cost.cost_table(prices.load_prices(), list(workshop.SUSTAINED_GPUS), ["fp16"])
+    for _, r in table.iterrows():
+        assert f"{r['gpu']} {r['peak_tflops']:g} on the datasheet, {r['sustained_tflops']:.0f} in a large" in sustained
+    cheapest = table.sort_values("cloud_usd_per_sustained_tflop_hour").iloc[0]
+    assert f"Per delivered TFLOPS-hour: {cheapest['gpu']} USD {cheapest['cloud_usd_per_sustained_tflop_hour']:.4f}" \
+        in sustained
     with pytest.raises(KeyError):
         workshop.answer("q9", True)
 
