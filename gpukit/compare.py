@@ -217,8 +217,8 @@ def published_speedups(a: str, b: str, workload: str, precision: str, cat: pd.Da
 
 
 def _published_text(found: list[dict], a_is_faster: bool = True) -> str:
-    """"lambda-2021: RTX A5000 1.59x RTX A4000 published, 1.70x predicted at its batch sizes" (the
-    faster card first when ``a_is_faster``, as the verdict states it)."""
+    """"lambda-2021 measured RTX A5000 at 1.51x RTX A4000; the model gives 1.66x for its batch sizes"
+    (the faster card first when ``a_is_faster``, as the verdict states it)."""
     parts = []
     for f in found:
         fast, slow, pub, pred = (f["a"], f["b"], f["published"], f["predicted"]) if a_is_faster else \
@@ -226,6 +226,17 @@ def _published_text(found: list[dict], a_is_faster: bool = True) -> str:
         parts.append(f"{f['source']} measured {fast} at {pub:.2f}x {slow}; the model gives {pred:.2f}x "
                      "for its batch sizes")
     return "; ".join(parts)
+
+
+def _published_short(found: list[dict]) -> str:
+    """"published: lambda-2021 measured A40 at 1.21× V100 SXM2 32GB": each source's measurement of
+    the pair, the card it measured faster first, whatever the prediction says."""
+    parts = []
+    for f in found:
+        fast, slow, pub = (f["a"], f["b"], f["published"]) if f["published"] >= 1 else \
+            (f["b"], f["a"], 1 / f["published"])
+        parts.append(f"{f['source']} measured {fast} at {_times(pub)} {slow}")
+    return "published: " + "; ".join(parts)
 
 
 def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], precision: str,
@@ -310,6 +321,8 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
             if acc.get("pairs"):
                 shown += (f"; median error {acc['median_abs_error_pct']:.0f}% on published "
                           f"{perfmodel.family(r['workload'])} speedups")
+            if r.get("published_rows"):
+                shown += "; " + _published_short(r["published_rows"])
         if k < SAME_SPEED:
             verdict = f"{fast} and {slow} are about as fast ({fast} by {_times(k)}, {shown})."
         else:

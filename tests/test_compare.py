@@ -241,6 +241,15 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
     published = rows["RTX A5000"] / rows["RTX A4000"]
     verdict = {v["topic"]: v for v in result.verdicts}["bert-base-squad training, fp16"]
     assert f"lambda-2021 measured RTX A5000 at {published:.2f}x RTX A4000" in verdict["reason"]
+    # the verdict itself carries the measurement beside the prediction, the card measured faster first
+    assert f"; published: lambda-2021 measured RTX A5000 at {published:.2f}× RTX A4000)." in verdict["verdict"]
+    seed = compare.compare("A40", "V100", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
+                           fit_batch_sizes=[16])
+    rows = ref[(ref["source"] == "lambda-2021") & (ref["workload"] == "bert-base-squad") & (ref["precision"] == "fp16")
+               & (ref["gpus"] == 1)].set_index("gpu")["throughput"]
+    a40_over_v100 = rows["A40"] / rows["V100 SXM2 32GB"]
+    (v,) = [v for v in seed.verdicts if v["topic"] == "bert-base-squad training, fp16"]
+    assert a40_over_v100 > 1.1 and f"measured A40 at {a40_over_v100:.2f}× V100 SXM2 32GB" in v["verdict"]
     # a pair no source measured says so, and quotes the family's error instead
     other = compare.compare("A40", "L4", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
                             fit_batch_sizes=[16])
