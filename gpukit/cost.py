@@ -13,7 +13,7 @@ import pandas as pd
 from . import precision as prec
 from . import specs
 from .errors import ParameterError
-from .matmul_rates import tensor_share
+from .matmul_rates import sustained_tflops
 from .prices import CLOUD_KINDS, PRICE_KINDS, Prices, latest
 
 HOURS_PER_YEAR = 8766  # 365.25 days
@@ -122,7 +122,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
     """One row per GPU x precision: peak, prices, $/TFLOP to buy, own and rent, break-even, TFLOPS/W.
 
     ``sustained_tflops`` is the tensor-core peak at the share of it the GPU was measured to
-    sustain in a large matrix multiply (:func:`gpukit.matmul_rates.tensor_share`; ``sustained_basis``
+    sustain in a large matrix multiply (:func:`gpukit.matmul_rates.sustained_tflops`; ``sustained_basis``
     says measured, or the median share where no run names the GPU; CUDA-core FP32 keeps its
     datasheet figure), and ``usd_per_sustained_tflop``, ``tco_usd_per_sustained_tflop`` and
     ``cloud_usd_per_sustained_tflop_hour`` price it.
@@ -151,11 +151,9 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
     for _, g in selection.iterrows():
         buy = None if price_kind == "cloud" else _purchase(prices, g["gpu"], price_kind)
         rent = _cloud(prices, g["gpu"], cloud, cloud_kind)
-        share, measured = tensor_share(g)
         for p in precs:
             peak = prec.peak_tflops(g, p)
-            tensor = peak is not None and "tensor" in prec.math_unit(g, p, True)[0]
-            sustained = peak * share if tensor else peak
+            sustained, basis = sustained_tflops(g, p)
             notes = []
             if peak is None:
                 notes.append(f"{g['architecture']} has no {p} mode")
@@ -176,8 +174,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
             tco = tco_usd(price, g["tdp_w"], years, util, kwh, pue)
             rows.append({
                 "gpu": g["gpu"], "precision": p, "peak_tflops": peak, "sustained_tflops": sustained,
-                "sustained_basis": None if peak is None else (
-                    ("measured" if measured else "median share") if tensor else "datasheet (CUDA cores)"),
+                "sustained_basis": basis,
                 "price_kind": buy["kind"] if buy else None, "price_usd": price,
                 "price_date": buy["date"] if buy else None, "price_source_url": buy["source_url"] if buy else None,
                 "usd_per_tflop": usd_per_tflop(price, peak), "usd_per_sustained_tflop": usd_per_tflop(price, sustained),

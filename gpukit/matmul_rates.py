@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import precision as prec
 from . import specs
 from ._csv import Field, parse_rows, to_frame
 from .errors import DataError, Problem
@@ -119,3 +120,19 @@ def tensor_share(gpu) -> tuple[float, bool]:
     if rate is None or datasheet is None or pd.isna(datasheet) or not float(datasheet) > 0:
         return typical, False
     return rate / float(datasheet), True
+
+
+def sustained_tflops(gpu, precision: str) -> tuple[float | None, str | None]:
+    """(TFLOPS, basis) of ``precision``'s matrix multiplies on catalogue GPU ``gpu`` as the models
+    run them: a tensor math at :func:`tensor_share` of its datasheet peak (basis ``measured`` or
+    ``median share``), CUDA-core FP32 at the datasheet (``datasheet (CUDA cores)``); ``(None, None)``
+    where the GPU lacks the precision."""
+    try:
+        label, peak = prec.math_unit(gpu, precision, True)
+    except prec.Unsupported:
+        return None, None
+    if "tensor" not in label:
+        return peak, "datasheet (CUDA cores)"
+    share, measured = tensor_share(gpu)
+    return peak * share, "measured" if measured else "median share"
+

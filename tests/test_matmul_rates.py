@@ -93,3 +93,16 @@ def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):
     assert "line 5" in text and "column source_url" in text
     with pytest.raises(DataError, match="repeats line 2"):
         mr.load(_write(tmp_path, header, [good, good]), catalogue)
+
+
+def test_sustained_tflops_per_precision(gpu, table):
+    h100 = gpu("H100 PCIe")
+    share = statistics.median([458.03, 499.5]) / 756.5
+    assert mr.sustained_tflops(h100.row, "fp16") == (pytest.approx(h100.fp16_tensor_tflops * share), "measured")
+    # TF32 shares the tensor cores and their clock; CUDA-core FP32 keeps the datasheet
+    assert mr.sustained_tflops(h100.row, "float32") == (pytest.approx(h100.tf32_tensor_tflops * share), "measured")
+    assert mr.sustained_tflops(h100.row, "fp32") == (h100.fp32_tflops, "datasheet (CUDA cores)")
+    a10 = gpu("A10")
+    assert mr.sustained_tflops(a10.row, "bf16") == (pytest.approx(a10.bf16_tensor_tflops * mr.typical_share(table)),
+                                                    "median share")
+    assert mr.sustained_tflops(gpu("V100 SXM2 16GB").row, "bf16") == (None, None)  # Volta has no BF16
