@@ -216,27 +216,19 @@ def published_speedups(a: str, b: str, workload: str, precision: str, cat: pd.Da
     return out
 
 
-def _published_text(found: list[dict], a_is_faster: bool = True) -> str:
-    """"lambda-2021 measured RTX A5000 at 1.51x RTX A4000; the model gives 1.66x for its batch sizes"
-    (the faster card first when ``a_is_faster``, as the verdict states it)."""
+def _published_text(found: list[dict], a_is_faster: bool | None = True, with_model: bool = True) -> str:
+    """"lambda-2021 measured RTX A5000 at 1.51× RTX A4000; the model gives 1.66× for its batch sizes",
+    each source's measurement of the pair: the faster card first when ``a_is_faster`` (as the
+    verdict states it), the card the source measured faster first when it is None; the model's
+    ratio for the source's batch sizes with ``with_model``."""
     parts = []
     for f in found:
-        fast, slow, pub, pred = (f["a"], f["b"], f["published"], f["predicted"]) if a_is_faster else \
+        a_first = f["published"] >= 1 if a_is_faster is None else a_is_faster
+        fast, slow, pub, pred = (f["a"], f["b"], f["published"], f["predicted"]) if a_first else \
             (f["b"], f["a"], 1 / f["published"], 1 / f["predicted"])
-        parts.append(f"{f['source']} measured {fast} at {pub:.2f}x {slow}; the model gives {pred:.2f}x "
-                     "for its batch sizes")
+        text = f"{f['source']} measured {fast} at {_times(pub)} {slow}"
+        parts.append(text + (f"; the model gives {_times(pred)} for its batch sizes" if with_model else ""))
     return "; ".join(parts)
-
-
-def _published_short(found: list[dict]) -> str:
-    """"published: lambda-2021 measured A40 at 1.21× V100 SXM2 32GB": each source's measurement of
-    the pair, the card it measured faster first, whatever the prediction says."""
-    parts = []
-    for f in found:
-        fast, slow, pub = (f["a"], f["b"], f["published"]) if f["published"] >= 1 else \
-            (f["b"], f["a"], 1 / f["published"])
-        parts.append(f"{f['source']} measured {fast} at {_times(pub)} {slow}")
-    return "published: " + "; ".join(parts)
 
 
 def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], precision: str,
@@ -322,7 +314,7 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
                 shown += (f"; median error {acc['median_abs_error_pct']:.0f}% on published "
                           f"{perfmodel.family(r['workload'])} speedups")
             if r.get("published_rows"):
-                shown += "; " + _published_short(r["published_rows"])
+                shown += "; published: " + _published_text(r["published_rows"], None, with_model=False)
         if k < SAME_SPEED:
             verdict = f"{fast} and {slow} are about as fast ({fast} by {_times(k)}, {shown})."
         else:

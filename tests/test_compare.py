@@ -240,7 +240,7 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
                & (ref["gpus"] == 1)].set_index("gpu")["throughput"]
     published = rows["RTX A5000"] / rows["RTX A4000"]
     verdict = {v["topic"]: v for v in result.verdicts}["bert-base-squad training, fp16"]
-    assert f"lambda-2021 measured RTX A5000 at {published:.2f}x RTX A4000" in verdict["reason"]
+    assert f"lambda-2021 measured RTX A5000 at {published:.2f}× RTX A4000" in verdict["reason"]
     # the verdict itself carries the measurement beside the prediction, the card measured faster first
     assert f"; published: lambda-2021 measured RTX A5000 at {published:.2f}× RTX A4000)." in verdict["verdict"]
     seed = compare.compare("A40", "V100", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
