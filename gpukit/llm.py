@@ -988,8 +988,11 @@ def _shipped_validation() -> pd.DataFrame:
     return validation_table(load_reference())
 
 
-def summarize(table: pd.DataFrame) -> dict:
-    """Pairs, share within ±20 %, median and largest error, winners right (per test when asked)."""
+def summarize(table: pd.DataFrame, test: str | None = None) -> dict:
+    """Pairs, share within ±20 %, median and largest error, winners right (of ``test``'s pairs,
+    ``tg`` or ``pp``, when given)."""
+    if test is not None and len(table):
+        table = table[table["test"] == test]
     if table.empty:
         return {"pairs": 0, "within_tolerance": 0, "median_abs_error_pct": math.nan, "max_abs_error_pct": math.nan,
                 "decisive_pairs": 0, "winners_right": 0}
@@ -1006,7 +1009,7 @@ def decode_error_text() -> str:
     if not REFERENCE_PATH.exists():
         return "decode speed not graded"
     table = validation_table()
-    s = summarize(table[table["test"] == "tg"] if len(table) else table)
+    s = summarize(table, "tg")
     if not s["pairs"]:
         return "decode speed not graded"
     return (f"{s['within_tolerance'] / s['pairs']:.0%} of {s['pairs']} published decode speedups within "
@@ -1020,7 +1023,7 @@ def grading_statement() -> str:
     table = validation_table()
     parts = []
     for test, label in (("tg", "decode"), ("pp", "prefill")):
-        s = summarize(table[table["test"] == test] if len(table) else table)
+        s = summarize(table, test)
         if s["pairs"]:
             parts.append(f"{label} within ±{RATIO_TOLERANCE:.0%} in {s['within_tolerance']} of {s['pairs']} "
                          f"published same-source speedups, winners right in {s['winners_right']} of "
@@ -1046,8 +1049,7 @@ def summary_by_test(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`summarize` per test (decode, prefill) with whether each meets the target."""
     rows = []
     for test, label in (("tg", "decode (text generation)"), ("pp", "prefill (prompt processing)")):
-        part = table[table["test"] == test] if len(table) else table
-        s = summarize(part)
+        s = summarize(table, test)
         share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
         rows.append({"test": label, **s, "within_share": share,
                      "meets_target": bool(s["pairs"] and share >= 0.9 and s["winners_right"] == s["decisive_pairs"])})
