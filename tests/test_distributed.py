@@ -57,7 +57,10 @@ def test_multiworker_strategy_with_two_workers_on_loopback(tmp_path):
     doc = results.load(tmp_path / "w0.json")
     (rec,) = doc.records
     assert doc.kind == "scaling" and doc.extra["strategy"] == "multiworker" and doc.extra["task"]["index"] == 0
-    assert rec.status == "ok" and rec.replicas == 2 and rec.global_batch == 2 * rec.per_replica_batch
+    # a failure says why: the record's error and the end of each worker's stderr
+    assert rec.status == "ok", (f"{rec.error}\nworker 0 stderr:\n{outs[0][1][-3000:]}\n"
+                                f"worker 1 stderr:\n{outs[1][1][-3000:]}")
+    assert rec.replicas == 2 and rec.global_batch == 2 * rec.per_replica_batch
     assert "worker processes on CPUs" in rec.note
 
 
