@@ -190,7 +190,7 @@ def test_each_family_stays_this_accurate(validation):
     assert cnn["pairs"] >= 150 and cnn["winners_right"] == cnn["decisive_pairs"]
     assert cnn["median_abs_error_pct"] < 8.0 and cnn["within_tolerance"] >= 115  # now 7.7 %, 117 of 152
     assert tr["pairs"] >= 340 and tr["decisive_pairs"] - tr["winners_right"] <= 6  # now 321 of 326
-    assert tr["median_abs_error_pct"] < 9.0 and tr["within_tolerance"] >= 265  # now 8.5 %, 271 of 344
+    assert tr["median_abs_error_pct"] < 9.0 and tr["within_tolerance"] >= 267  # now 8.3 %, 273 of 344
     # the targets are reported, not pretended: neither family has 90 % within 15 % yet
     assert fams["meets_target"].tolist() == [bool(v >= pm.FAMILY_TARGET) and bool(r) for v, r in
                                              zip(fams["within_share"], fams["winners_right"] == fams["decisive_pairs"])]
@@ -248,15 +248,37 @@ def test_scaling_is_graded_against_the_same_sources_single_gpu(cat):
     r = table.iloc[0]
     rows = ref[(ref["source"] == r["source"]) & (ref["gpu"] == r["gpu"]) & (ref["workload"] == r["workload"])
                & (ref["precision"] == r["precision"])].set_index("gpus")
-    assert r["published_speedup"] == pytest.approx(rows.loc[r["gpus"], "throughput"] / rows.loc[1, "throughput"])
+    assert r["published_speedup"] == pytest.approx(rows.loc[r["gpus"], "processed_throughput"]
+                                                   / rows.loc[1, "processed_throughput"])
     assert r["published_efficiency"] == pytest.approx(r["published_speedup"] / r["gpus"])
+    # SQuAD figures are what the runs processed: the ones whose loop ran out of epochs before
+    # max_steps were published more than linear (up to 2.7x a GPU); none is now
+    assert table["published_efficiency"].max() < 1.06
+    counted = ref.set_index(["source", "gpu", "workload", "precision", "gpus"])
+    h100 = counted.loc[("lambda-2023", "H100 SXM5", "bert-base-squad", "fp16", 8)]
+    assert h100["throughput"] > 1.4 * 8 * counted.loc[("lambda-2023", "H100 SXM5", "bert-base-squad", "fp16", 1),
+                                                      "throughput"]  # as published
+    assert h100["steps_run"] == 70 and h100["processed_throughput"] == pytest.approx(h100["throughput"] * 22162 / 32000)
     # where the harness disabled NCCL's peer-to-peer transport, the model exchanges through host memory
     p2p_off = table[table["source_link"].str.contains("NCCL_P2P_DISABLE=1 ", regex=False)
                     & ~table["source_link"].str.contains("commented out by then", regex=False)]
     assert len(p2p_off) > 0 and p2p_off["link"].str.contains("via host (no P2P)", regex=False).all()
     assert pm.grading.source_link("not stated") is None
     within = table["within_tolerance"].mean()
-    assert within >= 0.85 and table["error_pct"].abs().median() < 3.5  # now 88 %, 2.8 %
+    assert within >= 0.90 and table["error_pct"].abs().median() < 3.5  # now 90.6 %, 2.9 %
+
+
+def test_squad_steps_by_hand():
+    """run_squad.py's loop: 88 641 SQuAD v1.1 features, two epochs, --max_steps 100."""
+    # eight GPUs at 320 each: a shard of ceil(88641 / 8) = 11 081 is 35 batches (the last of 201),
+    # so two epochs end after 70 steps, 22 162 sequences a GPU, where the figure counts 100 x 320
+    assert pm.grading.squad_steps(88641, 8, 320, 2.0, 100) == (70, pytest.approx(22162 / 32000))
+    # one GPU: 277 batches an epoch, so max_steps decides, and the loop takes one step more than it counts
+    assert pm.grading.squad_steps(88641, 1, 320, 2.0, 100) == (101, pytest.approx(1.01))
+    # the cap falls inside the second epoch: 60 batches an epoch (the last of 141), 101 steps
+    steps, share = pm.grading.squad_steps(88641, 1, 1500, 2.0, 100)
+    assert steps == 101 and share == pytest.approx((88641 + 41 * 1500) / (1500 * 100))
+    assert pm.grading.squad_steps(88641, 8, 768, 2.0, 100)[0] == 30  # the B200's eight-GPU runs
 
 
 @pytest.mark.tensorflow
@@ -317,6 +339,16 @@ def test_bad_reference_files_name_file_line_and_column(tmp_path: Path, cat):
     text = "\n".join(str(p) for p in info.value.problems)
     assert "ref.csv" in text and "line 2" in text and "gpu" in text and "Z9000" in text
     assert "line 3" in text and "batch_size" in text
+    # the harness loop is all three columns or none
+    header = good[0].split(",")
+    squad = next(line for line in good if ",bert-base-squad," in line and ",88641," in line)
+    half = tmp_path / "half.csv"
+    half.write_text("\n".join([good[0], squad.replace(",2,88641,", ",,88641,", 1)]) + "\n")
+    assert "counted_steps" in header and header.index("train_examples") == header.index("epochs") + 1
+    with pytest.raises(DataError) as info:
+        pm.load_reference(half, cat)
+    text = str(info.value.problems[0])
+    assert "half.csv" in text and "line 2" in text and "epochs" in text and "or none" in text
     dup = tmp_path / "dup.csv"
     dup.write_text("\n".join([good[0], good[1], good[1]]) + "\n")
     with pytest.raises(DataError, match="repeats line 2"):

@@ -23,7 +23,7 @@ import pandas as pd
 from .. import precision as prec
 from .. import specs
 from .._csv import Field, parse_rows, to_frame
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, Problem
 from ..resources import DATA_DIR
 from .profiles import MODES, UPDATES, Profile, profile
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, place, step_time
@@ -50,8 +50,35 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
           help="what the source says of how several GPUs were connected"),
     Field("update", "choice", choices=UPDATES, default="per-tensor",
           help="how the source's script runs the optimizer's update (gpukit.perfmodel.profiles.UPDATES)"),
+    Field("counted_steps", "int", required=False, low=1, high=1e9, default="",
+          help="steps the source's throughput figure counts (run_squad.py: --max_steps), from its log"),
+    Field("epochs", "float", required=False, low=1e-3, high=1e6, default="",
+          help="the training loop's epoch limit (run_squad.py: --num_train_epochs), from its log"),
+    Field("train_examples", "int", required=False, low=1, high=1e12, default="",
+          help="examples one epoch draws from (run_squad.py logs training_features)"),
     Field("note", "text", required=False),
 )
+#: The columns that say how long a run_squad.py run really was: all three or none.
+HARNESS_LOOP = ("counted_steps", "epochs", "train_examples")
+
+
+def squad_steps(train_examples: int, gpus: int, batch: int, epochs: float, counted_steps: int) -> tuple[int, float]:
+    """The steps a run of NVIDIA's BERT ``run_squad.py`` (the harness Lambda's SQuAD figures come
+    from) really took, and the sequences it processed over those its throughput figure counts.
+
+    The script reports ``train_batch_size x max_steps x world_size / e2e_train_time``. Its loop
+    breaks once ``global_step > max_steps`` (so ``max_steps + 1`` steps), or earlier when the epochs
+    run out: each of ``int(num_train_epochs)`` epochs is one pass over the process's shard of the
+    training set (``DistributedSampler`` pads it to ``ceil(examples / world_size)``), in batches of
+    ``train_batch_size``, the last one partial. On eight GPUs at large batches the epochs run out
+    first, and the figure counts steps the run never took (an H100 SXM5 run at 320 a GPU: 70 steps
+    counted as 100)."""
+    shard = math.ceil(train_examples / gpus)
+    per_epoch = math.ceil(shard / batch)
+    steps = min(int(counted_steps) + 1, int(epochs) * per_epoch)
+    whole, rest = divmod(steps, per_epoch)
+    processed = whole * shard + rest * batch
+    return steps, processed / (batch * counted_steps)
 
 
 def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
@@ -63,9 +90,38 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
     records = specs.resolve_rows(p, parsed, cat, lambda r: (r["source"], r["gpu"], r["workload"],
                                                               r["precision"], r["mode"], r["gpus"]),
                                  problems, "same source, GPU, workload, precision, mode and GPU count")
+    for line, r in parsed:
+        given = [c for c in HARNESS_LOOP if r[c] is not None]
+        if given and len(given) < len(HARNESS_LOOP):
+            missing = next(c for c in HARNESS_LOOP if r[c] is None)
+            problems.append(Problem(p, line, missing, f"is empty while {', '.join(given)} is given; fill all of "
+                                    f"{', '.join(HARNESS_LOOP)} from the run's log, or none", r["source"]))
     if problems:
         raise DataError(problems)
-    return to_frame(records, REFERENCE_SCHEMA)
+    return with_processed_throughput(to_frame(records, REFERENCE_SCHEMA))
+
+
+def with_processed_throughput(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``steps_run`` and ``processed_throughput``: what each run processed per second.
+    That is the published ``throughput`` unless the row gives its harness loop (:data:`HARNESS_LOOP`),
+    whose steps :func:`squad_steps` works out."""
+    steps, rate = [], []
+    for _, r in frame.iterrows():
+        loop = [r.get(c) for c in HARNESS_LOOP]
+        if any(v is None or pd.isna(v) for v in loop):
+            steps.append(pd.NA)
+            rate.append(r["throughput"])
+            continue
+        counted, epochs, examples = loop
+        n, share = squad_steps(int(examples), int(r["gpus"]), int(r["batch_size"]), float(epochs), int(counted))
+        steps.append(n)
+        rate.append(r["throughput"] * share)
+    return frame.assign(steps_run=pd.array(steps, dtype="Int64"), processed_throughput=np.array(rate, float))
+
+
+def _rate(reference: pd.DataFrame) -> pd.Series:
+    """What each measured run processed per second (the published figure where nothing corrects it)."""
+    return reference["processed_throughput"] if "processed_throughput" in reference else reference["throughput"]
 
 
 #: The benchmark's single-kernel workloads: no publication measures them the same way.
@@ -156,12 +212,13 @@ def _pairs(reference: pd.DataFrame) -> list[tuple[int, int]]:
     precision and mode."""
     pairs = []
     ref = reference.reset_index(drop=True)
+    rate = _rate(ref)
     for _, group in ref.groupby(PAIR_KEYS, sort=False):
         idx = list(group.index)
         for x in range(len(idx)):
             for y in range(x + 1, len(idx)):
                 i, j = idx[x], idx[y]
-                if ref.at[i, "throughput"] < ref.at[j, "throughput"]:
+                if rate[i] < rate[j]:
                     i, j = j, i
                 pairs.append((i, j))
     return pairs
@@ -190,9 +247,10 @@ def validation_table(reference: pd.DataFrame | None = None, efficiency: Efficien
         if len(pred) == len(full) and len(full) != len(ref):
             pred = pred[(full["gpus"].fillna(1).astype(int) == 1).to_numpy()]
     rows = []
+    rate = _rate(ref)
     for i, j in _pairs(ref):
         a, b = ref.iloc[i], ref.iloc[j]
-        published = a["throughput"] / b["throughput"]
+        published = rate[i] / rate[j]
         ratio = pred[i] / pred[j]
         decisive = bool(published > 1 + WINNER_MARGIN)
         rows.append({
@@ -216,7 +274,8 @@ def throughput_ratios(reference: pd.DataFrame | None = None, efficiency: Efficie
     cat = specs.load_catalogue() if catalogue is None else catalogue
     ref = _single(load_reference(catalogue=cat) if reference is None else reference)
     pred = _throughputs(_placed(ref, cat), efficiency)
-    out = ref[["source", "workload", "precision", "mode", "gpu", "throughput"]].copy()
+    out = ref[["source", "workload", "precision", "mode", "gpu"]].copy()
+    out["throughput"] = _rate(ref).to_numpy()
     out["family"] = out["workload"].map(family)
     out["predicted"] = pred
     out["ratio"] = out["throughput"] / out["predicted"]
@@ -326,7 +385,8 @@ def _pair_inputs(reference: pd.DataFrame, catalogue: pd.DataFrame | None, what: 
     pairs = _pairs(ref)
     if not pairs:
         raise ParameterError(f"no pair of GPUs measured by the same source to {what}")
-    published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
+    rate = _rate(ref)
+    published = np.array([rate[i] / rate[j] for i, j in pairs])
     return ref, _placed(ref, cat), pairs, published
 
 
@@ -362,7 +422,8 @@ def _leave_out(reference: pd.DataFrame | None, catalogue: pd.DataFrame | None, b
     ref = _single(load_reference(catalogue=cat) if reference is None else reference)
     cases = _placed(ref, cat)
     pairs = _pairs(ref)
-    published = np.array([ref.at[i, "throughput"] / ref.at[j, "throughput"] for i, j in pairs])
+    rate = _rate(ref)
+    published = np.array([rate[i] / rate[j] for i, j in pairs])
     rows = []
     for label, held in groups(ref, pairs):
         rest = [k for k in range(len(pairs)) if k not in set(held)]
@@ -421,6 +482,7 @@ def scaling_validation(reference: pd.DataFrame | None = None, efficiency: Effici
     cat = specs.load_catalogue() if catalogue is None else catalogue
     ref = (load_reference(catalogue=cat) if reference is None else reference).reset_index(drop=True)
     ref = ref.assign(gpus=ref["gpus"].fillna(1).astype(int))
+    rate = _rate(ref)
     rows = []
     keys = ["source", "gpu", "workload", "precision", "mode"]
     for key, group in ref.groupby(keys, sort=True):
@@ -437,7 +499,7 @@ def scaling_validation(reference: pd.DataFrame | None = None, efficiency: Effici
                 multi = predict_scaling(_profile_of(r), gpu, n, efficiency, link=link, overlap=overlap)
             except prec.Unsupported:
                 continue
-            published = r["throughput"] / base["throughput"]
+            published = rate.at[r.name] / rate.at[base.name]
             predicted = multi["throughput"] / single["throughput"]
             rows.append({**dict(zip(keys, key)), "family": "scaling", "gpus": n, "link": multi["link"],
                          "source_link": r.get("link") or "not stated", "published_speedup": published,
