@@ -11,6 +11,7 @@ benchmark decoder's memory on this device against the estimate. Writes Markdown.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from dataclasses import replace
@@ -34,8 +35,10 @@ def _rows(frame) -> list[str]:
 
 def markdown(measure: bool = True) -> str:
     t0 = time.perf_counter()
-    ref = llm.load_reference()
-    table = llm.validation_table(ref)
+    everything = llm.load_reference()
+    why = llm.screened(everything)
+    ref = everything[why == ""]
+    table = llm.validation_table(everything)
     summary = llm.summary_by_test(table)
     out = [
         "# LLM speed accuracy",
@@ -44,9 +47,11 @@ def markdown(measure: bool = True) -> str:
         "ran on a GPU: `gpukit.llm` predicts from the catalogue, and the published measurements it is graded "
         "against are in `data/reference_llm.csv` (every row with its source, engine and test conditions).",
         "",
-        f"- {len(ref)} published speeds: {ref['gpu'].nunique()} GPUs, "
-        f"models {', '.join(sorted(ref['model'].unique()))}, "
-        f"weights {', '.join(sorted(ref['weights'].unique()))}, sources {', '.join(sorted(ref['source'].unique()))}.",
+        f"- {len(everything)} published speeds ({int((why != '').sum())} left out, below): "
+        f"{everything['gpu'].nunique()} GPUs, "
+        f"models {', '.join(sorted(everything['model'].unique()))}, "
+        f"weights {', '.join(sorted(everything['weights'].unique()))}, "
+        f"sources {', '.join(sorted(everything['source'].unique()))}.",
         f"- The model's constants: {llm.KERNELS_PER_LAYER} kernels per layer at {llm.LAUNCH_S * 1e6:g} µs each per "
         f"decode step, {llm.DEQUANT_OPS} CUDA-core operations to unpack a quantised weight, prompts in chunks of "
         f"{llm.PROMPT_CHUNK} tokens in passes of {llm.PROMPT_BATCH} (llama.cpp's defaults), llama.cpp's FP16 "
@@ -81,6 +86,7 @@ def markdown(measure: bool = True) -> str:
     out += ["", "With the tensor cores at their datasheet peaks instead of the measured rates: " + "; ".join(
         f"{r['test'].split(' (')[0]} {r['within_tolerance']} of {r['pairs']} within ±{llm.RATIO_TOLERANCE:.0%}"
         for _, r in datasheet.reset_index().iterrows() if r["pairs"]) + "."]
+    out += screened_section(everything, why)
     for test, label in (("tg", "decode"), ("pp", "prefill")):
         part = table[table["test"] == test] if len(table) else table
         if part.empty:
@@ -117,6 +123,56 @@ def markdown(measure: bool = True) -> str:
         out += decoder_memory_section()
     out += ["", f"Total time: {time.perf_counter() - t0:.1f} s.", ""]
     return "\n".join(out)
+
+
+def _spread(note) -> float | None:
+    """llama-bench's standard deviation over its repetitions, as a share of the mean, from a row's note."""
+    m = re.search(r"t/s '([\d.]+) ± ([\d.]+)'", str(note))
+    return float(m.group(2)) / float(m.group(1)) if m else None
+
+
+def _spread_text(everything, out_) -> str:
+    every = everything["note"].map(_spread).dropna()
+    left = out_["note"].map(_spread).dropna()
+    if every.empty or left.empty:
+        return ""
+    return (f" Their repetitions spread {left.min():.1%} to {left.max():.1%} of the mean (llama-bench's ± in each "
+            f"row's note), against a median of {every.median():.1%} over the whole table.")
+
+
+def screened_section(everything, why) -> list[str]:
+    """The series left out of the grading, why, and the grading with them."""
+    out_ = everything[why != ""]
+    if out_.empty:
+        return []
+    lines = ["", "## Left out of the grading", "",
+             f"A single GPU's series (one run, one test, 512 to 8192 tokens) that rises by more than "
+             f"{llm.RISING_TOLERANCE:.0%} with the length is left out whole (`gpukit.llm.screened`): llama.cpp "
+             "prefills a prompt in 512-token micro-batches one after another, each attending to more context, and "
+             "decodes each token over a longer cache, so one GPU's speed can only fall."
+             + _spread_text(everything, out_),
+             "", "| GPU | model | weights | test | published tokens/s, shortest to longest | why |",
+             "|---|---|---|---|---|---|"]
+    for (gpu, model, weights, test), series in out_.groupby(["gpu", "model", "weights", "test"], sort=True):
+        speeds = ", ".join(f"{v:g}" for v in series.sort_values("tokens")["throughput_tokens_s"])
+        lines.append(f"| {gpu} | {model} | {weights} | {test} | {speeds} | {why[series.index[0]]} |")
+    with_them = llm.summary_by_test(llm.validation_table(everything, include_screened=True))
+    lines += ["", "Graded with them: " + "; ".join(
+        f"{r['test'].split(' (')[0]} {r['within_tolerance']} of {r['pairs']} within ±{llm.RATIO_TOLERANCE:.0%}, "
+        f"winners {r['winners_right']} of {r['decisive_pairs']}" for _, r in with_them.iterrows() if r["pairs"])
+        + "."]
+    kin = everything.merge(out_[["source", "gpu", "model", "weights", "test"]].drop_duplicates(),
+                           on=["source", "gpu", "model", "weights", "test"])
+    kin = kin[kin["gpus"] > 1]
+    if len(kin):
+        lines += ["", "The same source's runs of these GPUs, models, formats and tests on several cards stay in: a "
+                  "layer split may speed up as the prompt grows, so the rule cannot judge them. Their tokens/s, "
+                  "shortest to longest: " + "; ".join(
+                      f"{n}x {gpu} {model} {weights} {test} " + ", ".join(
+                          f"{v:g}" for v in series.sort_values("tokens")["throughput_tokens_s"])
+                      for (gpu, n, model, weights, test), series in kin.groupby(
+                          ["gpu", "gpus", "model", "weights", "test"], sort=True)) + "."]
+    return lines
 
 
 def prefill_ratio_section(ref, cat) -> list[str]:

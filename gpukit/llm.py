@@ -916,6 +916,33 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
     return to_frame(records, REFERENCE_SCHEMA)
 
 
+#: One GPU's speeds in one run and test fall as the length grows, never rise: llama.cpp prefills a
+#: prompt in 512-token micro-batches one after another, each attending to more context, and decodes
+#: every token over a longer cache. A single-GPU series rising by more than this share was disturbed
+#: by something outside the model, and :func:`screened` leaves it out of the grading (on several GPUs a
+#: series may rise: a layer split pipelines a long prompt's micro-batches).
+RISING_TOLERANCE = 0.02
+
+
+def screened(reference: pd.DataFrame) -> pd.Series:
+    """Why each row of ``reference`` is left out of the grading: ``""`` for a row graded, else the
+    reason (a single-GPU series of one source, model, weights and test that rises with length by
+    more than :data:`RISING_TOLERANCE`; the whole series goes, since the run is in doubt, not one
+    length)."""
+    reason = pd.Series("", index=reference.index, dtype=object)
+    one = reference[reference["gpus"].astype(int) == 1]
+    for _, series in one.groupby(["source", "gpu", "model", "weights", "test"], sort=False):
+        speeds = series.sort_values("tokens")
+        rate, tokens = speeds["throughput_tokens_s"].to_numpy(float), speeds["tokens"].to_numpy(int)
+        rises = [(tokens[k], tokens[k + 1], rate[k + 1] / rate[k] - 1) for k in range(len(rate) - 1)
+                 if rate[k + 1] > rate[k] * (1 + RISING_TOLERANCE)]
+        if rises:
+            a, b, up = max(rises, key=lambda x: x[2])
+            reason[series.index] = (f"one GPU's {'prefill' if series['test'].iloc[0] == 'pp' else 'decode'} speed "
+                                    f"rises {up:.0%} from {a} to {b} tokens; it can only fall as the length grows")
+    return reason
+
+
 def graded_gpus(path: str | os.PathLike | None = None) -> set[str]:
     """Catalogue GPUs with a published LLM speed."""
     if path is None:
@@ -951,12 +978,16 @@ def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = 
 
 
 def validation_table(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
-                     efficiency=None) -> pd.DataFrame:
+                     efficiency=None, include_screened: bool = False) -> pd.DataFrame:
     """Every pair of GPU configurations one source measured on the same model, weights, test and
-    length: published and predicted speedup of the faster over the slower, the error, the winner."""
-    if reference is None and catalogue is None and efficiency is None:
+    length: published and predicted speedup of the faster over the slower, the error, the winner.
+    Rows :func:`screened` names are left out unless ``include_screened``."""
+    if reference is None and catalogue is None and efficiency is None and not include_screened:
         return _shipped_validation().copy()
-    ref = (load_reference(catalogue=catalogue) if reference is None else reference).reset_index(drop=True)
+    ref = load_reference(catalogue=catalogue) if reference is None else reference
+    if not include_screened:
+        ref = ref[screened(ref) == ""]
+    ref = ref.reset_index(drop=True)
     pred = predict_reference(ref, catalogue, efficiency).to_numpy()
     thr = ref["throughput_tokens_s"].to_numpy(float)
     rows = []

@@ -397,6 +397,37 @@ def test_llm_grading_takes_each_sources_own_ratio():
     assert s["within_tolerance"].sum() == int(table["within_tolerance"].sum())
 
 
+def test_a_single_gpu_series_that_rises_with_length_is_left_out():
+    """One GPU's tokens/s can only fall as the prompt or context grows; a series that rises by more
+    than RISING_TOLERANCE is left out whole, and only on one GPU (a layer split may pipeline)."""
+    import pandas as pd
+
+    def series(gpu, gpus, test, speeds):
+        return [{"source": "s", "gpu": gpu, "gpus": gpus, "model": "llama-3-8b", "weights": "f16", "test": test,
+                 "tokens": t, "throughput_tokens_s": v} for t, v in zip((512, 1024, 4096, 8192), speeds)]
+
+    frame = pd.DataFrame(series("A40", 1, "pp", (4000, 3900, 3000, 2300))  # falls: kept
+                         + series("L40S", 1, "pp", (2250, 2500, 2900, 3300))  # rises 11 % first: out
+                         + series("L40S", 4, "pp", (2200, 2500, 3100, 4300))  # several GPUs: kept
+                         + series("A40", 1, "tg", (11.6, 11.8, 11.5, 11.2))  # +1.7 %, inside the tolerance: kept
+                         + series("A6000", 1, "tg", (11.6, 12.08, 11.68, 11.26)))  # +4.1 %: out
+    why = llm.screened(frame)
+    assert list(why != "") == [False] * 4 + [True] * 4 + [False] * 8 + [True] * 4
+    assert why[4] == "one GPU's prefill speed rises 16% from 1024 to 4096 tokens; it can only fall as the length grows"
+    assert "decode speed rises 4% from 512 to 1024" in why[16]
+    # the shipped table: three runs, four series, and the grading leaves them out unless asked
+    ref = llm.load_reference()
+    out = ref[llm.screened(ref) != ""]
+    assert set(zip(out["gpu"], out["model"], out["weights"], out["test"])) == {
+        ("A100 SXM4 80GB", "llama-3-8b", "f16", "pp"), ("L40S", "llama-3-8b", "f16", "pp"),
+        ("A40", "llama-3-70b", "q4_k_m", "pp"), ("A40", "llama-3-70b", "q4_k_m", "tg")}
+    graded, everything = llm.validation_table(), llm.validation_table(ref, include_screened=True)
+    assert len(everything) > len(graded)
+    single = graded[(graded["gpus_a"] == 1) & (graded["gpus_b"] == 1) & (graded["test"] == "pp")]
+    l40s = (single["gpu_a"] == "L40S") | (single["gpu_b"] == "L40S")
+    assert not (l40s & (single["model"] == "llama-3-8b") & (single["weights"] == "f16")).any()
+
+
 @pytest.mark.tensorflow
 def test_the_decoder_workload_compiles_without_log_noise(capfd):
     """Both steps compile as tf.functions with AutoGraph and run quietly (a report shows stdout)."""
