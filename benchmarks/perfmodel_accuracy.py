@@ -158,6 +158,54 @@ def _sustained_section(ref: pd.DataFrame, table: pd.DataFrame, scaling: pd.DataF
     return out
 
 
+def steady_section(ref, d, cat) -> list[str]:
+    """The SQuAD runs the logs time, graded on the steady rate between two logged steps against the
+    rate over the whole run (a diagnostic; both on the same runs, so no pair mixes the two)."""
+    squad = ref["workload"].str.endswith("-squad")
+    timed = ref[squad & ref["steady_throughput"].notna()]
+    if timed.empty:
+        return []
+    steady = timed.assign(processed_throughput=timed["steady_throughput"])
+    share = (timed["steady_throughput"] / timed["processed_throughput"] - 1) * 100
+    now, then = (perfmodel.summarize_by_family(perfmodel.validation_table(r, d, cat)).set_index("family")
+                 for r in (timed, steady))
+    sc_now, sc_then = (perfmodel.scaling_validation(r, d, cat) for r in (timed, steady))
+    keys_now, keys_then = (perfmodel.key_pairs(perfmodel.validation_table(r, d, cat)) for r in (timed, steady))
+    untimed = ref[squad & ref["steady_throughput"].isna()]
+    steps = ref.loc[squad & ref["steps_run"].notna(), "steps_run"]
+    out = ["", "#### Steady rates from the logs' timestamps", "",
+           "The published time runs from the loop's start, so it includes the first steps' warm-up (autotuning, "
+           f"memory allocation), a share that depends on how many steps the run took ({int(steps.min())} to "
+           f"{int(steps.max())} here). `run_squad.py` logs a timestamped line every 50 steps and calls "
+           "`loss.item()` every step, so two logged steps time the GPU: `timed_from`, `timed_to` and "
+           "`timed_seconds` (the last two logged steps within one epoch, after the first step) give "
+           f"`steady_throughput`, {share.median():+.1f} % against what the run processed over its whole time "
+           f"(median; {share.min():+.1f} % to {share.max():+.1f} %). {len(untimed)} SQuAD rows have no such stretch "
+           f"({', '.join(sorted(untimed['gpu'].unique()))}: no log, or runs too short). Graded on the {len(timed)} "
+           "timed runs both ways, as a diagnostic (the grading above keeps the whole-run rates, which every row "
+           "has):", "",
+           "| family | pairs | within ±15 %, whole run | within ±15 %, steady | winners right, whole run | "
+           "winners right, steady | median error, whole run | median error, steady |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for fam in now.index:
+        a, b = now.loc[fam], then.loc[fam]
+        out.append(f"| {fam} | {a['pairs']} | {a['within_tolerance']} | {b['within_tolerance']} | "
+                   f"{a['winners_right']} of {a['decisive_pairs']} | {b['winners_right']} of {b['decisive_pairs']} | "
+                   f"{a['median_abs_error_pct']:.1f}% | {b['median_abs_error_pct']:.1f}% |")
+    out.append(f"| scaling | {len(sc_now)} | {int(sc_now['within_tolerance'].sum())} | "
+               f"{int(sc_then['within_tolerance'].sum())} | — | — | "
+               f"{sc_now['error_pct'].abs().median():.1f}% | {sc_then['error_pct'].abs().median():.1f}% |")
+    if len(keys_now):
+        out += ["", "The seed pairs among them:", "",
+                "| workload | precision | faster | slower | published, whole run | published, steady "
+                "| error, whole run | error, steady |", "|---|---|---|---|---:|---:|---:|---:|"]
+        for (_, a), (_, b) in zip(keys_now.iterrows(), keys_then.iterrows()):
+            out.append(f"| {a['workload']} | {a['precision']} | {a['gpu_a']} | {a['gpu_b']} | "
+                       f"{a['published_speedup']:.3f} | {b['published_speedup']:.3f} | {_pct(a['error_pct'])} | "
+                       f"{_pct(b['error_pct'])} |")
+    return out
+
+
 def squad_loop_section(ref, d, cat, scaling) -> list[str]:
     """The SQuAD runs whose figure counts steps the run never took, and the grading without the correction."""
     short = ref[ref["steps_run"].notna() & (ref["steps_run"] < ref["counted_steps"])]
@@ -182,6 +230,7 @@ def squad_loop_section(ref, d, cat, scaling) -> list[str]:
         out += ["", f"{len(unlogged)} SQuAD rows have no log to read ("
                 + ", ".join(sorted(unlogged["gpu"].unique())) + "): they are graded as printed; had they run "
                 "`max_steps + 1` steps, as the logged single-GPU runs did, they read up to 1 % low."]
+    out += steady_section(ref, d, cat)
     out += ["", f"Graded on the figures as printed instead: {int(as_printed['within_tolerance'].sum())} of "
             f"{len(as_printed)} within ±15 % (highest published efficiency "
             f"{as_printed['published_efficiency'].max():.2f}); on what the runs processed: "

@@ -279,6 +279,24 @@ def test_squad_steps_by_hand():
     steps, share = pm.grading.squad_steps(88641, 1, 1500, 2.0, 100)
     assert steps == 101 and share == pytest.approx((88641 + 41 * 1500) / (1500 * 100))
     assert pm.grading.squad_steps(88641, 8, 768, 2.0, 100)[0] == 30  # the B200's eight-GPU runs
+    # between two logged steps: full batches, but an epoch's last step takes the shard's remainder
+    assert pm.grading.squad_sequences(88641, 1, 52, 51, 101) == 50 * 52
+    assert pm.grading.squad_sequences(88641, 8, 320, 1, 36) == 35 * 320 - (320 - 201)  # step 35 ends epoch 0
+    assert pm.grading.squad_sequences(88641, 8, 320, 0, 70) == 2 * 11081
+
+
+def test_steady_rates_come_from_two_logged_steps():
+    """The A5000's 2021 bert-base fp16 run: 101 steps of 52 in 35.36 s from the loop's start (the
+    published 147.07 seq/s counts 100), and its log stamps steps 51 and 101 16.14 s apart."""
+    ref = pm.load_reference().set_index(["source", "gpu", "workload", "precision", "gpus"])
+    r = ref.loc[("lambda-2021", "RTX A5000", "bert-base-squad", "fp16", 1)]
+    assert (r["timed_from"], r["timed_to"]) == (51, 101) and r["steps_run"] == 101
+    assert r["processed_throughput"] == pytest.approx(r["throughput"] * 1.01)
+    assert r["steady_throughput"] == pytest.approx(50 * 52 / r["timed_seconds"]) and r["timed_seconds"] == \
+        pytest.approx(16.14, abs=0.01)
+    assert r["steady_throughput"] > 1.05 * r["processed_throughput"]  # the first steps' warm-up, left out
+    untimed = ref[ref["steady_throughput"].isna() & ref.index.get_level_values("workload").str.endswith("-squad")]
+    assert 0 < len(untimed) < 40  # no log (the 2021 V100 rows), or no stretch within an epoch after step 1
 
 
 @pytest.mark.tensorflow
@@ -349,6 +367,15 @@ def test_bad_reference_files_name_file_line_and_column(tmp_path: Path, cat):
         pm.load_reference(half, cat)
     text = str(info.value.problems[0])
     assert "half.csv" in text and "line 2" in text and "epochs" in text and "or none" in text
+    # two timestamped steps need the harness loop, and the later step after the earlier
+    timed = next(line for line in good if ",bert-base-squad," in line and ",88641,51,101," in line)
+    for cells, column in ((timed.replace(",2,88641,51,101,", ",2,,51,101,", 1), "train_examples"),
+                          (timed.replace(",88641,51,101,", ",88641,101,51,", 1), "timed_to")):
+        case = tmp_path / "timed.csv"
+        case.write_text("\n".join([good[0], cells]) + "\n")
+        with pytest.raises(DataError) as info:
+            pm.load_reference(case, cat)
+        assert any(p.column == column and p.line == 2 for p in info.value.problems), info.value.problems
     dup = tmp_path / "dup.csv"
     dup.write_text("\n".join([good[0], good[1], good[1]]) + "\n")
     with pytest.raises(DataError, match="repeats line 2"):

@@ -56,10 +56,17 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
           help="the training loop's epoch limit (run_squad.py: --num_train_epochs), from its log"),
     Field("train_examples", "int", required=False, low=1, high=1e12, default="",
           help="examples one epoch draws from (run_squad.py logs training_features)"),
+    Field("timed_from", "int", required=False, low=0, high=1e9, default="",
+          help="a step the run's log timestamps (run_squad.py: its DLL 'Training Iteration' lines)"),
+    Field("timed_to", "int", required=False, low=1, high=1e9, default="", help="a later step it timestamps"),
+    Field("timed_seconds", "float", required=False, low=1e-6, high=1e9, default="",
+          help="seconds between those two timestamps (the mean over the runs a row averages)"),
     Field("note", "text", required=False),
 )
 #: The columns that say how long a run_squad.py run really was: all three or none.
 HARNESS_LOOP = ("counted_steps", "epochs", "train_examples")
+#: Two timestamped steps of the run's log: all three or none, and only with :data:`HARNESS_LOOP`.
+TIMED = ("timed_from", "timed_to", "timed_seconds")
 
 
 def squad_steps(train_examples: int, gpus: int, batch: int, epochs: float, counted_steps: int) -> tuple[int, float]:
@@ -73,12 +80,19 @@ def squad_steps(train_examples: int, gpus: int, batch: int, epochs: float, count
     ``train_batch_size``, the last one partial. On eight GPUs at large batches the epochs run out
     first, and the figure counts steps the run never took (an H100 SXM5 run at 320 a GPU: 70 steps
     counted as 100)."""
+    per_epoch = math.ceil(math.ceil(train_examples / gpus) / batch)
+    steps = min(int(counted_steps) + 1, int(epochs) * per_epoch)
+    return steps, squad_sequences(train_examples, gpus, batch, 0, steps) / (batch * counted_steps)
+
+
+def squad_sequences(train_examples: int, gpus: int, batch: int, first: int, last: int) -> int:
+    """Sequences one process of a ``run_squad.py`` run takes in global steps ``first + 1`` to ``last``:
+    ``batch`` a step, but the last step of each epoch takes what is left of the process's shard."""
     shard = math.ceil(train_examples / gpus)
     per_epoch = math.ceil(shard / batch)
-    steps = min(int(counted_steps) + 1, int(epochs) * per_epoch)
-    whole, rest = divmod(steps, per_epoch)
-    processed = whole * shard + rest * batch
-    return steps, processed / (batch * counted_steps)
+    last_batch = shard - (per_epoch - 1) * batch
+    ends = last // per_epoch - first // per_epoch  # epoch ends among the steps
+    return (last - first) * batch - ends * (batch - last_batch)
 
 
 def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
@@ -96,6 +110,14 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
             missing = next(c for c in HARNESS_LOOP if r[c] is None)
             problems.append(Problem(p, line, missing, f"is empty while {', '.join(given)} is given; fill all of "
                                     f"{', '.join(HARNESS_LOOP)} from the run's log, or none", r["source"]))
+        timed = [c for c in TIMED if r[c] is not None]
+        if timed and (len(timed) < len(TIMED) or len(given) < len(HARNESS_LOOP)):
+            problems.append(Problem(p, line, timed[0], f"needs all of {', '.join(TIMED + HARNESS_LOOP)}: the steps "
+                                    "between two timestamps are counted from the harness loop; fill them or none",
+                                    r["source"]))
+        elif timed and r["timed_to"] <= r["timed_from"]:
+            problems.append(Problem(p, line, "timed_to", f"{r['timed_to']} is not after timed_from "
+                                    f"{r['timed_from']}; write the later step", r["source"]))
     if problems:
         raise DataError(problems)
     return with_processed_throughput(to_frame(records, REFERENCE_SCHEMA))
@@ -104,19 +126,27 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
 def with_processed_throughput(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with ``steps_run`` and ``processed_throughput``: what each run processed per second.
     That is the published ``throughput`` unless the row gives its harness loop (:data:`HARNESS_LOOP`),
-    whose steps :func:`squad_steps` works out."""
-    steps, rate = [], []
+    whose steps :func:`squad_steps` works out. Where the row also gives two timestamped steps
+    (:data:`TIMED`), ``steady_throughput`` is the rate between them: the published figure's time
+    includes the first steps' warm-up (autotuning, allocation), over 100 steps up to 13 %; NaN elsewhere."""
+    steps, rate, steady = [], [], []
     for _, r in frame.iterrows():
         loop = [r.get(c) for c in HARNESS_LOOP]
         if any(v is None or pd.isna(v) for v in loop):
             steps.append(pd.NA)
             rate.append(r["throughput"])
+            steady.append(math.nan)
             continue
         counted, epochs, examples = loop
-        n, share = squad_steps(int(examples), int(r["gpus"]), int(r["batch_size"]), float(epochs), int(counted))
+        gpus, batch = int(r["gpus"]), int(r["batch_size"])
+        n, share = squad_steps(int(examples), gpus, batch, float(epochs), int(counted))
         steps.append(n)
         rate.append(r["throughput"] * share)
-    return frame.assign(steps_run=pd.array(steps, dtype="Int64"), processed_throughput=np.array(rate, float))
+        timed = [r.get(c) for c in TIMED]
+        steady.append(math.nan if any(v is None or pd.isna(v) for v in timed) else
+                      gpus * squad_sequences(int(examples), gpus, batch, int(timed[0]), int(timed[1])) / timed[2])
+    return frame.assign(steps_run=pd.array(steps, dtype="Int64"), processed_throughput=np.array(rate, float),
+                        steady_throughput=np.array(steady, float))
 
 
 def _rate(reference: pd.DataFrame) -> pd.Series:
