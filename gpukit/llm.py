@@ -136,7 +136,10 @@ GEMM_TILE = (128, 128)
 #: Bytes per second one SM streams through a matrix-vector product (a decode step's kernels): by
 #: Little's law, the loads it keeps in flight over the memory latency. A GPU whose datasheet
 #: bandwidth exceeds SMs x this cannot reach it at batch 1 (the HBM data-centre cards). The one
-#: constant of the decode model read off published measurements (``docs/llm-accuracy.md``).
+#: constant of the decode model read off published measurements (``docs/llm-accuracy.md``). An
+#: engine whose other kernels load one element a thread (``scalar_kernels``) streams them at the
+#: same rate: llama.cpp's conversions (``convert_unary``, one element a thread) and dequantisation
+#: (one warp a block) at the benchmarked build.
 GEMV_BYTES_PER_SM_S = 10e9
 #: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
 #: and how they spread a model over several GPUs.
@@ -150,9 +153,9 @@ GEMV_BYTES_PER_SM_S = 10e9
 #: * PyTorch engines (vLLM, TensorRT-LLM) accumulate in FP32, keep FP16 activations, use flash
 #:   attention (no scores in memory, the causal half of the window) and split by tensor.
 ENGINES = {"llama.cpp": {"accumulate": "fp16", "split": "layer", "activation_bytes": 4, "converts": True,
-                         "flash_attention": False},
+                         "flash_attention": False, "scalar_kernels": True},
            "vllm": {"accumulate": "fp32", "split": "tensor", "activation_bytes": 2, "converts": False,
-                    "flash_attention": True}}
+                    "flash_attention": True, "scalar_kernels": False}}
 #: Bytes of memory traffic per attention score and head without flash attention (llama.cpp's
 #: ``llm_build_kqv``): cuBLAS writes Q.K^T in FP16 (2), a kernel widens it to float32 (read 2,
 #: write 4), the masked softmax reads and writes it (8), a kernel narrows it to FP16 for the
@@ -603,6 +606,8 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     sms = specs.sm_count(row)
     stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream  # a streaming kernel's rate
     bandwidth = min(stream, sms * GEMV_BYTES_PER_SM_S)  # what decode's matrix-vector products reach
+    # what the prompt's kernels other than tiled matrix multiplies reach
+    elementwise = bandwidth if ENGINES[engine]["scalar_kernels"] else stream
     n = _check_positive("gpus", gpus)
     active = model.active_params()
     attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
@@ -622,13 +627,13 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     # prompt's last token (one matrix-vector product per pass)
     chunk = min(PROMPT_CHUNK, prompt)
     layer_weights = model.layers * model.layer_params()
-    unpack_s = layer_weights * (w.bits_per_weight / 8 + 2) / stream if w.dequantized else 0.0
+    unpack_s = layer_weights * (w.bits_per_weight / 8 + 2) / elementwise if w.dequantized else 0.0
     layer_s = sum(2 * o * i * chunk / (peak * wave_utilization(o, chunk, sms)) for o, i in _layer_gemms(model))
     window = attention_window(prompt, engine)
     matmul_s = model.layers * layer_s + chunk * attention_flops * window / peak
     gemm_s = max(matmul_s, model.layers * model.layer_params(model.experts_per_token) * 2 / stream)
-    traffic_s = chunk * prefill_traffic_bytes(model, engine, window) / stream
-    head_s = model.vocab * model.hidden * w.bits_per_weight / 8 / stream / min(prompt, PROMPT_BATCH)
+    traffic_s = chunk * prefill_traffic_bytes(model, engine, window) / elementwise
+    head_s = model.vocab * model.hidden * w.bits_per_weight / 8 / bandwidth / min(prompt, PROMPT_BATCH)
     prefill_s = ((unpack_s + gemm_s + traffic_s) / chunk + head_s) / prefill_n
     # decode: one token per sequence per step
     weight_bytes = active * w.bits_per_weight / 8

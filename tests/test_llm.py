@@ -315,7 +315,7 @@ def test_the_decoder_runs_with_its_cache_and_its_memory_matches_the_estimate():
     assert abs(got["estimate_error"]) <= 0.10, got
 
 
-def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue):
+def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch):
     """The terms beyond a bandwidth roofline, by hand: the per-SM streaming cap (an A100 cannot
     stream its datasheet bandwidth through a matrix-vector product), GeForce's FP16-accumulate
     rate in llama.cpp's prefill, and a layer split's pipeline and hand-offs."""
@@ -334,7 +334,16 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue):
     rtx = catalogue[catalogue["gpu"] == "GeForce RTX 4090"].iloc[0]
     assert prec.fp16_accumulate_tflops(rtx) == 2 * rtx["fp16_tensor_tflops"]
     assert prec.fp16_accumulate_tflops(a100) == a100["fp16_tensor_tflops"]
+    # llama.cpp's prompt kernels other than the matrix multiplies load one element a thread: the
+    # A100 streams them at its per-SM rate too, the RTX 4090 (128 SMs x 10 GB/s above its 1008 GB/s) not
+    prompt = {g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096)["prefill_tokens_per_s"] for g in (a100, rtx)}
+    with monkeypatch.context() as patch:
+        patch.setattr(llm, "GEMV_BYTES_PER_SM_S", float("inf"))
+        lifted = {g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096)["prefill_tokens_per_s"] for g in (a100, rtx)}
+    assert lifted["A100 PCIe 80GB"] > 1.1 * prompt["A100 PCIe 80GB"]
+    assert lifted["GeForce RTX 4090"] == pytest.approx(prompt["GeForce RTX 4090"])
     # (with memory traffic out of the way, which the two engines make differently)
+    monkeypatch.setattr(llm, "GEMV_BYTES_PER_SM_S", float("inf"))
     unbound = rtx.copy()
     unbound["memory_bandwidth_gbs"] = 1e12
     fast = llm.speeds(m, unbound, "f16", prompt=512, engine="llama.cpp")["prefill_tokens_per_s"]
