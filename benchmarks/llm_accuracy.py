@@ -84,6 +84,16 @@ def markdown(measure: bool = True) -> str:
         out.append(f"| {r['test']} | {r['pairs']} | {r['within_tolerance']} ({r['within_share']:.0%}) | "
                    f"{r['winners_right']} of {r['decisive_pairs']} | {r['median_abs_error_pct']:.1f}% | "
                    f"{r['max_abs_error_pct']:.1f}% | {'met' if r['meets_target'] else 'not met'} |")
+    by = llm.summary_by_test(table, by_setting=True)
+    out += ["", "Between single GPUs, and in pairs with several GPUs on at least one side (a layer split's pipeline, "
+            "where the largest errors below are):", "",
+            "| test | compared | pairs | within ±20 % | winners right | median abs. error |",
+            "|---|---|---:|---:|---:|---:|"]
+    for _, r in by.iterrows():
+        if r["pairs"]:
+            out.append(f"| {r['test'].split(' (')[0]} | {r['setting']} | {r['pairs']} | {r['within_tolerance']} "
+                       f"({r['within_share']:.1%}) | {r['winners_right']} of {r['decisive_pairs']} | "
+                       f"{r['median_abs_error_pct']:.1f}% |")
     datasheet = llm.summary_by_test(llm.validation_table(
         ref, efficiency=replace(perfmodel.DEFAULT_EFFICIENCY, sustained=False))).set_index("test")
     out += ["", "With the tensor cores at their datasheet peaks instead of the measured rates: " + "; ".join(

@@ -371,11 +371,14 @@ def test_the_seed_pairs_answered_for_llms():
     a = rows.loc[("llama-3-8b", "A40"), "decode_tokens_per_s"]
     v = rows.loc[("llama-3-8b", "V100 PCIe 16GB"), "decode_tokens_per_s"]
     faster, k = ("V100 PCIe 16GB", v / a) if v > a else ("A40", a / v)
-    # one model fits both, so one factor, and the decode model's measured error beside it
-    summary = llm.summarize(llm.validation_table().query("test == 'tg'"))
+    # one model fits both, so one factor, and the decode model's measured error between single GPUs beside it
+    table = llm.validation_table()
+    summary = llm.summarize(table[table["setting"] == "one GPU each"], "tg")
     share = summary["within_tolerance"] / summary["pairs"]
-    assert (f"{faster} generates {k:.2f}x as fast (predicted; {share:.0%} of {summary['pairs']} published decode "
-            f"speedups within ±20%, median error {summary['median_abs_error_pct']:.0f}%)") in verdicts[0]
+    assert summary["pairs"] < len(table[table["test"] == "tg"])
+    assert (f"{faster} generates {k:.2f}x as fast (predicted; {share:.0%} of {summary['pairs']} published "
+            f"single-GPU decode speedups within ±20%, median error {summary['median_abs_error_pct']:.0f}%)") \
+        in verdicts[0]
 
 
 def test_tensor_parallel_decode_by_hand(catalogue):
@@ -404,6 +407,14 @@ def test_llm_grading_takes_each_sources_own_ratio():
     s = llm.summary_by_test(table).set_index("test")
     assert s["pairs"].sum() == len(table)
     assert s["within_tolerance"].sum() == int(table["within_tolerance"].sum())
+    # between single GPUs and between configurations of several: the two settings add up
+    by = llm.summary_by_test(table, by_setting=True)
+    assert by["pairs"].sum() == len(table) and set(by["setting"]) == set(llm.SETTINGS)
+    one = table[(table["gpus_a"] == 1) & (table["gpus_b"] == 1)]
+    assert (table["setting"] == "one GPU each").sum() == len(one)
+    pp = by[(by["setting"] == "one GPU each") & by["test"].str.startswith("prefill")].iloc[0]
+    assert pp["within_tolerance"] == int(one.loc[one["test"] == "pp", "within_tolerance"].sum())
+    assert f"({pp['within_tolerance']} of the {pp['pairs']} between single GPUs)" in llm.grading_statement()
 
 
 def test_a_single_gpu_series_that_rises_with_length_is_left_out():
