@@ -127,8 +127,9 @@ def with_processed_throughput(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with ``steps_run`` and ``processed_throughput``: what each run processed per second.
     That is the published ``throughput`` unless the row gives its harness loop (:data:`HARNESS_LOOP`),
     whose steps :func:`squad_steps` works out. Where the row also gives two timestamped steps
-    (:data:`TIMED`), ``steady_throughput`` is the rate between them: the published figure's time
-    includes the first steps' warm-up (autotuning, allocation), over 100 steps up to 13 %; NaN elsewhere."""
+    (:data:`TIMED`), ``steady_throughput`` is the rate between them, without the first steps' warm-up
+    (autotuning, allocation) that the published time includes (docs/perfmodel-accuracy.md says how
+    much); NaN elsewhere."""
     steps, rate, steady = [], [], []
     for _, r in frame.iterrows():
         loop = [r.get(c) for c in HARNESS_LOOP]
