@@ -94,19 +94,11 @@ def markdown(measure: bool = True) -> str:
             out.append(f"| {r['test'].split(' (')[0]} | {r['setting']} | {r['pairs']} | {r['within_tolerance']} "
                        f"({r['within_share']:.1%}) | {r['winners_right']} of {r['decisive_pairs']} | "
                        f"{r['median_abs_error_pct']:.1f}% |")
-    datasheet = llm.summary_by_test(llm.validation_table(
-        ref, efficiency=replace(perfmodel.DEFAULT_EFFICIENCY, sustained=False)), by_setting=True)
-    out += ["", "With the tensor cores at their datasheet peaks instead of the measured rates: " + "; ".join(
-        f"{test.split(' (')[0]} {int(part['within_tolerance'].sum())} of {int(part['pairs'].sum())} within "
-        f"±{llm.RATIO_TOLERANCE:.0%} ({int(one['within_tolerance'])} of {int(one['pairs'])} between single GPUs)"
-        for test, part in datasheet.groupby("test", sort=False) if part["pairs"].sum()
-        for one in [part[part["setting"] == llm.SETTINGS[0]].iloc[0]]) + "."]
+    datasheet = llm.validation_table(ref, efficiency=replace(perfmodel.DEFAULT_EFFICIENCY, sustained=False))
+    out += ["", _ablation("With the tensor cores at their datasheet peaks instead of the measured rates", datasheet)]
     with _streaming_prompts():
-        streaming = llm.summary_by_test(llm.validation_table(ref)).set_index("test")
-    out += ["", "With llama.cpp's prompt kernels at the datasheet streaming rate instead of the per-SM cap: "
-            + "; ".join(
-        f"{r['test'].split(' (')[0]} {r['within_tolerance']} of {r['pairs']} within ±{llm.RATIO_TOLERANCE:.0%}"
-        for _, r in streaming.reset_index().iterrows() if r["pairs"]) + "."]
+        out += ["", _ablation("With llama.cpp's prompt kernels at the datasheet streaming rate instead of the per-SM "
+                              "cap", llm.validation_table(ref))]
     out += screened_section(everything, why)
     for test, label in (("tg", "decode"), ("pp", "prefill")):
         part = table[table["test"] == test] if len(table) else table
@@ -194,6 +186,16 @@ def screened_section(everything, why) -> list[str]:
                       for (gpu, n, model, weights, test), series in kin.groupby(
                           ["gpu", "gpus", "model", "weights", "test"], sort=True)) + "."]
     return lines
+
+
+def _ablation(label: str, table) -> str:
+    """One line: each test's pairs within the tolerance under a variant of the model, and between single GPUs."""
+    by = llm.summary_by_test(table, by_setting=True)
+    return label + ": " + "; ".join(
+        f"{test.split(' (')[0]} {int(part['within_tolerance'].sum())} of {int(part['pairs'].sum())} within "
+        f"±{llm.RATIO_TOLERANCE:.0%} ({int(one['within_tolerance'])} of {int(one['pairs'])} between single GPUs)"
+        for test, part in by.groupby("test", sort=False) if part["pairs"].sum()
+        for one in [part[part["setting"] == llm.SETTINGS[0]].iloc[0]]) + "."
 
 
 @contextlib.contextmanager
