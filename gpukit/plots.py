@@ -389,7 +389,7 @@ def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: 
     cheaper and faster)."""
     from .cost import pareto_front
 
-    infix, words = _tflops_basis(basis)
+    _, words = _tflops_basis(basis)
     speed = f"{words}_tflops"
     data = costs[costs["precision"] == precision].dropna(subset=[price_column, speed])
     fig, ax = plt.subplots(figsize=(9, 6))
