@@ -36,7 +36,8 @@ def _rows(frame) -> list[str]:
 
 def markdown(measure: bool = True) -> str:
     t0 = time.perf_counter()
-    everything = llm.load_reference()
+    rows = llm.load_reference()
+    everything = llm.by_configuration(rows)
     why = llm.screened(everything)
     ref = everything[why == ""]
     table = llm.validation_table(everything)
@@ -48,11 +49,12 @@ def markdown(measure: bool = True) -> str:
         "ran on a GPU: `gpukit.llm` predicts from the catalogue, and the published measurements it is graded "
         "against are in `data/reference_llm.csv` (every row with its source, engine and test conditions).",
         "",
-        f"- {len(everything)} published speeds ({int((why != '').sum())} left out, below): "
-        f"{everything['gpu'].nunique()} GPUs, "
+        f"- {len(rows)} published speeds, {len(everything)} configurations ({int((why != '').sum())} left out, "
+        f"below): {everything['gpu'].nunique()} GPUs, "
         f"models {', '.join(sorted(everything['model'].unique()))}, "
         f"weights {', '.join(sorted(everything['weights'].unique()))}, "
         f"sources {', '.join(sorted(everything['source'].unique()))}.",
+        *source_lines(everything),
         f"- The model's constants: {llm.KERNELS_PER_LAYER} kernels per layer at {llm.LAUNCH_S * 1e6:g} µs each per "
         f"decode step, {llm.DEQUANT_OPS} CUDA-core operations to unpack a quantised weight, prompts in chunks of "
         f"{llm.PROMPT_CHUNK} tokens in passes of {llm.PROMPT_BATCH} (llama.cpp's defaults), llama.cpp's FP16 "
@@ -64,13 +66,19 @@ def markdown(measure: bool = True) -> str:
         "streaming efficiencies (`gpukit.perfmodel.DEFAULT_EFFICIENCY`, fitted to training benchmarks, not to "
         "these), the tensor cores at the share of their datasheet peak each GPU sustains in a large matrix "
         "multiply (`gpukit.matmul_rates`: published measurements, the median share where none names the GPU). "
-        "Two constants were read off these measurements: "
+        "Two constants were read off the first source's measurements (`xiongjiedai-llama3`): "
         f"{llm.GEMV_BYTES_PER_SM_S / 1e9:g} GB/s per SM that a matrix-vector product streams (Little's law: the "
         "loads an SM keeps in flight over the memory latency), which caps the HBM data-centre cards' decode "
         "below their datasheet bandwidth, and their prompts' conversions, elementwise kernels and "
         "dequantisation too, llama.cpp's kernels loading one element a thread (the tables below show each GPU "
         "with and without it), and "
         f"{llm.LAYER_HOP_S * 1e6:g} µs per GPU boundary of a layer split.",
+        "- The second source's decode rows grade the model out of sample: same constants, another build, other "
+        "GPUs (the T4, L4, A10 and three V100s among them) and other models. Its prompt-processing rows are not "
+        "in the table: at its build llama.cpp multiplies a quantised prompt on the int8 tensor cores of Turing and "
+        "later GPUs (its MMQ kernels: `ggml_cuda_should_use_mmq` in `ggml/src/ggml-cuda/mmq.cu`, read at build "
+        "4748), unpacking each tile on chip and rescaling every 32-value block of the result on the CUDA cores, a "
+        "path the model does not follow (it unpacks the weights to FP16 for cuBLAS, the first source's path).",
         "",
         f"Target: ≥ 90% of speedups within ±{llm.RATIO_TOLERANCE:.0%}, every winner right where the published "
         f"results differ by more than {llm.WINNER_MARGIN:.0%}.",
@@ -94,6 +102,14 @@ def markdown(measure: bool = True) -> str:
             out.append(f"| {r['test'].split(' (')[0]} | {r['setting']} | {r['pairs']} | {r['within_tolerance']} "
                        f"({r['within_share']:.1%}) | {r['winners_right']} of {r['decisive_pairs']} | "
                        f"{r['median_abs_error_pct']:.1f}% |")
+    out += ["", "Per source, between single GPUs (the second source was never used to set a constant):", "",
+            "| source | test | pairs | within ±20 % | winners right | median abs. error |",
+            "|---|---|---:|---:|---:|---:|"]
+    per_source = llm.summary_by_test(table, by_setting=True, by_source=True)
+    for _, r in per_source[per_source["setting"] == llm.SETTINGS[0]].iterrows():
+        out.append(f"| {r['source']} | {r['test'].split(' (')[0]} | {r['pairs']} | {r['within_tolerance']} "
+                   f"({r['within_share']:.1%}) | {r['winners_right']} of {r['decisive_pairs']} | "
+                   f"{r['median_abs_error_pct']:.1f}% |")
     datasheet = llm.validation_table(ref, efficiency=replace(perfmodel.DEFAULT_EFFICIENCY, sustained=False))
     out += ["", _ablation("With the tensor cores at their datasheet peaks instead of the measured rates", datasheet)]
     with _streaming_prompts():
@@ -112,8 +128,8 @@ def markdown(measure: bool = True) -> str:
     out += ["", "## Decode, measured over predicted, per GPU", "",
             "Single-GPU text generation, every model, format and length: the median of published over predicted "
             "tokens/s, with and without the per-SM streaming cap. Ratios, not absolute speeds, are graded, so "
-            "what matters is how alike they are across GPUs.", "",
-            "| GPU | memory | rows | with the cap | without it |", "|---|---|---:|---:|---:|"]
+            "what matters is how alike they are across one source's GPUs.", "",
+            "| source | GPU | memory | configurations | with the cap | without it |", "|---|---|---|---:|---:|---:|"]
     single = ref[(ref["gpus"] == 1) & (ref["test"] == "tg")]
     with_cap = single["throughput_tokens_s"] / llm.predict_reference(single)
     saved = llm.GEMV_BYTES_PER_SM_S
@@ -123,19 +139,41 @@ def markdown(measure: bool = True) -> str:
     finally:
         llm.GEMV_BYTES_PER_SM_S = saved
     cat = specs.load_catalogue().set_index("gpu")
-    for gpu in sorted(single["gpu"].unique()):
-        rows = single["gpu"] == gpu
-        out.append(f"| {gpu} | {cat.loc[gpu, 'memory_type']} | {int(rows.sum())} | {with_cap[rows].median():.2f} | "
-                   f"{without[rows].median():.2f} |")
+    for source, gpu in sorted(set(zip(single["source"], single["gpu"]))):
+        sel = (single["gpu"] == gpu) & (single["source"] == source)
+        out.append(f"| {source} | {gpu} | {cat.loc[gpu, 'memory_type']} | {int(sel.sum())} | "
+                   f"{with_cap[sel].median():.2f} | {without[sel].median():.2f} |")
     out += prefill_ratio_section(ref, cat)
-    key = table[(table["gpu_a"].isin(["A40", "RTX A5000", "RTX A4000"]) | table["gpu_b"].isin(
-        ["A40", "RTX A5000", "RTX A4000"])) & (table["gpus_a"] == 1) & (table["gpus_b"] == 1)] if len(table) else table
+    seeds = ["A40", "RTX A5000", "RTX A4000", "V100 PCIe 16GB"]
+    key = table[(table["gpu_a"].isin(seeds) | table["gpu_b"].isin(seeds)) & (table["gpus_a"] == 1)
+                & (table["gpus_b"] == 1)] if len(table) else table
+    if len(key):  # each source's shortest test of each kind
+        key = key[key["tokens"] == key.groupby(["source", "test"])["tokens"].transform("min")]
     if len(key):
-        out += ["", "## Pairs with the seed cards", ""] + _rows(key)
+        out += ["", "## Pairs with the seed cards", "",
+                "Single GPUs, at each source's shortest prompt or generation (the other lengths are in "
+                "`gpukit.llm.validation_table()`):", ""] + _rows(key)
     if measure:
         out += decoder_memory_section()
     out += ["", f"Total time: {time.perf_counter() - t0:.1f} s.", ""]
     return "\n".join(out)
+
+
+def source_lines(everything) -> list[str]:
+    """What each source is and how its rows were read (one line each)."""
+    out = []
+    for source, part in everything.groupby("source", sort=True):
+        hosts = part[part["hosts"] > 1]
+        line = (f"- `{source}`: {part['engine'].iloc[0]}; {len(part)} configurations on "
+                f"{part['gpu'].nunique()} GPUs, tests {', '.join(sorted(part['test'].unique()))}.")
+        if len(hosts):
+            low = hosts["spread"].str.split(" to ").str[0].str.rstrip("%").astype(float).min()
+            high = hosts["spread"].str.split(" to ").str[1].str.rstrip("%").astype(float).max()
+            line += (f" It ran {int(hosts['gpu'].nunique())} of its GPUs on several machines (cloud instance types, "
+                     f"`host`): each configuration is graded at the median of its hosts "
+                     f"(`gpukit.llm.by_configuration`), which lie {low:+.1f}% to {high:+.1f}% from it.")
+        out.append(line)
+    return out
 
 
 def _spread(note) -> float | None:

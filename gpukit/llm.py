@@ -895,6 +895,8 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
     Field("measured", "date", required=False),
     Field("retrieved", "date"),
     Field("note", "text", required=False),
+    Field("host", "text", required=False,
+          help="the machine of a run, where one source measured the same GPU on several (a cloud instance type)"),
 )
 #: What a pair compares: one GPU against one, or several GPUs on at least one side (a layer
 #: split's pipeline is the least certain part of the model: docs/llm-accuracy.md).
@@ -916,12 +918,32 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
             problems.append(Problem(p, line, "model", f"{r['model']!r} is not in data/llm_models.csv; add it there"))
         if r["weights"].lower() not in formats:
             problems.append(Problem(p, line, "weights", f"{r['weights']!r} is not in data/llm_weights.csv"))
-    records = specs.resolve_rows(p, parsed, cat, lambda r: (r["source"], r["gpu"], r["gpus"], r["model"],
-                                                              r["weights"], r["test"], r["tokens"]),
-                                 problems, "same source, GPU, count, model, weights, test and length")
+    records = specs.resolve_rows(p, parsed, cat, lambda r: (*(r[k] for k in CONFIGURATION if k != "split"),
+                                                              r.get("host") or ""),
+                                 problems, "same source, GPU, count, model, weights, test, length and host")
     if problems:
         raise DataError(problems)
     return to_frame(records, REFERENCE_SCHEMA)
+
+
+#: What makes one measured configuration: a source's rows that differ only in ``host`` are the same
+#: GPU configuration measured on several machines.
+CONFIGURATION = ("source", "gpu", "gpus", "split", "model", "weights", "test", "tokens")
+
+
+def by_configuration(reference: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration (:data:`CONFIGURATION`): where a source measured it on several hosts
+    (cloud instance types with the same GPU), the median of their speeds, with ``hosts`` counting
+    them and ``spread`` the lowest and highest over the median; the other columns are the first
+    host's. The grading compares configurations, so machines with the same GPU never pair up."""
+    if reference.empty:
+        return reference.assign(hosts=pd.Series(dtype=int), spread=pd.Series(dtype=object))
+    keys = list(CONFIGURATION)
+    grouped = reference.groupby(keys, sort=False, dropna=False)["throughput_tokens_s"]
+    median, low, high = grouped.transform("median"), grouped.transform("min"), grouped.transform("max")
+    out = reference.assign(throughput_tokens_s=median, hosts=grouped.transform("size").astype(int),
+                           spread=[f"{lo / m - 1:+.1%} to {hi / m - 1:+.1%}" for lo, hi, m in zip(low, high, median)])
+    return out.drop_duplicates(keys).reset_index(drop=True)
 
 
 #: One GPU's speeds in one run and test fall as the length grows, never rise: llama.cpp prefills a
@@ -939,7 +961,9 @@ def screened(reference: pd.DataFrame) -> pd.Series:
     length)."""
     reason = pd.Series("", index=reference.index, dtype=object)
     one = reference[reference["gpus"].astype(int) == 1]
-    for _, series in one.groupby(["source", "gpu", "model", "weights", "test"], sort=False):
+    hosts = one["host"].fillna("") if "host" in one else pd.Series("", index=one.index)
+    for _, series in one.groupby([one["source"], one["gpu"], one["model"], one["weights"], one["test"], hosts],
+                                 sort=False):
         speeds = series.sort_values("tokens")
         rate, tokens = speeds["throughput_tokens_s"].to_numpy(float), speeds["tokens"].to_numpy(int)
         rises = [(tokens[k], tokens[k + 1], rate[k + 1] / rate[k] - 1) for k in range(len(rate) - 1)
@@ -992,7 +1016,7 @@ def validation_table(reference: pd.DataFrame | None = None, catalogue: pd.DataFr
     Rows :func:`screened` names are left out unless ``include_screened``."""
     if reference is None and catalogue is None and efficiency is None and not include_screened:
         return _shipped_validation().copy()
-    ref = load_reference(catalogue=catalogue) if reference is None else reference
+    ref = by_configuration(load_reference(catalogue=catalogue) if reference is None else reference)
     if not include_screened:
         ref = ref[screened(ref) == ""]
     ref = ref.reset_index(drop=True)
@@ -1089,18 +1113,25 @@ def save_for_report(verdicts: list[str], weights: str, context: int) -> str | No
     return str(path)
 
 
-def summary_by_test(table: pd.DataFrame, by_setting: bool = False) -> pd.DataFrame:
+def summary_by_test(table: pd.DataFrame, by_setting: bool = False, by_source: bool = False) -> pd.DataFrame:
     """:func:`summarize` per test (decode, prefill) with whether each meets the target; with
-    ``by_setting``, per test and :data:`SETTINGS` (a ``setting`` column)."""
+    ``by_setting``, per test and :data:`SETTINGS` (a ``setting`` column); with ``by_source``, per
+    source too (a ``source`` column, and only the tests a source has pairs in)."""
     rows = []
-    for test, label in (("tg", "decode (text generation)"), ("pp", "prefill (prompt processing)")):
-        for setting in (SETTINGS if by_setting else (None,)):
-            part = table if setting is None or table.empty else table[table["setting"] == setting]
-            s = summarize(part, test)
-            share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
-            rows.append({"test": label, **({"setting": setting} if by_setting else {}), **s, "within_share": share,
-                         "meets_target": bool(s["pairs"] and share >= 0.9
-                                              and s["winners_right"] == s["decisive_pairs"])})
+    sources = sorted(table["source"].unique()) if by_source and not table.empty else [None]
+    for source in sources:
+        of_source = table if source is None else table[table["source"] == source]
+        for test, label in (("tg", "decode (text generation)"), ("pp", "prefill (prompt processing)")):
+            for setting in (SETTINGS if by_setting else (None,)):
+                part = of_source if setting is None or of_source.empty else of_source[of_source["setting"] == setting]
+                s = summarize(part, test)
+                if source is not None and not s["pairs"]:
+                    continue
+                share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
+                rows.append({**({"source": source} if by_source else {}), "test": label,
+                             **({"setting": setting} if by_setting else {}), **s, "within_share": share,
+                             "meets_target": bool(s["pairs"] and share >= 0.9
+                                                  and s["winners_right"] == s["decisive_pairs"])})
     return pd.DataFrame(rows)
 
 

@@ -396,7 +396,7 @@ def test_tensor_parallel_decode_by_hand(catalogue):
 
 
 def test_llm_grading_takes_each_sources_own_ratio():
-    ref = llm.load_reference()
+    ref = llm.by_configuration(llm.load_reference())
     table = llm.validation_table()
     r = table.iloc[0]
     rows = ref[(ref["source"] == r["source"]) & (ref["model"] == r["model"]) & (ref["weights"] == r["weights"])
@@ -466,3 +466,50 @@ def test_the_decoder_workload_compiles_without_log_noise(capfd):
     tf.autograph.set_verbosity(0, alsologtostdout=False)
     captured = capfd.readouterr()
     assert "AutoGraph could not transform" not in captured.out + captured.err
+
+
+def test_a_configuration_measured_on_several_hosts_is_graded_once_at_its_median():
+    """A source that ran one GPU on several machines (cloud instance types) gives one configuration:
+    the median of its hosts, so two machines with the same GPU never make a pair."""
+    import pandas as pd
+
+    def row(gpu, host, speed):
+        return {"source": "s", "gpu": gpu, "gpus": 1, "split": "layer", "model": "llama-1-7b", "weights": "q4_k_m",
+                "test": "tg", "tokens": 128, "throughput_tokens_s": speed, "engine": "llama.cpp", "host": host}
+
+    frame = pd.DataFrame([row("T4", "aws/g4dn.xlarge", 44.0), row("T4", "alicloud/gn6i", 34.0),
+                          row("T4", "aws/g4dn.2xlarge", 40.0), row("L4", "aws/g6.xlarge", 60.0)])
+    one = llm.by_configuration(frame).set_index("gpu")
+    assert one.loc["T4", "throughput_tokens_s"] == 40.0 and one.loc["T4", "hosts"] == 3
+    assert one.loc["T4", "spread"] == "-15.0% to +10.0%" and one.loc["L4", "hosts"] == 1
+    table = llm.validation_table(frame)
+    assert len(table) == 1 and {table.iloc[0]["gpu_a"], table.iloc[0]["gpu_b"]} == {"T4", "L4"}
+    assert table.iloc[0]["published_speedup"] == pytest.approx(60 / 40)
+    # the series rule reads each host's own series, not the hosts' speeds one after another
+    assert (llm.screened(frame) == "").all()
+
+
+def test_the_same_configuration_on_the_same_host_twice_is_refused(tmp_path):
+    lines = llm.REFERENCE_PATH.read_text().splitlines()
+    header, row = lines[0], next(line for line in lines if line.startswith("sparecores-"))
+    host = row.rsplit(",", 1)[1]
+    path = tmp_path / "ref.csv"
+    path.write_text(f"{header}\n{row}\n{row}\n")
+    with pytest.raises(DataError) as err:
+        llm.load_reference(path)
+    assert "line 3" in str(err.value) and "repeats line 2 (same source, GPU, count, model, weights, test, length " \
+        "and host)" in str(err.value)
+    path.write_text(f"{header}\n{row}\n{row[: -len(host)]}other/host\n")
+    assert list(llm.load_reference(path)["host"]) == [host, "other/host"]
+
+
+def test_the_second_sources_models_have_the_gguf_files_parameter_counts():
+    """LLaMA 7B, phi-4 and Llama 3.3 70B as the kit counts them against model_n_params of the GGUF
+    files SpareCores benchmarked (quoted in each row's note); llama.cpp also stores Llama 3.1+'s 64
+    rope frequency factors."""
+    ref = llm.load_reference()
+    models = llm.load_models()
+    for name, extra in (("llama-1-7b", 0), ("phi-4", 0), ("llama-3.3-70b", 64)):
+        note = ref.loc[ref["model"] == name, "note"].iloc[0]
+        gguf = int(note.split('"model_n_params": ')[1].split(",")[0])
+        assert models[name].params() + extra == gguf
