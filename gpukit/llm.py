@@ -133,13 +133,15 @@ LAYER_HOP_S = 250e-6
 #: leaves SMs idle (wave quantisation), which at a prompt chunk's 512 columns costs a large GPU
 #: a share of its peak that a smaller one does not lose.
 GEMM_TILE = (128, 128)
-#: Bytes per second one SM streams through a matrix-vector product (a decode step's kernels): by
-#: Little's law, the loads it keeps in flight over the memory latency. A GPU whose datasheet
-#: bandwidth exceeds SMs x this cannot reach it at batch 1 (the HBM data-centre cards). The one
-#: constant of the decode model read off published measurements (``docs/llm-accuracy.md``). An
-#: engine whose other kernels load one element a thread (``scalar_kernels``) streams them at the
-#: same rate: llama.cpp's conversions (``convert_unary``, one element a thread) and dequantisation
-#: (one warp a block) at the benchmarked build.
+#: Bytes per second one SM streams through llama.cpp's matrix-vector products (a decode step's
+#: kernels): by Little's law, the loads it keeps in flight over the memory latency. A GPU whose
+#: datasheet bandwidth exceeds SMs x this cannot reach it at batch 1 (the HBM data-centre cards). The
+#: one constant of the decode model read off published measurements (``docs/llm-accuracy.md``). It
+#: belongs to llama.cpp's kernels (``ENGINES[...]["gemv_per_sm"]``); an engine whose other kernels
+#: load one element a thread (``scalar_kernels``) streams them at the same rate: llama.cpp's
+#: conversions (``convert_unary``, one element a thread) and dequantisation (one warp a block) at the
+#: benchmarked build. A PyTorch engine's decode streams at the streaming rate: vLLM's runs in
+#: ``data/reference_llm.csv`` decode on the HBM cards at up to twice what the cap allows.
 GEMV_BYTES_PER_SM_S = 10e9
 #: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
 #: and how they spread a model over several GPUs.
@@ -153,9 +155,9 @@ GEMV_BYTES_PER_SM_S = 10e9
 #: * PyTorch engines (vLLM, TensorRT-LLM) accumulate in FP32, keep FP16 activations, use flash
 #:   attention (no scores in memory, the causal half of the window) and split by tensor.
 ENGINES = {"llama.cpp": {"accumulate": "fp16", "split": "layer", "activation_bytes": 4, "converts": True,
-                         "flash_attention": False, "scalar_kernels": True},
+                         "flash_attention": False, "scalar_kernels": True, "gemv_per_sm": True},
            "vllm": {"accumulate": "fp32", "split": "tensor", "activation_bytes": 2, "converts": False,
-                    "flash_attention": True, "scalar_kernels": False}}
+                    "flash_attention": True, "scalar_kernels": False, "gemv_per_sm": False}}
 #: Bytes of memory traffic per attention score and head without flash attention (llama.cpp's
 #: ``llm_build_kqv``): cuBLAS writes Q.K^T in FP16 (2), a kernel widens it to float32 (read 2,
 #: write 4), the masked softmax reads and writes it (8), a kernel narrows it to FP16 for the
@@ -605,7 +607,9 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
     sms = specs.sm_count(row)
     stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream  # a streaming kernel's rate
-    bandwidth = min(stream, sms * GEMV_BYTES_PER_SM_S)  # what decode's matrix-vector products reach
+    # what decode's matrix-vector products reach: llama.cpp's at the per-SM rate (GEMV_BYTES_PER_SM_S), a
+    # PyTorch engine's at the streaming rate
+    bandwidth = min(stream, sms * GEMV_BYTES_PER_SM_S) if ENGINES[engine]["gemv_per_sm"] else stream
     # what the prompt's kernels other than tiled matrix multiplies reach
     elementwise = bandwidth if ENGINES[engine]["scalar_kernels"] else stream
     n = _check_positive("gpus", gpus)

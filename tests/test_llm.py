@@ -513,3 +513,23 @@ def test_the_second_sources_models_have_the_gguf_files_parameter_counts():
         note = ref.loc[ref["model"] == name, "note"].iloc[0]
         gguf = int(note.split('"model_n_params": ')[1].split(",")[0])
         assert models[name].params() + extra == gguf
+
+
+def test_only_llamacpps_decode_is_held_to_the_per_sm_rate():
+    """The per-SM streaming cap was read off llama.cpp's matrix-vector kernels; a PyTorch engine
+    (vLLM) decodes at the streaming rate, so on an HBM card with more bandwidth than SMs x the cap
+    its weight-bound decode step is the weights over the streaming rate."""
+    from gpukit.perfmodel import DEFAULT_EFFICIENCY
+
+    m = llm.load_models()["llama-3.1-8b"]
+    row = specs.load_catalogue().set_index("gpu").loc["H100 SXM5"]
+    stream = float(row["memory_bandwidth_gbs"]) * 1e9 * DEFAULT_EFFICIENCY.stream
+    capped = specs.sm_count({**row.to_dict(), "gpu": "H100 SXM5"}) * llm.GEMV_BYTES_PER_SM_S
+    assert capped < stream
+    vllm = llm.speeds(m, "H100 SXM5", "bf16", 64, engine="vllm")
+    cpp = llm.speeds(m, "H100 SXM5", "bf16", 64, engine="llama.cpp")
+    fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
+    kv = 64 * m.kv_bytes_per_token("f16")
+    weights = m.active_params() * 2
+    assert vllm["decode_step_s"] == pytest.approx((weights + kv) / stream + fixed, rel=1e-9)
+    assert cpp["decode_step_s"] == pytest.approx((weights + kv) / capped + fixed, rel=1e-9)
