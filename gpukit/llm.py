@@ -46,6 +46,7 @@ import functools
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import date
 from pathlib import Path
@@ -843,7 +844,7 @@ def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, ba
         if both:
             lo, hi = min(r for _, r in both), max(r for _, r in both)
             faster = ga if hi >= 1 and lo >= 1 else (gb if hi <= 1 else None)
-            graded = decode_error_text()
+            graded = decode_error_text((ga, gb))
 
             def span(x: float, y: float) -> str:
                 return f"{x:.2f}" if f"{x:.2f}" == f"{y:.2f}" else f"{x:.2f}-{y:.2f}"
@@ -1072,17 +1073,24 @@ def summarize(table: pd.DataFrame, test: str | None = None) -> dict:
             "winners_right": int((decisive["winner_right"] == True).sum())}  # noqa: E712 -- object column
 
 
-def decode_error_text() -> str:
+def decode_error_text(gpus: Sequence[str] = ()) -> str:
     """The decode model's measured error between single GPUs in a few words, for the sentence of a
-    predicted speedup of one card over another."""
+    predicted speedup of one card over another; for each of ``gpus``, how its own published pairs
+    went, or that it has none (outside what was graded)."""
     if not REFERENCE_PATH.exists():
         return "decode speed not graded"
     table = validation_table()
-    s = summarize(table[table["setting"] == SETTINGS[0]] if len(table) else table, "tg")
+    one = table[(table["setting"] == SETTINGS[0]) & (table["test"] == "tg")] if len(table) else table
+    s = summarize(one, "tg")
     if not s["pairs"]:
         return "decode speed not graded"
-    return (f"{s['within_tolerance'] / s['pairs']:.0%} of {s['pairs']} published single-GPU decode speedups "
+    text = (f"{s['within_tolerance'] / s['pairs']:.0%} of {s['pairs']} published single-GPU decode speedups "
             f"within ±{RATIO_TOLERANCE:.0%}, median error {s['median_abs_error_pct']:.0f}%")
+    for gpu in gpus:
+        own = one[(one["gpu_a"] == gpu) | (one["gpu_b"] == gpu)]
+        text += (f"; {gpu}'s own: {int(own['within_tolerance'].sum())} of {len(own)}" if len(own)
+                 else f"; {gpu}: no published decode speed, outside what was graded")
+    return text
 
 
 def grading_statement() -> str:

@@ -376,9 +376,17 @@ def test_the_seed_pairs_answered_for_llms():
     summary = llm.summarize(table[table["setting"] == "one GPU each"], "tg")
     share = summary["within_tolerance"] / summary["pairs"]
     assert summary["pairs"] < len(table[table["test"] == "tg"])
+    one = table[(table["setting"] == "one GPU each") & (table["test"] == "tg")]
+    own = {g: one[(one["gpu_a"] == g) | (one["gpu_b"] == g)] for g in ("A40", "V100 PCIe 16GB")}
+    assert all(len(v) for v in own.values())
     assert (f"{faster} generates {k:.2f}x as fast (predicted; {share:.0%} of {summary['pairs']} published "
-            f"single-GPU decode speedups within ±20%, median error {summary['median_abs_error_pct']:.0f}%)") \
-        in verdicts[0]
+            f"single-GPU decode speedups within ±20%, median error {summary['median_abs_error_pct']:.0f}%; "
+            f"A40's own: {int(own['A40']['within_tolerance'].sum())} of {len(own['A40'])}; V100 PCIe 16GB's own: "
+            f"{int(own['V100 PCIe 16GB']['within_tolerance'].sum())} of {len(own['V100 PCIe 16GB'])})") in verdicts[0]
+    # a card no source measured says so
+    _, other = llm.pair_answers([("RTX A4000", "RTX A5000")], ["llama-3-8b"], "q4_k_m", 8192)
+    assert "RTX A4000: no published decode speed, outside what was graded; RTX A5000: no published decode " \
+        "speed, outside what was graded)" in other[0]
 
 
 def test_tensor_parallel_decode_by_hand(catalogue):
