@@ -31,7 +31,7 @@ JSON or YAML file of the same fields (:func:`load_model_file`).
 * decode (generation) reads every active weight and the whole KV cache once per step: memory-bound
   at batch 1, turning compute-bound as the batch grows; a quantised format also pays the
   dequantisation on the CUDA cores (:data:`DEQUANT_OPS`), and every step pays a fixed cost per
-  kernel it launches (:data:`LAUNCH_S` x :data:`KERNELS_PER_LAYER` x layers) — at batch 1 on a
+  kernel it launches (:data:`LAUNCH_S` x the engine's kernels per layer x layers) — at batch 1 on a
   fast GPU that fixed cost is much of the step;
 * on several GPUs, tensor parallel: each GPU holds 1/n of the weights and KV cache, and each
   layer all-reduces the hidden state twice over the link (:func:`gpukit.perfmodel.interconnect`),
@@ -115,6 +115,12 @@ LORA_TARGETS = ("attention", "all")
 #: projection, residual adds, gate/up/down and activation): llama.cpp's CUDA graph of a LLaMA
 #: layer has this order of nodes.
 KERNELS_PER_LAYER = 14
+#: The same for vLLM, which fuses more: its ``LlamaDecoderLayer`` (``vllm/model_executor/models/llama.py``
+#: at commit 0035bdf2) runs a residual add fused into each RMS norm (2), the merged QKV and gate-up
+#: projections, rotary embedding, the output and down projections and a fused SiLU-and-multiply (6),
+#: and its attention (``vllm/attention/backends/flash_attn.py`` at commit 00df3429) writes the new key
+#: and value into the paged cache, runs the decode kernel and copies the result out (3).
+VLLM_KERNELS_PER_LAYER = 11
 #: Fixed cost per kernel launched in a decode step (launch and synchronisation).
 LAUNCH_S = 5e-6
 #: CUDA-core operations per weight to unpack and scale a quantised weight during a matrix-vector
@@ -142,7 +148,7 @@ GEMM_TILE = (128, 128)
 #: load one element a thread (``scalar_kernels``) streams them at the same rate: llama.cpp's
 #: conversions (``convert_unary``, one element a thread) and dequantisation (one warp a block) at the
 #: benchmarked build. A PyTorch engine's decode streams at the streaming rate: vLLM's runs in
-#: ``data/reference_llm.csv`` decode on the HBM cards at up to twice what the cap allows.
+#: ``data/reference_llm.csv`` decode on the HBM cards up to 2.3 times as fast as predicted with the cap.
 GEMV_BYTES_PER_SM_S = 10e9
 #: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
 #: and how they spread a model over several GPUs.
@@ -156,9 +162,11 @@ GEMV_BYTES_PER_SM_S = 10e9
 #: * PyTorch engines (vLLM, TensorRT-LLM) accumulate in FP32, keep FP16 activations, use flash
 #:   attention (no scores in memory, the causal half of the window) and split by tensor.
 ENGINES = {"llama.cpp": {"accumulate": "fp16", "split": "layer", "activation_bytes": 4, "converts": True,
-                         "flash_attention": False, "scalar_kernels": True, "gemv_per_sm": True},
+                         "flash_attention": False, "scalar_kernels": True, "gemv_per_sm": True,
+                         "kernels_per_layer": KERNELS_PER_LAYER},
            "vllm": {"accumulate": "fp32", "split": "tensor", "activation_bytes": 2, "converts": False,
-                    "flash_attention": True, "scalar_kernels": False, "gemv_per_sm": False}}
+                    "flash_attention": True, "scalar_kernels": False, "gemv_per_sm": False,
+                    "kernels_per_layer": VLLM_KERNELS_PER_LAYER}}
 #: Bytes of memory traffic per attention score and head without flash attention (llama.cpp's
 #: ``llm_build_kqv``): cuBLAS writes Q.K^T in FP16 (2), a kernel widens it to float32 (read 2,
 #: write 4), the masked softmax reads and writes it (8), a kernel narrows it to FP16 for the
@@ -646,7 +654,7 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     memory_s = (weight_bytes + kv_bytes) / (bandwidth * decode_n)
     compute_s = batch * (2 * active + attention_flops * context) / (peak * decode_n)
     dequant_s = active * DEQUANT_OPS / (cuda * decode_n) if w.dequantized else 0.0
-    launch_s = model.layers * KERNELS_PER_LAYER * LAUNCH_S
+    launch_s = model.layers * ENGINES[engine]["kernels_per_layer"] * LAUNCH_S
     comm_s = 0.0
     link_name = ""
     if n > 1:
