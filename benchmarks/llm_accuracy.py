@@ -140,9 +140,9 @@ def markdown(measure: bool = True) -> str:
             "|---|---|---|---:|---:|---:|---:|"]
     single = ref[(ref["gpus"] == 1) & (ref["test"] == "tg")]
     modelled = single["throughput_tokens_s"] / llm.predict_reference(single)
-    with _decode_cap(True):
+    with _engines("gemv_per_sm", True):
         capped = single["throughput_tokens_s"] / llm.predict_reference(single)
-    with _decode_cap(False):
+    with _engines("gemv_per_sm", False):
         uncapped = single["throughput_tokens_s"] / llm.predict_reference(single)
     cat = specs.load_catalogue().set_index("gpu")
     for source, gpu in sorted(set(zip(single["source"], single["gpu"]))):
@@ -173,11 +173,10 @@ def source_lines(everything) -> list[str]:
         line = (f"- `{source}`: {part['engine'].iloc[0]}; {len(part)} configurations on "
                 f"{part['gpu'].nunique()} GPUs, tests {', '.join(sorted(part['test'].unique()))}.")
         if len(hosts):
-            low = hosts["spread"].str.split(" to ").str[0].str.rstrip("%").astype(float).min()
-            high = hosts["spread"].str.split(" to ").str[1].str.rstrip("%").astype(float).max()
             line += (f" It ran {int(hosts['gpu'].nunique())} of its GPUs on several machines (cloud instance types, "
                      f"`host`): each configuration is graded at the median of its hosts "
-                     f"(`gpukit.llm.by_configuration`), which lie {low:+.1f}% to {high:+.1f}% from it.")
+                     f"(`gpukit.llm.by_configuration`), which lie {hosts['host_low'].min():+.1%} to "
+                     f"{hosts['host_high'].max():+.1%} from it.")
         out.append(line)
     return out
 
@@ -243,28 +242,24 @@ def _ablation(label: str, table) -> str:
 
 
 @contextlib.contextmanager
-def _decode_cap(on: bool):
-    """Every engine's decode held to the per-SM streaming cap (``on``) or none's."""
-    saved = {name: e["gemv_per_sm"] for name, e in llm.ENGINES.items()}
-    for e in llm.ENGINES.values():
-        e["gemv_per_sm"] = on
+def _engines(flag: str, value: bool, names=None):
+    """``flag`` of :data:`gpukit.llm.ENGINES` set to ``value`` for ``names`` (every engine by default)
+    while the block runs: ``gemv_per_sm`` holds decode to the per-SM streaming cap, ``scalar_kernels``
+    the prompt's other kernels."""
+    chosen = list(llm.ENGINES) if names is None else list(names)
+    saved = {name: llm.ENGINES[name][flag] for name in chosen}
+    for name in chosen:
+        llm.ENGINES[name][flag] = value
     try:
         yield
     finally:
-        for name, value in saved.items():
-            llm.ENGINES[name]["gemv_per_sm"] = value
+        for name, old in saved.items():
+            llm.ENGINES[name][flag] = old
 
 
-@contextlib.contextmanager
 def _streaming_prompts():
     """llama.cpp's prompt kernels at the datasheet streaming rate, as if they loaded several elements a thread."""
-    engine = llm.ENGINES["llama.cpp"]
-    saved = engine["scalar_kernels"]
-    engine["scalar_kernels"] = False
-    try:
-        yield
-    finally:
-        engine["scalar_kernels"] = saved
+    return _engines("scalar_kernels", False, ["llama.cpp"])
 
 
 def prefill_ratio_section(ref, cat) -> list[str]:

@@ -43,6 +43,7 @@ JSON or YAML file of the same fields (:func:`load_model_file`).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
@@ -947,16 +948,17 @@ CONFIGURATION = ("source", "gpu", "gpus", "split", "model", "weights", "test", "
 def by_configuration(reference: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration (:data:`CONFIGURATION`): where a source measured it on several hosts
     (cloud instance types with the same GPU), the median of their speeds, with ``hosts`` counting
-    them and ``spread`` the lowest and highest over the median; the other columns are the first
-    host's. The grading compares configurations, so machines with the same GPU never pair up."""
-    if reference.empty:
-        return reference.assign(hosts=pd.Series(dtype=int), spread=pd.Series(dtype=object))
-    keys = list(CONFIGURATION)
-    grouped = reference.groupby(keys, sort=False, dropna=False)["throughput_tokens_s"]
-    median, low, high = grouped.transform("median"), grouped.transform("min"), grouped.transform("max")
+    them and ``host_low``/``host_high`` the slowest and fastest host against the median (shares);
+    the other columns are the first host's. The grading compares configurations, so machines with
+    the same GPU never pair up. A frame it made already (with ``hosts``) comes back as it is."""
+    if "hosts" in reference:
+        return reference
+    grouped = reference.groupby(list(CONFIGURATION), sort=False, dropna=False)["throughput_tokens_s"]
+    median = grouped.transform("median")
     out = reference.assign(throughput_tokens_s=median, hosts=grouped.transform("size").astype(int),
-                           spread=[f"{lo / m - 1:+.1%} to {hi / m - 1:+.1%}" for lo, hi, m in zip(low, high, median)])
-    return out.drop_duplicates(keys).reset_index(drop=True)
+                           host_low=grouped.transform("min") / median - 1,
+                           host_high=grouped.transform("max") / median - 1)
+    return out.drop_duplicates(list(CONFIGURATION)).reset_index(drop=True)
 
 
 #: One GPU's speeds in one run and test fall as the length grows, never rise: llama.cpp prefills a
@@ -1137,21 +1139,22 @@ def summary_by_test(table: pd.DataFrame, by_setting: bool = False, by_source: bo
     """:func:`summarize` per test (decode, prefill) with whether each meets the target; with
     ``by_setting``, per test and :data:`SETTINGS` (a ``setting`` column); with ``by_source``, per
     source too (a ``source`` column, and only the tests a source has pairs in)."""
-    rows = []
     sources = sorted(table["source"].unique()) if by_source and not table.empty else [None]
-    for source in sources:
-        of_source = table if source is None else table[table["source"] == source]
-        for test, label in (("tg", "decode (text generation)"), ("pp", "prefill (prompt processing)")):
-            for setting in (SETTINGS if by_setting else (None,)):
-                part = of_source if setting is None or of_source.empty else of_source[of_source["setting"] == setting]
-                s = summarize(part, test)
-                if source is not None and not s["pairs"]:
-                    continue
-                share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
-                rows.append({**({"source": source} if by_source else {}), "test": label,
-                             **({"setting": setting} if by_setting else {}), **s, "within_share": share,
-                             "meets_target": bool(s["pairs"] and share >= 0.9
-                                                  and s["winners_right"] == s["decisive_pairs"])})
+    tests = (("tg", "decode (text generation)"), ("pp", "prefill (prompt processing)"))
+    rows = []
+    for source, (test, label), setting in itertools.product(sources, tests, SETTINGS if by_setting else [None]):
+        part = table
+        if source is not None:
+            part = part[part["source"] == source]
+        if setting is not None and not part.empty:
+            part = part[part["setting"] == setting]
+        s = summarize(part, test)
+        if source is not None and not s["pairs"]:
+            continue
+        share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
+        rows.append({**({"source": source} if by_source else {}), "test": label,
+                     **({"setting": setting} if by_setting else {}), **s, "within_share": share,
+                     "meets_target": bool(s["pairs"] and share >= 0.9 and s["winners_right"] == s["decisive_pairs"])})
     return pd.DataFrame(rows)
 
 

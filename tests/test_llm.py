@@ -489,7 +489,9 @@ def test_a_configuration_measured_on_several_hosts_is_graded_once_at_its_median(
                           row("T4", "aws/g4dn.2xlarge", 40.0), row("L4", "aws/g6.xlarge", 60.0)])
     one = llm.by_configuration(frame).set_index("gpu")
     assert one.loc["T4", "throughput_tokens_s"] == 40.0 and one.loc["T4", "hosts"] == 3
-    assert one.loc["T4", "spread"] == "-15.0% to +10.0%" and one.loc["L4", "hosts"] == 1
+    assert one.loc["T4", "host_low"] == pytest.approx(-0.15) and one.loc["T4", "host_high"] == pytest.approx(0.10)
+    assert one.loc["L4", "hosts"] == 1 and llm.by_configuration(llm.by_configuration(frame)).equals(
+        llm.by_configuration(frame))  # aggregating twice changes nothing
     table = llm.validation_table(frame)
     assert len(table) == 1 and {table.iloc[0]["gpu_a"], table.iloc[0]["gpu_b"]} == {"T4", "L4"}
     assert table.iloc[0]["published_speedup"] == pytest.approx(60 / 40)
