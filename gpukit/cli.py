@@ -383,6 +383,12 @@ def cmd_llm(args: argparse.Namespace) -> int:
         print("Memory only (where one GPU is too small, gpus_needed shards weights, gradients and optimizer state "
               "over several as ZeRO-3/FSDP); serving speed and cost: --mode infer.")
     print(format_table(_rounded(frame[cols].to_dict(orient="records")), cols))
+    checked = frame.dropna(subset=["published_source"])
+    if len(checked):
+        cols = ["gpu", *llm.PUBLISHED_COLUMNS]
+        print("\nPublished for the same configuration (GPU, cards, model, weights, engine) at the nearest length; "
+              "error: predicted against published there, in %:")
+        print(format_table(_rounded(checked[cols].to_dict(orient="records")), cols))
     return 0
 
 

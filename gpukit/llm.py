@@ -706,10 +706,14 @@ def gpus_needed(model: LLM, gpu_row, weights: str, context: int, batch: int, kv:
     return None
 
 
+#: What a publication measured of a row's very configuration, and the prediction's error against it
+#: (:func:`published_check`); empty where nothing was published.
+PUBLISHED_COLUMNS = ("published_source", "published_tokens", "published_prefill_tokens_per_s", "prefill_error_pct",
+                     "published_decode_tokens_per_s", "decode_error_pct")
 LLM_COLUMNS = ("gpu", "model", "mode", "weights", "context", "batch", "fits", "total_gib", "weights_gib",
                "kv_cache_gib", "max_context", "max_batch", "gpus_needed", "prefill_tokens_per_s",
                "decode_tokens_per_s", "decode_bound", "usd_per_million_tokens", "usd_per_million_tokens_owned",
-               "graded", "note")
+               "graded", "note") + PUBLISHED_COLUMNS
 
 
 #: Weights formats llama.cpp serves (GGUF); the others default to a PyTorch engine.
@@ -788,6 +792,8 @@ def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, ba
             s = speeds(m, g, weights, context, batch, kv, cards, engine=engine, catalogue=cat)
             row.update(prefill_tokens_per_s=s["prefill_tokens_per_s"], decode_tokens_per_s=s["decode_tokens_per_s"],
                        decode_bound=s["decode_bound"], cards=cards)
+            if kv == "f16":  # the published runs kept their cache in FP16
+                row.update(published_check(m.name, weights, g["gpu"], cards, context, engine, decode=batch == 1))
             if cards != count:
                 row["note"] = (f"speed and cost on {cards} GPUs ({engine}, split by {split}): one holds "
                                f"{cap / GIB:.0f} GiB")
@@ -811,10 +817,53 @@ def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, ba
         by_gpu.loc[g, "owned_usd_per_million_items"] if len(by_gpu) and g in by_gpu.index else None
         for g in frame["gpu"]]
     frame = frame[list(LLM_COLUMNS)]
+    frame["published_tokens"] = frame["published_tokens"].astype("Int64")
     if mode == "infer":
         frame.attrs["bytes_per_token"] = (m.active_params() * weights_format(weights).bits_per_weight / 8
                                           + batch * context * m.kv_bytes_per_token(kv))
     return frame
+
+
+@functools.lru_cache(maxsize=1)
+def _graded_reference() -> pd.DataFrame:
+    """The shipped measurements as graded: one row per configuration, screened rows left out."""
+    if not REFERENCE_PATH.exists():
+        return pd.DataFrame(columns=[*CONFIGURATION, "engine", "throughput_tokens_s"])
+    ref = by_configuration(load_reference())
+    return ref[screened(ref) == ""].reset_index(drop=True)
+
+
+def _engine_of(published_engine: str) -> str:
+    return "llama.cpp" if str(published_engine).startswith("llama.cpp") else "vllm"
+
+
+def published_check(model: str, weights: str, gpu: str, cards: int, context: int, engine: str,
+                    decode: bool = True, reference: pd.DataFrame | None = None) -> dict:
+    """What a publication measured of this very configuration (``gpu``, number of ``cards``,
+    ``model``, ``weights``, ``engine``), at the length nearest ``context`` (a run of several
+    lengths: prompt tokens for prefill, generated tokens for decode), and the prediction's error
+    there in percent (predicted over published, at the published length: :func:`predict_reference`).
+    Decode is checked only at ``decode`` (the published runs serve one sequence at a time). Empty
+    where nothing of the configuration was published; where several sources were, the one whose
+    length is nearest, the first by name on a tie."""
+    ref = _graded_reference() if reference is None else reference
+    same = ref[(ref["model"] == model) & (ref["weights"] == weights) & (ref["gpu"] == gpu)
+               & (ref["gpus"].astype(int) == int(cards)) & (ref["engine"].map(_engine_of) == engine)]
+    if not decode:
+        same = same[same["test"] == "pp"]
+    if same.empty:
+        return {}
+    distance = (np.log(same["tokens"].astype(float)) - math.log(max(1, context))).abs()
+    best = same.assign(distance=distance).sort_values(["distance", "source", "tokens"])
+    source, tokens = best["source"].iloc[0], int(best["tokens"].iloc[0])
+    chosen = same[(same["source"] == source) & (same["tokens"] == tokens)]
+    predicted = predict_reference(chosen)
+    out = {"published_source": source, "published_tokens": tokens}
+    for (_, r), p in zip(chosen.iterrows(), predicted):
+        label = "prefill" if r["test"] == "pp" else "decode"
+        out[f"published_{label}_tokens_per_s"] = float(r["throughput_tokens_s"])
+        out[f"{label}_error_pct"] = 100 * (p / float(r["throughput_tokens_s"]) - 1) if p == p else None
+    return out
 
 
 def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, batch: int = 1,

@@ -632,9 +632,15 @@ def llm_fit_heatmap(matrix: pd.DataFrame, title: str) -> Figure:
     return _finish(fig)
 
 
+#: Legend label of the published decode speeds in :func:`llm_decode_figure`.
+PUBLISHED_DECODE_LABEL = "published: same GPU, model, weights, engine (its own length)"
+
+
 def llm_decode_figure(table: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
     """Predicted decode tokens/s against memory bandwidth per GPU, with what bandwidth alone
-    would give (the weights and KV cache read once per token at the datasheet bandwidth)."""
+    would give (the weights and KV cache read once per token at the datasheet bandwidth), and
+    where a source published the same configuration (``gpukit.llm.published_check``), its speed,
+    joined to the prediction."""
     fig, ax = plt.subplots(figsize=(9, 6))
     frame = table.dropna(subset=["decode_tokens_per_s"]).merge(
         catalogue[["gpu", "memory_bandwidth_gbs"]], on="gpu", how="left")
@@ -650,12 +656,23 @@ def llm_decode_figure(table: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
     if per_token:
         ax.plot(x, x * 1e9 / per_token * int(first["batch"]), color="grey", ls="--", lw=1,
                 label="bandwidth alone (every byte at the datasheet rate)")
+    seen = frame.dropna(subset=["published_decode_tokens_per_s"]) if "published_decode_tokens_per_s" in frame \
+        else frame.iloc[:0]
+    if len(seen):
+        ax.vlines(seen["memory_bandwidth_gbs"], seen["decode_tokens_per_s"], seen["published_decode_tokens_per_s"],
+                  colors="black", lw=0.7, alpha=0.5)
+        ax.scatter(seen["memory_bandwidth_gbs"], seen["published_decode_tokens_per_s"], marker="D", s=40,
+                   facecolors="none", edgecolors="black", label=PUBLISHED_DECODE_LABEL)
     _label_points(ax, frame, "memory_bandwidth_gbs", "decode_tokens_per_s")
     ax.set_xlabel("memory bandwidth (GB/s)")
-    ax.set_ylabel("predicted decode speed (tokens/s, all sequences)")
+    ax.set_ylabel("decode speed (tokens/s, all sequences)")
     ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0)
-    ax.legend(title="decode step bound by", fontsize="small")
+    # the speeds set the scale; the bandwidth-alone line runs on above them
+    top = frame["decode_tokens_per_s"].max()
+    if len(seen):
+        top = max(top, seen["published_decode_tokens_per_s"].max())
+    ax.set_ylim(0, top * 1.3)
+    ax.legend(title="predicted: decode step bound by", fontsize="small", loc="upper left")
     return _finish(fig)
 
 

@@ -542,3 +542,56 @@ def test_only_llamacpps_decode_is_held_to_the_per_sm_rate():
     weights = m.active_params() * 2
     assert vllm["decode_step_s"] == pytest.approx((weights + kv) / stream + m.layers * 11 * 5e-6, rel=1e-9)
     assert cpp["decode_step_s"] == pytest.approx((weights + kv) / capped + m.layers * 14 * 5e-6, rel=1e-9)
+
+
+def _published_rows(**changes):
+    """Two published lengths of one configuration, and the same at another card count."""
+    base = {"source": "a-source", "gpu": "A40", "gpus": 1, "split": "layer", "model": "llama-3-8b",
+            "weights": "q4_k_m", "engine": "llama.cpp build 2824"}
+    rows = [dict(base, test=t, tokens=n, throughput_tokens_s=v)
+            for t, n, v in (("pp", 512, 3000.0), ("pp", 4096, 2500.0), ("tg", 512, 80.0), ("tg", 4096, 70.0))]
+    rows.append(dict(base, gpus=4, test="pp", tokens=4096, throughput_tokens_s=6000.0))
+    import pandas as pd
+
+    return pd.DataFrame([dict(r, **changes) for r in rows])
+
+
+def test_published_check_takes_the_nearest_length_and_grades_the_prediction_there():
+    ref = _published_rows()
+    got = llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 3000, "llama.cpp", reference=ref)
+    assert got["published_source"] == "a-source" and got["published_tokens"] == 4096
+    assert got["published_prefill_tokens_per_s"] == 2500.0 and got["published_decode_tokens_per_s"] == 70.0
+    m = llm.resolve_model("llama-3-8b")
+    prefill = llm.speeds(m, "A40", "q4_k_m", 4096, prompt=4096)["prefill_tokens_per_s"]
+    decode = llm.speeds(m, "A40", "q4_k_m", 2048)["decode_tokens_per_s"]  # 4096 generated: 2048 of context on average
+    assert got["prefill_error_pct"] == pytest.approx(100 * (prefill / 2500 - 1))
+    assert got["decode_error_pct"] == pytest.approx(100 * (decode / 70 - 1))
+    assert llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 600, "llama.cpp",
+                               reference=ref)["published_tokens"] == 512
+    # several cards are another configuration; a batch of several sequences is not what was measured
+    four = llm.published_check("llama-3-8b", "q4_k_m", "A40", 4, 512, "llama.cpp", reference=ref)
+    assert four["published_prefill_tokens_per_s"] == 6000.0 and "published_decode_tokens_per_s" not in four
+    batched = llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 512, "llama.cpp", decode=False, reference=ref)
+    assert "decode_error_pct" not in batched and batched["published_prefill_tokens_per_s"] == 3000.0
+    # another engine, format, model or GPU: nothing to check against
+    for args in (("llama-3-8b", "q4_k_m", "A40", 1, 512, "vllm"), ("llama-3-8b", "f16", "A40", 1, 512, "llama.cpp"),
+                 ("llama-3-70b", "q4_k_m", "A40", 1, 512, "llama.cpp"),
+                 ("llama-3-8b", "q4_k_m", "RTX A4000", 1, 512, "llama.cpp")):
+        assert llm.published_check(*args, reference=ref) == {}
+
+
+def test_the_table_shows_what_was_published_of_each_row(capsys):
+    from gpukit import cli
+
+    table = llm.llm_table("llama-3-8b", "q4_k_m", 4096, 1, gpus=["A40", "RTX A4000"]).set_index("gpu")
+    a40, a4000 = table.loc["A40"], table.loc["RTX A4000"]
+    shipped = llm._graded_reference()
+    row = shipped[(shipped["gpu"] == "A40") & (shipped["gpus"] == 1) & (shipped["model"] == "llama-3-8b")
+                  & (shipped["weights"] == "q4_k_m") & (shipped["test"] == "pp") & (shipped["tokens"] == 4096)]
+    assert a40["published_prefill_tokens_per_s"] == pytest.approx(row["throughput_tokens_s"].iloc[0])
+    assert a40["published_tokens"] == 4096 and abs(a40["prefill_error_pct"]) < 50
+    assert a4000[list(llm.PUBLISHED_COLUMNS)].isna().all()  # nobody published an RTX A4000 run
+    assert cli.main(["llm", "--model", "llama-3-8b", "--context", "4096", "--gpu", "A40", "--gpu", "RTX A4000"]) == 0
+    out = capsys.readouterr().out
+    section = out.split("Published for the same configuration")[1]
+    assert "A40" in section and "RTX A4000" not in section and "xiongjiedai-llama3" in section
