@@ -196,33 +196,56 @@ def _spread_text(everything, out_) -> str:
             f"row's note), against a median of {every.median():.1%} over the whole table.")
 
 
+def _unpacked_text(everything) -> str:
+    """How many runs with both an FP16 and a quantised prefill (one source, GPU configuration and model,
+    llama.cpp before its MMQ build) have the FP16 one nowhere slower beyond the tolerance: what the
+    second screening rule rests on."""
+    builds = everything["engine"].map(llm._llama_cpp_build)
+    pp = everything[(everything["test"] == "pp") & (builds.fillna(llm.LLAMA_CPP_MMQ_BUILD) < llm.LLAMA_CPP_MMQ_BUILD)]
+    keys = ["source", "gpu", "gpus", "model", "tokens"]
+    both = pp[pp["weights"] == "f16"].merge(pp[pp["weights"] != "f16"], on=keys, suffixes=("", "_q"))
+    if both.empty:
+        return ""
+    runs = both.groupby(["source", "gpu", "gpus", "model"])
+    slower = runs.apply(lambda g: bool((g["throughput_tokens_s"]
+                                        < g["throughput_tokens_s_q"] * (1 - llm.UNPACKED_TOLERANCE)).any()))
+    return (f" Of the {len(slower)} runs with both (one source's GPU configuration and model), "
+            f"{len(slower) - int(slower.sum())} have the FP16 prompt nowhere more than "
+            f"{llm.UNPACKED_TOLERANCE:.0%} slower; the {int(slower.sum())} others are in the table below.")
+
+
 def screened_section(everything, why) -> list[str]:
     """The series left out of the grading, why, and the grading with them."""
     out_ = everything[why != ""]
     if out_.empty:
         return []
     lines = ["", "## Left out of the grading", "",
-             f"A single GPU's series (one run, one test, 512 to 8192 tokens) that rises by more than "
-             f"{llm.RISING_TOLERANCE:.0%} with the length is left out whole (`gpukit.llm.screened`): llama.cpp "
+             "Two rules leave a series (one run, one test, 512 to 8192 tokens) out whole (`gpukit.llm.screened`). "
+             f"On one GPU, a series that rises by more than {llm.RISING_TOLERANCE:.0%} with the length: llama.cpp "
              "prefills a prompt in 512-token micro-batches one after another, each attending to more context, and "
              "decodes each token over a longer cache, so one GPU's speed can only fall."
-             + _spread_text(everything, out_),
-             "", "| GPU | model | weights | test | published tokens/s, shortest to longest | why |",
-             "|---|---|---|---|---|---|"]
-    for (gpu, model, weights, test), series in out_.groupby(["gpu", "model", "weights", "test"], sort=True):
+             + _spread_text(everything, out_.loc[out_["gpus"] == 1])
+             + f" On one GPU or several, an FP16 prefill series slower than the same run's quantised one by more than "
+             f"{llm.UNPACKED_TOLERANCE:.0%} at some length: before build {llm.LLAMA_CPP_MMQ_BUILD} llama.cpp unpacks "
+             "a quantised prompt's weights to FP16 and multiplies them as FP16 (`ggml_cuda_op_mul_mat_cublas`), so "
+             "the FP16 prompt has less to do." + _unpacked_text(everything),
+             "", "| GPU | cards | model | weights | test | published tokens/s, shortest to longest | why |",
+             "|---|---:|---|---|---|---|---|"]
+    for (gpu, n, model, weights, test), series in out_.groupby(["gpu", "gpus", "model", "weights", "test"],
+                                                               sort=True):
         speeds = ", ".join(f"{v:g}" for v in series.sort_values("tokens")["throughput_tokens_s"])
-        lines.append(f"| {gpu} | {model} | {weights} | {test} | {speeds} | {why[series.index[0]]} |")
+        lines.append(f"| {gpu} | {n} | {model} | {weights} | {test} | {speeds} | {why[series.index[0]]} |")
     with_them = llm.summary_by_test(llm.validation_table(everything, include_screened=True))
     lines += ["", "Graded with them: " + "; ".join(
         f"{r['test'].split(' (')[0]} {r['within_tolerance']} of {r['pairs']} within ±{llm.RATIO_TOLERANCE:.0%}, "
         f"winners {r['winners_right']} of {r['decisive_pairs']}" for _, r in with_them.iterrows() if r["pairs"])
         + "."]
-    kin = everything.merge(out_[["source", "gpu", "model", "weights", "test"]].drop_duplicates(),
-                           on=["source", "gpu", "model", "weights", "test"])
+    kin = everything[why == ""].merge(out_[["source", "gpu", "model", "weights", "test"]].drop_duplicates(),
+                                      on=["source", "gpu", "model", "weights", "test"])
     kin = kin[kin["gpus"] > 1]
     if len(kin):
         lines += ["", "The same source's runs of these GPUs, models, formats and tests on several cards stay in: a "
-                  "layer split may speed up as the prompt grows, so the rule cannot judge them. Their tokens/s, "
+                  "layer split may speed up as the prompt grows, so the first rule cannot judge them. Their tokens/s, "
                   "shortest to longest: " + "; ".join(
                       f"{n}x {gpu} {model} {weights} {test} " + ", ".join(
                           f"{v:g}" for v in series.sort_values("tokens")["throughput_tokens_s"])

@@ -47,6 +47,7 @@ import itertools
 import json
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import date
@@ -1016,14 +1017,32 @@ def by_configuration(reference: pd.DataFrame) -> pd.DataFrame:
 #: by something outside the model, and :func:`screened` leaves it out of the grading (on several GPUs a
 #: series may rise: a layer split pipelines a long prompt's micro-batches).
 RISING_TOLERANCE = 0.02
+#: llama.cpp's first build whose CUDA backend multiplies a quantised prompt with its own int8 kernels
+#: (MMQ) by default instead of unpacking the weights to FP16 for cuBLAS: commit a818f302, "CUDA: use
+#: MMQ instead of cuBLAS by default" (#8075), build 3216.
+LLAMA_CPP_MMQ_BUILD = 3216
+#: Before that build a quantised prompt does the FP16 prompt's work and more (``ggml_cuda_op_mul_mat_cublas``
+#: unpacks every weight to FP16 first), so one source's FP16 prefill of a GPU configuration and model
+#: is the faster of the two. An FP16 series slower than a quantised one of the same run by more than
+#: this share at some length was disturbed, and :func:`screened` leaves it out.
+UNPACKED_TOLERANCE = 0.10
+
+
+def _llama_cpp_build(engine) -> int | None:
+    """The build number a reference row's ``engine`` names (``llama.cpp build 2824 ...``), if any."""
+    found = re.search(r"llama\.cpp build (\d+)", str(engine))
+    return int(found.group(1)) if found else None
 
 
 def screened(reference: pd.DataFrame) -> pd.Series:
     """Why each row of ``reference`` is left out of the grading: ``""`` for a row graded, else the
-    reason (a single-GPU series of one source, model, weights and test that rises with length by
-    more than :data:`RISING_TOLERANCE`; the whole series goes, since the run is in doubt, not one
-    length)."""
+    reason. Two rules, each leaving out a whole series (one source, GPUs, model, weights and test,
+    every length), since the run is in doubt, not one length: a single-GPU series that rises with
+    length by more than :data:`RISING_TOLERANCE`, and an FP16 prefill series of llama.cpp before
+    :data:`LLAMA_CPP_MMQ_BUILD` slower than the same configuration's quantised prefill by more than
+    :data:`UNPACKED_TOLERANCE` (on one GPU or several)."""
     reason = pd.Series("", index=reference.index, dtype=object)
+    _screen_fp16_slower_than_unpacked(reference, reason)
     one = reference[reference["gpus"].astype(int) == 1]
     hosts = one["host"].fillna("") if "host" in one else pd.Series("", index=one.index)
     for _, series in one.groupby([one["source"], one["gpu"], one["model"], one["weights"], one["test"], hosts],
@@ -1037,6 +1056,29 @@ def screened(reference: pd.DataFrame) -> pd.Series:
             reason[series.index] = (f"one GPU's {'prefill' if series['test'].iloc[0] == 'pp' else 'decode'} speed "
                                     f"rises {up:.0%} from {a} to {b} tokens; it can only fall as the length grows")
     return reason
+
+
+def _screen_fp16_slower_than_unpacked(reference: pd.DataFrame, reason: pd.Series) -> None:
+    """Fill ``reason`` for FP16 prefill series slower than their run's unpacked quantised prefill (:func:`screened`)."""
+    if "engine" not in reference:
+        return
+    builds = reference["engine"].map(_llama_cpp_build)
+    pp = reference[(reference["test"] == "pp") & builds.notna()
+                   & (builds.fillna(LLAMA_CPP_MMQ_BUILD) < LLAMA_CPP_MMQ_BUILD)]
+    hosts = pp["host"].fillna("") if "host" in pp else pd.Series("", index=pp.index)
+    for _, run in pp.groupby([pp["source"], pp["gpu"], pp["gpus"].astype(int), pp["model"], hosts], sort=False):
+        fp16 = run[run["weights"] == "f16"]
+        by_length = fp16.set_index("tokens")["throughput_tokens_s"]
+        for weights, other in run[run["weights"].map(lambda w: weights_format(w).dequantized)].groupby("weights"):
+            unpacked = other.set_index("tokens")["throughput_tokens_s"]
+            slower = [(t, by_length[t], unpacked[t]) for t in by_length.index.intersection(unpacked.index)
+                      if by_length[t] < unpacked[t] * (1 - UNPACKED_TOLERANCE)]
+            if slower:
+                t, a, b = max(slower, key=lambda x: x[2] / x[1])
+                reason[fp16.index] = (f"its FP16 prefill is slower than its {weights}'s ({a:g} against {b:g} tokens/s "
+                                      f"at {t} tokens); llama.cpp before build {LLAMA_CPP_MMQ_BUILD} unpacks {weights} "
+                                      "to FP16 and multiplies the same way, so the FP16 prompt can only be faster")
+                break
 
 
 def graded_gpus(path: str | os.PathLike | None = None) -> set[str]:

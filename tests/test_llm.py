@@ -446,14 +446,40 @@ def test_a_single_gpu_series_that_rises_with_length_is_left_out():
     # the shipped table: three runs, four series, and the grading leaves them out unless asked
     ref = llm.load_reference()
     out = ref[llm.screened(ref) != ""]
-    assert set(zip(out["gpu"], out["model"], out["weights"], out["test"])) == {
-        ("A100 SXM4 80GB", "llama-3-8b", "f16", "pp"), ("L40S", "llama-3-8b", "f16", "pp"),
-        ("A40", "llama-3-70b", "q4_k_m", "pp"), ("A40", "llama-3-70b", "q4_k_m", "tg")}
+    assert set(zip(out["gpu"], out["gpus"], out["model"], out["weights"], out["test"])) == {
+        ("A100 SXM4 80GB", 1, "llama-3-8b", "f16", "pp"), ("L40S", 1, "llama-3-8b", "f16", "pp"),
+        ("A40", 1, "llama-3-70b", "q4_k_m", "pp"), ("A40", 1, "llama-3-70b", "q4_k_m", "tg"),
+        # the same machines' FP16 prompts on four cards: slower than their Q4_K_M ones (the rule below)
+        ("A100 SXM4 80GB", 4, "llama-3-8b", "f16", "pp"), ("L40S", 4, "llama-3-8b", "f16", "pp")}
     graded, everything = llm.validation_table(), llm.validation_table(ref, include_screened=True)
     assert len(everything) > len(graded)
     single = graded[(graded["gpus_a"] == 1) & (graded["gpus_b"] == 1) & (graded["test"] == "pp")]
     l40s = (single["gpu_a"] == "L40S") | (single["gpu_b"] == "L40S")
     assert not (l40s & (single["model"] == "llama-3-8b") & (single["weights"] == "f16")).any()
+
+
+def test_an_fp16_prompt_slower_than_its_unpacked_quantised_one_is_left_out():
+    """Before llama.cpp build 3216 a Q4_K_M prompt is unpacked to FP16 and multiplied as FP16, so the
+    same run's FP16 prompt is the faster; an FP16 series slower by more than UNPACKED_TOLERANCE at
+    some length is left out whole, on one GPU or several, and only its prefill."""
+    import pandas as pd
+
+    def series(gpus, weights, test, speeds, build=2824, source="s"):
+        return [{"source": source, "gpu": "L40S", "gpus": gpus, "model": "llama-3-8b", "weights": weights,
+                 "test": test, "tokens": t, "throughput_tokens_s": v, "engine": f"llama.cpp build {build} (x)"}
+                for t, v in zip((512, 1024, 4096, 8192), speeds)]
+
+    frame = pd.DataFrame(series(4, "q4_k_m", "pp", (6100, 9000, 10600, 9000))
+                         + series(4, "f16", "pp", (6000, 2500, 3100, 4300))  # 72 % slower at 1024: out
+                         + series(4, "f16", "tg", (42.7, 42.5, 41.3, 40.2))  # its decode: kept
+                         + series(2, "q4_k_m", "pp", (6000, 7000, 8000, 7000))
+                         + series(2, "f16", "pp", (5500, 6500, 7300, 6400))  # 8-9 % slower: inside the tolerance
+                         + series(4, "q4_k_m", "pp", (6100, 9000, 10600, 9000), build=4753, source="t")
+                         + series(4, "f16", "pp", (3000, 4000, 5000, 4500), build=4753, source="t"))  # MMQ: kept
+    why = llm.screened(frame)
+    assert list(why != "") == [False] * 4 + [True] * 4 + [False] * 20
+    assert why[4].startswith("its FP16 prefill is slower than its q4_k_m's (2500 against 9000 tokens/s at 1024")
+    assert (llm.screened(frame.drop(columns="engine")) == "").all()  # no build named: no rule to apply
 
 
 @pytest.mark.tensorflow
