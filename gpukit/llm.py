@@ -877,7 +877,7 @@ def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, ba
     for a, b in pairs:
         ga, gb = specs.resolve(a, cat).gpu, specs.resolve(b, cat).gpu
         only = {ga: [], gb: []}
-        both = []
+        both, published = [], []
         for name in models:
             m = resolve_model(name)
             ctx = min(context, m.max_context)
@@ -892,6 +892,11 @@ def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, ba
                              "usd_per_million_tokens_owned": r["usd_per_million_tokens_owned"] if r["fits"] else None})
             if ra["fits"] and rb["fits"]:
                 both.append((m.name, ra["decode_tokens_per_s"] / rb["decode_tokens_per_s"]))
+                if (pd.notna(ra["published_decode_tokens_per_s"]) and pd.notna(rb["published_decode_tokens_per_s"])
+                        and ra["published_source"] == rb["published_source"]
+                        and ra["published_tokens"] == rb["published_tokens"]):
+                    published.append((m.name, ra["published_source"], int(ra["published_tokens"]),
+                                      ra["published_decode_tokens_per_s"] / rb["published_decode_tokens_per_s"]))
             elif ra["fits"]:
                 only[ga].append(m.name)
             elif rb["fits"]:
@@ -916,6 +921,10 @@ def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, ba
                              f"fast (predicted; {graded}).")
             else:
                 parts.append(f"Where both fit ({len(both)} models), neither is always faster ({lo:.2f}-{hi:.2f}x).")
+            if published:
+                parts.append("Published by one source for both: " + "; ".join(
+                    f"{source} measured {ga if r >= 1 else gb} at {max(r, 1 / r):.2f}x on {name} "
+                    f"(generating {tokens} tokens)" for name, source, tokens, r in published) + ".")
         if not both and not only[ga] and not only[gb]:
             parts.append("neither holds any of these models on one card.")
         verdicts.append(f"{ga} vs {gb}: " + " ".join(parts))

@@ -360,6 +360,20 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
         llm.speeds(m, rtx, engine="tgi")
 
 
+def test_a_pair_one_source_measured_gets_its_published_ratio_beside_the_prediction():
+    _, verdicts = llm.pair_answers([("A100 PCIe 80GB", "RTX A6000")], ["llama-3-8b"], "q4_k_m", 8192)
+    ref = llm._graded_reference()
+    run = ref[(ref["gpus"] == 1) & (ref["model"] == "llama-3-8b") & (ref["weights"] == "q4_k_m")
+              & (ref["test"] == "tg") & (ref["tokens"] == 8192)].set_index("gpu")["throughput_tokens_s"]
+    speed = {g: run[g] for g in ("A100 PCIe 80GB", "RTX A6000")}
+    ratio = speed["A100 PCIe 80GB"] / speed["RTX A6000"]
+    assert ratio > 1 and (f"Published by one source for both: xiongjiedai-llama3 measured A100 PCIe 80GB at "
+                          f"{ratio:.2f}x on llama-3-8b (generating 8192 tokens).") in verdicts[0]
+    # no source measured both cards: nothing published to set beside it
+    _, seed = llm.pair_answers([("A40", "V100")], ["llama-3-8b"], "q4_k_m", 8192)
+    assert "Published by one source" not in seed[0]
+
+
 def test_the_seed_pairs_answered_for_llms():
     answers, verdicts = llm.pair_answers([("A40", "V100")], ["llama-3-8b", "llama-3-70b"], "q4_k_m", 8192)
     assert len(verdicts) == 1 and verdicts[0].startswith("A40 vs V100 PCIe 16GB:")
