@@ -18,6 +18,8 @@ import time
 from dataclasses import replace
 from datetime import datetime, timezone
 
+import pandas as pd
+
 from gpukit import llm, perfmodel, specs
 
 from _report import publish
@@ -116,6 +118,7 @@ def markdown(measure: bool = True) -> str:
         out.append(f"| {r['source']} | {r['test'].split(' (')[0]} | {r['setting']} | {r['pairs']} | "
                    f"{r['within_tolerance']} ({r['within_share']:.1%}) | {r['winners_right']} of "
                    f"{r['decisive_pairs']} | {r['median_abs_error_pct']:.1f}% |")
+    out += misses_section(table)
     datasheet = llm.validation_table(ref, efficiency=replace(perfmodel.DEFAULT_EFFICIENCY, sustained=False))
     out += ["", _ablation("With the tensor cores at their datasheet peaks instead of the measured rates", datasheet)]
     with _streaming_prompts():
@@ -163,6 +166,35 @@ def markdown(measure: bool = True) -> str:
         out += decoder_memory_section()
     out += ["", f"Total time: {time.perf_counter() - t0:.1f} s.", ""]
     return "\n".join(out)
+
+
+def misses_section(table) -> list[str]:
+    """Where the pairs outside the tolerance are: per test, model, format and setting, and the
+    configurations that take part in the most of them."""
+    if table.empty:
+        return []
+    out = ["", "## Where the misses are", "",
+           f"Pairs outside ±{llm.RATIO_TOLERANCE:.0%} per test, model, weights format and setting, and the share of "
+           "the test's misses each slice holds:", "",
+           "| test | model | weights | compared | pairs | within ±20 % | misses | share of the test's misses |",
+           "|---|---|---|---|---:|---:|---:|---:|"]
+    for test, part in table.groupby("test", sort=False):
+        missed = int((~part["within_tolerance"]).sum())
+        if not missed:
+            continue
+        for (model, weights, setting), sub in part.groupby(["model", "weights", "setting"], sort=True):
+            miss = int((~sub["within_tolerance"]).sum())
+            out.append(f"| {test} | {model} | {weights} | {setting} | {len(sub)} | "
+                       f"{int(sub['within_tolerance'].sum())} ({sub['within_tolerance'].mean():.0%}) | {miss} | "
+                       f"{miss / missed:.0%} |")
+    out += ["", "The configurations (a GPU and number of cards) that take part in the most misses, per test:", ""]
+    for test, part in table.groupby("test", sort=False):
+        bad = part[~part["within_tolerance"]]
+        sides = pd.concat([bad["gpus_a"].astype(str) + "x " + bad["gpu_a"], bad["gpus_b"].astype(str) + "x "
+                           + bad["gpu_b"]]).value_counts().head(5)
+        label = "decode" if test == "tg" else "prefill"
+        out.append(f"- {label}, {len(bad)} misses: " + "; ".join(f"{k} in {v}" for k, v in sides.items()) + ".")
+    return out
 
 
 def source_lines(everything) -> list[str]:
