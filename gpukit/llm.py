@@ -509,6 +509,18 @@ def finetune_gpus_needed(need: dict, gpu_row, limit: int = 64) -> int | None:
     return None
 
 
+def _unshardable_note(need: dict, gpu_row, batch: int, at_batch_one: int | None, limit: int = 64) -> str:
+    """Why a fine-tuning run of ``need`` fits on no number of these GPUs up to ``limit``, sharded as
+    :func:`finetune_gpus_needed` shards it, and what batch 1 needs (``at_batch_one`` GPUs, or none)."""
+    if not fits(need["shardable_bytes"] / limit, gpu_row):
+        why = f"weights, gradients and optimizer state alone, sharded over {limit}, exceed one"
+    else:
+        why = f"each keeps its own batch's activations, at batch {batch} more than one holds"
+    if batch > 1 and at_batch_one:
+        why += f"; at batch 1 it needs {at_batch_one}" if at_batch_one > 1 else "; batch 1 fits on one"
+    return f"does not fit on {limit} of these GPUs, even sharded: {why}"
+
+
 def lora_params(model: LLM, rank: int, targets: str = "all") -> int:
     """Adapter weights: rank x (inputs + outputs) per adapted matrix and layer."""
     attention = (model.hidden + model.q_dim) * 2 + (model.hidden + model.kv_dim) * 2  # q, o, k, v
@@ -779,8 +791,12 @@ def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, ba
                "gpus_needed": needed, "graded": g["gpu"] in graded if mode == "infer" else False, "note": ""}
         if mode != "infer":  # a memory answer: serving speed and cost belong to --mode infer
             if not fit:
-                row["note"] = (f"needs {needed} GPUs with weights, gradients and optimizer state sharded "
-                               "(ZeRO-3/FSDP)" if needed else "does not fit on 64 of these GPUs, even sharded")
+                if needed:
+                    row["note"] = (f"needs {needed} GPUs with weights, gradients and optimizer state sharded "
+                                   "(ZeRO-3/FSDP)")
+                else:
+                    one = finetune_memory(m, mode, context, 1, lora_rank, lora_targets, checkpointing)
+                    row["note"] = _unshardable_note(need, g, batch, finetune_gpus_needed(one, g))
             rows.append(row)
             continue
         # where it does not fit, the speed (and cost) are those of the fewest cards that hold it

@@ -121,6 +121,27 @@ def test_fine_tuning_that_fits_on_no_single_gpu_is_sharded(catalogue):
     assert llm.finetune_gpus_needed(huge, catalogue.iloc[0]) is None
 
 
+def test_a_fine_tuning_run_no_number_of_gpus_holds_says_why_and_what_would_fit(catalogue):
+    """Sharding splits the model state, not a GPU's own activations: the note says which of the two is
+    too large, and how many GPUs batch 1 needs."""
+    import pandas as pd
+
+    qwen = llm.llm_table("qwen2.5-14b", context=2048, batch=4, gpus=["RTX A4000"], mode="qlora").iloc[0]
+    one = llm.finetune_memory(llm.resolve_model("qwen2.5-14b"), "qlora", 2048, 1)
+    a4000 = catalogue.set_index("gpu").loc["RTX A4000"]
+    assert not qwen["fits"] and pd.isna(qwen["gpus_needed"]) and llm.finetune_gpus_needed(one, a4000) == 1
+    assert qwen["note"] == ("does not fit on 64 of these GPUs, even sharded: each keeps its own batch's activations, "
+                            "at batch 4 more than one holds; batch 1 fits on one")
+    h100 = llm.llm_table("llama-3-70b", context=8192, batch=8, gpus=["H100 SXM5"], mode="full").iloc[0]
+    needed = llm.finetune_gpus_needed(llm.finetune_memory(llm.resolve_model("llama-3-70b"), "full", 8192, 1),
+                                      catalogue.set_index("gpu").loc["H100 SXM5"])
+    assert needed and needed > 1 and h100["note"].endswith(f"; at batch 1 it needs {needed}")
+    # 70B parameters of full fine-tuning state (16 bytes each) over 64 cards of 16 GB: the state alone is too much
+    small = llm.llm_table("llama-3-70b", context=8192, batch=8, gpus=["RTX A4000"], mode="full").iloc[0]
+    assert small["note"] == ("does not fit on 64 of these GPUs, even sharded: weights, gradients and optimizer "
+                             "state alone, sharded over 64, exceed one")
+
+
 def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(catalogue):
     from gpukit.perfmodel import DEFAULT_EFFICIENCY as eff
 
