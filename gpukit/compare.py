@@ -130,6 +130,11 @@ class Comparison:
         return self.verdicts_html()
 
 
+def _both_notes(a: str, note_a: str, b: str, note_b: str) -> str:
+    """Two cards' notes on one row, each named; empty where neither has one."""
+    return "; ".join(f"{g}: {n}" for g, n in ((a, note_a), (b, note_b)) if n)
+
+
 def _num(v) -> float | None:
     if v is None or isinstance(v, str):
         return None
@@ -255,13 +260,14 @@ def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, pri
         ta = table[(table["gpu"] == a) & (table["precision"] == p)].iloc[0]
         tb = table[(table["gpu"] == b) & (table["precision"] == p)].iloc[0]
         add(f"USD per peak {p} TFLOPS (purchase)", _num(ta["usd_per_tflop"]), _num(tb["usd_per_tflop"]),
-            "; ".join(n for n in (f"{a}: {ta['note']}" if ta["note"] else "", f"{b}: {tb['note']}" if tb["note"] else "") if n))
+            _both_notes(a, ta["purchase_note"], b, tb["purchase_note"]))
     ta = table[(table["gpu"] == a)].iloc[0]
     tb = table[(table["gpu"] == b)].iloc[0]
     add(f"purchase price (USD, {kind_label})", _num(ta["price_usd"]), _num(tb["price_usd"]),
         "" if kinds[a] == kinds[b] else "different kinds of price: no kind both cards have")
     add(f"TCO over {years:g} years (USD)", _num(ta["tco_usd"]), _num(tb["tco_usd"]))
-    add("cloud price (USD per GPU-hour)", _num(ta["cloud_usd_per_hour"]), _num(tb["cloud_usd_per_hour"]))
+    add("cloud price (USD per GPU-hour)", _num(ta["cloud_usd_per_hour"]), _num(tb["cloud_usd_per_hour"]),
+        _both_notes(a, ta["cloud_note"], b, tb["cloud_note"]))
     if not throughput.empty:
         mixed = throughput[throughput["precision"] == "fp16"]
         first = (mixed if len(mixed) else throughput).iloc[0]

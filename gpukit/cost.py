@@ -132,6 +132,8 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
     ``cloud_kind`` only (on-demand by default; spot and serverless are never mixed in). Where a
     price has a history, the newest row holds (cut ``prices`` with :meth:`Prices.as_of` first to
     price another day).
+    ``note`` says what is missing or stale; ``purchase_note`` and ``cloud_note`` hold its parts that
+    concern the purchase-based and the cloud columns (a precision the GPU lacks goes with the purchase).
     ``throughput_items_per_s`` maps GPU names to a measured or predicted throughput, which adds
     dollars per million items of work.
     """
@@ -154,21 +156,22 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
         for p in precs:
             peak = prec.peak_tflops(g, p)
             sustained, basis = sustained_tflops(g, p)
-            notes = []
+            mode, bought, rented = [], [], []  # what each note concerns: the precision, the purchase, the rent
             if peak is None:
-                notes.append(f"{g['architecture']} has no {p} mode")
+                mode.append(f"{g['architecture']} has no {p} mode")
             if price_kind != "cloud" and buy is None:
                 why = prices.gap(g["gpu"], "purchase")
-                notes.append("no " + ("purchase" if price_kind == "any" else price_kind) + " price"
-                             + (f": {why}" if why else ""))
+                bought.append("no " + ("purchase" if price_kind == "any" else price_kind) + " price"
+                              + (f": {why}" if why else ""))
             if rent is None:
                 anywhere = cloud in ("cheapest", "median")
                 why = prices.gap(g["gpu"], cloud_kind) if anywhere else None
-                notes.append(f"no {cloud_kind} cloud price" + ("" if anywhere else f" from {cloud}")
-                             + (f": {why}" if why else ""))
-            for label, src in (("purchase", buy), ("cloud", rent)):
+                rented.append(f"no {cloud_kind} cloud price" + ("" if anywhere else f" from {cloud}")
+                              + (f": {why}" if why else ""))
+            for label, src, into in (("purchase", buy, bought), ("cloud", rent, rented)):
                 if src and src.get("stale"):
-                    notes.append(f"{label} price is stale ({src['date']})")
+                    into.append(f"{label} price is stale ({src['date']})")
+            notes = mode + bought + rented
             price = float(buy["usd"]) if buy else None
             hourly = float(rent["usd_per_hour"]) if rent else None
             tco = tco_usd(price, g["tdp_w"], years, util, kwh, pue)
@@ -191,6 +194,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
                 "usd_per_million_items": usd_per_million_items(hourly, work.get(g["gpu"])),
                 "stale": bool((buy and buy.get("stale")) or (rent and rent.get("stale"))),
                 "note": "; ".join(notes),
+                "purchase_note": "; ".join(mode + bought), "cloud_note": "; ".join(rented),
             })
     frame = pd.DataFrame(rows)
     frame.attrs.update({"electricity_usd_per_kwh": kwh, "years": years, "utilization": util, "pue": pue,

@@ -127,6 +127,29 @@ def test_cost_verdicts_to_buy_own_rent_and_per_unit_of_work(tmp_path, gpu):
     assert len(per_unit) == 2 and all("cheaper per unit of work" in v["verdict"] for v in per_unit)
 
 
+def test_a_price_note_sits_on_the_row_of_that_price(tmp_path):
+    """A stale cloud rate is a note on the cloud row, a stale purchase price on the purchase rows."""
+    import pandas as pd
+
+    from gpukit import prices
+
+    buy = tmp_path / "buy.csv"
+    buy.write_text("gpu,kind,usd,date,source_url,note\n"
+                   "A40,street,4000,2026-11-01,https://example.com/a,\n"
+                   "V100 PCIe 16GB,street,1000,2024-01-01,https://example.com/v,\n")
+    rent = tmp_path / "rent.csv"
+    rent.write_text("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+                    "A40,Test,a40,on-demand,1,0.02,2024-02-01,https://example.com/a,\n"
+                    "V100 PCIe 16GB,Test,v100,on-demand,1,0.01,2026-11-01,https://example.com/v,\n")
+    book = prices.load_prices([buy, rent])
+    rows = compare.cost_rows("A40", "V100 PCIe 16GB", book, pd.DataFrame(), "street", 0.15, 3, 0.5,
+                             compare.specs.load_catalogue()).set_index("item")
+    for p in ("fp32", "fp16"):
+        assert rows.loc[f"USD per peak {p} TFLOPS (purchase)", "note"] == \
+            "V100 PCIe 16GB: purchase price is stale (2024-01-01)"
+    assert rows.loc["cloud price (USD per GPU-hour)", "note"] == "A40: cloud price is stale (2024-02-01)"
+
+
 def test_same_gpu_twice_is_refused():
     with pytest.raises(ParameterError, match="same GPU"):
         compare.compare("A40", "a40")
