@@ -656,3 +656,8 @@ def test_the_table_shows_what_was_published_of_each_row(capsys):
     out = capsys.readouterr().out
     section = out.split("Published for the same configuration")[1]
     assert "A40" in section and "RTX A4000" not in section and "xiongjiedai-llama3" in section
+    # a user's own shape under a shipped name is not what was measured
+    import dataclasses
+
+    mine = dataclasses.replace(llm.resolve_model("llama-3-8b"), layers=16)
+    assert llm.llm_table(mine, "q4_k_m", 4096, 1, gpus=["A40"])[list(llm.PUBLISHED_COLUMNS)].isna().all().all()
