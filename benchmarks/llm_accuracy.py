@@ -229,21 +229,15 @@ def _spread_text(everything, out_) -> str:
 
 
 def _unpacked_text(everything) -> str:
-    """How many runs with both an FP16 and a quantised prefill (one source, GPU configuration and model,
-    llama.cpp before its MMQ build) have the FP16 one nowhere slower beyond the tolerance: what the
-    second screening rule rests on."""
-    builds = everything["engine"].map(llm._llama_cpp_build)
-    pp = everything[(everything["test"] == "pp") & (builds.fillna(llm.LLAMA_CPP_MMQ_BUILD) < llm.LLAMA_CPP_MMQ_BUILD)]
-    keys = ["source", "gpu", "gpus", "model", "tokens"]
-    both = pp[pp["weights"] == "f16"].merge(pp[pp["weights"] != "f16"], on=keys, suffixes=("", "_q"))
-    if both.empty:
+    """How many runs with both an FP16 and an unpacked quantised prefill have the FP16 one nowhere
+    slower beyond the tolerance: what the second screening rule rests on."""
+    runs = llm.fp16_against_unpacked(everything)
+    if runs.empty:
         return ""
-    runs = both.groupby(["source", "gpu", "gpus", "model"])
-    slower = runs.apply(lambda g: bool((g["throughput_tokens_s"]
-                                        < g["throughput_tokens_s_q"] * (1 - llm.UNPACKED_TOLERANCE)).any()))
-    return (f" Of the {len(slower)} runs with both (one source's GPU configuration and model), "
-            f"{len(slower) - int(slower.sum())} have the FP16 prompt nowhere more than "
-            f"{llm.UNPACKED_TOLERANCE:.0%} slower; the {int(slower.sum())} others are in the table below.")
+    slower = int(runs["slower"].sum())
+    return (f" Of the {len(runs)} runs with both (one source's GPU configuration and model), "
+            f"{len(runs) - slower} have the FP16 prompt nowhere more than {llm.UNPACKED_TOLERANCE:.0%} slower; "
+            f"the {slower} others are in the table below.")
 
 
 def screened_section(everything, why) -> list[str]:

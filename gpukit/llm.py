@@ -1068,7 +1068,11 @@ def screened(reference: pd.DataFrame) -> pd.Series:
     :data:`LLAMA_CPP_MMQ_BUILD` slower than the same configuration's quantised prefill by more than
     :data:`UNPACKED_TOLERANCE` (on one GPU or several)."""
     reason = pd.Series("", index=reference.index, dtype=object)
-    _screen_fp16_slower_than_unpacked(reference, reason)
+    for r in fp16_against_unpacked(reference).query("slower").itertuples():
+        reason[list(r.fp16_rows)] = (
+            f"its FP16 prefill is slower than its {r.weights}'s ({r.fp16_tokens_s:g} against {r.unpacked_tokens_s:g} "
+            f"tokens/s at {r.tokens} tokens); llama.cpp before build {LLAMA_CPP_MMQ_BUILD} unpacks {r.weights} to "
+            "FP16 and multiplies the same way, so the FP16 prompt can only be faster")
     one = reference[reference["gpus"].astype(int) == 1]
     hosts = one["host"].fillna("") if "host" in one else pd.Series("", index=one.index)
     for _, series in one.groupby([one["source"], one["gpu"], one["model"], one["weights"], one["test"], hosts],
@@ -1084,27 +1088,33 @@ def screened(reference: pd.DataFrame) -> pd.Series:
     return reason
 
 
-def _screen_fp16_slower_than_unpacked(reference: pd.DataFrame, reason: pd.Series) -> None:
-    """Fill ``reason`` for FP16 prefill series slower than their run's unpacked quantised prefill (:func:`screened`)."""
+def fp16_against_unpacked(reference: pd.DataFrame) -> pd.DataFrame:
+    """Every llama.cpp run before :data:`LLAMA_CPP_MMQ_BUILD` (one source, GPU, number of cards,
+    model and host) with both an FP16 and an unpacked quantised prefill series: one row per quantised
+    format, at the length where FP16 fares worst against it (``tokens``, both speeds), whether FP16
+    is slower there by more than :data:`UNPACKED_TOLERANCE` (``slower``), and the FP16 series' rows
+    (``fp16_rows``, index labels of ``reference``). :func:`screened` leaves out the slower ones."""
+    columns = ["source", "gpu", "gpus", "model", "weights", "tokens", "fp16_tokens_s", "unpacked_tokens_s",
+               "slower", "fp16_rows"]
     if "engine" not in reference:
-        return
+        return pd.DataFrame(columns=columns)
     builds = reference["engine"].map(_llama_cpp_build)
-    pp = reference[(reference["test"] == "pp") & builds.notna()
-                   & (builds.fillna(LLAMA_CPP_MMQ_BUILD) < LLAMA_CPP_MMQ_BUILD)]
+    pp = reference[(reference["test"] == "pp") & (builds.fillna(LLAMA_CPP_MMQ_BUILD) < LLAMA_CPP_MMQ_BUILD)]
     hosts = pp["host"].fillna("") if "host" in pp else pd.Series("", index=pp.index)
-    for _, run in pp.groupby([pp["source"], pp["gpu"], pp["gpus"].astype(int), pp["model"], hosts], sort=False):
+    rows = []
+    for (source, gpu, n, model, _), run in pp.groupby([pp["source"], pp["gpu"], pp["gpus"].astype(int), pp["model"],
+                                                       hosts], sort=False):
         fp16 = run[run["weights"] == "f16"]
         by_length = fp16.set_index("tokens")["throughput_tokens_s"]
         for weights, other in run[run["weights"].map(lambda w: weights_format(w).dequantized)].groupby("weights"):
             unpacked = other.set_index("tokens")["throughput_tokens_s"]
-            slower = [(t, by_length[t], unpacked[t]) for t in by_length.index.intersection(unpacked.index)
-                      if by_length[t] < unpacked[t] * (1 - UNPACKED_TOLERANCE)]
-            if slower:
-                t, a, b = max(slower, key=lambda x: x[2] / x[1])
-                reason[fp16.index] = (f"its FP16 prefill is slower than its {weights}'s ({a:g} against {b:g} tokens/s "
-                                      f"at {t} tokens); llama.cpp before build {LLAMA_CPP_MMQ_BUILD} unpacks {weights} "
-                                      "to FP16 and multiplies the same way, so the FP16 prompt can only be faster")
-                break
+            common = by_length.index.intersection(unpacked.index)
+            if common.empty:
+                continue
+            t = max(common, key=lambda k: unpacked[k] / by_length[k])
+            rows.append((source, gpu, n, model, weights, int(t), float(by_length[t]), float(unpacked[t]),
+                         bool(by_length[t] < unpacked[t] * (1 - UNPACKED_TOLERANCE)), tuple(fp16.index)))
+    return pd.DataFrame(rows, columns=columns)
 
 
 def graded_gpus(path: str | os.PathLike | None = None) -> set[str]:
@@ -1129,7 +1139,7 @@ def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = 
         m = resolve_model(r["model"])
         # a prompt of n tokens is prefilled at context n; n generated tokens see n/2 of context on average
         context = int(r["tokens"]) if r["test"] == "pp" else max(1, int(r["tokens"]) // 2)
-        engine = "llama.cpp" if str(r["engine"]).startswith("llama.cpp") else "vllm"
+        engine = _engine_of(r["engine"])
         try:
             s = speeds(m, r["gpu"], r["weights"], context, 1, gpus=int(r["gpus"]), split=r["split"],
                        prompt=int(r["tokens"]) if r["test"] == "pp" else None, engine=engine,

@@ -514,6 +514,11 @@ def test_an_fp16_prompt_slower_than_its_unpacked_quantised_one_is_left_out():
     why = llm.screened(frame)
     assert list(why != "") == [False] * 4 + [True] * 4 + [False] * 20
     assert why[4].startswith("its FP16 prefill is slower than its q4_k_m's (2500 against 9000 tokens/s at 1024")
+    # the comparison behind it, one row per run with both (the MMQ build's run is not one)
+    runs = llm.fp16_against_unpacked(frame).set_index("gpus")
+    assert len(runs) == 2 and list(runs.loc[4, "fp16_rows"]) == [4, 5, 6, 7]
+    assert runs.loc[4, ["tokens", "fp16_tokens_s", "unpacked_tokens_s", "slower"]].tolist() == [1024, 2500, 9000, True]
+    assert not runs.loc[2, "slower"] and runs.loc[2, "tokens"] == 4096  # 8.75 % slower: the worst, inside 10 %
     assert (llm.screened(frame.drop(columns="engine")) == "").all()  # no build named: no rule to apply
 
 
