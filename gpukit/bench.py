@@ -96,8 +96,18 @@ def sync(value) -> None:
 
 
 def measure(step: Callable[[], Any], settings: Settings, synchronize: Callable[[Any], None] = sync,
-            clock: Callable[[], float] = time.perf_counter) -> Timing:
-    """Time ``step`` by the rules in the module docstring."""
+            clock: Callable[[], float] = time.perf_counter,
+            agree: Callable[[float], float] | None = None) -> Timing:
+    """Time ``step`` by the rules in the module docstring.
+
+    ``agree`` is for steps that run in lockstep with other processes (a multi-worker strategy's
+    collective all-reduce): it takes this process's value and returns the largest over all of
+    them. Each process then warms up as many steps, runs as many loops per sample and as many
+    samples as the others; decided alone, from each process's own clock, one process can stop
+    while another waits in a collective for it, and that one fails. It is called the same number
+    of times in every process, between timed samples, never inside one.
+    """
+    agree = agree or (lambda value: value)
     warmup: list[float] = []
     first_done = None
     while True:
@@ -106,12 +116,12 @@ def measure(step: Callable[[], Any], settings: Settings, synchronize: Callable[[
         t1 = clock()
         warmup.append(t1 - t0)
         first_done = first_done if first_done is not None else t1
-        if len(warmup) >= settings.warmup_steps and t1 - first_done >= settings.warmup_min_s:
+        done = (len(warmup) >= settings.warmup_steps and t1 - first_done >= settings.warmup_min_s) \
+            or t1 - first_done > settings.max_time_s
+        if agree(float(done)):  # any process done warming up: all are
             break
-        if t1 - first_done > settings.max_time_s:
-            break
-    # Calibrate loops from the last warm-up step (the steadiest one).
-    per_step = max(warmup[-1], 1e-9)
+    # Calibrate loops from the last warm-up step (the steadiest one); the slowest process's.
+    per_step = max(agree(warmup[-1]), 1e-9)
     loops = max(1, min(10_000, math.ceil(settings.min_sample_s / per_step)))
     times: list[float] = []
     start = clock()
@@ -124,9 +134,9 @@ def measure(step: Callable[[], Any], settings: Settings, synchronize: Callable[[
         t1 = clock()
         times.append((t1 - t0) / loops)
         elapsed = t1 - start
-        if len(times) >= settings.max_samples or elapsed >= settings.max_time_s:
-            break
-        if len(times) >= settings.min_samples and elapsed >= settings.min_time_s:
+        stop = len(times) >= settings.max_samples or elapsed >= settings.max_time_s \
+            or (len(times) >= settings.min_samples and elapsed >= settings.min_time_s)
+        if agree(float(stop)):
             break
     return Timing(warmup, times, loops)
 

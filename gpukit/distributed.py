@@ -135,9 +135,20 @@ def _build(tf, strategy_obj, workload: str, params: dict, precision: str):
     return step, items, global_batch
 
 
-def _measure_one(tf, strategy_obj, workload, params, precision, settings) -> dict:
+def _agreement(tf, strategy_obj):
+    """For workers in lockstep: the largest of a value over every worker (a collective all-reduce),
+    so that they time the same number of steps (:func:`gpukit.bench.measure`)."""
+    @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+    def largest(value):
+        per_replica = strategy_obj.run(lambda: tf.reshape(value, [1]))
+        return tf.reduce_max(strategy_obj.gather(per_replica, axis=0))  # ReduceOp has no MAX
+
+    return lambda value: float(largest(tf.constant(value, tf.float32)))
+
+
+def _measure_one(tf, strategy_obj, workload, params, precision, settings, multiworker=False) -> dict:
     step, items, global_batch = _build(tf, strategy_obj, workload, params, precision)
-    timing = measure(step, settings)
+    timing = measure(step, settings, agree=_agreement(tf, strategy_obj) if multiworker else None)
     stats = summarize(timing.times_s)
     return {"status": "ok", "global_batch": global_batch, "items_per_step": items,
             "throughput": items / stats["median_s"], **stats, "samples": len(timing.times_s)}
@@ -171,7 +182,8 @@ def child_main(request: dict) -> dict:
                "per_replica_batch": params["batch"], "params": params}
         try:
             with stderr_redirected():
-                rec.update(_measure_one(tf, strat, workload, params, request["precision"], settings))
+                rec.update(_measure_one(tf, strat, workload, params, request["precision"], settings,
+                                        multiworker=strategy == "multiworker"))
         except Exception as exc:  # noqa: BLE001 -- a failing configuration is a result
             status, message = runner.classify(exc)
             rec.update({"status": status, "error": message})

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import threading
 
 import pytest
 
@@ -81,6 +82,48 @@ def test_measure_stops_at_max_time():
                        max_time_s=5.0)
     t = bench.measure(dev.step, s, synchronize=dev.sync, clock=dev.clock)
     assert len(t.times_s) == 5
+
+
+class Lockstep:
+    """What two workers of a multi-worker strategy share: ``agree`` returns the largest of the
+    values both pass (a barrier stands in for the collective all-reduce)."""
+
+    def __init__(self, n=2):
+        self.barrier, self.values, self.n = threading.Barrier(n, timeout=5), {}, n
+
+    def agree(self, worker, value):
+        self.values[worker] = value
+        self.barrier.wait()
+        out = max(self.values.values())
+        self.barrier.wait()  # nobody overwrites a value before all have read
+        return out
+
+
+def test_workers_in_lockstep_run_the_same_number_of_steps_whatever_their_clocks():
+    # Two workers whose clocks disagree (one sees its steps 3x slower) would calibrate different
+    # loops and stop after different sample counts; then one waits in a collective for the other.
+    s = bench.Settings(warmup_steps=2, warmup_min_s=0.01, min_sample_s=0.02, min_time_s=0.2, min_samples=3)
+    devs = [FakeDevice(first=1.0, dt=2.0**-10), FakeDevice(first=0.5, dt=3 * 2.0**-10)]
+    solo = [bench.measure(d.step, s, synchronize=d.sync, clock=d.clock)
+            for d in (FakeDevice(first=1.0, dt=2.0**-10), FakeDevice(first=0.5, dt=3 * 2.0**-10))]
+    assert solo[0].loops != solo[1].loops  # alone, they would not agree
+
+    shared, timings = Lockstep(), [None, None]
+
+    def worker(i):
+        d = devs[i]
+        timings[i] = bench.measure(d.step, s, synchronize=d.sync, clock=d.clock,
+                                   agree=lambda v: shared.agree(i, v))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert devs[0].calls == devs[1].calls > 0
+    a, b = timings
+    assert a.loops == b.loops == solo[1].loops  # calibrated on the slower worker's step
+    assert len(a.warmup_s) == len(b.warmup_s) and len(a.times_s) == len(b.times_s)
 
 
 def test_settings_for_a_time_budget():
