@@ -70,11 +70,12 @@ def markdown(measure: bool = True) -> str:
         "these), the tensor cores at the share of their datasheet peak each GPU sustains in a large matrix "
         "multiply (`gpukit.matmul_rates`: published measurements, the median share where none names the GPU). "
         "Two constants were read off the first source's measurements (`xiongjiedai-llama3`): "
-        f"{llm.GEMV_BYTES_PER_SM_S / 1e9:g} GB/s per SM that llama.cpp's matrix-vector products stream "
-        "(Little's law: the loads an SM keeps in flight over the memory latency), which caps the HBM "
-        "data-centre cards' decode below their datasheet bandwidth, and their prompts' conversions, "
-        "elementwise kernels and dequantisation too, llama.cpp's kernels loading one element a thread (the "
-        "tables below show each GPU with and without it), and "
+        f"{llm.GEMV_BYTES_PER_SM_CYCLE:g} bytes per SM per clock cycle (at the boost clock) that llama.cpp's "
+        "matrix-vector products stream (Little's law: the loads an SM keeps in flight over the memory "
+        "latency, counted in the SM's cycles), which caps the HBM data-centre cards' decode below their "
+        f"datasheet bandwidth; {llm.SCALAR_BYTES_PER_SM_S / 1e9:g} GB/s per SM for their prompts' conversions, "
+        "elementwise kernels and dequantisation, llama.cpp's kernels loading one element a thread (the "
+        "tables below show each GPU with and without it); and "
         f"{llm.LAYER_HOP_S * 1e6:g} µs per GPU boundary of a layer split.",
         "- The SpareCores rows grade the model out of sample: the same constants on other builds, GPUs (the T4, "
         "L4, A10 and three V100s among them) and models, and vLLM (`sparecores-vllm`: 16-bit weights, one request "
@@ -121,6 +122,9 @@ def markdown(measure: bool = True) -> str:
     out += misses_section(table)
     datasheet = llm.validation_table(ref, efficiency=replace(perfmodel.DEFAULT_EFFICIENCY, sustained=False))
     out += ["", _ablation("With the tensor cores at their datasheet peaks instead of the measured rates", datasheet)]
+    with _decode_cap_per_second():
+        out += ["", _ablation(f"With llama.cpp's decode cap a rate per second ({PER_SECOND_CAP / 1e9:g} GB/s per SM, "
+                              "its best fit as such) instead of per clock cycle", llm.validation_table(ref))]
     with _streaming_prompts():
         out += ["", _ablation("With llama.cpp's prompt kernels at the datasheet streaming rate instead of the per-SM "
                               "cap", llm.validation_table(ref))]
@@ -304,6 +308,22 @@ def _engines(flag: str, value: bool, names=None):
     finally:
         for name, old in saved.items():
             llm.ENGINES[name][flag] = old
+
+
+#: The decode cap as a rate per second per SM that fits the first source best (the model's form before
+#: it counted cycles), for the ablation.
+PER_SECOND_CAP = 10e9
+
+
+@contextlib.contextmanager
+def _decode_cap_per_second():
+    """llama.cpp's decode cap at :data:`PER_SECOND_CAP` per SM whatever the GPU's clock."""
+    saved = llm.gemv_rate
+    llm.gemv_rate = lambda row: specs.sm_count(row) * PER_SECOND_CAP
+    try:
+        yield
+    finally:
+        llm.gemv_rate = saved
 
 
 def _streaming_prompts():

@@ -142,16 +142,25 @@ LAYER_HOP_S = 250e-6
 #: leaves SMs idle (wave quantisation), which at a prompt chunk's 512 columns costs a large GPU
 #: a share of its peak that a smaller one does not lose.
 GEMM_TILE = (128, 128)
-#: Bytes per second one SM streams through llama.cpp's matrix-vector products (a decode step's
-#: kernels): by Little's law, the loads it keeps in flight over the memory latency. A GPU whose
-#: datasheet bandwidth exceeds SMs x this cannot reach it at batch 1 (the HBM data-centre cards). The
-#: one constant of the decode model read off published measurements (``docs/llm-accuracy.md``). It
-#: belongs to llama.cpp's kernels (``ENGINES[...]["gemv_per_sm"]``); an engine whose other kernels
-#: load one element a thread (``scalar_kernels``) streams them at the same rate: llama.cpp's
-#: conversions (``convert_unary``, one element a thread) and dequantisation (one warp a block) at the
-#: benchmarked build. A PyTorch engine's decode streams at the streaming rate: vLLM's runs in
-#: ``data/reference_llm.csv`` decode on the HBM cards up to 2.3 times as fast as predicted with the cap.
-GEMV_BYTES_PER_SM_S = 10e9
+#: Bytes one SM streams per clock cycle through llama.cpp's matrix-vector products (a decode step's
+#: kernels): by Little's law, the loads it keeps in flight over the memory latency, the latency
+#: counted in the SM's own cycles (most of a load's round trip, through the load units, the
+#: on-chip network and L2, runs in the core clock's domain), so the rate rises with the clock. A
+#: GPU whose datasheet bandwidth exceeds SMs x boost clock x this cannot reach it at batch 1 (the
+#: HBM data-centre cards). Read off the first source's decode measurements (``xiongjiedai-llama3``
+#: in ``docs/llm-accuracy.md``), where it fits best (2610 of 2676 pairs within ±20 %; as a rate
+#: per second instead, 10 GB/s per SM, 2438): the H100 PCIe (1755 MHz) then streams 25 % more per
+#: SM than the A100 (1410 MHz), as SpareCores' measurements of both, which it was not fitted to,
+#: show. It belongs to llama.cpp's kernels (``ENGINES[...]["gemv_per_sm"]``). A PyTorch engine's
+#: decode streams at the streaming rate: vLLM's runs in ``data/reference_llm.csv`` decode on the
+#: HBM cards up to 2.3 times as fast as predicted with the cap.
+GEMV_BYTES_PER_SM_CYCLE = 6.0
+#: Bytes per second one SM streams through kernels that load one element a thread (``scalar_kernels``):
+#: llama.cpp's conversions (``convert_unary``) and dequantisation (one warp a block) at the
+#: benchmarked build, between a prompt's matrix multiplies. Read off the first source's prefill
+#: measurements; per second it fits them better than per cycle (1409 against 1350 of 2364 pairs
+#: within ±20 % at the best constant of each).
+SCALAR_BYTES_PER_SM_S = 10e9
 #: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
 #: and how they spread a model over several GPUs.
 #:
@@ -601,6 +610,12 @@ def prefill_traffic_bytes(model: LLM, engine: str = "llama.cpp", window: float =
     return model.layers * (passes * e["activation_bytes"] + converts * CONVERT_BYTES + scores)
 
 
+def gemv_rate(row) -> float:
+    """Bytes per second llama.cpp's matrix-vector products stream on a GPU at batch 1, before the
+    datasheet bandwidth caps them: SMs x boost clock x :data:`GEMV_BYTES_PER_SM_CYCLE`."""
+    return specs.sm_count(row) * float(row["boost_clock_mhz"]) * 1e6 * GEMV_BYTES_PER_SM_CYCLE
+
+
 def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: int = 1, kv: str = "f16",
            gpus: int = 1, link: str | None = None, split: str | None = None, prompt: int | None = None,
            engine: str = "llama.cpp", efficiency=None, catalogue: pd.DataFrame | None = None) -> dict:
@@ -630,11 +645,11 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
     sms = specs.sm_count(row)
     stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream  # a streaming kernel's rate
-    # what decode's matrix-vector products reach: llama.cpp's at the per-SM rate (GEMV_BYTES_PER_SM_S), a
-    # PyTorch engine's at the streaming rate
-    bandwidth = min(stream, sms * GEMV_BYTES_PER_SM_S) if ENGINES[engine]["gemv_per_sm"] else stream
+    # what decode's matrix-vector products reach: llama.cpp's at the per-SM rate (GEMV_BYTES_PER_SM_CYCLE at
+    # the boost clock), a PyTorch engine's at the streaming rate
+    bandwidth = min(stream, gemv_rate(row)) if ENGINES[engine]["gemv_per_sm"] else stream
     # what the prompt's kernels other than tiled matrix multiplies reach
-    elementwise = bandwidth if ENGINES[engine]["scalar_kernels"] else stream
+    elementwise = min(stream, sms * SCALAR_BYTES_PER_SM_S) if ENGINES[engine]["scalar_kernels"] else stream
     n = _check_positive("gpus", gpus)
     active = model.active_params()
     attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)

@@ -346,8 +346,13 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     a100 = catalogue[catalogue["gpu"] == "A100 PCIe 80GB"].iloc[0]
     assert specs.sm_count(a100) == 108  # 6912 CUDA cores, 64 FP32 lanes per SM at compute capability 8.0
     s = llm.speeds(m, a100, "f16", context=64)
-    capped = 108 * llm.GEMV_BYTES_PER_SM_S
+    capped = 108 * 1410e6 * llm.GEMV_BYTES_PER_SM_CYCLE  # SMs x boost clock x bytes per SM per cycle
+    assert a100["boost_clock_mhz"] == 1410 and llm.gemv_rate(a100) == pytest.approx(capped)
     assert capped < a100["memory_bandwidth_gbs"] * 1e9 * eff.stream
+    # the rate rises with the clock: an H100 PCIe's SMs (114 at 1755 MHz) each stream 1755/1410 an A100's
+    h100 = catalogue[catalogue["gpu"] == "H100 PCIe"].iloc[0]
+    assert specs.sm_count(h100) == 114
+    assert llm.gemv_rate(h100) / 114 == pytest.approx(capped / 108 * 1755 / 1410)
     weights = m.active_params() * 2 + 64 * m.kv_bytes_per_token()
     fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
     assert s["decode_step_s"] == pytest.approx(weights / capped + fixed)
@@ -359,12 +364,12 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     # A100 streams them at its per-SM rate too, the RTX 4090 (128 SMs x 10 GB/s above its 1008 GB/s) not
     prompt = {g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096)["prefill_tokens_per_s"] for g in (a100, rtx)}
     with monkeypatch.context() as patch:
-        patch.setattr(llm, "GEMV_BYTES_PER_SM_S", float("inf"))
+        patch.setattr(llm, "SCALAR_BYTES_PER_SM_S", float("inf"))
         lifted = {g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096)["prefill_tokens_per_s"] for g in (a100, rtx)}
     assert lifted["A100 PCIe 80GB"] > 1.1 * prompt["A100 PCIe 80GB"]
     assert lifted["GeForce RTX 4090"] == pytest.approx(prompt["GeForce RTX 4090"])
     # (with memory traffic out of the way, which the two engines make differently)
-    monkeypatch.setattr(llm, "GEMV_BYTES_PER_SM_S", float("inf"))
+    monkeypatch.setattr(llm, "SCALAR_BYTES_PER_SM_S", float("inf"))
     unbound = rtx.copy()
     unbound["memory_bandwidth_gbs"] = 1e12
     fast = llm.speeds(m, unbound, "f16", prompt=512, engine="llama.cpp")["prefill_tokens_per_s"]
@@ -600,7 +605,7 @@ def test_only_llamacpps_decode_is_held_to_the_per_sm_rate():
     m = llm.load_models()["llama-3.1-8b"]
     row = specs.load_catalogue().set_index("gpu").loc["H100 SXM5"]
     stream = float(row["memory_bandwidth_gbs"]) * 1e9 * DEFAULT_EFFICIENCY.stream
-    capped = specs.sm_count({**row.to_dict(), "gpu": "H100 SXM5"}) * llm.GEMV_BYTES_PER_SM_S
+    capped = llm.gemv_rate({**row.to_dict(), "gpu": "H100 SXM5"})
     assert capped < stream
     vllm = llm.speeds(m, "H100 SXM5", "bf16", 64, engine="vllm")
     cpp = llm.speeds(m, "H100 SXM5", "bf16", 64, engine="llama.cpp")
