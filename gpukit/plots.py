@@ -256,7 +256,7 @@ def fit_heatmap(fit: pd.DataFrame) -> Figure:
         labels = share.combine(verdicts, lambda v, m: pd.Series(
             [f"{marks.get(x, '?')} {y:.0%}" if y < 10 else f"{marks.get(x, '?')} {y:.0f}x" for y, x in zip(v, m)],
             index=v.index))
-        sns.heatmap(share.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, center=1.0, annot=labels,
+        sns.heatmap(share.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, annot=labels,
                     fmt="", annot_kws={"fontsize": 8}, cbar=i == len(models) - 1, linewidths=0.5,
                     cbar_kws={"label": "memory needed / GPU memory (capped at 2)"})
         ax.set_title(model)
@@ -622,7 +622,7 @@ def llm_fit_heatmap(matrix: pd.DataFrame, title: str) -> Figure:
     grid = matrix.T
     fig, ax = plt.subplots(figsize=(1.25 * len(grid.columns) + 5, 0.36 * len(grid) + 2))
     labels = grid.map(lambda v: f"✓ {v:.0%}" if v <= 1 else (f"✗ {v:.1f}x" if v < 10 else f"✗ {v:.0f}x"))
-    sns.heatmap(grid.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, center=1.0, annot=labels, fmt="",
+    sns.heatmap(grid.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, annot=labels, fmt="",
                 annot_kws={"fontsize": 8}, linewidths=0.5,
                 cbar_kws={"label": "memory needed / GPU memory (capped at 2)"})
     ax.set_xlabel("model")
