@@ -60,22 +60,73 @@ def compute_figure(catalogue: pd.DataFrame) -> Figure:
     return _finish(fig)
 
 
-def _label_points(ax, frame: pd.DataFrame, x: str, y: str, min_gap: float = 0.045) -> None:
-    """Name each point; points that coincide share a label, and labels in one column of
-    points are spread vertically (in log10 units of ``y``) so that none overlap."""
-    groups = (frame.groupby([x, y], sort=False)["gpu"].agg("\n".join).reset_index())
-    for _, col in groups.groupby(x):
-        col = col.sort_values(y)
-        placed: list[float] = []
-        for _, row in col.iterrows():
-            ly = np.log10(row[y])
-            if placed and ly < placed[-1] + min_gap:
-                ly = placed[-1] + min_gap
-            placed.append(ly)
-            ax.annotate(row["gpu"], (row[x], row[y]), xytext=(row[x] * 1.04, 10 ** ly),
-                        textcoords="data", fontsize=8, va="center",
-                        arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6}
-                        if abs(ly - np.log10(row[y])) > 1e-9 else None)
+def _renderer(fig: Figure):
+    """A renderer to measure text with, whatever canvas the figure has (a closed figure's has none)."""
+    if not hasattr(fig.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
+    return fig.canvas.get_renderer()
+
+
+def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, avoid=()) -> None:
+    """Name each point of a scatter; points that coincide share a label.
+
+    Call last, once the axes' scales, limits and legend are set: the figure is laid out, then
+    each label goes beside its point, to the right (to the left where the right runs out of the
+    axes), and where it would cover a label already placed or another point it moves up or down
+    a step at a time until it is free, joined to its point by a leader line (greedy, in display
+    coordinates, the lowest points first). ``avoid``: more (x, y) points, in data units, that no
+    label may cover (another series' markers)."""
+    fig = ax.figure
+    fig.tight_layout()
+    renderer = _renderer(fig)
+    groups = frame.dropna(subset=[x, y]).groupby([x, y], sort=False)["gpu"].agg("\n".join).reset_index()
+    if groups.empty:
+        return
+    to_px = ax.transData.transform
+    area = ax.get_window_extent(renderer)
+    points = to_px(groups[[x, y]].to_numpy(float))
+    marker = fontsize * fig.dpi / 72 * 0.6  # half a marker's size, about
+    others = to_px(np.asarray(avoid, float).reshape(-1, 2)) if len(avoid) else np.empty((0, 2))
+    taken = [(px - marker, py - marker, px + marker, py + marker) for px, py in np.vstack([points, others])]
+    pad = 4 * fig.dpi / 72
+    step = fontsize * fig.dpi / 72 * 0.7
+
+    def free(box):
+        x0, y0, x1, y1 = box
+        if x0 < area.x0 or x1 > area.x1 or y0 < area.y0 or y1 > area.y1:
+            return False
+        return not any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in taken)
+
+    for i in np.lexsort((points[:, 0], points[:, 1])):
+        px, py = points[i]
+        name = groups.iloc[i]["gpu"]
+        probe = ax.text(0, 0, name, fontsize=fontsize, transform=None)
+        extent = probe.get_window_extent(renderer)
+        probe.remove()
+        w, h = extent.width, extent.height
+        own = (px - marker, py - marker, px + marker, py + marker)
+        taken.remove(own)
+        choice = None
+        # near the point on the right, then near it on the left, then farther on either side
+        tries = [(side, k) for side in (1, -1) for k in range(9)]
+        tries += [(side, k) for k in range(9, 41) for side in (1, -1)]
+        for side, k in tries:
+            dy = (k + 1) // 2 * step * (1 if k % 2 else -1)
+            x0 = px + pad if side == 1 else px - pad - w
+            box = (x0, py + dy - h / 2, x0 + w, py + dy + h / 2)
+            if free(box):
+                choice = (side, dy, box)
+                break
+        side, dy, box = choice or (1, 0.0, (px + pad, py - h / 2, px + pad + w, py + h / 2))
+        taken.append(own)
+        taken.append(box)
+        ax.annotate(name, (groups.iloc[i][x], groups.iloc[i][y]),
+                    xytext=(side * pad * 72 / fig.dpi, dy * 72 / fig.dpi), textcoords="offset points",
+                    fontsize=fontsize, va="center", ha="left" if side == 1 else "right",
+                    arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
+                    if abs(dy) > h / 2 else None)
 
 
 def memory_figure(catalogue: pd.DataFrame) -> Figure:
@@ -89,7 +140,6 @@ def memory_figure(catalogue: pd.DataFrame) -> Figure:
                     style="segment", style_order=segments, markers=SEGMENT_MARKERS, s=90, ax=ax)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    _label_points(ax, catalogue, "memory_gb", "memory_bandwidth_gbs")
     ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
@@ -103,6 +153,7 @@ def memory_figure(catalogue: pd.DataFrame) -> Figure:
     ax.set_ylabel("memory bandwidth, GB/s (log scale)")
     ax.set_title("Memory: how much, and how fast")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    _label_points(ax, catalogue, "memory_gb", "memory_bandwidth_gbs")
     return _finish(fig)
 
 
@@ -663,7 +714,6 @@ def llm_decode_figure(table: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
                   colors="black", lw=0.7, alpha=0.5)
         ax.scatter(seen["memory_bandwidth_gbs"], seen["published_decode_tokens_per_s"], marker="D", s=40,
                    facecolors="none", edgecolors="black", label=PUBLISHED_DECODE_LABEL)
-    _label_points(ax, frame, "memory_bandwidth_gbs", "decode_tokens_per_s")
     ax.set_xlabel("memory bandwidth (GB/s)")
     ax.set_ylabel("decode speed (tokens/s, all sequences)")
     ax.set_xlim(left=0)
@@ -673,6 +723,8 @@ def llm_decode_figure(table: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
         top = max(top, seen["published_decode_tokens_per_s"].max())
     ax.set_ylim(0, top * 1.3)
     ax.legend(title="predicted: decode step bound by", fontsize="small", loc="upper left")
+    _label_points(ax, frame, "memory_bandwidth_gbs", "decode_tokens_per_s",
+                  avoid=seen[["memory_bandwidth_gbs", "published_decode_tokens_per_s"]].to_numpy(float))
     return _finish(fig)
 
 

@@ -230,6 +230,38 @@ def test_memory_figure_capacity_ticks_never_print_over_each_other(catalogue):
     assert 94 in ticks and 96 not in ticks
 
 
+def _label_boxes(fig):
+    """Display-space boxes of a figure's point labels (their text only, not the leader lines)."""
+    ax = fig.axes[0]
+    renderer = plots._renderer(fig)
+    boxes = []
+    fig.canvas.draw()
+    for a in ax.texts:  # the text's own extent, without its leader line
+        boxes.append((a.get_text(), matplotlib.text.Text.get_window_extent(a, renderer)))
+    return ax.get_window_extent(renderer), boxes
+
+
+@pytest.mark.parametrize("figure", ["memory", "decode"])
+def test_point_labels_of_the_whole_catalogue_neither_overlap_nor_leave_the_axes(catalogue, figure):
+    """The catalogue crowds its points (24 GB cards near 1 TB/s; decode speeds of a dozen GPUs
+    between 800 and 1000 GB/s): every label is placed where no other covers it."""
+    from gpukit import llm
+
+    if figure == "memory":
+        fig = plots.memory_figure(catalogue)
+        expected = catalogue["gpu"]
+    else:
+        table = llm.llm_table("llama-3-8b", "q4_k_m", 8192, 1)
+        fig = plots.llm_decode_figure(table, catalogue)
+        expected = table.dropna(subset=["decode_tokens_per_s"])["gpu"]
+    area, boxes = _label_boxes(fig)
+    assert sorted("\n".join(t for t, _ in boxes).split("\n")) == sorted(expected)
+    for i, (name, a) in enumerate(boxes):
+        assert area.x0 - 1 <= a.x0 and a.x1 <= area.x1 + 1 and area.y0 - 1 <= a.y0 and a.y1 <= area.y1 + 1, name
+        for other, b in boxes[i + 1:]:
+            assert not a.overlaps(b), (name, other)
+
+
 def test_memory_figure_of_a_single_gpu(catalogue):
     one = catalogue.iloc[[0]]
     ax = plots.memory_figure(one).axes[0]
