@@ -405,6 +405,22 @@ FP32_LANES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8
                      "10.0": 128, "12.0": 128}
 
 
+#: Thread-instructions one SM issues per clock cycle: four processing blocks, each with a warp
+#: scheduler dispatching one instruction for a warp of 32 threads per clock (the Volta, Turing,
+#: GA100, GA10x, Ada and Hopper whitepapers' SM diagrams; the same four-block SM in Blackwell's).
+ISSUE_PER_SM_CLOCK = 128
+
+
+def issue_tflops(row) -> float:
+    """The rate of a GPU's kernels that mix integer and floating-point instructions (indexing,
+    conversions, reductions and the arithmetic they serve: normalisation, activation, pooling),
+    in the units of the FP32 peak: SMs x :data:`ISSUE_PER_SM_CLOCK` x boost clock. It equals the
+    FP32 peak where an SM has 64 FP32 lanes (one fused multiply-add, two FLOPs, per lane and
+    clock) and is half of it where a second FP32 datapath doubled the lanes (GA10x, Ada, Hopper,
+    Blackwell) but not the instructions an SM issues."""
+    return sm_count(row) * ISSUE_PER_SM_CLOCK * float(row["boost_clock_mhz"]) * 1e6 / 1e12
+
+
 def sm_count(row) -> int:
     """Streaming multiprocessors of a catalogue GPU: CUDA cores over FP32 lanes per SM."""
     lanes = FP32_LANES_PER_SM.get(str(row["compute_capability"]))

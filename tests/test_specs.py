@@ -278,3 +278,18 @@ def test_records_use_none_for_empty_cells(catalogue, gpu):
     rec = {r["gpu"]: r for r in specs.records(catalogue)}
     assert rec["T4"]["tf32_tensor_tflops"] is None
     assert rec["T4"]["cuda_cores"] == gpu("T4").cuda_cores and isinstance(rec["T4"]["cuda_cores"], int)
+
+
+def test_issue_rate_is_the_fp32_peak_where_an_sm_has_64_fp32_lanes_and_half_where_it_has_128(catalogue):
+    """SMs x 128 thread-instructions per clock x boost clock, by hand: a V100 SXM2 (80 SMs at
+    1530 MHz) and an A100 (108 at 1410) issue their FP32 peak; an A40 (84 SMs at 1740 MHz) half
+    its 37.4 TFLOPS, its second FP32 datapath adding lanes but no issue slots."""
+    rows = catalogue.set_index("gpu", drop=False)
+    v100, a100 = rows.loc["V100 SXM2 16GB"], rows.loc["A100 PCIe 80GB"]
+    assert specs.issue_tflops(v100) == pytest.approx(80 * 128 * 1530e6 / 1e12)
+    assert specs.issue_tflops(v100) == pytest.approx(v100["fp32_tflops"], rel=0.01)
+    assert specs.issue_tflops(a100) == pytest.approx(108 * 128 * 1410e6 / 1e12)
+    a40 = rows.loc["A40"]
+    assert specs.sm_count(a40) == 84 and a40["boost_clock_mhz"] == 1740
+    assert specs.issue_tflops(a40) == pytest.approx(84 * 128 * 1740e6 / 1e12)
+    assert specs.issue_tflops(a40) == pytest.approx(a40["fp32_tflops"] / 2, rel=0.01)

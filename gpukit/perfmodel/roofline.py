@@ -22,6 +22,7 @@ import pandas as pd
 from .. import precision as prec
 from ..errors import ParameterError
 from ..matmul_rates import tensor_share
+from ..specs import issue_tflops
 from .profiles import Profile
 
 
@@ -34,10 +35,13 @@ class Efficiency:
       model's matmuls and convolutions reach;
     * ``cuda``: fraction of the FP32 CUDA-core peak reached by matmuls and convolutions without
       tensor cores (FP32 on Volta and Turing, or with TF32 off);
-    * ``elementwise``: fraction of the FP32 CUDA-core peak at which normalisation, activation and
-      pooling layers get through their nominal arithmetic (:data:`gpukit.perfmodel.profiles.ELEMENTWISE_FLOPS`); small,
+    * ``elementwise``: fraction of the SMs' instruction issue rate (:func:`gpukit.specs.issue_tflops`,
+      in the units of the FP32 peak) at which normalisation, activation and pooling layers get
+      through their nominal arithmetic (:data:`gpukit.perfmodel.profiles.ELEMENTWISE_FLOPS`); small,
       because indexing, type conversion and reductions cost far more instructions than the
-      maths they serve;
+      maths they serve. The issue rate, not the FP32 peak: those instructions are mostly not FP32
+      ones, so the second FP32 datapath of GA10x, Ada and Hopper SMs, which doubled their FP32
+      peak, does not speed them up (``docs/perfmodel-accuracy.md`` shows the fit both ways);
     * ``memory``: fraction of the datasheet bandwidth at which the model's minimal traffic
       (every operand read once, every result written once) moves; real kernels move more bytes
       than that minimum, so this is well under a streaming kernel's fraction;
@@ -63,7 +67,7 @@ class Efficiency:
     ``source`` says where a set of factors came from.
     """
 
-    tensor: float = 0.8
+    tensor: float = 0.7
     cuda: float = 0.7
     elementwise: float = 0.02
     memory: float = 0.3
@@ -138,8 +142,10 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
     (:func:`gpukit.precision.math_unit`, at datasheet peaks) and the share of its tensor peak the
     GPU sustains (:func:`gpukit.matmul_rates.tensor_share`); raises :class:`gpukit.precision.Unsupported`."""
     units = [prec.math_unit(gpu, prof.precision, o.matmul) for o in prof.ops]
+    issue = issue_tflops(gpu)  # what everything but the matrix multiplies gets through (not the FP32 lanes)
     return Placed(str(gpu["gpu"]), np.array([o.flops for o in prof.ops], float),
-                  np.array([o.bytes for o in prof.ops], float), np.array([u[1] * 1e12 for u in units]),
+                  np.array([o.bytes for o in prof.ops], float),
+                  np.array([(u[1] if o.matmul else issue) * 1e12 for u, o in zip(units, prof.ops)]),
                   np.array([0 if "tensor" in label else (1 if o.matmul else 2) for (label, _), o in zip(units, prof.ops)]),
                   np.array([o.kind == "Stream" or o.stream for o in prof.ops]), sum(o.kernels for o in prof.ops),
                   float(gpu["memory_bandwidth_gbs"]) * 1e9, prof.items_per_step,
