@@ -94,12 +94,7 @@ def _refit_verdict(ref: pd.DataFrame, fitted, cat) -> str:
     d = perfmodel.DEFAULT_EFFICIENCY
     if (fitted.tensor, fitted.cuda, fitted.elementwise, fitted.memory) == (d.tensor, d.cuda, d.elementwise, d.memory):
         return " (the defaults)."
-    now, best = perfmodel.fit_error(ref, d, cat), perfmodel.fit_error(ref, fitted, cat)
-    text = (f": mean absolute log error of the speedups {best:.4f}, against the defaults' {now:.4f} "
-            f"({(now - best) / now:.1%} lower)")
-    if now - best > perfmodel.REFIT_MARGIN * now:
-        return text + ": update the defaults."
-    return text + f"; within {perfmodel.REFIT_MARGIN:.0%}, so the defaults stay (the error is flat around its minimum)."
+    return ": " + perfmodel.refit_verdict(ref, fitted, d, cat)[1] + "."
 
 
 def _update_section(ref: pd.DataFrame, table: pd.DataFrame, cat) -> list[str]:

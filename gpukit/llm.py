@@ -158,7 +158,7 @@ GEMV_BYTES_PER_SM_CYCLE = 6.0
 #: Bytes per second one SM streams through kernels that load one element a thread (``scalar_kernels``):
 #: llama.cpp's conversions (``convert_unary``) and dequantisation (one warp a block) at the
 #: benchmarked build, between a prompt's matrix multiplies. Read off the first source's prefill
-#: measurements; per second it fits them better than per cycle (1409 against 1350 of 2364 pairs
+#: measurements; per second it fits them better than per cycle (1408 against 1350 of 2364 pairs
 #: within ±20 % at the best constant of each).
 SCALAR_BYTES_PER_SM_S = 10e9
 #: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,

@@ -16,7 +16,7 @@ and each source out in turn, and gives every prediction its family's measured er
 from .calibration import calibrate
 from .grading import (FAMILY_TARGET, FIT_GRID, KEY_PAIRS, RATIO_TOLERANCE, REFERENCE_PATH, REFERENCE_SCHEMA,
                       REFIT_MARGIN,
-                      WINNER_MARGIN, accuracy_text, family, family_accuracy, fit_efficiency, fit_error,
+                      WINNER_MARGIN, accuracy_text, family, family_accuracy, fit_efficiency, fit_error, refit_verdict,
                       gpu_factors, graded_gpus,
                       graded_workloads, grading_statement, key_pairs,
                       leave_one_gpu_out, leave_one_source_out, load_reference, scaling_validation,
@@ -29,7 +29,7 @@ from .scaling import LINK_EFFICIENCY, PCIE_X16_GBS, interconnect, predict_scalin
 
 __all__ = [
     "calibrate", "FAMILY_TARGET", "FIT_GRID", "KEY_PAIRS", "RATIO_TOLERANCE", "REFERENCE_PATH", "REFERENCE_SCHEMA",
-    "REFIT_MARGIN", "WINNER_MARGIN", "accuracy_text", "family", "family_accuracy", "fit_efficiency", "fit_error",
+    "REFIT_MARGIN", "WINNER_MARGIN", "accuracy_text", "family", "family_accuracy", "fit_efficiency", "fit_error", "refit_verdict",
     "gpu_factors", "graded_gpus",
     "graded_workloads", "grading_statement", "key_pairs",
     "leave_one_gpu_out", "leave_one_source_out", "load_reference", "scaling_validation", "summarize_by_family",

@@ -425,7 +425,8 @@ def _pair_inputs(reference: pd.DataFrame, catalogue: pd.DataFrame | None, what: 
 
 
 #: A refit replaces the default efficiencies only where it lowers :func:`fit_error` by more than this
-#: share: the error is flat around its minimum, and factors that move with every new row are not a model.
+#: share (and calls no more winners wrong, :func:`refit_verdict`): the error is flat around its
+#: minimum, and factors that move with every new row are not a model.
 REFIT_MARGIN = 0.02
 
 
@@ -435,6 +436,27 @@ def fit_error(reference: pd.DataFrame, efficiency: Efficiency = DEFAULT_EFFICIEN
     the quantity :func:`fit_efficiency` minimises, to compare a refit with the defaults."""
     _, cases, pairs, published = _pair_inputs(reference, catalogue, "grade")
     return _log_error(cases, pairs, published, efficiency)
+
+
+def refit_verdict(reference: pd.DataFrame, fitted: Efficiency, defaults: Efficiency = DEFAULT_EFFICIENCY,
+                  catalogue: pd.DataFrame | None = None) -> tuple[bool, str]:
+    """Whether ``fitted`` should replace ``defaults``, and why, in words: only where it lowers
+    :func:`fit_error` by more than :data:`REFIT_MARGIN` and calls no more winners wrong (the fit
+    minimises the speedups' log error, which does not see a verdict turn; the target asks for both)."""
+    now, best = fit_error(reference, defaults, catalogue), fit_error(reference, fitted, catalogue)
+    text = (f"mean absolute log error of the speedups {best:.4f}, against the defaults' {now:.4f} "
+            f"({(now - best) / now:.1%} lower)")
+    if now - best <= REFIT_MARGIN * now:
+        return False, text + f"; within {REFIT_MARGIN:.0%}, so the defaults stay (the error is flat around its minimum)"
+
+    def wrong(eff):
+        table = validation_table(reference, eff, catalogue)
+        return int((table["decisive"] & (table["winner_right"] == False)).sum())  # noqa: E712 -- object column
+
+    lost = wrong(fitted) - wrong(defaults)
+    if lost > 0:
+        return False, text + f", but it calls {lost} more winner{'s' * (lost > 1)} wrong, so the defaults stay"
+    return True, text + ": update the defaults"
 
 
 def fit_efficiency(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None,
