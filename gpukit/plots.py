@@ -69,7 +69,8 @@ def _renderer(fig: Figure):
     return fig.canvas.get_renderer()
 
 
-def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, avoid=()) -> None:
+def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, avoid=(), label: str = "gpu",
+                  marker_pt: float | None = None, background: bool = False) -> None:
     """Name each point of a scatter; points that coincide share a label.
 
     Call last, once the axes' scales, limits and legend are set: the figure is laid out, then
@@ -77,17 +78,18 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
     axes), and where it would cover a label already placed or another point it moves up or down
     a step at a time until it is free, joined to its point by a leader line (greedy, in display
     coordinates, the lowest points first). ``avoid``: more (x, y) points, in data units, that no
-    label may cover (another series' markers)."""
+    label may cover (another series' markers); ``marker_pt``: half a marker's size in points (default: a
+    small scatter marker's); ``background``: a white box behind each label, to read it over other points."""
     fig = ax.figure
     fig.tight_layout()
     renderer = _renderer(fig)
-    groups = frame.dropna(subset=[x, y]).groupby([x, y], sort=False)["gpu"].agg("\n".join).reset_index()
+    groups = frame.dropna(subset=[x, y]).groupby([x, y], sort=False)[label].agg("\n".join).reset_index()
     if groups.empty:
         return
     to_px = ax.transData.transform
     area = ax.get_window_extent(renderer)
     points = to_px(groups[[x, y]].to_numpy(float))
-    marker = fontsize * fig.dpi / 72 * 0.6  # half a marker's size, about
+    marker = (fontsize * 0.6 if marker_pt is None else marker_pt) * fig.dpi / 72  # half a marker's size, in pixels
     others = to_px(np.asarray(avoid, float).reshape(-1, 2)) if len(avoid) else np.empty((0, 2))
     taken = [(px - marker, py - marker, px + marker, py + marker) for px, py in np.vstack([points, others])]
     pad = 4 * fig.dpi / 72
@@ -101,7 +103,7 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
 
     for i in np.lexsort((points[:, 0], points[:, 1])):
         px, py = points[i]
-        name = groups.iloc[i]["gpu"]
+        name = groups.iloc[i][label]
         probe = ax.text(0, 0, name, fontsize=fontsize, transform=None)
         extent = probe.get_window_extent(renderer)
         probe.remove()
@@ -125,6 +127,8 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
         ax.annotate(name, (groups.iloc[i][x], groups.iloc[i][y]),
                     xytext=(side * pad * 72 / fig.dpi, dy * 72 / fig.dpi), textcoords="offset points",
                     fontsize=fontsize, va="center", ha="left" if side == 1 else "right",
+                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
+                    if background else None,
                     arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
                     if abs(dy) > h / 2 else None)
 
@@ -603,11 +607,17 @@ def sustained_share_figure(rates: pd.DataFrame, typical: float) -> Figure:
     return _finish(fig)
 
 
+#: The ``gid`` of the validation figure's text that says which pair each number names.
+VALIDATION_KEY_GID = "validation-key"
+
+
 def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None, tolerance: float = 0.15,
                       hue: str | None = None) -> Figure:
     """Predicted against published speedup for every pair of GPUs from one source, with the
-    ideal line and the tolerance band; the highlighted pairs are named."""
-    fig, ax = plt.subplots(figsize=(9, 7))
+    ideal line and the tolerance band; the highlighted pairs are circled and numbered, and a key
+    beside the legend names each (its GPUs, workload, precision and the prediction's error)."""
+    key = highlight is not None and not highlight.empty
+    fig, ax = plt.subplots(figsize=(12.5, 7) if key else (9, 7))
     if table.empty:
         ax.text(0.5, 0.5, "no pairs to grade", ha="center", transform=ax.transAxes)
         ax.set_title("Predicted vs published speedups")
@@ -622,14 +632,9 @@ def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None
         hue = "family" if "family" in table and table["family"].nunique() > 1 else "precision"
     sns.scatterplot(data=table, x="published_speedup", y="predicted_speedup", hue=hue, style="source",
                     ax=ax, s=45, alpha=0.8)
-    if highlight is not None and not highlight.empty:
+    if key:
         ax.scatter(highlight["published_speedup"], highlight["predicted_speedup"], s=160, facecolor="none",
                    edgecolor="black", lw=1.5, label="the pairs this kit is for")
-        for k, (_, r) in enumerate(highlight.iterrows()):
-            ax.annotate(f"{r['gpu_a']} / {r['gpu_b']}, {r['precision']}: {r['error_pct']:+.0f}%",
-                        (r["published_speedup"], r["predicted_speedup"]), textcoords="offset points",
-                        xytext=(40, -30 - 12 * k), fontsize="x-small",
-                        arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.6})
     ax.set_xscale("log")
     ax.set_yscale("log")
     _plain_log_ticks(ax.xaxis)
@@ -637,7 +642,18 @@ def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None
     ax.set_xlabel("published speedup of the faster GPU (log scale)")
     ax.set_ylabel("predicted speedup (log scale)")
     ax.set_title("Predicted vs published speedups, pairs of GPUs from one source")
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    legend = ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if key:  # numbers beside the circled pairs, and what each is below the legend
+        numbered = highlight.assign(number=[str(k) for k in range(1, len(highlight) + 1)])
+        lines = [f"{n}  {r['gpu_a']} / {r['gpu_b']}, {r.get('workload', '')} {r['precision']}: "
+                 f"{r['error_pct']:+.0f}%".replace(",  ", ", ") for n, (_, r) in zip(numbered["number"],
+                                                                                      numbered.iterrows())]
+        fig.tight_layout()
+        box = legend.get_window_extent(_renderer(fig)).transformed(ax.transAxes.inverted())
+        ax.text(1.02, box.y0 - 0.03, "the pairs this kit is for:\n" + "\n".join(lines), transform=ax.transAxes,
+                fontsize="x-small", va="top", ha="left", gid=VALIDATION_KEY_GID)
+        _label_points(ax, numbered, "published_speedup", "predicted_speedup", fontsize=8, label="number",
+                      marker_pt=6.5, background=True)
     return _finish(fig)
 
 

@@ -826,8 +826,16 @@ def test_validation_figure_points_band_and_highlights(validation):
     assert_points(offsets(points), list(zip(table["published_speedup"], table["predicted_speedup"])))
     assert_points(offsets(collection(ax, "the pairs this kit is for")),
                   list(zip(key["published_speedup"], key["predicted_speedup"])))
-    assert [t.split(":")[0] for t in annotation_texts(ax)] == [
-        f"{r['gpu_a']} / {r['gpu_b']}, {r['precision']}" for _, r in key.iterrows()]
+    # each circled pair is numbered beside its point, and the key says which pair each number is
+    (legend_key,) = [t for t in ax.texts if t.get_gid() == plots.VALIDATION_KEY_GID]
+    numbers = {t.get_text(): t.xy for t in ax.texts if t.get_gid() != plots.VALIDATION_KEY_GID}
+    assert sorted(numbers, key=int) == [str(k) for k in range(1, len(key) + 1)]
+    lines = legend_key.get_text().split("\n")
+    assert lines[0] == "the pairs this kit is for:" and len(lines) == len(key) + 1
+    for k, (_, r) in enumerate(key.iterrows(), 1):
+        assert lines[k] == (f"{k}  {r['gpu_a']} / {r['gpu_b']}, {r['workload']} {r['precision']}: "
+                            f"{r['error_pct']:+.0f}%")
+        assert numbers[str(k)] == pytest.approx((r["published_speedup"], r["predicted_speedup"]))
     (band,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
     xy = band.get_paths()[0].vertices
     assert sorted({round(y / x, 9) for x, y in xy}) == pytest.approx([1 - tolerance, 1 + tolerance])
