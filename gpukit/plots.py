@@ -476,13 +476,18 @@ def price_history_figure(history: pd.DataFrame) -> Figure:
     street prices as lines, used prices dashed, launch prices as diamonds (log scale)."""
     import matplotlib.dates as mdates
 
-    fig, ax = plt.subplots(figsize=(10, 6))
+    fig, ax = plt.subplots(figsize=(12, 6.5))
     if history.empty:
         ax.text(0.5, 0.5, "no dated purchase price for these GPUs", ha="center", transform=ax.transAxes)
         ax.set_title("Purchase price per TFLOPS over time")
         return _finish(fig)
     gpus = list(dict.fromkeys(history.sort_values("usd_per_tflop")["gpu"]))
-    colors = dict(zip(gpus, sns.color_palette("husl", len(gpus))))
+    # up to 28 GPUs in colours that differ (tab20's ten dark ones, its ten light ones, Dark2's eight),
+    # then evenly spaced hues
+    tab = sns.color_palette("tab20", 20)
+    distinct = tab[0::2] + tab[1::2] + sns.color_palette("Dark2", 8)
+    palette = distinct if len(gpus) <= len(distinct) else sns.color_palette("husl", len(gpus))
+    colors = dict(zip(gpus, palette))
     styles = {"street": dict(ls="-", marker="o", ms=3), "used": dict(ls="--", marker="s", ms=3),
               "msrp": dict(ls="none", marker="D", ms=7)}
     for (gpu, kind), part in history.groupby(["gpu", "kind"], sort=False):
@@ -498,7 +503,17 @@ def price_history_figure(history: pd.DataFrame) -> Figure:
     ax.set_ylabel(f"USD per peak {precision} TFLOPS, dense (log scale)")
     ax.set_xlabel("date the price held")
     ax.set_title(f"Purchase price per {precision} TFLOPS over time (solid: new, dashed: used, diamond: launch)")
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), ncol=1 if len(gpus) < 12 else 2)
+    # one legend entry per GPU (its colour) and one per kind of price (its line), not one per pair
+    from matplotlib.lines import Line2D
+
+    kinds = {"street": "new (street)", "used": "used", "msrp": "launch price"}
+    present = [k for k in kinds if k in set(history["kind"])] + sorted(set(history["kind"]) - set(kinds))
+    by_kind = ax.legend([Line2D([], [], color="0.3", **styles.get(k, {})) for k in present],
+                        [kinds.get(k, k) for k in present], title="price", fontsize="x-small",
+                        title_fontsize="small", loc="lower left", framealpha=0.9)
+    ax.add_artist(by_kind)
+    ax.legend([Line2D([], [], color=colors[g], lw=3) for g in gpus], gpus, title="GPU", fontsize="x-small",
+              title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), ncol=1 if len(gpus) <= 28 else 2)
     return _finish(fig)
 
 

@@ -700,9 +700,14 @@ def test_price_history_figure_plots_dollars_per_tflops_over_time(catalogue):
     ax = fig.axes[0]
     assert "over time" in ax.get_title() and ax.get_yscale() == "log"
     assert "USD per peak fp16 TFLOPS" in ax.get_ylabel() and ax.get_xlabel() == "date the price held"
-    assert set(legend_texts(ax)) == {"A40, street", "A40, used", "RTX A4000, msrp", "RTX A4000, street"}
+    # one legend entry per GPU in its colour, and one per kind of price in its line style
+    assert set(legend_texts(ax)) == {"A40", "RTX A4000"}
+    (kinds,) = [a for a in ax.artists if isinstance(a, matplotlib.legend.Legend)]
+    assert [t.get_text() for t in kinds.get_texts()] == ["new (street)", "used", "launch price"]
+    colour = {t.get_text(): h.get_color() for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)}
     for line in ax.get_lines():
         gpu, kind = line.get_label().split(", ")
+        assert line.get_color() == colour[gpu]
         want = history[(history["gpu"] == gpu) & (history["kind"] == kind)].sort_values("date")
         peak = specs.lookup(gpu, catalogue)["fp16_tensor_tflops"]
         assert list(line.get_ydata()) == pytest.approx(list(want["usd"] / peak))
