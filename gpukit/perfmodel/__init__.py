@@ -29,8 +29,8 @@ from .scaling import LINK_EFFICIENCY, PCIE_X16_GBS, interconnect, predict_scalin
 
 __all__ = [
     "calibrate", "FAMILY_TARGET", "FIT_GRID", "KEY_PAIRS", "RATIO_TOLERANCE", "REFERENCE_PATH", "REFERENCE_SCHEMA",
-    "REFIT_MARGIN", "WINNER_MARGIN", "accuracy_text", "family", "family_accuracy", "fit_efficiency", "fit_error", "refit_verdict",
-    "gpu_factors", "graded_gpus",
+    "REFIT_MARGIN", "WINNER_MARGIN", "accuracy_text", "family", "family_accuracy", "fit_efficiency", "fit_error",
+    "refit_verdict", "gpu_factors", "graded_gpus",
     "graded_workloads", "grading_statement", "key_pairs",
     "leave_one_gpu_out", "leave_one_source_out", "load_reference", "scaling_validation", "summarize_by_family",
     "summarize_validation", "throughput_ratios", "validation_table",
