@@ -569,9 +569,19 @@ def predicted_roofline_figure(predictions: pd.DataFrame, catalogue: pd.DataFrame
     ax.set_ylabel("TFLOP/s (log scale)")
     ax.set_title(f"Rooflines, predicted point: {first['workload']} {first['mode']}, "
                  f"{first['precision']}, batch {first['batch_size']}")
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), title="GPU (line: its roofline)",
-              title_fontsize="small")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              title="GPU (line: its matrix-math roofline)", title_fontsize="small")
+    ax.text(1.02, 0.0, ROOFLINE_BOUND_NOTE, transform=ax.transAxes, fontsize="x-small", va="bottom", ha="left",
+            wrap=False)
     return _finish(fig)
+
+
+#: What the predicted-roofline figure's "-bound" means, printed beside it.
+ROOFLINE_BOUND_NOTE = ("-bound: what limits most of the step, op by op.\n"
+                       "Compute counts the elementwise ops too, at the\n"
+                       "SMs' instruction issue rate, which the matrix-math\n"
+                       "lines do not draw; every op also pays launch and\n"
+                       "host time, so the points sit below the lines.")
 
 
 def predicted_throughput_figure(predictions: pd.DataFrame) -> Figure:
