@@ -5,7 +5,10 @@ shows it exactly once (as the cell's value) and scripts can ``savefig`` it.
 """
 from __future__ import annotations
 
+import math
+
 import matplotlib
+import matplotlib.legend
 import matplotlib.ticker
 import matplotlib.pyplot as plt
 import numpy as np
@@ -92,14 +95,19 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
     marker = (fontsize * 0.6 if marker_pt is None else marker_pt) * fig.dpi / 72  # half a marker's size, in pixels
     others = to_px(np.asarray(avoid, float).reshape(-1, 2)) if len(avoid) else np.empty((0, 2))
     taken = [(px - marker, py - marker, px + marker, py + marker) for px, py in np.vstack([points, others])]
+    legends = [a for a in ax.artists if isinstance(a, matplotlib.legend.Legend)] + [ax.get_legend()]
+    for legend in filter(None, legends):  # nor a legend drawn inside the axes
+        bb = legend.get_window_extent(renderer)
+        taken.append((bb.x0, bb.y0, bb.x1, bb.y1))
     pad = 4 * fig.dpi / 72
     step = fontsize * fig.dpi / 72 * 0.7
 
-    def free(box):
+    def covered(box) -> float:
+        """How much of ``box`` lies on what is already taken (inf: it leaves the axes)."""
         x0, y0, x1, y1 = box
         if x0 < area.x0 or x1 > area.x1 or y0 < area.y0 or y1 > area.y1:
-            return False
-        return not any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in taken)
+            return math.inf
+        return sum(max(0.0, min(x1, b[2]) - max(x0, b[0])) * max(0.0, min(y1, b[3]) - max(y0, b[1])) for b in taken)
 
     for i in np.lexsort((points[:, 0], points[:, 1])):
         px, py = points[i]
@@ -110,18 +118,22 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
         w, h = extent.width, extent.height
         own = (px - marker, py - marker, px + marker, py + marker)
         taken.remove(own)
-        choice = None
-        # near the point on the right, then near it on the left, then farther on either side
+        # near the point on the right, then near it on the left, then farther on either side, as far
+        # as the axes go; the first free place, or failing one the least covered
+        reach = int(area.height / step) + 2
         tries = [(side, k) for side in (1, -1) for k in range(9)]
-        tries += [(side, k) for k in range(9, 41) for side in (1, -1)]
+        tries += [(side, k) for k in range(9, 2 * reach) for side in (1, -1)]
+        best, best_cover = (1, 0.0, (px + pad, py - h / 2, px + pad + w, py + h / 2)), math.inf
         for side, k in tries:
             dy = (k + 1) // 2 * step * (1 if k % 2 else -1)
             x0 = px + pad if side == 1 else px - pad - w
             box = (x0, py + dy - h / 2, x0 + w, py + dy + h / 2)
-            if free(box):
-                choice = (side, dy, box)
-                break
-        side, dy, box = choice or (1, 0.0, (px + pad, py - h / 2, px + pad + w, py + h / 2))
+            cover = covered(box)
+            if cover < best_cover:
+                best, best_cover = (side, dy, box), cover
+                if cover == 0:
+                    break
+        side, dy, box = best
         taken.append(own)
         taken.append(box)
         ax.annotate(name, (groups.iloc[i][x], groups.iloc[i][y]),
@@ -457,9 +469,6 @@ def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: 
         front = pareto_front(data, price_column, speed)
         ax.step(front[price_column], front[speed], where="post", color="#C44E52", lw=1.5,
                 label="Pareto front (cheapest for its speed)")
-        for _, row in data.iterrows():
-            ax.annotate(row["gpu"], (row[price_column], row[speed]), xytext=(5, 3),
-                        textcoords="offset points", fontsize=8)
         ax.set_xscale("log")
         ax.set_yscale("log")
         _plain_log_ticks(ax.xaxis)
@@ -468,6 +477,8 @@ def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: 
     ax.set_xlabel(label + " (log scale)")
     ax.set_ylabel(f"{words} {precision} TFLOPS, dense (log scale)")
     ax.set_title(f"Price against performance, {precision}")
+    if not data.empty:
+        _label_points(ax, data, price_column, speed, marker_pt=5)
     return _finish(fig)
 
 
