@@ -338,7 +338,8 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
         else:
             condition = "Holds while the batch fits on both (see memory fit)."
         if r.get("published_rows"):
-            reason += f" Published: {_published_text(r['published_rows'], fast == a)}."
+            # the card the source measured faster first, and the model's figure the same way round
+            reason += f" Published: {_published_text(r['published_rows'], None)}."
         elif "predicted" in basis:
             reason += f" No publication measured this pair; the model on this family: {r['model_error']}."
         out.append({"topic": topic, "verdict": verdict, "reason": reason, "condition": condition})

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -271,6 +272,9 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
     a40_over_v100 = rows["A40"] / rows["V100 SXM2 32GB"]
     (v,) = [v for v in seed.verdicts if v["topic"] == "bert-base-squad training, fp16"]
     assert a40_over_v100 > 1.1 and f"measured A40 at {a40_over_v100:.2f}× V100 SXM2 32GB" in v["verdict"]
+    # the reason too, whichever card the model calls faster, with the model's ratio the same way round
+    assert re.search(rf"Published: lambda-2021 measured A40 at {a40_over_v100:.2f}× V100 SXM2 32GB; "
+                     r"the model gives \d\.\d\d× for its batch sizes", v["reason"]), v["reason"]
     # a pair no source measured says so, and quotes the family's error instead
     other = compare.compare("A40", "L4", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
                             fit_batch_sizes=[16])
