@@ -69,7 +69,7 @@ def markdown(measure: bool = True) -> str:
         "streaming efficiencies (`gpukit.perfmodel.DEFAULT_EFFICIENCY`, fitted to training benchmarks, not to "
         "these), the tensor cores at the share of their datasheet peak each GPU sustains in a large matrix "
         "multiply (`gpukit.matmul_rates`: published measurements, the median share where none names the GPU). "
-        "Two constants were read off the first source's measurements (`xiongjiedai-llama3`): "
+        "Three constants were read off the first source's measurements (`xiongjiedai-llama3`): "
         f"{llm.GEMV_BYTES_PER_SM_CYCLE:g} bytes per SM per clock cycle (at the boost clock) that llama.cpp's "
         "matrix-vector products stream (Little's law: the loads an SM keeps in flight over the memory "
         "latency, counted in the SM's cycles), which caps the HBM data-centre cards' decode below their "
