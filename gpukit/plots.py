@@ -681,9 +681,10 @@ def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None
     legend = ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if key:  # numbers beside the circled pairs, and what each is below the legend
         numbered = highlight.assign(number=[str(k) for k in range(1, len(highlight) + 1)])
-        lines = [f"{n}  {r['gpu_a']} / {r['gpu_b']}, {r.get('workload', '')} {r['precision']}: "
-                 f"{r['error_pct']:+.0f}%".replace(",  ", ", ") for n, (_, r) in zip(numbered["number"],
-                                                                                      numbered.iterrows())]
+        lines = []
+        for _, r in numbered.iterrows():
+            what = " ".join(str(r[c]) for c in ("workload", "precision") if c in r and pd.notna(r[c]))
+            lines.append(f"{r['number']}  {r['gpu_a']} / {r['gpu_b']}, {what}: {r['error_pct']:+.0f}%")
         fig.tight_layout()
         box = legend.get_window_extent(_renderer(fig)).transformed(ax.transAxes.inverted())
         ax.text(1.02, box.y0 - 0.03, "the pairs this kit is for:\n" + "\n".join(lines), transform=ax.transAxes,

@@ -450,8 +450,8 @@ def refit_verdict(reference: pd.DataFrame, fitted: Efficiency, defaults: Efficie
         return False, text + f"; within {REFIT_MARGIN:.0%}, so the defaults stay (the error is flat around its minimum)"
 
     def wrong(eff):
-        table = validation_table(reference, eff, catalogue)
-        return int((table["decisive"] & (table["winner_right"] == False)).sum())  # noqa: E712 -- object column
+        s = summarize_validation(validation_table(reference, eff, catalogue))
+        return s["decisive_pairs"] - s["winners_right"]
 
     lost = wrong(fitted) - wrong(defaults)
     if lost > 0:
