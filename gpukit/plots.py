@@ -109,6 +109,10 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
             return math.inf
         return sum(max(0.0, min(x1, b[2]) - max(x0, b[0])) * max(0.0, min(y1, b[3]) - max(y0, b[1])) for b in taken)
 
+    # near the point on the right, then near it on the left, then farther on either side, as far as the
+    # axes go (k-th try: k // 2 steps up or down); the first free place, or failing one the least covered
+    tries = [(side, k) for side in (1, -1) for k in range(9)]
+    tries += [(side, k) for k in range(9, 2 * (int(area.height / step) + 2)) for side in (1, -1)]
     for i in np.lexsort((points[:, 0], points[:, 1])):
         px, py = points[i]
         name = groups.iloc[i][label]
@@ -118,11 +122,6 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
         w, h = extent.width, extent.height
         own = (px - marker, py - marker, px + marker, py + marker)
         taken.remove(own)
-        # near the point on the right, then near it on the left, then farther on either side, as far
-        # as the axes go; the first free place, or failing one the least covered
-        reach = int(area.height / step) + 2
-        tries = [(side, k) for side in (1, -1) for k in range(9)]
-        tries += [(side, k) for k in range(9, 2 * reach) for side in (1, -1)]
         best, best_cover = (1, 0.0, (px + pad, py - h / 2, px + pad + w, py + h / 2)), math.inf
         for side, k in tries:
             dy = (k + 1) // 2 * step * (1 if k % 2 else -1)
