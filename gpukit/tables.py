@@ -42,8 +42,12 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
 
     Styles are set once per column, not per cell, so a table of thousands of rows stays a
     fraction of the page's weight; a table wider than the page scrolls sideways in its own box,
-    and beyond :data:`SCROLL_ROWS` rows down as well, its header kept in view.
+    and beyond :data:`SCROLL_ROWS` rows down as well, its header kept in view. Columns with
+    nothing to show are left out: those that hold only empty text, and those of lists or
+    mappings, which a frame carries for code (its CSV and JSON forms keep them) and which have
+    no form a reader can take in as a cell.
     """
+    frame = frame.drop(columns=[c for c in frame.columns if not _shown(frame[c])])
     numeric = [c for c in frame.select_dtypes("number").columns]
     text_cols = [c for c in frame.columns if c not in numeric]
     styler = (Styler(frame, cell_ids=False).hide(axis="index")
@@ -66,9 +70,36 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     else:
         styles.append({"selector": "", "props": box})
     styler = styler.set_table_styles(styles)
-    align = {c: [{"selector": "td", "props": f"text-align: {'right' if c in numeric else 'left'} !important;"}]
+    # a browser fits a table to the page by wrapping its text columns down to their longest word,
+    # which turns a column of sentences into a tower of one word a line: sentences keep a readable
+    # width (the table scrolls sideways instead), short labels and numbers stay on one line
+    align = {c: [{"selector": "td", "props": f"text-align: {'right' if c in numeric else 'left'} !important; "
+                  + (f"min-width: {PROSE_WIDTH_EM}em;" if c in text_cols and _longest(frame[c]) > PROSE_CHARS
+                     else "white-space: nowrap;")}]
              for c in frame.columns}
     return styler.set_table_styles(align, overwrite=False) if align else styler
+
+
+#: A text column whose longest cell is longer than this many characters is prose: it wraps, at
+#: no less than :data:`PROSE_WIDTH_EM` wide; shorter text and numbers do not wrap.
+PROSE_CHARS = 40
+PROSE_WIDTH_EM = 20
+
+
+def _shown(column: pd.Series) -> bool:
+    """Whether a column has something to show: not only empty strings, not lists or mappings."""
+    if column.empty or pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return True
+    values = [v for v in column if v is not None and v is not pd.NA and not (isinstance(v, float) and v != v)]
+    if values and all(isinstance(v, (list, tuple, dict)) for v in values):
+        return False
+    return not (values and all(isinstance(v, str) and not v.strip() for v in values))
+
+
+def _longest(column: pd.Series) -> int:
+    """Characters of the longest cell as shown (a URL shows as a short link label)."""
+    shown = [str(v) for v in column if isinstance(v, str) and not re.fullmatch(r"https?://\S+", v)]
+    return max(map(len, shown), default=0)
 
 
 class Note:

@@ -95,3 +95,21 @@ def test_untrusted_text_shows_as_text_and_never_runs(rendered, browser):
     seen = _visit(browser, rendered / "07_fact_check.html")
     assert seen["pwned"] is None
     assert "<script>window.__pwned=2</script>" in seen["text"]
+
+
+def test_table_sentences_keep_a_readable_width_on_a_laptop_screen(rendered, browser):
+    """A browser fits a wide table to the page by wrapping its text down to one word a line; on
+    a 1300-pixel-wide window every cell of a sentence stays at least 15 of its letters' heights
+    wide (the table scrolls sideways instead), and no cell shows a structure meant for code."""
+    for name in ("06_tradeoffs--a40-vs-v100.html", "01_specs.html"):
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.goto((rendered / name).as_uri(), wait_until="load")
+        narrow = page.eval_on_selector_all(
+            "td", """els => els.filter(e => e.innerText.trim().length > 40)
+                        .map(e => [e.innerText.slice(0, 40),
+                                   e.getBoundingClientRect().width / parseFloat(getComputedStyle(e).fontSize)])
+                        .filter(([, ems]) => ems < 15)""")
+        text = page.inner_text("body")
+        page.close()
+        assert narrow == [], (name, narrow[:5])
+        assert "{'" not in text, name

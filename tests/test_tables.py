@@ -50,3 +50,24 @@ def test_the_whole_catalogue_shows_without_scrolling():
     from gpukit import specs
 
     assert len(specs.load_catalogue()) <= tables.SCROLL_ROWS
+
+
+def test_sentences_keep_a_readable_width_and_labels_stay_on_one_line():
+    sentence = "within ±15% in 132 of 152 published same-source speedups, median error 5.3%"
+    frame = pd.DataFrame({"gpu": ["A40", "V100 PCIe 16GB"], "error": [sentence, "short"], "x": [1.5, 2.0],
+                          "source": ["https://example.com/a/very/long/path/to/a/datasheet-file.pdf"] * 2})
+    html = tables.show(frame).to_html()
+    rules = dict(re.findall(r"#T_\w+ td\.col(\d)\s*\{([^}]*)\}", html))
+    assert f"min-width: {tables.PROSE_WIDTH_EM}em" in rules["1"]  # the sentence column
+    for col in ("0", "2", "3"):  # a name, a number, a link (shown as its short label)
+        assert "white-space: nowrap" in rules[col] and "min-width" not in rules[col]
+
+
+def test_columns_with_nothing_to_show_are_left_out():
+    frame = pd.DataFrame({"workload": ["resnet50", "bert"], "note": ["", " "], "rows": [[{"a": 1}], []],
+                          "empty_but_numeric": [np.nan, np.nan]})
+    html = tables.show(frame).to_html()
+    assert "workload" in html and "empty_but_numeric" in html
+    assert ">note<" not in html and ">rows<" not in html and "{&#x27;a" not in html and "{'a" not in html
+    assert list(frame.columns) == ["workload", "note", "rows", "empty_but_numeric"]  # the caller's frame kept
+    assert ">note<" in tables.show(frame.assign(note=["", "a note"])).to_html()
