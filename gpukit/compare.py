@@ -135,6 +135,16 @@ def _both_notes(a: str, note_a: str, b: str, note_b: str) -> str:
     return "; ".join(f"{g}: {n}" for g, n in ((a, note_a), (b, note_b)) if n)
 
 
+def _cloud_note(row: pd.Series) -> str:
+    """Whose cloud price a row is and when it was read, then what is wrong with it: rates differ
+    far more between kinds of provider (a marketplace, a hyperscaler) than between cards."""
+    if _num(row["cloud_usd_per_hour"]) is None:
+        return row["cloud_note"]
+    offer = " ".join(str(x) for x in (row["cloud_provider"], row["cloud_offering"]) if x)
+    # with a price, the cost table's cloud note says only that it is stale (and when it was read)
+    return f"{offer} ({row['cloud_date']}{', stale' if 'stale' in str(row['cloud_note']) else ''})"
+
+
 def _num(v) -> float | None:
     if v is None or isinstance(v, str):
         return None
@@ -267,7 +277,7 @@ def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, pri
         "" if kinds[a] == kinds[b] else "different kinds of price: no kind both cards have")
     add(f"TCO over {years:g} years (USD)", _num(ta["tco_usd"]), _num(tb["tco_usd"]))
     add("cloud price (USD per GPU-hour)", _num(ta["cloud_usd_per_hour"]), _num(tb["cloud_usd_per_hour"]),
-        _both_notes(a, ta["cloud_note"], b, tb["cloud_note"]))
+        _both_notes(a, _cloud_note(ta), b, _cloud_note(tb)))
     if not throughput.empty:
         mixed = throughput[throughput["precision"] == "fp16"]
         first = (mixed if len(mixed) else throughput).iloc[0]

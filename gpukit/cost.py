@@ -98,20 +98,25 @@ def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
 
 def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> dict | None:
     """The cloud price of ``gpu`` of ``kind`` (never another kind): the cheapest, the median or a
-    named provider's, each offering at the newest price of its history."""
+    named provider's, each offering at the newest price of its history, among the offerings whose
+    price still holds (not stale) where there are any: an offering last priced years ago may be
+    gone, and a current one is what can be rented. Only where every price is stale does a stale
+    one serve, and its note says so."""
     rows = prices.cloud[(prices.cloud["gpu"] == gpu) & (prices.cloud["kind"] == kind)]
     rows = latest(rows, ("gpu", "provider", "offering", "kind"))
+    if choice not in ("cheapest", "median"):
+        rows = rows[rows["provider"].str.casefold() == choice.casefold()]
     if rows.empty:
         return None
-    if choice == "cheapest":
-        return rows.sort_values("usd_per_hour").iloc[0].to_dict()
+    if not rows["stale"].all():
+        rows = rows[~rows["stale"]]
     if choice == "median":
         med = statistics.median(rows["usd_per_hour"])
         return {"provider": f"median of {len(rows)}", "offering": "", "usd_per_hour": med,
                 "date": min(rows["date"]), "stale": bool(rows["stale"].any()),
                 "source_url": f"{len(rows)} sources"}
-    hit = rows[rows["provider"].str.casefold() == choice.casefold()]
-    return hit.sort_values("usd_per_hour").iloc[0].to_dict() if len(hit) else None
+    # the cheapest (of a named provider's offerings, or of all); of equal prices the newest
+    return rows.sort_values(["usd_per_hour", "date"], ascending=[True, False]).iloc[0].to_dict()
 
 
 def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kind: str = "any",
@@ -185,6 +190,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
                 "tco_usd": tco, "tco_usd_per_tflop": usd_per_tflop(tco, peak),
                 "tco_usd_per_sustained_tflop": usd_per_tflop(tco, sustained),
                 "cloud_provider": rent["provider"] if rent else None,
+                "cloud_offering": rent["offering"] if rent else None,
                 "cloud_kind": cloud_kind, "cloud_usd_per_hour": hourly, "cloud_date": rent["date"] if rent else None,
                 "cloud_source_url": rent["source_url"] if rent else None,
                 "cloud_usd_per_tflop_hour": usd_per_tflop(hourly, peak),

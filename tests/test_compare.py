@@ -128,12 +128,17 @@ def test_cost_verdicts_to_buy_own_rent_and_per_unit_of_work(tmp_path, gpu):
     assert len(per_unit) == 2 and all("cheaper per unit of work" in v["verdict"] for v in per_unit)
 
 
-def test_a_price_note_sits_on_the_row_of_that_price(tmp_path):
-    """A stale cloud rate is a note on the cloud row, a stale purchase price on the purchase rows."""
+def test_a_price_note_sits_on_the_row_of_that_price(tmp_path, monkeypatch):
+    """A stale cloud rate is a note on the cloud row, a stale purchase price on the purchase rows;
+    the cloud row names whose rate each card's is and when it was read."""
     import pandas as pd
 
     from gpukit import prices
 
+    shipped = tmp_path / "shipped-rent.csv"  # the shipped cloud rates would win over a stale one
+    shipped.write_text("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+                       "T4,P,t4,on-demand,1,0.3,2026-01-01,https://example.com/t,\n")
+    monkeypatch.setattr(prices, "CLOUD_PATH", shipped)
     buy = tmp_path / "buy.csv"
     buy.write_text("gpu,kind,usd,date,source_url,note\n"
                    "A40,street,4000,2026-11-01,https://example.com/a,\n"
@@ -148,7 +153,8 @@ def test_a_price_note_sits_on_the_row_of_that_price(tmp_path):
     for p in ("fp32", "fp16"):
         assert rows.loc[f"USD per peak {p} TFLOPS (purchase)", "note"] == \
             "V100 PCIe 16GB: purchase price is stale (2024-01-01)"
-    assert rows.loc["cloud price (USD per GPU-hour)", "note"] == "A40: cloud price is stale (2024-02-01)"
+    assert rows.loc["cloud price (USD per GPU-hour)", "note"] == \
+        "A40: Test a40 (2024-02-01, stale); V100 PCIe 16GB: Test v100 (2026-11-01)"
 
 
 def test_same_gpu_twice_is_refused():

@@ -249,6 +249,31 @@ def test_cloud_kinds_are_never_mixed_and_each_offering_takes_its_newest_price(bo
         cost.cost_table(book, ["A5000"], ["fp32"], cloud_kind="reserved")
 
 
+def test_a_current_cloud_price_beats_a_cheaper_stale_one(tmp_path, monkeypatch, book):
+    old = tmp_path / "old-offer.csv"
+    old.write_text(CLOUD.splitlines()[0] + "\n"
+                   "RTX A5000,Gone,pod,on-demand,1,0.16,2025-07-13,https://example.com/gone,\n"
+                   "RTX A6000,Gone,pod,on-demand,1,0.30,2025-07-13,https://example.com/gone,\n"
+                   "RTX A6000,Gone,vm,on-demand,1,0.35,2025-07-13,https://example.com/gone-vm,\n")
+    both = prices.load_prices([tmp_path / "buy.csv", tmp_path / "rent.csv", old], today=TODAY)
+    table = cost.cost_table(both, ["A5000", "A6000"], ["fp32"]).set_index("gpu")
+    # the RTX A5000's 2025 offer is older than a year: the cheapest price that holds is Cheap's 0.40
+    a5000 = table.loc["RTX A5000"]
+    assert a5000["cloud_usd_per_hour"] == 0.40 and a5000["cloud_provider"] == "Cheap"
+    assert a5000["cloud_date"] == "2026-11-01" and "stale" not in a5000["cloud_note"]
+    # the RTX A6000 has nothing newer: its cheapest stale price serves, and says so
+    a6000 = table.loc["RTX A6000"]
+    assert a6000["cloud_usd_per_hour"] == 0.30
+    assert a6000["cloud_note"] == "cloud price is stale (2025-07-13)"
+    median = cost.cost_table(both, ["A5000"], ["fp32"], cloud="median")
+    assert median["cloud_usd_per_hour"].item() == pytest.approx((0.40 + 0.60) / 2)  # the stale 0.16 left out
+    assert cost.cost_table(both, ["A5000"], ["fp32"], cloud="gone")["cloud_usd_per_hour"].item() == 0.16
+    assert cost.cost_table(both, ["A5000"], ["fp32"], cloud="dear")["cloud_usd_per_hour"].item() == 0.60
+    # a price that held then is not stale then: as of mid-2025 the 0.16 offer was the cheapest
+    then = cost.cost_table(both.as_of("2025-08-01"), ["A5000"], ["fp32"])
+    assert then["cloud_usd_per_hour"].item() == 0.16
+
+
 def test_a_cloud_file_without_kind_is_read_as_on_demand(tmp_path):
     old = tmp_path / "old-layout.csv"
     old.write_text("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
