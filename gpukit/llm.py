@@ -1240,7 +1240,8 @@ def decode_error_text(gpus: Sequence[str] = ()) -> str:
             f"within ±{RATIO_TOLERANCE:.0%}, median error {s['median_abs_error_pct']:.0f}%")
     for gpu in gpus:
         own = one[(one["gpu_a"] == gpu) | (one["gpu_b"] == gpu)]
-        text += (f"; {gpu}'s own: {int(own['within_tolerance'].sum())} of {len(own)}" if len(own)
+        text += (f"; pairs with the {gpu}: {int(own['within_tolerance'].sum())} of {len(own)} within "
+                 f"±{RATIO_TOLERANCE:.0%}" if len(own)
                  else f"; {gpu}: no published decode speed, outside what was graded")
     return text
 

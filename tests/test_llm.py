@@ -421,8 +421,9 @@ def test_the_seed_pairs_answered_for_llms():
     assert all(len(v) for v in own.values())
     assert (f"{faster} generates {k:.2f}x as fast (predicted; {share:.0%} of {summary['pairs']} published "
             f"single-GPU decode speedups within ±20%, median error {summary['median_abs_error_pct']:.0f}%; "
-            f"A40's own: {int(own['A40']['within_tolerance'].sum())} of {len(own['A40'])}; V100 PCIe 16GB's own: "
-            f"{int(own['V100 PCIe 16GB']['within_tolerance'].sum())} of {len(own['V100 PCIe 16GB'])})") in verdicts[0]
+            f"pairs with the A40: {int(own['A40']['within_tolerance'].sum())} of {len(own['A40'])} within ±20%; "
+            f"pairs with the V100 PCIe 16GB: {int(own['V100 PCIe 16GB']['within_tolerance'].sum())} of "
+            f"{len(own['V100 PCIe 16GB'])} within ±20%)") in verdicts[0]
     # a card no source measured says so
     _, other = llm.pair_answers([("RTX A4000", "RTX A5000")], ["llama-3-8b"], "q4_k_m", 8192)
     assert "RTX A4000: no published decode speed, outside what was graded; RTX A5000: no published decode " \
