@@ -135,14 +135,20 @@ def _both_notes(a: str, note_a: str, b: str, note_b: str) -> str:
     return "; ".join(f"{g}: {n}" for g, n in ((a, note_a), (b, note_b)) if n)
 
 
+def _dated(row: pd.Series, what: str, note: str, label: str) -> str:
+    """``label``, when a cost-table row's ``what`` price (``price`` or ``cloud``) was read and
+    whether it is stale; the row's ``note`` where it has no such price (it says why)."""
+    if _num(row["price_usd" if what == "price" else "cloud_usd_per_hour"]) is None:
+        return row[note]
+    stale = ", stale" if "stale" in str(row[note]) else ""  # with a price, the note says only that
+    return f"{label}, {row[f'{what}_date']}{stale}"
+
+
 def _cloud_note(row: pd.Series) -> str:
-    """Whose cloud price a row is and when it was read, then what is wrong with it: rates differ
-    far more between kinds of provider (a marketplace, a hyperscaler) than between cards."""
-    if _num(row["cloud_usd_per_hour"]) is None:
-        return row["cloud_note"]
+    """Whose cloud price a row is and when it was read: rates differ far more between kinds of
+    provider (a marketplace, a hyperscaler) than between cards."""
     offer = " ".join(str(x) for x in (row["cloud_provider"], row["cloud_offering"]) if x)
-    # with a price, the cost table's cloud note says only that it is stale (and when it was read)
-    return f"{offer} ({row['cloud_date']}{', stale' if 'stale' in str(row['cloud_note']) else ''})"
+    return _dated(row, "cloud", "cloud_note", offer)
 
 
 def _num(v) -> float | None:
@@ -246,6 +252,17 @@ def _published_text(found: list[dict], a_is_faster: bool | None = True, with_mod
     return "; ".join(parts)
 
 
+def _model_at_published(found: list[dict]) -> str:
+    """"At lambda-2021's batch sizes the model gives A40 0.97× V100 SXM2 32GB": the model's ratio
+    where each source measured the pair, the card the source measured faster first."""
+    parts = []
+    for f in found:
+        fast, slow, pred = (f["a"], f["b"], f["predicted"]) if f["published"] >= 1 else \
+            (f["b"], f["a"], 1 / f["predicted"])
+        parts.append(f"{f['source']}'s batch sizes the model gives {fast} {_times(pred)} {slow}")
+    return "At " + "; at ".join(parts)
+
+
 def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], precision: str,
               optimizer: str, cat: pd.DataFrame) -> pd.DataFrame:
     frames = [memory.fit_summary(memory.fit_report([m], batches, [a, b], precision, optimizer, "train",
@@ -274,7 +291,10 @@ def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, pri
     ta = table[(table["gpu"] == a)].iloc[0]
     tb = table[(table["gpu"] == b)].iloc[0]
     add(f"purchase price (USD, {kind_label})", _num(ta["price_usd"]), _num(tb["price_usd"]),
-        "" if kinds[a] == kinds[b] else "different kinds of price: no kind both cards have")
+        "; ".join(x for x in (_both_notes(a, _dated(ta, "price", "purchase_note", f"{kinds[a]} price"), b,
+                                          _dated(tb, "price", "purchase_note", f"{kinds[b]} price")),
+                              "" if kinds[a] == kinds[b] else "different kinds of price: no kind both cards have")
+                  if x))
     add(f"TCO over {years:g} years (USD)", _num(ta["tco_usd"]), _num(tb["tco_usd"]))
     add("cloud price (USD per GPU-hour)", _num(ta["cloud_usd_per_hour"]), _num(tb["cloud_usd_per_hour"]),
         _both_notes(a, _cloud_note(ta), b, _cloud_note(tb)))
@@ -348,8 +368,9 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
         else:
             condition = "Holds while the batch fits on both (see memory fit)."
         if r.get("published_rows"):
-            # the card the source measured faster first, and the model's figure the same way round
-            reason += f" Published: {_published_text(r['published_rows'], None)}."
+            # the verdict quotes the measurement; the reason adds the model's figure at the source's batch
+            # sizes, the card the source measured faster first
+            reason += f" {_model_at_published(r['published_rows'])}."
         elif "predicted" in basis:
             reason += f" No publication measured this pair; the model on this family: {r['model_error']}."
         out.append({"topic": topic, "verdict": verdict, "reason": reason, "condition": condition})

@@ -154,7 +154,7 @@ def test_a_price_note_sits_on_the_row_of_that_price(tmp_path, monkeypatch):
         assert rows.loc[f"USD per peak {p} TFLOPS (purchase)", "note"] == \
             "V100 PCIe 16GB: purchase price is stale (2024-01-01)"
     assert rows.loc["cloud price (USD per GPU-hour)", "note"] == \
-        "A40: Test a40 (2024-02-01, stale); V100 PCIe 16GB: Test v100 (2026-11-01)"
+        "A40: Test a40, 2024-02-01, stale; V100 PCIe 16GB: Test v100, 2026-11-01"
 
 
 def test_same_gpu_twice_is_refused():
@@ -246,7 +246,11 @@ def test_cost_verdicts_compare_the_same_kind_of_price():
     cat = compare.specs.load_catalogue()
     rows = compare.cost_rows("A40", "V100 PCIe 16GB", book, pd.DataFrame(), "any", 0.15, 3, 0.5, cat)
     (price,) = rows[rows["item"].str.startswith("purchase price")].itertuples()
-    assert price.item == "purchase price (USD, used)" and not price.note
+    assert price.item == "purchase price (USD, used)"
+    held = book.current().purchase.set_index(["gpu", "kind"])
+    said = {g: f"{g}: used price, {held.loc[(g, 'used'), 'date']}"
+            + (", stale" if held.loc[(g, "used"), "stale"] else "") for g in ("A40", "V100 PCIe 16GB")}
+    assert price.note == f"{said['A40']}; {said['V100 PCIe 16GB']}"
     verdict = [v for v in compare._cost_verdicts("A40", "V100 PCIe 16GB", rows) if v["topic"] == "cost to buy"][0]
     assert "(purchase price (USD, used))" in verdict["reason"] and "e+" not in verdict["reason"]
     assert verdict["verdict"] == "V100 PCIe 16GB is " + verdict["verdict"].split(" is ")[1] \
@@ -270,17 +274,20 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
                & (ref["gpus"] == 1)].set_index("gpu")["processed_throughput"]
     published = rows["RTX A5000"] / rows["RTX A4000"]
     verdict = {v["topic"]: v for v in result.verdicts}["bert-base-squad training, fp16"]
-    assert f"lambda-2021 measured RTX A5000 at {published:.2f}× RTX A4000" in verdict["reason"]
-    # the verdict itself carries the measurement beside the prediction, the card measured faster first
+    # the verdict carries the measurement beside the prediction, the card measured faster first, and
+    # the reason the model's figure at the source's batch sizes (the measurement is not said twice)
     assert f"; published: lambda-2021 measured RTX A5000 at {published:.2f}× RTX A4000)." in verdict["verdict"]
+    assert "measured" not in verdict["reason"]
+    assert re.search(r"At lambda-2021's batch sizes the model gives RTX A5000 \d\.\d\d× RTX A4000\.$",
+                     verdict["reason"]), verdict["reason"]
     seed = compare.compare("A40", "V100", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
                            fit_batch_sizes=[16])
     a40_over_v100 = rows["A40"] / rows["V100 SXM2 32GB"]
     (v,) = [v for v in seed.verdicts if v["topic"] == "bert-base-squad training, fp16"]
     assert a40_over_v100 > 1.1 and f"measured A40 at {a40_over_v100:.2f}× V100 SXM2 32GB" in v["verdict"]
-    # the reason too, whichever card the model calls faster, with the model's ratio the same way round
-    assert re.search(rf"Published: lambda-2021 measured A40 at {a40_over_v100:.2f}× V100 SXM2 32GB; "
-                     r"the model gives \d\.\d\d× for its batch sizes", v["reason"]), v["reason"]
+    # the model's ratio the same way round, whichever card the model calls faster
+    assert re.search(r"At lambda-2021's batch sizes the model gives A40 0\.\d\d× V100 SXM2 32GB\.", v["reason"]), \
+        v["reason"]
     # a pair no source measured says so, and quotes the family's error instead
     other = compare.compare("A40", "L4", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
                             fit_batch_sizes=[16])
