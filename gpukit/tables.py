@@ -74,16 +74,24 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     # which turns a column of sentences into a tower of one word a line: sentences keep a readable
     # width (the table scrolls sideways instead), short labels and numbers stay on one line
     align = {c: [{"selector": "td", "props": f"text-align: {'right' if c in numeric else 'left'} !important; "
-                  + (f"min-width: {PROSE_WIDTH_EM}em;" if c in text_cols and _longest(frame[c]) > PROSE_CHARS
-                     else "white-space: nowrap;")}]
+                  + (f"min-width: {_prose_width(_longest(frame[c]))}em;"
+                     if c in text_cols and _longest(frame[c]) > PROSE_CHARS else "white-space: nowrap;")}]
              for c in frame.columns}
     return styler.set_table_styles(align, overwrite=False) if align else styler
 
 
 #: A text column whose longest cell is longer than this many characters is prose: it wraps, at
-#: no less than :data:`PROSE_WIDTH_EM` wide; shorter text and numbers do not wrap.
+#: a width within :data:`PROSE_WIDTH_EM` that grows with its longest cell (a paragraph-long source
+#: note gets a few lines, not a dozen); shorter text and numbers do not wrap.
 PROSE_CHARS = 40
-PROSE_WIDTH_EM = 20
+PROSE_WIDTH_EM = (20, 40)
+
+
+def _prose_width(longest: int) -> int:
+    """Width in em of a prose column whose longest cell has ``longest`` characters: about eight
+    lines for it, within :data:`PROSE_WIDTH_EM`."""
+    low, high = PROSE_WIDTH_EM
+    return max(low, min(high, longest // 8))
 
 
 def _shown(column: pd.Series) -> bool:

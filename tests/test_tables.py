@@ -58,7 +58,7 @@ def test_sentences_keep_a_readable_width_and_labels_stay_on_one_line():
                           "source": ["https://example.com/a/very/long/path/to/a/datasheet-file.pdf"] * 2})
     html = tables.show(frame).to_html()
     rules = dict(re.findall(r"#T_\w+ td\.col(\d)\s*\{([^}]*)\}", html))
-    assert f"min-width: {tables.PROSE_WIDTH_EM}em" in rules["1"]  # the sentence column
+    assert "min-width: 20em" in rules["1"]  # the sentence column, at the narrowest width for prose
     for col in ("0", "2", "3"):  # a name, a number, a link (shown as its short label)
         assert "white-space: nowrap" in rules[col] and "min-width" not in rules[col]
 
@@ -71,3 +71,9 @@ def test_columns_with_nothing_to_show_are_left_out():
     assert ">note<" not in html and ">rows<" not in html and "{&#x27;a" not in html and "{'a" not in html
     assert list(frame.columns) == ["workload", "note", "rows", "empty_but_numeric"]  # the caller's frame kept
     assert ">note<" in tables.show(frame.assign(note=["", "a note"])).to_html()
+
+
+def test_a_paragraph_column_is_wider_than_a_sentence_column_within_bounds():
+    assert [tables._prose_width(n) for n in (41, 160, 240, 5000)] == [20, 20, 30, 40]
+    html = tables.show(pd.DataFrame({"note": ["word " * 48]})).to_html()  # 240 characters
+    assert "min-width: 30em" in html
