@@ -22,7 +22,8 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / 12
 #: Defaults of the cost model (every one is a parameter).
 DEFAULTS = {"electricity_usd_per_kwh": 0.15, "years": 3.0, "utilization": 0.5, "pue": 1.0}
 PRICE_CHOICES = PRICE_KINDS + ("cloud", "any")
-#: Which purchase price "any" takes first: what a buyer would pay today, then the launch price.
+#: Which purchase price "any" takes first: what a buyer would pay today, then the launch price
+#: (among the prices that still hold, where a card has any).
 ANY_ORDER = ("street", "used", "msrp")
 
 
@@ -79,20 +80,32 @@ def _check(name: str, value: float, low: float, high: float) -> float:
 
 def common_kind(prices: Prices, gpus, order=ANY_ORDER) -> str | None:
     """The first kind of purchase price in ``order`` that every one of ``gpus`` has: what a
-    comparison of their prices should use (a used price against a new one compares nothing)."""
-    kinds = [set(prices.purchase.loc[prices.purchase["gpu"] == g, "kind"]) for g in gpus]
-    return next((k for k in order if all(k in have for have in kinds)), None)
+    comparison of their prices should use (a used price against a new one compares nothing).
+    A market price that still holds for every one of them (street or used, not stale) comes first."""
+    held = latest(prices.purchase, ("gpu", "kind"))
+    kinds = [held[held["gpu"] == g] for g in gpus]
+    fresh = [set(k.loc[_market_now(k), "kind"]) for k in kinds]
+    every = [set(k["kind"]) for k in kinds]
+    return next((k for have in (fresh, every) for k in order if all(k in h for h in have)), None)
+
+
+def _market_now(rows: pd.DataFrame) -> pd.Series:
+    """Which purchase prices say what a card sells for now: a street or used price that is not
+    stale (a launch price is never stale, and never what a card sells for years later)."""
+    return ~rows["stale"] & (rows["kind"] != "msrp")
 
 
 def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
     """The purchase price of ``gpu`` that holds (the newest of its history) of ``kind``; for
-    ``any`` the first kind of :data:`ANY_ORDER` that has one."""
+    ``any`` the first kind of :data:`ANY_ORDER` with a market price that still holds (a street or
+    used price, not stale), or where there is none, the first that has a price."""
     rows = latest(prices.purchase[prices.purchase["gpu"] == gpu], ("gpu", "kind"))
     order = ANY_ORDER if kind == "any" else (kind,)
-    for k in order:
-        hit = rows[rows["kind"] == k]
-        if len(hit):
-            return hit.iloc[0].to_dict()
+    for pool in (rows[_market_now(rows)], rows):
+        for k in order:
+            hit = pool[pool["kind"] == k]
+            if len(hit):
+                return hit.iloc[0].to_dict()
     return None
 
 

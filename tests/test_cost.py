@@ -274,6 +274,27 @@ def test_a_current_cloud_price_beats_a_cheaper_stale_one(tmp_path, monkeypatch, 
     assert then["cloud_usd_per_hour"].item() == 0.16
 
 
+def test_any_takes_a_market_price_that_holds_before_a_stale_one(tmp_path, book):
+    used = tmp_path / "used.csv"
+    used.write_text("gpu,kind,usd,date,source_url,note\n"
+                    "RTX A5000,used,1100,2026-06-01,https://example.com/u,\n"
+                    "RTX A6000,street,4000,2025-01-01,https://example.com/s,\n"
+                    "RTX A6000,msrp,4650,2020-10-05,https://example.com/m,\n")
+    both = prices.load_prices([tmp_path / "buy.csv", used], today=TODAY)
+    table = cost.cost_table(both, ["A5000", "A6000"], ["fp32"]).set_index("gpu")
+    # the A5000's street price of 2025-01-01 is stale, its used price of June 2026 holds
+    assert table.loc["RTX A5000", ["price_kind", "price_usd"]].tolist() == ["used", 1100]
+    assert "purchase price is stale" not in table.loc["RTX A5000", "note"]
+    # the A6000 has no market price that holds: its stale street price, not a launch price of 2020
+    assert table.loc["RTX A6000", ["price_kind", "price_usd"]].tolist() == ["street", 4000]
+    assert "purchase price is stale (2025-01-01)" in table.loc["RTX A6000", "note"]
+    assert cost.common_kind(both, ["RTX A5000", "RTX A6000"]) == "street"  # the only market kind both have
+    assert cost.common_kind(both, ["RTX A5000"]) == "used"
+    # a year earlier the street price still held
+    then = cost.cost_table(both.as_of("2025-06-01"), ["A5000"], ["fp32"])
+    assert (then["price_kind"].item(), then["price_usd"].item()) == ("street", 1700)
+
+
 def test_a_cloud_file_without_kind_is_read_as_on_demand(tmp_path):
     old = tmp_path / "old-layout.csv"
     old.write_text("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
