@@ -64,6 +64,28 @@ def test_elementwise_work_runs_at_the_issue_rate_and_a_cuda_core_matmul_at_the_f
     assert compute[0] == pytest.approx(flops / (80 * 128 * 1530e6 * 0.5), rel=1e-9)
 
 
+def test_an_elementwise_kernels_bytes_also_pass_through_the_sms(gpu):
+    """An RTX 4090 (128 SMs at 2520 MHz, 1008 GB/s) and an A100 SXM4 80GB (108 SMs at 1410 MHz,
+    2039 GB/s): a layer norm's memory time is its DRAM time plus its bytes at 16 bytes per SM per
+    cycle; a matrix multiply's and a streaming kernel's are DRAM time alone."""
+    nbytes = 1e9
+    ops = (pm.OpCost("norm", "LayerNormalization", "forward", 0.0, nbytes, matmul=False),
+           pm.OpCost("mm", "Dense", "forward", 0.0, nbytes, matmul=True),
+           pm.OpCost("update", "Stream", "update", 0.0, nbytes, matmul=False, stream=True))
+    prof = pm.Profile("hand", "fp16", 1, "train", 1.0, "items/s", ops)
+    eff = pm.Efficiency(memory=0.3, stream=0.8, sm_bytes_per_cycle=16, launch_s=0.0, host_op_s=0.0)
+    for name, sms, clock_hz in (("GeForce RTX 4090", 128, 2520e6), ("A100 SXM4 80GB", 108, 1410e6)):
+        bw = gpu(name).memory_bandwidth_gbs * 1e9
+        _, memory = pm.op_times(pm.place(prof, gpu(name).row), eff)
+        assert memory[0] == pytest.approx(nbytes / (bw * 0.3) + nbytes / (sms * clock_hz * 16), rel=1e-9)
+        assert memory[1] == pytest.approx(nbytes / (bw * 0.3), rel=1e-9)
+        assert memory[2] == pytest.approx(nbytes / (bw * 0.8), rel=1e-9)
+        _, without = pm.op_times(pm.place(prof, gpu(name).row), pm.Efficiency(memory=0.3, sm_bytes_per_cycle=0))
+        assert without[0] == pytest.approx(nbytes / (bw * 0.3), rel=1e-9)
+    with pytest.raises(ParameterError, match="sm_bytes_per_cycle"):
+        pm.Efficiency(sm_bytes_per_cycle=-1)
+
+
 def test_a_copy_is_memory_bound_at_the_hand_computed_time(gpu):
     v100 = gpu("V100 SXM2 16GB")
     prof = pm.profile("bandwidth", elements=2**28)
@@ -387,6 +409,10 @@ def test_the_defaults_are_the_fit_and_leave_one_out_is_reported(cat):
     replace_them, why = pm.refit_verdict(ref, fitted, d, cat)
     assert not replace_them, \
         f"DEFAULT_EFFICIENCY is no longer the fit on the reference data and the catalogue ({why}): refit it"
+    # the constants outside the fit's grid are chosen by the same error: each default is the scan's minimum
+    for name, values in (("host_op_s", (50e-6, 100e-6, 200e-6)), ("sm_bytes_per_cycle", (0.0, 8.0, 16.0, 32.0))):
+        errors = pm.scan_error(ref, name, values, d, cat)
+        assert errors.idxmin() == getattr(d, name), (name, errors.to_dict())
     small = {"tensor": (0.5, 0.7), "cuda": (0.7,), "elementwise": (0.02, 0.04), "memory": (0.3, 0.5)}
     resnet = ref[ref["workload"] == "resnet50"]
     logo = pm.leave_one_gpu_out(resnet[resnet["source"] == "lambda-2021"], cat, grid=small)
@@ -622,8 +648,10 @@ def test_a_fused_update_is_one_streaming_pass_and_one_dispatch(gpu):
     eff = pm.Efficiency()
     nbytes = sum(o.bytes for o in updates)
     bw = gpu("A40").memory_bandwidth_gbs * 1e9
-    saved = (nbytes / (bw * eff.memory) - nbytes / (bw * eff.stream)  # the update's memory time, when memory-bound
-             + len(updates) * eff.launch_s + (len(updates) - 1) * eff.host_op_s)
+    sms = 84 * 1740e6  # the A40's SMs x boost clock: an update per tensor is an elementwise kernel, the fused
+    # one a streaming pass at the streaming rate
+    saved = (nbytes / (bw * eff.memory) + nbytes / (sms * eff.sm_bytes_per_cycle)  # when memory-bound
+             - nbytes / (bw * eff.stream) + len(updates) * eff.launch_s + (len(updates) - 1) * eff.host_op_s)
     per_s, fused_s = (pm.predict(p, a40, eff).step_time_s for p in (per, fused))
     assert per_s - fused_s == pytest.approx(saved, rel=1e-9)
     with pytest.raises(ParameterError, match="update 'foreach': use per-tensor or fused"):

@@ -19,7 +19,7 @@ from .grading import (FAMILY_TARGET, FIT_GRID, KEY_PAIRS, RATIO_TOLERANCE, REFER
                       WINNER_MARGIN, accuracy_text, family, family_accuracy, fit_efficiency, fit_error, refit_verdict,
                       gpu_factors, graded_gpus,
                       graded_workloads, grading_statement, key_pairs,
-                      leave_one_gpu_out, leave_one_source_out, load_reference, scaling_validation,
+                      leave_one_gpu_out, leave_one_source_out, load_reference, scaling_validation, scan_error,
                       summarize_by_family, summarize_validation, throughput_ratios, validation_table)
 from .predictions import PREDICTION_COLUMNS, predict_table, speedup
 from .profiles import (DEFAULT_PARAMS, ELEMENTWISE_FLOPS, MODES, UPDATE_BYTES_PER_PARAM, UPDATES, WORKLOADS,
@@ -32,7 +32,8 @@ __all__ = [
     "REFIT_MARGIN", "WINNER_MARGIN", "accuracy_text", "family", "family_accuracy", "fit_efficiency", "fit_error",
     "refit_verdict", "gpu_factors", "graded_gpus",
     "graded_workloads", "grading_statement", "key_pairs",
-    "leave_one_gpu_out", "leave_one_source_out", "load_reference", "scaling_validation", "summarize_by_family",
+    "leave_one_gpu_out", "leave_one_source_out", "load_reference", "scaling_validation", "scan_error",
+    "summarize_by_family",
     "summarize_validation", "throughput_ratios", "validation_table",
     "PREDICTION_COLUMNS", "predict_table", "speedup", "DEFAULT_PARAMS",
     "ELEMENTWISE_FLOPS",

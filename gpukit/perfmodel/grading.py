@@ -438,6 +438,16 @@ def fit_error(reference: pd.DataFrame, efficiency: Efficiency = DEFAULT_EFFICIEN
     return _log_error(cases, pairs, published, efficiency)
 
 
+def scan_error(reference: pd.DataFrame, name: str, values: Sequence[float],
+               efficiency: Efficiency = DEFAULT_EFFICIENCY, catalogue: pd.DataFrame | None = None) -> pd.Series:
+    """:func:`fit_error` with the efficiency field ``name`` at each of ``values`` (every other
+    factor as in ``efficiency``): how a constant outside :data:`FIT_GRID` (``host_op_s``,
+    ``sm_bytes_per_cycle``) is chosen, by the quantity the fit minimises."""
+    _, cases, pairs, published = _pair_inputs(reference, catalogue, "grade")
+    return pd.Series({v: _log_error(cases, pairs, published, replace(efficiency, **{name: v})) for v in values},
+                     name="log_error")
+
+
 def refit_verdict(reference: pd.DataFrame, fitted: Efficiency, defaults: Efficiency = DEFAULT_EFFICIENCY,
                   catalogue: pd.DataFrame | None = None) -> tuple[bool, str]:
     """Whether ``fitted`` should replace ``defaults``, and why, in words: only where it lowers

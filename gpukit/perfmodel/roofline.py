@@ -22,7 +22,7 @@ import pandas as pd
 from .. import precision as prec
 from ..errors import ParameterError
 from ..matmul_rates import tensor_share
-from ..specs import issue_tflops
+from ..specs import ISSUE_PER_SM_CLOCK, issue_tflops
 from .profiles import Profile
 
 
@@ -53,6 +53,15 @@ class Efficiency:
       which single-kernel workloads do not pay. Read off the published measurements
       (``docs/perfmodel-accuracy.md`` scans it: ResNet-50 and BERT pairs agree best near 100 µs);
       on a fast GPU it is a large share of the step;
+    * ``sm_bytes_per_cycle``: bytes one SM moves per clock cycle through an elementwise kernel's
+      loads and stores (normalisation, activation, pooling, residual adds: the ops that are not
+      matrix multiplies). Such a kernel's memory time is its DRAM time plus its bytes over
+      SMs x boost clock x this: the two limits do not overlap fully, so their times add, as rates
+      in series do, rather than the slower alone setting the pace. It lets a GPU with many fast
+      SMs against its bandwidth (the RTX 4090) through these kernels faster than its bandwidth
+      alone says, and one with a wide memory against few SMs (the HBM cards) slower. Scanned
+      against the published measurements like ``host_op_s`` (``docs/perfmodel-accuracy.md``);
+      0 leaves the term out;
     * ``sustained``: the tensor cores at the share of their datasheet peak the GPU sustains
       (:func:`gpukit.matmul_rates.tensor_share`; False: at the datasheet peak, to show what the
       measured rates change);
@@ -75,6 +84,7 @@ class Efficiency:
     stream: float = 0.85
     launch_s: float = 5e-6
     host_op_s: float = 100e-6
+    sm_bytes_per_cycle: float = 16.0
     scale: float = 1.0
     sustained: bool = True
     source: str = "defaults"
@@ -84,7 +94,7 @@ class Efficiency:
             v = getattr(self, name)
             if not (0 < v <= 1):
                 raise ParameterError(f"efficiency {name}={v!r} must be in (0, 1]")
-        for name in ("launch_s", "host_op_s"):
+        for name in ("launch_s", "host_op_s", "sm_bytes_per_cycle"):
             if getattr(self, name) < 0:
                 raise ParameterError(f"{name}={getattr(self, name)!r} must not be negative")
         if not self.scale > 0:
@@ -136,6 +146,7 @@ class Placed:
     maths: tuple[str, ...]  # the maths the matmuls run at
     host_ops: int = 0  # layer operations dispatched from the host per step
     tensor_share: float = 1.0  # share of the datasheet tensor peak the GPU sustains (gpukit.matmul_rates)
+    sm_cycles_per_s: float = 0.0  # SMs x boost clock: what elementwise kernels' loads and stores pass through
 
 
 def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
@@ -151,16 +162,20 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
                   np.array([o.kind == "Stream" or o.stream for o in prof.ops]), sum(o.kernels for o in prof.ops),
                   float(gpu["memory_bandwidth_gbs"]) * 1e9, prof.items_per_step,
                   tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})), prof.host_ops,
-                  tensor_share(gpu)[0])
+                  tensor_share(gpu)[0], issue * 1e12 / ISSUE_PER_SM_CLOCK)
 
 
 def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
     """Per-op compute time (FLOPs ÷ the unit's peak × its efficiency) and memory time (bytes ÷
-    bandwidth × the memory or stream efficiency), in seconds."""
+    bandwidth × the memory or stream efficiency, and for an elementwise kernel, its bytes through
+    the SMs' loads and stores: ÷ SMs × clock × ``sm_bytes_per_cycle``), in seconds."""
     factors = np.array([eff.tensor * (placed.tensor_share if eff.sustained else 1.0), eff.cuda, eff.elementwise])
     with np.errstate(divide="ignore", invalid="ignore"):
         compute = np.where(placed.flops > 0, placed.flops / (placed.peak_flops * factors[placed.unit]), 0.0)
     memory = placed.bytes / (placed.bandwidth * np.where(placed.stream, eff.stream, eff.memory))
+    if eff.sm_bytes_per_cycle and placed.sm_cycles_per_s:
+        elementwise = (placed.unit == 2) & ~placed.stream
+        memory = memory + np.where(elementwise, placed.bytes / (placed.sm_cycles_per_s * eff.sm_bytes_per_cycle), 0.0)
     return compute, memory
 
 
