@@ -158,8 +158,9 @@ GEMV_BYTES_PER_SM_CYCLE = 6.0
 #: Bytes per second one SM streams through kernels that load one element a thread (``scalar_kernels``):
 #: llama.cpp's conversions (``convert_unary``) and dequantisation (one warp a block) at the
 #: benchmarked build, between a prompt's matrix multiplies. Read off the first source's prefill
-#: measurements; per second it fits them better than per cycle (1408 against 1350 of 2364 pairs
-#: within ±20 % at the best constant of each).
+#: measurements; per second it fits them better than per cycle (1405 of 2364 pairs within ±20 % at
+#: 10 GB/s, 1355 at the best rate per cycle, 7 bytes; from 8 to 12 GB/s the count moves by up to 20
+#: pairs either way, without a trend, so the constant was not moved).
 SCALAR_BYTES_PER_SM_S = 10e9
 #: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
 #: and how they spread a model over several GPUs.
