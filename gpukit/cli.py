@@ -308,9 +308,10 @@ def cmd_cost(args: argparse.Namespace) -> int:
               + "\nsustained_tflops: the tensor-core peak at the share the GPU was measured to sustain in a large "
               "matrix multiply (data/matmul_rates.csv; the median share where none was measured: "
               "sustained_basis in --format csv/json).")
-    stale = book.current().stale()  # of each history, the price in use
-    if len(stale):
-        print(f"gpukit: {len(stale)} price(s) in use are older than {book.max_age_days} days and marked stale "
+    used = frame.drop_duplicates("gpu")  # the prices this table priced with, one purchase and one cloud a GPU
+    stale = int(used["price_stale"].sum() + used["cloud_stale"].sum())
+    if stale:
+        print(f"gpukit: {stale} price(s) in use are older than {book.max_age_days} days and marked stale "
               "(see the note column)", file=sys.stderr)
     return 0
 

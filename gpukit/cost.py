@@ -212,6 +212,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
                 "tflops_per_watt": peak / g["tdp_w"] if peak else None,
                 "usd_per_million_items": usd_per_million_items(hourly, work.get(g["gpu"])),
                 "stale": bool((buy and buy.get("stale")) or (rent and rent.get("stale"))),
+                "price_stale": bool(buy and buy.get("stale")), "cloud_stale": bool(rent and rent.get("stale")),
                 "note": "; ".join(notes),
                 "purchase_note": "; ".join(mode + bought), "cloud_note": "; ".join(rented),
             })

@@ -327,6 +327,12 @@ def test_cost_command_as_of_and_cloud_kind(capsys, tmp_path, book):
     assert cli.main(argv + ["--as-of", "2023-12-31"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert (row["price_usd"], row["cloud_usd_per_hour"]) == (2100, None)  # no cloud price held yet
+    # the warning counts the stale prices the table priced with: the 2025 street price, not an offer of 2025
+    # that a current one stands in for
+    (tmp_path / "gone.csv").write_text(CLOUD.splitlines()[0] + "\nRTX A5000,Gone,pod,on-demand,1,0.16,2025-07-13,"
+                                       "https://example.com/gone,\n")
+    assert cli.main(argv + ["--prices", str(tmp_path / "gone.csv"), "--as-of", "2026-11-29"]) == 0
+    assert "gpukit: 1 price(s) in use are older than 365 days and marked stale" in capsys.readouterr().err
     assert cli.main(argv + ["--as-of", "31/12/2023"]) == 2
     err = capsys.readouterr().err
     assert "--as-of '31/12/2023' is not a date" in err and len(err.strip().splitlines()) == 1
