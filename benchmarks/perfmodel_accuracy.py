@@ -168,7 +168,8 @@ def _sm_bytes_section(ref: pd.DataFrame, cat) -> list[str]:
            "store path, with its indexing and conversions between. The model charges it both: its bytes over "
            "the bandwidth (x the memory efficiency) plus its bytes over SMs x boost clock x "
            "`sm_bytes_per_cycle` (`gpukit.perfmodel.Efficiency`). The two limits do not overlap fully, so the "
-           "times add, as rates in series do (a hard cap, below, does less). A GPU with many fast SMs against its bandwidth (the RTX 4090: 128 SMs at 2.52 GHz "
+           "times add, as rates in series do (a hard cap, below, does less). A GPU with many fast SMs against "
+           "its bandwidth (the RTX 4090: 128 SMs at 2.52 GHz "
            "over 1008 GB/s) gets through these kernels faster than its bandwidth alone says, and one with wide "
            "HBM against fewer SMs (the A100 and H100) slower. The grading scanned (every other factor at its "
            "default), with the mean absolute log error of the speedups, which the efficiencies are fitted to:", "",
@@ -403,7 +404,8 @@ def markdown() -> str:
         "batch sizes running a card near its memory limit. An L2 term needs each catalogue GPU's shipped L2 "
         "size from a vendor source; none was reached for the Ada cards (RTX 4090, RTX 6000 Ada, L40S, L4), "
         "the T4, A30, RTX A4000, H200, H100 NVL or RTX PRO 6000, so the term is not in the model.",
-        ""] + _issue_section(ref, table, cat) + _sm_bytes_section(ref, cat) + _sustained_section(ref, table, scaling, cat) \
+        ""] + _issue_section(ref, table, cat) + _sm_bytes_section(ref, cat) \
+        + _sustained_section(ref, table, scaling, cat) \
         + _update_section(ref, table, cat) + [
         "",
         "### Measured over predicted, per GPU",

@@ -140,8 +140,7 @@ def _dated(row: pd.Series, what: str, note: str, label: str) -> str:
     whether it is stale; the row's ``note`` where it has no such price (it says why)."""
     if _num(row["price_usd" if what == "price" else "cloud_usd_per_hour"]) is None:
         return row[note]
-    stale = ", stale" if "stale" in str(row[note]) else ""  # with a price, the note says only that
-    return f"{label}, {row[f'{what}_date']}{stale}"
+    return f"{label}, {row[f'{what}_date']}" + (", stale" if row[f"{what}_stale"] else "")
 
 
 def _cloud_note(row: pd.Series) -> str:

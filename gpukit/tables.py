@@ -73,9 +73,10 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     # a browser fits a table to the page by wrapping its text columns down to their longest word,
     # which turns a column of sentences into a tower of one word a line: sentences keep a readable
     # width (the table scrolls sideways instead), short labels and numbers stay on one line
+    longest = {c: _longest(frame[c]) for c in text_cols}
     align = {c: [{"selector": "td", "props": f"text-align: {'right' if c in numeric else 'left'} !important; "
-                  + (f"min-width: {_prose_width(_longest(frame[c]))}em;"
-                     if c in text_cols and _longest(frame[c]) > PROSE_CHARS else "white-space: nowrap;")}]
+                  + (f"min-width: {_prose_width(longest[c])}em;" if longest.get(c, 0) > PROSE_CHARS
+                     else "white-space: nowrap;")}]
              for c in frame.columns}
     return styler.set_table_styles(align, overwrite=False) if align else styler
 
