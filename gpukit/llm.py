@@ -173,12 +173,20 @@ SCALAR_BYTES_PER_SM_S = 10e9
 #:   whole key-value window of the chunk, and splits a model by layer;
 #: * PyTorch engines (vLLM, TensorRT-LLM) accumulate in FP32, keep FP16 activations, use flash
 #:   attention (no scores in memory, the causal half of the window) and split by tensor.
+#:
+#: ``pipeline_across_passes``: whether a layer split's pipeline runs on from one pass of
+#: :data:`PROMPT_BATCH` tokens into the next. llama-bench at build 2824 calls ``llama_decode`` once
+#: a pass and synchronises only at the end of the prompt, and its scheduler keeps up to four
+#: micro-batches in flight, so its source allows it. Most published 8B runs on four cards or more
+#: look so (measured over predicted rises with the prompt), the 70B runs as if each pass drained the
+#: pipeline; graded both ways (``docs/llm-accuracy.md``), running on fits fewer pairs of either model,
+#: so it is off.
 ENGINES = {"llama.cpp": {"accumulate": "fp16", "split": "layer", "activation_bytes": 4, "converts": True,
                          "flash_attention": False, "scalar_kernels": True, "gemv_per_sm": True,
-                         "kernels_per_layer": KERNELS_PER_LAYER},
+                         "kernels_per_layer": KERNELS_PER_LAYER, "pipeline_across_passes": False},
            "vllm": {"accumulate": "fp32", "split": "tensor", "activation_bytes": 2, "converts": False,
                     "flash_attention": True, "scalar_kernels": False, "gemv_per_sm": False,
-                    "kernels_per_layer": VLLM_KERNELS_PER_LAYER}}
+                    "kernels_per_layer": VLLM_KERNELS_PER_LAYER, "pipeline_across_passes": False}}
 #: Bytes of memory traffic per attention score and head without flash attention (llama.cpp's
 #: ``llm_build_kqv``): cuBLAS writes Q.K^T in FP16 (2), a kernel widens it to float32 (read 2,
 #: write 4), the masked softmax reads and writes it (8), a kernel narrows it to FP16 for the
@@ -661,7 +669,9 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     if split == "tensor":
         prefill_n = float(n)
     else:  # m micro-batches through an n-stage pipeline take m + n - 1 stage times, not m x n
-        m = min(math.ceil(prompt / PROMPT_CHUNK), PROMPT_BATCH // PROMPT_CHUNK)
+        m = math.ceil(prompt / PROMPT_CHUNK)
+        if not ENGINES[engine]["pipeline_across_passes"]:
+            m = min(m, PROMPT_BATCH // PROMPT_CHUNK)
         prefill_n = m * n / (m + n - 1)
     # prefill, per chunk of the prompt: a quantised format is first unpacked to FP16 (read the packed
     # weights of every expert a chunk routes to, write FP16 ones), then each matrix multiply reads

@@ -382,6 +382,15 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     # four micro-batches through four stages: 4 + 4 - 1 stage times for 4 x 4 of work; a hand-off per chunk
     per_token = (1 / one["prefill_tokens_per_s"]) * 7 / 16 + 3 * llm.LAYER_HOP_S / llm.PROMPT_CHUNK
     assert four["prefill_tokens_per_s"] == pytest.approx(1 / per_token)
+    # an 8192-token prompt is four such passes; drained at each pass it pipelines as one, running on from
+    # one pass into the next its 16 micro-batches take 16 + 4 - 1 stage times for 16 x 4 of work
+    long = {m_: llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192, gpus=n, split="layer")["prefill_tokens_per_s"]
+            for m_, n in (("one", 1), ("four", 4))}
+    hops = 3 * llm.LAYER_HOP_S / llm.PROMPT_CHUNK
+    assert 1 / long["four"] == pytest.approx(1 / long["one"] * 7 / 16 + hops)
+    monkeypatch.setitem(llm.ENGINES["llama.cpp"], "pipeline_across_passes", True)
+    running_on = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192, gpus=4, split="layer")
+    assert 1 / running_on["prefill_tokens_per_s"] == pytest.approx(1 / long["one"] * 19 / 64 + hops)
     with pytest.raises(ParameterError, match="engine 'tgi'"):
         llm.speeds(m, rtx, engine="tgi")
 
