@@ -590,8 +590,10 @@ def predicted_roofline_figure(predictions: pd.DataFrame, catalogue: pd.DataFrame
 ROOFLINE_BOUND_NOTE = ("-bound: what limits most of the step, op by op.\n"
                        "Compute counts the elementwise ops too, at the\n"
                        "SMs' instruction issue rate, which the matrix-math\n"
-                       "lines do not draw; every op also pays launch and\n"
-                       "host time, so the points sit below the lines.")
+                       "lines do not draw; their bytes pass through the\n"
+                       "SMs' loads and stores as well as DRAM, and every\n"
+                       "op pays launch and host time, so the points sit\n"
+                       "below the lines.")
 
 
 def predicted_throughput_figure(predictions: pd.DataFrame) -> Figure:
