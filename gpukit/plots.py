@@ -375,6 +375,7 @@ def largest_batch_figure(fit: pd.DataFrame) -> Figure:
         ax.annotate(f"does not fit at batch 1: {models}", (1, order.index(gpu)), va="center", fontsize=8,
                     color="0.3")
     ranged = _batch_ranges(ax, plotted, order, list(dict.fromkeys(frame["model"])))
+    ax.set_ylim(len(order) - 0.5, -0.5)  # the whiskers' lines would pad the rows with a margin of empty ones
     ax.set_xscale("log", base=2)
     ax.set_xlim(left=1)  # bars start at batch 1, so their lengths compare
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))

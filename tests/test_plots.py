@@ -535,6 +535,12 @@ def whiskers(ax) -> dict[tuple[str, str], tuple[float, float]]:
     return out
 
 
+def test_largest_batch_figure_has_no_empty_rows_around_its_gpus(fit):
+    ax = plots.largest_batch_figure(fit).axes[0]
+    rows = len(ax.get_yticklabels())
+    assert ax.get_ylim() == pytest.approx((rows - 0.5, -0.5))  # one row a GPU, the first at the top
+
+
 def test_largest_batch_figure_whiskers_span_the_measured_error(fit):
     """Each bar carries a whisker from the largest batch at one edge of the family's measured error
     to the other, and the bar's end (the estimate) lies on it."""
