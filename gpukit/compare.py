@@ -236,6 +236,16 @@ def published_speedups(a: str, b: str, workload: str, precision: str, cat: pd.Da
     return out
 
 
+def _oriented(found: dict, a_first: bool | None = None) -> tuple[str, str, float, float]:
+    """One source's measurement of a pair as (first card, second card, published ratio, predicted
+    ratio): ``a`` first when ``a_first``, the card the source measured faster first when it is None."""
+    if a_first is None:
+        a_first = found["published"] >= 1
+    if a_first:
+        return found["a"], found["b"], found["published"], found["predicted"]
+    return found["b"], found["a"], 1 / found["published"], 1 / found["predicted"]
+
+
 def _published_text(found: list[dict], a_is_faster: bool | None = True, with_model: bool = True) -> str:
     """"lambda-2021 measured RTX A5000 at 1.51× RTX A4000; the model gives 1.66× for its batch sizes",
     each source's measurement of the pair: the faster card first when ``a_is_faster`` (as the
@@ -243,9 +253,7 @@ def _published_text(found: list[dict], a_is_faster: bool | None = True, with_mod
     ratio for the source's batch sizes with ``with_model``."""
     parts = []
     for f in found:
-        a_first = f["published"] >= 1 if a_is_faster is None else a_is_faster
-        fast, slow, pub, pred = (f["a"], f["b"], f["published"], f["predicted"]) if a_first else \
-            (f["b"], f["a"], 1 / f["published"], 1 / f["predicted"])
+        fast, slow, pub, pred = _oriented(f, a_is_faster)
         text = f"{f['source']} measured {fast} at {_times(pub)} {slow}"
         parts.append(text + (f"; the model gives {_times(pred)} for its batch sizes" if with_model else ""))
     return "; ".join(parts)
@@ -256,8 +264,7 @@ def _model_at_published(found: list[dict]) -> str:
     where each source measured the pair, the card the source measured faster first."""
     parts = []
     for f in found:
-        fast, slow, pred = (f["a"], f["b"], f["predicted"]) if f["published"] >= 1 else \
-            (f["b"], f["a"], 1 / f["predicted"])
+        fast, slow, _, pred = _oriented(f)
         parts.append(f"{f['source']}'s batch sizes the model gives {fast} {_times(pred)} {slow}")
     return "At " + "; at ".join(parts)
 
@@ -289,11 +296,11 @@ def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, pri
             _both_notes(a, ta["purchase_note"], b, tb["purchase_note"]))
     ta = table[(table["gpu"] == a)].iloc[0]
     tb = table[(table["gpu"] == b)].iloc[0]
-    add(f"purchase price (USD, {kind_label})", _num(ta["price_usd"]), _num(tb["price_usd"]),
-        "; ".join(x for x in (_both_notes(a, _dated(ta, "price", "purchase_note", f"{kinds[a]} price"), b,
-                                          _dated(tb, "price", "purchase_note", f"{kinds[b]} price")),
-                              "" if kinds[a] == kinds[b] else "different kinds of price: no kind both cards have")
-                  if x))
+    bought = _both_notes(a, _dated(ta, "price", "purchase_note", f"{kinds[a]} price"),
+                         b, _dated(tb, "price", "purchase_note", f"{kinds[b]} price"))
+    if kinds[a] != kinds[b]:
+        bought += ("; " if bought else "") + "different kinds of price: no kind both cards have"
+    add(f"purchase price (USD, {kind_label})", _num(ta["price_usd"]), _num(tb["price_usd"]), bought)
     add(f"TCO over {years:g} years (USD)", _num(ta["tco_usd"]), _num(tb["tco_usd"]))
     add("cloud price (USD per GPU-hour)", _num(ta["cloud_usd_per_hour"]), _num(tb["cloud_usd_per_hour"]),
         _both_notes(a, _cloud_note(ta), b, _cloud_note(tb)))

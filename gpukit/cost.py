@@ -186,8 +186,10 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
                 why = prices.gap(g["gpu"], cloud_kind) if anywhere else None
                 rented.append(f"no {cloud_kind} cloud price" + ("" if anywhere else f" from {cloud}")
                               + (f": {why}" if why else ""))
-            for label, src, into in (("purchase", buy, bought), ("cloud", rent, rented)):
-                if src and src.get("stale"):
+            price_stale, cloud_stale = bool(buy and buy.get("stale")), bool(rent and rent.get("stale"))
+            for label, src, stale, into in (("purchase", buy, price_stale, bought),
+                                            ("cloud", rent, cloud_stale, rented)):
+                if stale:
                     into.append(f"{label} price is stale ({src['date']})")
             notes = mode + bought + rented
             price = float(buy["usd"]) if buy else None
@@ -211,8 +213,7 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
                 "break_even_months": break_even_months(price, hourly, g["tdp_w"], util, kwh, pue),
                 "tflops_per_watt": peak / g["tdp_w"] if peak else None,
                 "usd_per_million_items": usd_per_million_items(hourly, work.get(g["gpu"])),
-                "stale": bool((buy and buy.get("stale")) or (rent and rent.get("stale"))),
-                "price_stale": bool(buy and buy.get("stale")), "cloud_stale": bool(rent and rent.get("stale")),
+                "stale": price_stale or cloud_stale, "price_stale": price_stale, "cloud_stale": cloud_stale,
                 "note": "; ".join(notes),
                 "purchase_note": "; ".join(mode + bought), "cloud_note": "; ".join(rented),
             })
