@@ -326,7 +326,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.gpus > 1 and args.mode != "train":
         raise ParameterError("--gpus predicts data-parallel training; leave out --mode infer")
     results = res.load(args.results) if args.results else None
-    extra = {"seq_len": args.seq_len} if args.seq_len else {}
+    extra = {"seq_len": args.seq_len} if args.seq_len is not None else {}
     frame = perfmodel.predict_table(args.workload, args.precision, args.batch, args.mode, args.gpu,
                                     results=results, count=args.gpus, link=args.link, **extra)
     if _emit(frame, args.format):
@@ -363,14 +363,18 @@ def cmd_llm(args: argparse.Namespace) -> int:
         print(format_table(_rounded(weights[["weights", "bits_per_weight", "basis"]].to_dict(orient="records")),
                            ["weights", "bits_per_weight", "basis"]))
         return 0
-    frame = llm.llm_table(args.model, args.weights, args.context, args.batch, args.gpu, args.mode, args.kv_cache,
+    if args.weights is not None and args.mode != "infer":
+        raise ParameterError(f"--weights {args.weights} is the format served (--mode infer); {args.mode} fine-tunes "
+                             f"{llm.FINETUNE_WEIGHTS[args.mode]} weights, so leave --weights out")
+    weights = args.weights or "q4_k_m"
+    frame = llm.llm_table(args.model, weights, args.context, args.batch, args.gpu, args.mode, args.kv_cache,
                           args.lora_rank, args.lora_targets, not args.no_checkpointing, args.gpus, args.prices,
                           args.engine)
     if _emit(frame, args.format):
         return 0
     m = llm.resolve_model(args.model)
     what = "inference" if args.mode == "infer" else f"{args.mode} fine-tuning"
-    engine = args.engine or llm.default_engine(args.weights)
+    engine = args.engine or llm.default_engine(weights)
     many = f" on {args.gpus} GPUs each (split by {llm.ENGINES[engine]['split']})" if args.gpus > 1 else ""
     what += f" with {engine}" if args.mode == "infer" else ""
     print(f"{m.name} ({m.params() / 1e9:.1f} B parameters), {what}, {frame['weights'].iloc[0]}, context "
@@ -613,8 +617,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "million generated tokens.")
     p.add_argument("--model", default="llama-3-8b",
                    help="a model of data/llm_models.csv (gpukit llm --list) or a .json/.yaml file of its shape")
-    p.add_argument("--weights", default="q4_k_m", help="weights format: f16, bf16, int8, q8_0, q4_0, q4_k_m, "
-                   "q5_k_m, gptq-4bit, awq-4bit (data/llm_weights.csv)")
+    p.add_argument("--weights", help="weights format served (--mode infer; default q4_k_m): f16, bf16, int8, q8_0, "
+                   "q4_0, q4_k_m, q5_k_m, gptq-4bit, awq-4bit (data/llm_weights.csv)")
     p.add_argument("--context", type=int, default=4096, help="tokens of context (sequence length to fine-tune)")
     p.add_argument("--batch", type=int, default=1, help="sequences served at once (or per fine-tuning step)")
     p.add_argument("--mode", choices=("infer", "lora", "qlora", "full"), default="infer")

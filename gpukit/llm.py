@@ -103,6 +103,8 @@ WEIGHTS_SCHEMA: tuple[Field, ...] = (
 #: Bytes per element of the key-value cache.
 KV_CACHE_BYTES = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32}
 MODES = ("infer", "full", "lora", "qlora")
+#: The weights each fine-tuning mode trains on (serving takes the format it is given).
+FINETUNE_WEIGHTS = {"full": "bf16 + fp32 master", "lora": "bf16", "qlora": "nf4"}
 #: Tokens of the prompt processed per step (llama.cpp's default micro-batch, vLLM's chunked prefill).
 PROMPT_CHUNK = 512
 #: Bits per weight of QLoRA's frozen base: 4-bit NormalFloat plus double-quantised block scales
@@ -812,7 +814,7 @@ def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, ba
             wb, kvb, needed = need["weights_bytes"], 0.0, finetune_gpus_needed(need, g)
         fit = bool(need["total_bytes"] <= cap)
         row = {"gpu": g["gpu"], "model": m.name, "mode": mode, "weights": weights if mode == "infer" else
-               {"full": "bf16 + fp32 master", "lora": "bf16", "qlora": "nf4"}[mode], "context": context, "batch": batch,
+               FINETUNE_WEIGHTS[mode], "context": context, "batch": batch,
                "fits": fit, "total_gib": need["total_bytes"] / GIB,
                "weights_gib": wb / GIB, "kv_cache_gib": kvb / GIB, "max_context": max_ctx, "max_batch": max_b,
                "gpus_needed": needed, "graded": g["gpu"] in graded if mode == "infer" else False, "note": ""}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import warnings
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +131,9 @@ def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: 
         path = Path(text)
         if not path.exists():
             raise UnknownModelError(f"model file {path} not found")
+        if path.suffix == ".keras" and not zipfile.is_zipfile(path):  # Keras would call it "not found"
+            raise UnknownModelError(f"model file {path} is not a .keras archive; write one with "
+                                    f"model.save('{path.name}')")
         return ModelSpec(str(path), "file")
     key = text.lower().replace("_", "-")
     if key in TRANSFORMERS:

@@ -236,6 +236,8 @@ def test_predict_table_says_where_its_factors_came_from(capsys, tmp_path):
     (["predict", "--gpus", "0"], "--gpus 0: give at least 1"),
     (["predict", "--gpus", "2", "--mode", "infer"], "--gpus predicts data-parallel training"),
     (["predict", "--batch", "0"], "batch size 0"),
+    # 0 is a length given, not a length left out: it must not fall back to the default
+    (["predict", "--workload", "bert-base", "--seq-len", "0"], "takes sequences of 1 to 512 tokens, not 0"),
     (["predict", "--gpu", "Z9000"], "Z9000"),
 ])
 def test_predict_bad_input_is_one_line(capsys, argv, message):

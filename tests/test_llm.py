@@ -292,7 +292,9 @@ def test_cli_llm_table_and_errors(capsys):
     for argv, message in ((["llm", "--model", "gpt-5"], "unknown model 'gpt-5'"),
                           (["llm", "--weights", "q3_k_s"], "weights 'q3_k_s'"),
                           (["llm", "--context", "0"], "context 0"),
-                          (["llm", "--model", "llama-2-7b", "--context", "8192"], "up to 4096 tokens")):
+                          (["llm", "--model", "llama-2-7b", "--context", "8192"], "up to 4096 tokens"),
+                          # fine-tuning fixes its own weights: a format given for it would be silently dropped
+                          (["llm", "--mode", "qlora", "--weights", "f16"], "qlora fine-tunes nf4 weights")):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -240,6 +240,15 @@ def test_unknown_models_get_suggestions(name, message):
         models.resolve_model(name)
 
 
+def test_a_file_that_is_not_a_keras_archive_is_named_as_such(tmp_path):
+    # Keras itself reports such a file as "not found", which sends the user looking for the wrong fault
+    bad = tmp_path / "model.keras"
+    bad.write_text("not a zip")
+    with pytest.raises(models.UnknownModelError, match=r"model.keras is not a .keras archive; write one with "
+                                                       r"model.save\('model.keras'\)"):
+        models.resolve_model(str(bad))
+
+
 @pytest.mark.tensorflow
 def test_bad_input_shapes_and_batches():
     with pytest.raises(ParameterError, match=r"ResNet50 cannot take input shape \(16, 16, 3\)"):

@@ -225,7 +225,7 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
         from ..graph import transformer_graph
 
         spec, head, default_len = task
-        seq_len = int(params.get("seq_len") or default_len)
+        seq_len = int(default_len if params.get("seq_len") is None else params["seq_len"])
         if seq_len < 1 or (seq_len > spec.seq_len and not spec.decoder):
             raise ParameterError(f"{key} takes sequences of 1 to {spec.seq_len} tokens, not {seq_len}")
         # fine-tuning on SQuAD: 32 sequences a step (the fine-tuning batch of the BERT paper's recipe)
