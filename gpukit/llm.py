@@ -1259,21 +1259,30 @@ def decode_error_text(gpus: Sequence[str] = ()) -> str:
     return text
 
 
-def grading_statement() -> str:
-    """One line: how right the speed predictions are against the published tables, and between
-    single GPUs alone (a layer split's pipeline is graded worse)."""
+def grading_statement(gpus: int = 1, model: str | None = None, weights: str | None = None) -> str:
+    """One line: how right the speed predictions are against the published tables, over every
+    pair and in the setting ``gpus`` asks for (between single GPUs, or with several: a layer split's
+    pipeline is graded worse), and there for ``model`` in ``weights`` where the tables have it."""
     if not REFERENCE_PATH.exists():
         return "Not graded: no published LLM speeds shipped"
     table = validation_table()
+    setting = SETTINGS[0] if gpus == 1 else SETTINGS[1]
+    where = "between single GPUs" if gpus == 1 else "with several GPUs"
+    here = table[table["setting"] == setting]
     parts = []
     for test, label in (("tg", "decode"), ("pp", "prefill")):
         s = summarize(table, test)
-        if s["pairs"]:
-            one = summarize(table[table["setting"] == SETTINGS[0]], test)
-            alone = f" ({one['within_tolerance']} of the {one['pairs']} between single GPUs)" if one["pairs"] else ""
-            parts.append(f"{label} within ±{RATIO_TOLERANCE:.0%} in {s['within_tolerance']} of {s['pairs']} "
-                         f"published same-source speedups{alone}, winners right in {s['winners_right']} of "
-                         f"{s['decisive_pairs']}")
+        if not s["pairs"]:
+            continue
+        one = summarize(here, test)
+        alone = f"{one['within_tolerance']} of the {one['pairs']} {where}" if one["pairs"] else f"none {where}"
+        if model is not None:
+            mine = summarize(here[(here["model"] == model) & (here["weights"] == weights)], test)
+            alone += (f"; {mine['within_tolerance']} of the {mine['pairs']} of {model} {weights} there"
+                      if mine["pairs"] else f"; none of {model} {weights} there")
+        parts.append(f"{label} within ±{RATIO_TOLERANCE:.0%} in {s['within_tolerance']} of {s['pairs']} "
+                     f"published same-source speedups ({alone}), winners right in {s['winners_right']} of "
+                     f"{s['decisive_pairs']}")
     return "Graded (docs/llm-accuracy.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
 
 

@@ -475,6 +475,13 @@ def test_llm_grading_takes_each_sources_own_ratio():
     pp = by[(by["setting"] == "one GPU each") & by["test"].str.startswith("prefill")].iloc[0]
     assert pp["within_tolerance"] == int(one.loc[one["test"] == "pp", "within_tolerance"].sum())
     assert f"({pp['within_tolerance']} of the {pp['pairs']} between single GPUs)" in llm.grading_statement()
+    # asked for several GPUs and one model, the line grades that setting and that model there
+    many = table[(table["setting"] == "several GPUs") & (table["test"] == "pp")]
+    mine = many[(many["model"] == "llama-3-70b") & (many["weights"] == "q4_k_m")]
+    text = llm.grading_statement(4, "llama-3-70b", "q4_k_m")
+    assert (f"({int(many['within_tolerance'].sum())} of the {len(many)} with several GPUs; "
+            f"{int(mine['within_tolerance'].sum())} of the {len(mine)} of llama-3-70b q4_k_m there)") in text
+    assert "none of qwen2.5-14b q4_k_m there" in llm.grading_statement(1, "qwen2.5-14b", "q4_k_m")
 
 
 def test_a_single_gpu_series_that_rises_with_length_is_left_out():
