@@ -18,6 +18,7 @@ everything else (``--long`` measures only those).
     .venv/bin/python benchmarks/memory_accuracy.py --models keras-encoder --batches 4 --repeats 1
     .venv/bin/python benchmarks/memory_accuracy.py --long --raw docs/memory-accuracy-runs-long.json
     .venv/bin/python benchmarks/memory_accuracy.py --from-raw a.json b.json --write docs/memory-accuracy.md
+    .venv/bin/python benchmarks/memory_accuracy.py --models keras-lstm --merge-into docs/memory-accuracy-runs-zoo.json
 """
 from __future__ import annotations
 
@@ -85,11 +86,12 @@ def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
         predicted = est.estimate(batch, precision, opt, mode).tensor_bytes
         trainable, largest = est.graph.trainable_params * 4, est.graph.largest_variable * 4
         embedding = est.graph.largest_embedding * 4
-        measured, notes = [], []
+        measured, threads, notes = [], [], []
         for _ in range(repeats):
             got = memory.measure_in_subprocess(name, batch, precision, opt, mode, shape, seq_len=seq_len)
             if got["status"] == "ok":
                 measured.append(got["measured_peak_bytes"])
+                threads.append(got.get("inter_op_threads"))
             else:
                 notes.append(got.get("error", got["status"]))
         row = {"model": name, "runs": measured, "family": family_of(name),
@@ -100,6 +102,7 @@ def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
                "low": min(measured) if measured else None, "high": max(measured) if measured else None,
                "trainable_bytes": trainable, "largest_variable_bytes": largest, "largest_embedding_bytes": embedding,
                "workspace": memory.update_workspace(opt, trainable, largest, embedding) if mode == "train" else 0,
+               "inter_op_threads": sorted(set(threads)), "measured_on": f"{datetime.now(timezone.utc):%Y-%m-%d}",
                "note": "; ".join(notes)}
         row["error"] = predicted / row["measured"] - 1 if row["measured"] else None
         rows.append(row)
@@ -108,6 +111,21 @@ def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
               f"measured {[round(m / 2**20, 1) for m in measured]} MiB, {err} ({time.perf_counter() - t0:.0f} s)",
               file=log, flush=True)
     return rows
+
+
+def _case(row: dict) -> tuple:
+    return (row["model"], row["input"], row.get("seq_len"), row["batch"], row["precision"], row["optimizer"],
+            row["mode"])
+
+
+def merge_into(path: str, rows: list[dict]) -> list[dict]:
+    """The rows of a ``--raw`` file with ``rows`` in place of the same cases (new cases added),
+    written back atomically: one family measured again without measuring the whole grid."""
+    old = json.loads(Path(path).read_text())
+    fresh = {_case(r): r for r in rows}
+    merged = [fresh.pop(_case(r), r) for r in old["rows"]] + list(fresh.values())
+    _atomic.write_text(path, json.dumps({**old, "rows": merged}, indent=1))
+    return merged
 
 
 def reestimate(rows: list[dict]) -> list[dict]:
@@ -204,6 +222,19 @@ def bands_csv(rows: list[dict], when: str, device_name: str) -> str:
 TARGETS = {"median": 0.05, "worst": 0.15, "leave_one_family_out": 0.20}
 
 
+def _threads_line(rows: list[dict]) -> str:
+    """Which inter-op thread counts the runs used, per family (runs before it was set recorded none)."""
+    per: dict[str, set] = {}
+    for r in rows:
+        per.setdefault(r["family"], set()).update(r.get("inter_op_threads") or [None])
+    said = "; ".join(f"{fam}: {'/'.join(str(t) for t in sorted(t for t in used if t)) or 'not recorded'}"
+                     + (" and not recorded" if None in used and len(used) > 1 else "")
+                     for fam, used in sorted(per.items()))
+    return ("- TensorFlow's inter-op threads in the measuring process (`gpukit.memory.measure_env`: at least "
+            f"{memory.MEASURE_INTER_OP_THREADS}; with one, a recurrent layer's backward loop runs ahead, "
+            f"`docs/memory-rnn-runahead.md`): {said}")
+
+
 def markdown(rows: list[dict]) -> str:
     info = device.describe_attached()
     env = device.bench_environment()
@@ -224,6 +255,7 @@ def markdown(rows: list[dict]) -> str:
         f"process, {'–'.join(map(str, sorted({len(r.get('runs') or [0]) for r in rows})))} times; "
         "the error is against the median run; the range is the lowest and highest run, "
         "and the band of errors over every run is what `gpukit fit` calls borderline",
+        _threads_line(rows),
         f"- {len(ok)} cases: median |error| {statistics.median(errs):.1%}, {within} within ±{TOLERANCE:.0%}, "
         f"worst when a family is left out of the fit {max(leave_one_family_out(rows).values()):.1%}"
         + (f"; worst: {worst['model']} batch {worst['batch']} {worst['precision']} {worst['optimizer']} "
@@ -267,14 +299,16 @@ def markdown(rows: list[dict]) -> str:
         "every time step's gates and state; `TimeDistributed` over a static time axis a slice per step, and "
         "its backward pass a full-size gradient per step. The built-in transformer shapes are walked as their "
         "Keras-layer equivalents (`keras-bert` here is BERT's shape at small sizes).",
-        "- Run-to-run spread has two sources seen here: whether the loss writes the logits' gradient into the "
-        "logits' buffer (only when nothing else still holds them: a logits-sized difference, large for "
-        "token-level heads; seen at batch 8, not at 2 or 32), and a recurrent layer's backward loop running "
-        "ahead of its weight-gradient accumulation: at small batches several time steps each hold a "
-        "kernel-sized gradient at once, as many as thread scheduling lets through (up to 32, Keras's "
-        "`parallel_iterations`; `benchmarks/rnn_runahead.py` measures the excess in kernels across hidden "
-        "sizes and batches, `docs/memory-rnn-runahead.md`). The estimate takes the common case; the rest is the "
-        "family's band, which `gpukit fit` reports and calls borderline.",
+        "- Run-to-run spread is seen where the loss may write the logits' gradient into the logits' buffer "
+        "(only when nothing else still holds them: a logits-sized difference, large for token-level heads; "
+        "seen at batch 8, not at 2 or 32). The estimate takes the common case; the rest is the family's band, "
+        "which `gpukit fit` reports and calls borderline.",
+        "- The number of TensorFlow's inter-op threads moves one thing a lot: with a single thread a recurrent "
+        "layer's backward loop runs its time steps ahead of the weight-gradient accumulation, each holding a "
+        "kernel-sized gradient (up to 32, Keras's `parallel_iterations`), and a small-batch LSTM peaks at about "
+        "twice what it does with two or more; `benchmarks/rnn_runahead.py` measures both "
+        "(`docs/memory-rnn-runahead.md`). A GPU host runs many, so every measurement runs at least two, and the "
+        "estimate counts the one gradient a loop then holds.",
         "- The allocator rounds too: TensorFlow's BFC allocator (the one GPUs use) does not split a free chunk "
         "smaller than twice a request, so a tensor can hold up to twice its bytes. Small models show it most: "
         "an LSTM's weights alone are held in more than their size, because the orthogonal initialiser's "
@@ -329,6 +363,8 @@ def main(argv=None) -> int:
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
     parser.add_argument("--bands", metavar="FILE", help="write the per-family error bands (CSV) here")
     parser.add_argument("--raw", metavar="FILE", help="also write every measured row (JSON), for --from-raw")
+    parser.add_argument("--merge-into", metavar="FILE",
+                        help="put the measured rows into this --raw file in place of the same cases")
     parser.add_argument("--from-raw", metavar="FILE", nargs="+",
                         help="measure nothing: read rows written by --raw (several runs are merged) and "
                              "estimate them again with this version of gpukit")
@@ -350,6 +386,8 @@ def main(argv=None) -> int:
         rows = run(grid, args.repeats)
     if args.raw:
         _atomic.write_text(args.raw, json.dumps({"repeats": args.repeats, "rows": rows}, indent=1))
+    if args.merge_into and not args.from_raw:
+        merge_into(args.merge_into, rows)
     text = markdown(rows)
     publish(text, args.write)
     if args.bands:

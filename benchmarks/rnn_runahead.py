@@ -1,16 +1,17 @@
-"""Why LSTM training at small batches measures up to twice the estimate, run to run.
+"""Why LSTM training at small batches can measure twice the estimate: the executor's threads.
 
 Hypothesis under test: Keras's TensorFlow backend runs a recurrent layer as a ``tf.while_loop``
 with ``parallel_iterations=32``. In the backward loop each time step computes its own gradient of
 the layer's kernels (kernel-sized) and adds it to an accumulator, a serial chain of kernel-sized
-additions. When a step's other work is cheap (a small batch), the gate-gradient chain runs ahead of
-the accumulation, and every step in flight holds a kernel-sized gradient. If so, the excess of the
-measured peak over the estimate (which counts one) should scale with the kernels' size, shrink as
-the batch grows, and vary from run to run with thread scheduling.
+additions. Whether the steps' gradients wait for the accumulation or pile up ahead of it is up to
+the order TensorFlow's executor runs ready ops in, which depends on its inter-op threads: each case
+is measured with one (``TF_NUM_INTEROP_THREADS=1``) and with what ``gpukit.memory.measure_env``
+gives every measurement (at least two). Where the loop runs ahead, the excess of the measured peak
+over the estimate (which counts one gradient) is a number of kernel-sized gradients.
 
 The grid: ``gpukit.zoo.lstm`` at hidden sizes 128/256/512 (kernels grow as hidden squared, the
 per-step activations linearly), batches 2/8/32, plain SGD training, each case in a fresh process
-``--repeats`` times.
+``--repeats`` times per thread setting.
 
     .venv/bin/python benchmarks/rnn_runahead.py --write docs/memory-rnn-runahead.md
 """
@@ -49,20 +50,38 @@ def run(hidden_sizes, batches, repeats: int, optimizer: str, log=sys.stderr) -> 
             est = memory.Estimator(path)
             for batch in batches:
                 predicted = est.estimate(batch, "fp32", optimizer, "train").tensor_bytes
-                runs = []
-                for _ in range(repeats):
-                    m = memory.measure_in_subprocess(path, batch, "fp32", optimizer, "train")
-                    if m["status"] == "ok":
-                        runs.append(m["measured_peak_bytes"])
-                print(f"hidden {hidden} batch {batch}: predicted {predicted / MIB:.1f} MiB, "
-                      f"runs {[round(r / MIB, 1) for r in runs]}", file=log, flush=True)
-                rows.append({"hidden": hidden, "batch": batch, "kernel_bytes": kernels,
-                             "predicted": predicted, "runs": runs})
+                row = {"hidden": hidden, "batch": batch, "kernel_bytes": kernels, "predicted": predicted}
+                for key, threads in (("one", 1), ("default", None)):
+                    runs, used = [], set()
+                    for _ in range(repeats):
+                        m = memory.measure_in_subprocess(path, batch, "fp32", optimizer, "train",
+                                                         inter_op_threads=threads)
+                        if m["status"] == "ok":
+                            runs.append(m["measured_peak_bytes"])
+                            used.add(m.get("inter_op_threads"))
+                    row[key], row[f"{key}_threads"] = runs, sorted(used)
+                print(f"hidden {hidden} batch {batch}: predicted {predicted / MIB:.1f} MiB, one thread "
+                      f"{[round(r / MIB, 1) for r in row['one']]}, {row['default_threads']} threads "
+                      f"{[round(r / MIB, 1) for r in row['default']]}", file=log, flush=True)
+                rows.append(row)
     return rows
+
+
+def _excess(r: dict, runs: list[int]) -> list[float]:
+    return [(m - r["predicted"]) / r["kernel_bytes"] for m in runs]
+
+
+def _cells(r: dict, runs: list[int]) -> str:
+    if not runs:
+        return "failed | "
+    excess = _excess(r, runs)
+    return f"{', '.join(f'{m / MIB:.1f}' for m in runs)} | {min(excess):+.1f} to {max(excess):+.1f}"
 
 
 def markdown(rows: list[dict], optimizer: str) -> str:
     info = device.describe_attached()
+    threads = sorted({t for r in rows for t in r["default_threads"] if t})
+    many = "/".join(map(str, threads)) or "the default number of"
     lines = [
         "# Recurrent layers: the backward loop running ahead",
         "",
@@ -70,37 +89,37 @@ def markdown(rows: list[dict], optimizer: str) -> str:
         f"on {info['kind'].upper()} {info['name']}; every figure is what that run measured. "
         f"`gpukit.zoo.lstm` (two LSTMs over 64 embedded tokens), {optimizer} training, each case in a fresh "
         "process; measured is the allocator's peak over one step "
-        "(as in `docs/memory-accuracy.md`), predicted is `gpukit.memory`'s `tensor_bytes`.",
+        "(as in `docs/memory-accuracy.md`), predicted is `gpukit.memory`'s `tensor_bytes`. Each case ran with "
+        f"one inter-op thread (TensorFlow's executor pool) and with {many}, as every measurement of the kit "
+        "does (`gpukit.memory.measure_env`: at least two).",
         "",
         "The excess is (measured - predicted) in units of the LSTM kernels' float32 size: how many extra "
         "kernel-sized gradients were alive at the peak.",
         "",
-        "| hidden | batch | kernels MiB | predicted MiB | measured MiB (each run) | excess, kernels (lowest-highest run) |",
-        "|---:|---:|---:|---:|---|---|",
+        f"| hidden | batch | kernels MiB | predicted MiB | one thread: measured MiB (each run) | excess, kernels "
+        f"| {many} threads: measured MiB | excess, kernels |",
+        "|---:|---:|---:|---:|---|---|---|---|",
     ]
     for r in rows:
-        runs = r["runs"]
-        if not runs:
-            lines.append(f"| {r['hidden']} | {r['batch']} | {r['kernel_bytes'] / MIB:.1f} | "
-                         f"{r['predicted'] / MIB:.1f} | failed | |")
-            continue
-        excess = [(m - r["predicted"]) / r["kernel_bytes"] for m in runs]
         lines.append(f"| {r['hidden']} | {r['batch']} | {r['kernel_bytes'] / MIB:.1f} | {r['predicted'] / MIB:.1f} | "
-                     f"{', '.join(f'{m / MIB:.1f}' for m in runs)} | {min(excess):+.1f} to {max(excess):+.1f} |")
-    small = [(m - r["predicted"]) / r["kernel_bytes"] for r in rows if r["batch"] < max(BATCHES) for m in r["runs"]]
-    large = [(m - r["predicted"]) / r["kernel_bytes"] for r in rows if r["batch"] >= max(BATCHES) for m in r["runs"]]
-    if small and large:
-        lines += ["", f"Largest excess at batches below {max(BATCHES)}: {max(small):+.1f} kernels; "
-                  f"at batch {max(BATCHES)} and above: {max(large):+.1f} kernels."]
+                     f"{_cells(r, r['one'])} | {_cells(r, r['default'])} |")
+    largest = {key: max((e for r in rows for e in _excess(r, r[key])), default=float("nan"))
+               for key in ("one", "default")}
+    small = max((e for r in rows if r["batch"] < max(BATCHES) for e in _excess(r, r["one"])), default=float("nan"))
     lines += [
         "",
-        "Reading it: where the excess is several kernels and moves between runs at the small batches, and "
-        "stays within about one kernel at batch 32, the loop is running ahead as hypothesised (Keras runs "
-        "the loop with `parallel_iterations=32`, so at most 32 steps are in flight). The estimate counts "
-        "the one gradient a serial loop holds: the in-flight count depends on thread scheduling, so it is "
-        "the recurrent family's error band in `data/memory_error.csv`, which `gpukit fit` calls borderline, "
-        "rather than a term of the estimate. On a GPU, Keras runs a default-configured LSTM or GRU as "
-        "cuDNN's fused kernel, which has no per-step loop to run ahead; that path cannot be measured here.",
+        f"Largest excess with one thread: {largest['one']:+.1f} kernels (at batches below {max(BATCHES)}: "
+        f"{small:+.1f}); with {many}: {largest['default']:+.1f} kernels.",
+        "",
+        "Reading it: with one inter-op thread the executor runs the backward loop's ready steps one after "
+        "another, so at small batches the steps' kernel gradients pile up ahead of the serial accumulation "
+        "(Keras runs the loop with `parallel_iterations=32`, so at most 32 steps are in flight); with two or "
+        "more the accumulation keeps up, and the peak is the one gradient a serial loop holds, which the "
+        "estimate counts. A GPU host runs many inter-op threads, so the kit measures with at least two "
+        "(`gpukit.memory.MEASURE_INTER_OP_THREADS`) whatever the machine's core count; a process limited to one "
+        "thread, or run where TensorFlow sees one core, holds the excess in the first columns. On a GPU, Keras "
+        "runs a default-configured LSTM or GRU as cuDNN's fused kernel, which has no per-step loop to run "
+        "ahead; that path cannot be measured here.",
         "",
     ]
     return "\n".join(lines)

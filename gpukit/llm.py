@@ -1339,11 +1339,11 @@ def measure_decoder_memory(params: dict, precision: str = "fp32", timeout_s: flo
     run's precision, its KV cache, one step's activations without flash attention (it has none),
     no runtime reserve (none is allocated through TensorFlow's allocator)."""
     from . import runner
-    from .memory import MEASURE_ENV
+    from .memory import measure_env
 
     p = prec.normalize(precision)
     child = runner.run("gpukit.llm:measure_decoder_child", {"params": params, "precision": p}, timeout_s,
-                       env=MEASURE_ENV)
+                       env=measure_env())
     if not child.ok:
         return {"status": child.status, "error": child.error}
     weights = "f32" if prec.get(p).dtype == "float32" else "f16"

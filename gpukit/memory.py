@@ -31,6 +31,7 @@ GPU memory is binary: a catalogue "24 GB" card holds 24 GiB (:func:`gpukit.specs
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -738,25 +739,42 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
         out = step()
         _ = out.numpy() if hasattr(out, "numpy") else out
         info = tf.config.experimental.get_memory_info(dev)
+    threads = os.environ.get("TF_NUM_INTEROP_THREADS", "")
     return {"model": spec.label(), "batch_size": batch, "precision": p, "optimizer": optimizer, "mode": mode,
-            "device": dev, "measured_peak_bytes": int(info["peak"]), "resident_before_bytes": int(before)}
+            "device": dev, "measured_peak_bytes": int(info["peak"]), "resident_before_bytes": int(before),
+            "inter_op_threads": int(threads) if threads.isdigit() else None}
 
 
-#: The measuring process uses TensorFlow's BFC allocator on the CPU too, the allocator GPUs
-#: use: the CPU's default allocator leaves allocations under 256 KiB out of its statistics.
-MEASURE_ENV = {"TF_CPU_ALLOCATOR_USE_BFC": "true"}
+#: The fewest inter-op threads (TensorFlow's executor pool) a measurement runs with. With one, a
+#: recurrent layer's backward loop runs its time steps far ahead of its weight-gradient
+#: accumulation, each step holding a kernel-sized gradient: an LSTM at batch 2 then peaks at
+#: about twice what it does with two or more (``benchmarks/rnn_runahead.py``). A GPU host runs
+#: many, so a measurement takes at least two even on a one-core machine.
+MEASURE_INTER_OP_THREADS = 2
+
+
+def measure_env(inter_op_threads: int | None = None) -> dict[str, str]:
+    """The measuring process's environment: TensorFlow's BFC allocator on the CPU too, the
+    allocator GPUs use (the CPU's default one leaves allocations under 256 KiB out of its
+    statistics), and ``inter_op_threads`` executor threads (default: ``TF_NUM_INTEROP_THREADS``
+    where the user set it, else the machine's cores, at least :data:`MEASURE_INTER_OP_THREADS`)."""
+    threads = inter_op_threads or os.environ.get("TF_NUM_INTEROP_THREADS") or \
+        max(MEASURE_INTER_OP_THREADS, os.cpu_count() or 1)
+    return {"TF_CPU_ALLOCATOR_USE_BFC": "true", "TF_NUM_INTEROP_THREADS": str(threads)}
 
 
 def measure_in_subprocess(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",
                           mode: str = "train", input_shape: Sequence[int] | None = None, classes: int = 1000,
-                          timeout_s: float = 900, seq_len: int | None = None) -> dict:
-    """:func:`measure_peak` in a fresh Python (:func:`gpukit.runner.run`), so nothing else shares
-    the allocator. An out-of-memory, in any form TensorFlow raises it (:func:`gpukit.runner.is_oom`),
-    becomes ``{"status": "oom"}``; another failure ``{"status": "error"}``."""
+                          timeout_s: float = 900, seq_len: int | None = None,
+                          inter_op_threads: int | None = None) -> dict:
+    """:func:`measure_peak` in a fresh Python (:func:`gpukit.runner.run`, environment
+    :func:`measure_env`), so nothing else shares the allocator. An out-of-memory, in any form
+    TensorFlow raises it (:func:`gpukit.runner.is_oom`), becomes ``{"status": "oom"}``; another
+    failure ``{"status": "error"}``."""
     args = {"model_name": model_name, "batch": batch, "precision": precision, "optimizer": optimizer,
             "mode": mode, "input_shape": list(input_shape) if input_shape else None, "classes": classes,
             "seq_len": seq_len}
-    child = runner.run("gpukit.memory:measure_child", args, timeout_s, env=MEASURE_ENV)
+    child = runner.run("gpukit.memory:measure_child", args, timeout_s, env=measure_env(inter_op_threads))
     if child.ok:
         return {"status": "ok", **child.value}
     return {"status": child.status, "error": child.error}

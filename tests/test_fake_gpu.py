@@ -684,7 +684,7 @@ def test_bisection_through_real_children(monkeypatch, one_fake_gpu):
                                 seq_len=512)
     assert seen == [{"seq_len": 512}]
     assert [t for t, _ in targets] == ["gpukit.memory:measure_child"] * 4
-    assert all(env.items() >= memory.MEASURE_ENV.items() for _, env in targets)
+    assert all(env.items() >= memory.measure_env().items() for _, env in targets)
     # The 4 was an abort with the CUDA driver's line on stderr, classified by the parent:
     child = real_run("fake_child:measure", {"batch": 4}, 60, env=child_env(3, "abort"))
     assert child.status == "oom" and child.returncode == 134 and "CUDA_ERROR_OUT_OF_MEMORY" in child.error
