@@ -260,12 +260,14 @@ def _published_text(found: list[dict], a_is_faster: bool | None = True, with_mod
 
 
 def _model_at_published(found: list[dict]) -> str:
-    """"At lambda-2021's batch sizes the model gives A40 0.97× V100 SXM2 32GB": the model's ratio
-    where each source measured the pair, the card the source measured faster first."""
+    """"At lambda-2021's batch sizes the model gives A40 0.97× V100 SXM2 32GB, -21% from the
+    published ratio": the model's ratio where each source measured the pair, the card the source
+    measured faster first, and how far it is from that measurement (this pair's own error)."""
     parts = []
     for f in found:
-        fast, slow, _, pred = _oriented(f)
-        parts.append(f"{f['source']}'s batch sizes the model gives {fast} {_times(pred)} {slow}")
+        fast, slow, pub, pred = _oriented(f)
+        parts.append(f"{f['source']}'s batch sizes the model gives {fast} {_times(pred)} {slow}, "
+                     f"{pred / pub - 1:+.0%} from the published ratio")
     return "At " + "; at ".join(parts)
 
 

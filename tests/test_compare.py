@@ -278,16 +278,19 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
     # the reason the model's figure at the source's batch sizes (the measurement is not said twice)
     assert f"; published: lambda-2021 measured RTX A5000 at {published:.2f}× RTX A4000)." in verdict["verdict"]
     assert "measured" not in verdict["reason"]
-    assert re.search(r"At lambda-2021's batch sizes the model gives RTX A5000 \d\.\d\d× RTX A4000\.$",
-                     verdict["reason"]), verdict["reason"]
+    found = re.search(r"At lambda-2021's batch sizes the model gives RTX A5000 (\d\.\d\d)× RTX A4000, "
+                      r"([+-]\d+)% from the published ratio\.$", verdict["reason"])
+    assert found, verdict["reason"]
+    # the pair's own error: the model's ratio against the measured one, as the verdict quotes both
+    assert int(found[2]) == pytest.approx((float(found[1]) / published - 1) * 100, abs=1)
     seed = compare.compare("A40", "V100", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
                            fit_batch_sizes=[16])
     a40_over_v100 = rows["A40"] / rows["V100 SXM2 32GB"]
     (v,) = [v for v in seed.verdicts if v["topic"] == "bert-base-squad training, fp16"]
     assert a40_over_v100 > 1.1 and f"measured A40 at {a40_over_v100:.2f}× V100 SXM2 32GB" in v["verdict"]
     # the model's ratio the same way round, whichever card the model calls faster
-    assert re.search(r"At lambda-2021's batch sizes the model gives A40 0\.\d\d× V100 SXM2 32GB\.", v["reason"]), \
-        v["reason"]
+    assert re.search(r"At lambda-2021's batch sizes the model gives A40 0\.\d\d× V100 SXM2 32GB, -\d+% from the "
+                     r"published ratio\.", v["reason"]), v["reason"]
     # a pair no source measured says so, and quotes the family's error instead
     other = compare.compare("A40", "L4", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
                             fit_batch_sizes=[16])
