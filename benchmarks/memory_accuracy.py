@@ -307,8 +307,11 @@ def markdown(rows: list[dict]) -> str:
         "layer's backward loop runs its time steps ahead of the weight-gradient accumulation, each holding a "
         "kernel-sized gradient (up to 32, Keras's `parallel_iterations`), and a small-batch LSTM peaks at about "
         "twice what it does with two or more; `benchmarks/rnn_runahead.py` measures both "
-        "(`docs/memory-rnn-runahead.md`). A GPU host runs many, so every measurement runs at least two, and the "
-        "estimate counts the one gradient a loop then holds.",
+        "(`docs/memory-rnn-runahead.md`). Every measurement runs at least two (TensorFlow's default on two or "
+        "more cores), and the estimate counts the one gradient a loop then holds. The forward loop's 16-bit "
+        "casts move the other way: the estimate counts them running ahead by Keras's `parallel_iterations`, "
+        "which one thread lets them do and two, for the bidirectional GRU's two loops, only in part (its 16-bit "
+        "inference below is over-estimated).",
         "- The allocator rounds too: TensorFlow's BFC allocator (the one GPUs use) does not split a free chunk "
         "smaller than twice a request, so a tensor can hold up to twice its bytes. Small models show it most: "
         "an LSTM's weights alone are held in more than their size, because the orthogonal initialiser's "

@@ -105,21 +105,24 @@ def markdown(rows: list[dict], optimizer: str) -> str:
                      f"{_cells(r, r['one'])} | {_cells(r, r['default'])} |")
     largest = {key: max((e for r in rows for e in _excess(r, r[key])), default=float("nan"))
                for key in ("one", "default")}
-    small = max((e for r in rows if r["batch"] < max(BATCHES) for e in _excess(r, r["one"])), default=float("nan"))
+    big = max((e for r in rows if r["batch"] == max(BATCHES) for e in _excess(r, r["one"])), default=float("nan"))
     lines += [
         "",
-        f"Largest excess with one thread: {largest['one']:+.1f} kernels (at batches below {max(BATCHES)}: "
-        f"{small:+.1f}); with {many}: {largest['default']:+.1f} kernels.",
+        f"Largest excess with one thread: {largest['one']:+.1f} kernels (at batch {max(BATCHES)}: {big:+.1f}); "
+        f"with {many}: {largest['default']:+.1f} kernels.",
         "",
         "Reading it: with one inter-op thread the executor runs the backward loop's ready steps one after "
-        "another, so at small batches the steps' kernel gradients pile up ahead of the serial accumulation "
-        "(Keras runs the loop with `parallel_iterations=32`, so at most 32 steps are in flight); with two or "
+        "another, so the steps' kernel gradients pile up ahead of the serial accumulation, more of them the "
+        "larger the kernels (Keras runs the loop with `parallel_iterations=32`, so at most 32 steps are in "
+        "flight); with two or "
         "more the accumulation keeps up, and the peak is the one gradient a serial loop holds, which the "
-        "estimate counts. A GPU host runs many inter-op threads, so the kit measures with at least two "
-        "(`gpukit.memory.MEASURE_INTER_OP_THREADS`) whatever the machine's core count; a process limited to one "
-        "thread, or run where TensorFlow sees one core, holds the excess in the first columns. On a GPU, Keras "
-        "runs a default-configured LSTM or GRU as cuDNN's fused kernel, which has no per-step loop to run "
-        "ahead; that path cannot be measured here.",
+        "estimate counts. Two or more is TensorFlow's default wherever there are two cores, so the kit "
+        "measures with at least two (`gpukit.memory.MEASURE_INTER_OP_THREADS`) whatever the machine's core "
+        "count; a process limited to one thread, or run where TensorFlow sees one core, holds the excess in "
+        "the first columns. On a GPU, Keras runs a default-configured LSTM or GRU as cuDNN's fused kernel, "
+        "which has no per-step loop to run ahead. A loop that does run on a GPU (a non-default configuration) "
+        "is dispatched asynchronously, ops in the order they become ready, which may pile up as one thread "
+        "does here; that cannot be measured without a GPU.",
         "",
     ]
     return "\n".join(lines)
