@@ -187,8 +187,10 @@ def test_fit_bad_input_is_one_line(capsys, argv, message):
 
 @pytest.mark.tensorflow
 def test_fit_measure_prints_measured_next_to_predicted(capsys):
+    # adam, as docs/memory-accuracy.md measured this case (within 5% there, three runs 4% apart); with
+    # plain SGD the peak of this model moves between about 92 and 150 MiB from run to run
     code, out, err = run(capsys, "fit", "--model", "MobileNetV2", "--input-shape", "96,96,3", "--batch", "8",
-                         "--optimizer", "sgd", "--gpu", "T4", "--measure", "--format", "csv")
+                         "--optimizer", "adam", "--gpu", "T4", "--measure", "--format", "csv")
     assert code == 0, err
     row = next(csv.DictReader(io.StringIO(out)))
     measured, predicted = int(row["measured_peak_bytes"]), int(row["tensor_bytes"])
