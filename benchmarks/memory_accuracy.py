@@ -305,8 +305,8 @@ def markdown(rows: list[dict]) -> str:
         "which `gpukit fit` reports and calls borderline.",
         "- The number of TensorFlow's inter-op threads moves one thing a lot: with a single thread a recurrent "
         "layer's backward loop runs its time steps ahead of the weight-gradient accumulation, each holding a "
-        "kernel-sized gradient (up to 32, Keras's `parallel_iterations`), and a small-batch LSTM peaks at about "
-        "twice what it does with two or more; `benchmarks/rnn_runahead.py` measures both "
+        "kernel-sized gradient (up to 32, Keras's `parallel_iterations`), and an LSTM peaks at two to seven times "
+        "what it does with two or more, at every batch, more the larger its kernels; `benchmarks/rnn_runahead.py` measures both "
         "(`docs/memory-rnn-runahead.md`). Every measurement runs at least two (TensorFlow's default on two or "
         "more cores), and the estimate counts the one gradient a loop then holds. The forward loop's 16-bit "
         "casts move the other way: the estimate counts them running ahead by Keras's `parallel_iterations`, "

@@ -750,8 +750,8 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
 #: The fewest inter-op threads (TensorFlow's executor pool) a measurement runs with. The count
 #: decides the order a recurrent loop's ready steps run in: with one, an LSTM's backward loop
 #: runs its time steps far ahead of its weight-gradient accumulation, each step holding a
-#: kernel-sized gradient, and peaks at about twice what it does with two or more
-#: (``benchmarks/rnn_runahead.py``). Two or more is TensorFlow's default wherever there are two
+#: kernel-sized gradient, and peaks at two to seven times what it does with two or more, at every
+#: batch, more the larger its kernels (``benchmarks/rnn_runahead.py``). Two or more is TensorFlow's default wherever there are two
 #: cores; a measurement takes at least two so that a one-core machine measures the same.
 MEASURE_INTER_OP_THREADS = 2
 
