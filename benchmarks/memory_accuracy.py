@@ -19,6 +19,11 @@ everything else (``--long`` measures only those).
     .venv/bin/python benchmarks/memory_accuracy.py --long --raw docs/memory-accuracy-runs-long.json
     .venv/bin/python benchmarks/memory_accuracy.py --from-raw a.json b.json --write docs/memory-accuracy.md
     .venv/bin/python benchmarks/memory_accuracy.py --models keras-lstm --merge-into docs/memory-accuracy-runs-zoo.json
+    .venv/bin/python benchmarks/memory_accuracy.py --from-raw docs/memory-accuracy-runs-*.json \
+        --kernels docs/memory-kernels-eigen-runs.json --write docs/memory-accuracy.md --bands data/memory_error.csv
+
+Every measurement runs oneDNN's CPU kernels (``gpukit.memory.MEASURE_ONEDNN``); ``--kernels``
+compares a raw file of the same cases measured with Eigen's.
 """
 from __future__ import annotations
 
@@ -86,12 +91,13 @@ def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
         predicted = est.estimate(batch, precision, opt, mode).tensor_bytes
         trainable, largest = est.graph.trainable_params * 4, est.graph.largest_variable * 4
         embedding = est.graph.largest_embedding * 4
-        measured, threads, notes = [], [], []
+        measured, threads, onednn, notes = [], [], [], []
         for _ in range(repeats):
             got = memory.measure_in_subprocess(name, batch, precision, opt, mode, shape, seq_len=seq_len)
             if got["status"] == "ok":
                 measured.append(got["measured_peak_bytes"])
                 threads.append(got.get("inter_op_threads"))
+                onednn.append(got.get("onednn"))
             else:
                 notes.append(got.get("error", got["status"]))
         row = {"model": name, "runs": measured, "family": family_of(name),
@@ -102,7 +108,8 @@ def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
                "low": min(measured) if measured else None, "high": max(measured) if measured else None,
                "trainable_bytes": trainable, "largest_variable_bytes": largest, "largest_embedding_bytes": embedding,
                "workspace": memory.update_workspace(opt, trainable, largest, embedding) if mode == "train" else 0,
-               "inter_op_threads": sorted(set(threads)), "measured_on": f"{datetime.now(timezone.utc):%Y-%m-%d}",
+               "inter_op_threads": sorted(set(threads)), "onednn": sorted(set(onednn), key=str),
+               "measured_on": f"{datetime.now(timezone.utc):%Y-%m-%d}",
                "note": "; ".join(notes)}
         row["error"] = predicted / row["measured"] - 1 if row["measured"] else None
         rows.append(row)
@@ -222,20 +229,65 @@ def bands_csv(rows: list[dict], when: str, device_name: str) -> str:
 TARGETS = {"median": 0.05, "worst": 0.15, "leave_one_family_out": 0.20}
 
 
-def _threads_line(rows: list[dict]) -> str:
-    """Which inter-op thread counts the runs used, per family (runs before it was set recorded none)."""
+def _per_family(rows: list[dict], key: str, say) -> str:
+    """What the runs recorded under ``key``, per family ("not recorded" for runs from before it was)."""
     per: dict[str, set] = {}
     for r in rows:
-        per.setdefault(r["family"], set()).update(r.get("inter_op_threads") or [None])
-    said = "; ".join(f"{fam}: {'/'.join(str(t) for t in sorted(t for t in used if t)) or 'not recorded'}"
-                     + (" and not recorded" if None in used and len(used) > 1 else "")
+        per.setdefault(r["family"], set()).update(r.get(key) or [None])
+    return "; ".join(f"{fam}: {'/'.join(say(v) for v in sorted((v for v in used if v is not None), key=str))}"
+                     f"{' and not recorded' if None in used else ''}" if used - {None} else f"{fam}: not recorded"
                      for fam, used in sorted(per.items()))
-    return ("- TensorFlow's inter-op threads in the measuring process (`gpukit.memory.measure_env`: at least "
-            f"{memory.MEASURE_INTER_OP_THREADS}; with one, a recurrent layer's backward loop runs ahead, "
-            f"`docs/memory-rnn-runahead.md`): {said}")
 
 
-def markdown(rows: list[dict]) -> str:
+def _conditions_lines(rows: list[dict]) -> list[str]:
+    """How the measuring processes ran, per family: TensorFlow's inter-op threads and its CPU kernels."""
+    return [
+        "- TensorFlow's inter-op threads in the measuring process (`gpukit.memory.measure_env`: at least "
+        f"{memory.MEASURE_INTER_OP_THREADS}; with one, a recurrent layer's backward loop runs ahead, "
+        f"`docs/memory-rnn-runahead.md`): {_per_family(rows, 'inter_op_threads', str)}",
+        "- its CPU kernels (`gpukit.memory.MEASURE_ONEDNN`: oneDNN's; TensorFlow's Eigen kernels, its default on "
+        "CPUs without AVX-512 VNNI/BF16, AVX-VNNI or AMX, hold convolution-gradient buffers a GPU does not): "
+        + _per_family(rows, "onednn", lambda v: "oneDNN" if v else "Eigen"),
+    ]
+
+
+#: How far apart two kernels' peaks must be for the comparison to list the case.
+KERNEL_GAP = 0.10
+
+
+def kernels_section(rows: list[dict], other: dict, path: str) -> list[str]:
+    """The grid's cases measured again under other CPU kernels (``other``: a ``--raw`` file whose
+    ``kernels`` says how it ran), against the grid's runs: how much the peaks move, and where."""
+    mine = {_case(r): r for r in rows if r["measured"]}
+    pairs = [(mine[_case(o)], o) for o in other["rows"] if o.get("measured") and _case(o) in mine]
+    if not pairs:
+        return []
+    ratio = [o["measured"] / r["measured"] for r, o in pairs]
+    moved = sorted(((r, o) for r, o in pairs if abs(o["measured"] / r["measured"] - 1) > KERNEL_GAP),
+                   key=lambda p: -p[1]["measured"] / p[0]["measured"])
+    errs = [abs(r["predicted"] / o["measured"] - 1) for r, o in pairs]
+    lines = [
+        "",
+        "## The CPU kernels: Eigen's against oneDNN's",
+        "",
+        f"{len(pairs)} of the cases above were measured with TensorFlow's other CPU kernels too ({other['kernels']}; "
+        f"the runs: `{path}`). Their peak over the one above: median {statistics.median(ratio):.2f}x, "
+        f"from {min(ratio):.2f}x to {max(ratio):.2f}x; {sum(x > 1 + KERNEL_GAP for x in ratio)} higher by more than "
+        f"{KERNEL_GAP:.0%}, {sum(x < 1 - KERNEL_GAP for x in ratio)} lower. Against those runs the estimate's median "
+        f"|error| would be {statistics.median(errs):.1%}, {sum(e <= TOLERANCE for e in errs)} of {len(errs)} within "
+        f"±{TOLERANCE:.0%}, the worst {max(errs):.1%}. The cases that move by more than {KERNEL_GAP:.0%}:",
+        "",
+        "| model | batch | precision | optimizer | mode | predicted MiB | oneDNN MiB | Eigen MiB | Eigen / oneDNN |",
+        "|---|---:|---|---|---|---:|---:|---:|---:|",
+    ]
+    for r, o in moved:
+        lines.append(f"| {r['model']} | {r['batch']} | {r['precision']} | {r['optimizer']} | {r['mode']} | "
+                     f"{r['predicted'] / 2**20:.1f} | {r['measured'] / 2**20:.1f} | {o['measured'] / 2**20:.1f} | "
+                     f"{o['measured'] / r['measured']:.2f} |")
+    return lines
+
+
+def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None) -> str:
     info = device.describe_attached()
     env = device.bench_environment()
     ok = [r for r in rows if r["error"] is not None]
@@ -255,7 +307,7 @@ def markdown(rows: list[dict]) -> str:
         f"process, {'–'.join(map(str, sorted({len(r.get('runs') or [0]) for r in rows})))} times; "
         "the error is against the median run; the range is the lowest and highest run, "
         "and the band of errors over every run is what `gpukit fit` calls borderline",
-        _threads_line(rows),
+        *_conditions_lines(rows),
         f"- {len(ok)} cases: median |error| {statistics.median(errs):.1%}, {within} within ±{TOLERANCE:.0%}, "
         f"worst when a family is left out of the fit {max(leave_one_family_out(rows).values()):.1%}"
         + (f"; worst: {worst['model']} batch {worst['batch']} {worst['precision']} {worst['optimizer']} "
@@ -305,9 +357,10 @@ def markdown(rows: list[dict]) -> str:
         "which `gpukit fit` reports and calls borderline.",
         "- The number of TensorFlow's inter-op threads moves one thing a lot: with a single thread a recurrent "
         "layer's backward loop runs its time steps ahead of the weight-gradient accumulation, each holding a "
-        "kernel-sized gradient (up to 32, Keras's `parallel_iterations`), and an LSTM peaks at two to seven times "
-        "what it does with two or more, at every batch, more the larger its kernels; `benchmarks/rnn_runahead.py` measures both "
-        "(`docs/memory-rnn-runahead.md`). Every measurement runs at least two (TensorFlow's default on two or "
+        "kernel-sized gradient (up to 32, Keras's `parallel_iterations`), and an LSTM peaks at two to seven "
+        "times what it does with two or more, at every batch, more the larger its kernels; "
+        "`benchmarks/rnn_runahead.py` measures both (`docs/memory-rnn-runahead.md`). Every measurement runs "
+        "at least two (TensorFlow's default on two or "
         "more cores), and the estimate counts the one gradient a loop then holds. The forward loop's 16-bit "
         "casts move the other way: the estimate counts them running ahead by Keras's `parallel_iterations`, "
         "which one thread lets them do and two, for the bidirectional GRU's two loops, only in part (its 16-bit "
@@ -339,6 +392,7 @@ def markdown(rows: list[dict]) -> str:
         "configurations; it keeps a reserve space instead of per-step tensors) and GPU-only workspaces. "
         "Keras on TensorFlow runs attention unfused on a GPU too, so the attention terms carry over; the "
         "runtime reserve (CUDA context, cuDNN/cuBLAS workspaces) is added separately on a GPU.",
+        *(kernels_section(rows, *kernels) if kernels else []),
         "",
         "## Every case",
         "",
@@ -368,6 +422,9 @@ def main(argv=None) -> int:
     parser.add_argument("--raw", metavar="FILE", help="also write every measured row (JSON), for --from-raw")
     parser.add_argument("--merge-into", metavar="FILE",
                         help="put the measured rows into this --raw file in place of the same cases")
+    parser.add_argument("--kernels", metavar="FILE",
+                        help="a --raw file of the same cases measured with other CPU kernels (its 'kernels' "
+                             "key says which): the report compares the two")
     parser.add_argument("--from-raw", metavar="FILE", nargs="+",
                         help="measure nothing: read rows written by --raw (several runs are merged) and "
                              "estimate them again with this version of gpukit")
@@ -391,7 +448,7 @@ def main(argv=None) -> int:
         _atomic.write_text(args.raw, json.dumps({"repeats": args.repeats, "rows": rows}, indent=1))
     if args.merge_into and not args.from_raw:
         merge_into(args.merge_into, rows)
-    text = markdown(rows)
+    text = markdown(rows, (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None)
     publish(text, args.write)
     if args.bands:
         info = device.describe_attached()

@@ -744,26 +744,50 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
     threads = os.environ.get("TF_NUM_INTEROP_THREADS", "")
     return {"model": spec.label(), "batch_size": batch, "precision": p, "optimizer": optimizer, "mode": mode,
             "device": dev, "measured_peak_bytes": int(info["peak"]), "resident_before_bytes": int(before),
-            "inter_op_threads": int(threads) if threads.isdigit() else None}
+            "inter_op_threads": int(threads) if threads.isdigit() else None, "onednn": onednn_enabled()}
+
+
+def onednn_enabled() -> bool | None:
+    """Whether this process's TensorFlow runs its CPU kernels through oneDNN (None where it cannot
+    tell). TensorFlow decides once per process, from ``TF_ENABLE_ONEDNN_OPTS`` or, unset, from the
+    CPU (:data:`MEASURE_ONEDNN`)."""
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+    except ImportError:  # a TensorFlow without the query
+        return None
+    return bool(_pywrap_util_port.IsMklEnabled())
 
 
 #: The fewest inter-op threads (TensorFlow's executor pool) a measurement runs with. The count
 #: decides the order a recurrent loop's ready steps run in: with one, an LSTM's backward loop
 #: runs its time steps far ahead of its weight-gradient accumulation, each step holding a
 #: kernel-sized gradient, and peaks at two to seven times what it does with two or more, at every
-#: batch, more the larger its kernels (``benchmarks/rnn_runahead.py``). Two or more is TensorFlow's default wherever there are two
-#: cores; a measurement takes at least two so that a one-core machine measures the same.
+#: batch, more the larger its kernels (``benchmarks/rnn_runahead.py``). Two or more is TensorFlow's
+#: default wherever there are two cores; a measurement takes at least two so that a one-core
+#: machine measures the same.
 MEASURE_INTER_OP_THREADS = 2
+
+#: ``TF_ENABLE_ONEDNN_OPTS`` for a measurement: TensorFlow's CPU kernels through oneDNN. TensorFlow
+#: turns them on by default only on x86 CPUs with AVX-512 VNNI/BF16, AVX-VNNI or AMX
+#: (``DefaultOneDnnPolicy`` in ``tensorflow/core/util/util.cc``); elsewhere its Eigen kernels run,
+#: and their convolution gradients hold buffers of their own that the estimate does not count and
+#: a GPU does not allocate: on an AVX2 CPU the text CNN at batch 8 (plain SGD) peaks at 26-27 MiB
+#: with Eigen against 16-17 MiB with oneDNN (estimate 16.9), the small ViT at batch 2 (adam)
+#: at 12-13 MiB against 7.0 (estimate 7.0). A measurement runs oneDNN wherever it runs, so that
+#: two machines measure the same kernels.
+MEASURE_ONEDNN = "1"
 
 
 def measure_env(inter_op_threads: int | None = None) -> dict[str, str]:
     """The measuring process's environment: TensorFlow's BFC allocator on the CPU too, the
     allocator GPUs use (the CPU's default one leaves allocations under 256 KiB out of its
-    statistics), and ``inter_op_threads`` executor threads (default: ``TF_NUM_INTEROP_THREADS``
-    where the user set it, else the machine's cores, at least :data:`MEASURE_INTER_OP_THREADS`)."""
+    statistics), ``inter_op_threads`` executor threads (default: ``TF_NUM_INTEROP_THREADS``
+    where the user set it, else the machine's cores, at least :data:`MEASURE_INTER_OP_THREADS`),
+    and oneDNN's CPU kernels (:data:`MEASURE_ONEDNN`, unless the user set ``TF_ENABLE_ONEDNN_OPTS``)."""
     threads = inter_op_threads or os.environ.get("TF_NUM_INTEROP_THREADS") or \
         max(MEASURE_INTER_OP_THREADS, os.cpu_count() or 1)
-    return {"TF_CPU_ALLOCATOR_USE_BFC": "true", "TF_NUM_INTEROP_THREADS": str(threads)}
+    return {"TF_CPU_ALLOCATOR_USE_BFC": "true", "TF_NUM_INTEROP_THREADS": str(threads),
+            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS") or MEASURE_ONEDNN}
 
 
 def measure_in_subprocess(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",

@@ -287,6 +287,7 @@ def test_estimate_within_15_percent_of_the_measured_peak(model, shape, batch, op
     assert measured["status"] == "ok", measured
     assert measured["device"] in ("CPU:0", "GPU:0")
     assert measured["inter_op_threads"] >= memory.MEASURE_INTER_OP_THREADS
+    assert measured["onednn"] in (True, None)  # None: a TensorFlow that cannot say
     error = predicted / measured["measured_peak_bytes"] - 1
     assert abs(error) <= 0.15, f"{model} b{batch} {optimizer} {mode}: {error:+.1%}"
 
@@ -308,10 +309,14 @@ def test_a_token_models_sequence_length_is_the_one_asked_for():
         memory.Estimator("keras-encoder", seq_len=0)
 
 
-def test_a_measurement_runs_at_least_two_executor_threads(monkeypatch):
+def test_a_measurement_runs_at_least_two_executor_threads_and_onednn(monkeypatch):
     monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
     monkeypatch.setattr(memory.os, "cpu_count", lambda: 1)  # a one-core machine still runs two
-    assert memory.measure_env() == {"TF_CPU_ALLOCATOR_USE_BFC": "true", "TF_NUM_INTEROP_THREADS": "2"}
+    assert memory.measure_env() == {"TF_CPU_ALLOCATOR_USE_BFC": "true", "TF_NUM_INTEROP_THREADS": "2",
+                                    "TF_ENABLE_ONEDNN_OPTS": "1"}
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")  # the user's own choice of kernels is kept
+    assert memory.measure_env()["TF_ENABLE_ONEDNN_OPTS"] == "0"
     monkeypatch.setattr(memory.os, "cpu_count", lambda: 64)
     assert memory.measure_env()["TF_NUM_INTEROP_THREADS"] == "64"
     assert memory.measure_env(1)["TF_NUM_INTEROP_THREADS"] == "1"  # asked for, as the run-ahead benchmark does
