@@ -211,9 +211,18 @@ def _reference_cached(path: str) -> pd.DataFrame:
 
 
 def _profile_of(r) -> Profile:
-    extra = {"seq_len": int(r["seq_len"])} if "seq_len" in r and pd.notna(r["seq_len"]) else {}
-    return profile(r["workload"], int(r["batch_size"]), r["precision"], r["mode"],
-                   update=r.get("update") or "per-tensor", **extra)
+    seq_len = int(r["seq_len"]) if "seq_len" in r and pd.notna(r["seq_len"]) else None
+    return _profile_cached(r["workload"], int(r["batch_size"]), r["precision"], r["mode"],
+                           r.get("update") or "per-tensor", seq_len)
+
+
+@functools.lru_cache(maxsize=512)
+def _profile_cached(workload: str, batch: int, precision: str, mode: str, update: str,
+                    seq_len: int | None) -> Profile:
+    """A reference row's profile (a frozen value): the rows of one configuration share it, and the
+    gradings build the same profiles again for every table."""
+    return profile(workload, batch, precision, mode, update=update,
+                   **({"seq_len": seq_len} if seq_len is not None else {}))
 
 
 def _single(reference: pd.DataFrame) -> pd.DataFrame:
@@ -391,23 +400,35 @@ FIT_GRID = {"tensor": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0), "cuda": (0.5, 0.7, 0.
             "elementwise": (0.01, 0.015, 0.02, 0.03, 0.04, 0.06), "memory": (0.2, 0.3, 0.4, 0.5, 0.7)}
 
 
-def _log_error(cases, pairs, published, eff: Efficiency) -> float:
-    """Mean absolute log error of the predicted speedups of ``pairs``: what the fit minimises."""
-    pred = _throughputs(cases, eff)
+def _pair_log_error(pred: np.ndarray, pairs, published) -> float:
+    """Mean absolute log error of the speedups of ``pairs`` under predicted throughputs ``pred``."""
     ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     return float(np.nanmean(np.abs(np.log(pred[ia] / pred[ib] / published))))
 
 
-def _fit(cases, pairs, published, base: Efficiency, grid) -> tuple[Efficiency, float]:
+def _log_error(cases, pairs, published, eff: Efficiency) -> float:
+    """Mean absolute log error of the predicted speedups of ``pairs``: what the fit minimises."""
+    return _pair_log_error(_throughputs(cases, eff), pairs, published)
+
+
+def _grid_throughputs(cases, base: Efficiency, grid) -> list[tuple[Efficiency, np.ndarray]]:
+    """Every efficiency on ``grid`` with the throughputs it predicts for ``cases``. A prediction does
+    not depend on which pairs a fit reads, so a leave-one-out computes these once for all its fits."""
+    return [(eff, _throughputs(cases, eff))
+            for eff in (replace(base, tensor=t, cuda=c, elementwise=e, memory=m)
+                        for t in grid["tensor"] for c in grid["cuda"]
+                        for e in grid["elementwise"] for m in grid["memory"])]
+
+
+def _fit(predicted: list[tuple[Efficiency, np.ndarray]], pairs, published, base: Efficiency) \
+        -> tuple[Efficiency, float]:
+    """The grid point (:func:`_grid_throughputs`) with the lowest log error on ``pairs``; the first
+    in grid order among equals."""
     best, best_err = base, math.inf
-    for t in grid["tensor"]:
-        for c in grid["cuda"]:
-            for e in grid["elementwise"]:
-                for m in grid["memory"]:
-                    eff = replace(base, tensor=t, cuda=c, elementwise=e, memory=m)
-                    err = _log_error(cases, pairs, published, eff)
-                    if err < best_err - 1e-12:
-                        best, best_err = eff, err
+    for eff, pred in predicted:
+        err = _pair_log_error(pred, pairs, published)
+        if err < best_err - 1e-12:
+            best, best_err = eff, err
     return best, best_err
 
 
@@ -475,7 +496,7 @@ def fit_efficiency(reference: pd.DataFrame, catalogue: pd.DataFrame | None = Non
     speedup ratios in ``reference`` (ratios do not see a common scale, so the fit fixes the
     balance between compute, elementwise work and memory, not absolute speed)."""
     ref, cases, pairs, published = _pair_inputs(reference, catalogue, "fit to")
-    eff, _ = _fit(cases, pairs, published, base, grid or FIT_GRID)
+    eff, _ = _fit(_grid_throughputs(cases, base, grid or FIT_GRID), pairs, published, base)
     return replace(eff, source=f"fitted to {len(ref)} published measurements ({ref['gpu'].nunique()} GPUs)")
 
 
@@ -490,12 +511,13 @@ def _leave_out(reference: pd.DataFrame | None, catalogue: pd.DataFrame | None, b
     pairs = _pairs(ref)
     rate = _rate(ref)
     published = np.array([rate[i] / rate[j] for i, j in pairs])
+    predicted = _grid_throughputs(cases, base, grid or FIT_GRID)
     rows = []
     for label, held in groups(ref, pairs):
         rest = [k for k in range(len(pairs)) if k not in set(held)]
         if not held or not rest:
             continue
-        eff, _ = _fit(cases, [pairs[k] for k in rest], published[rest], base, grid or FIT_GRID)
+        eff, _ = _fit(predicted, [pairs[k] for k in rest], published[rest], base)
         table = validation_table(ref, eff, cat, predicted=_throughputs(cases, eff)).iloc[held]
         for fam, group in table.groupby("family", sort=True):
             s = summarize_validation(group)

@@ -153,7 +153,8 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
     """``prof`` on catalogue GPU ``gpu``: which unit runs each op at what peak
     (:func:`gpukit.precision.math_unit`, at datasheet peaks) and the share of its tensor peak the
     GPU sustains (:func:`gpukit.matmul_rates.tensor_share`); raises :class:`gpukit.precision.Unsupported`."""
-    units = [prec.math_unit(gpu, prof.precision, o.matmul) for o in prof.ops]
+    unit_of = {m: prec.math_unit(gpu, prof.precision, m) for m in {o.matmul for o in prof.ops}}
+    units = [unit_of[o.matmul] for o in prof.ops]
     issue = issue_tflops(gpu)  # what everything but the matrix multiplies gets through (not the FP32 lanes)
     return Placed(str(gpu["gpu"]), np.array([o.flops for o in prof.ops], float),
                   np.array([o.bytes for o in prof.ops], float),
