@@ -52,14 +52,16 @@ def run(hidden_sizes, batches, repeats: int, optimizer: str, log=sys.stderr) -> 
                 predicted = est.estimate(batch, "fp32", optimizer, "train").tensor_bytes
                 row = {"hidden": hidden, "batch": batch, "kernel_bytes": kernels, "predicted": predicted}
                 for key, threads in (("one", 1), ("default", None)):
-                    runs, used = [], set()
+                    runs, used, kernels_used = [], set(), set()
                     for _ in range(repeats):
                         m = memory.measure_in_subprocess(path, batch, "fp32", optimizer, "train",
                                                          inter_op_threads=threads)
                         if m["status"] == "ok":
                             runs.append(m["measured_peak_bytes"])
                             used.add(m.get("inter_op_threads"))
+                            kernels_used.add(m.get("onednn"))
                     row[key], row[f"{key}_threads"] = runs, sorted(used)
+                    row[f"{key}_onednn"] = sorted(kernels_used, key=str)
                 print(f"hidden {hidden} batch {batch}: predicted {predicted / MIB:.1f} MiB, one thread "
                       f"{[round(r / MIB, 1) for r in row['one']]}, {row['default_threads']} threads "
                       f"{[round(r / MIB, 1) for r in row['default']]}", file=log, flush=True)
@@ -78,6 +80,13 @@ def _cells(r: dict, runs: list[int]) -> str:
     return f"{', '.join(f'{m / MIB:.1f}' for m in runs)} | {min(excess):+.1f} to {max(excess):+.1f}"
 
 
+def _kernels(rows: list[dict]) -> str:
+    """Which CPU kernels the runs recorded (``gpukit.memory.onednn_enabled``)."""
+    used = {k for r in rows for key in ("one", "default") for k in r.get(f"{key}_onednn", [None])}
+    said = {True: "oneDNN's", False: "Eigen's", None: "not recorded"}
+    return " and ".join(said[k] for k in sorted(used, key=str))
+
+
 def markdown(rows: list[dict], optimizer: str) -> str:
     info = device.describe_attached()
     threads = sorted({t for r in rows for t in r["default_threads"] if t})
@@ -91,7 +100,8 @@ def markdown(rows: list[dict], optimizer: str) -> str:
         "process; measured is the allocator's peak over one step "
         "(as in `docs/memory-accuracy.md`), predicted is `gpukit.memory`'s `tensor_bytes`. Each case ran with "
         f"one inter-op thread (TensorFlow's executor pool) and with {many}, as every measurement of the kit "
-        "does (`gpukit.memory.measure_env`: at least two).",
+        "does (`gpukit.memory.measure_env`: at least two); TensorFlow's CPU kernels: "
+        + _kernels(rows) + ".",
         "",
         "The excess is (measured - predicted) in units of the LSTM kernels' float32 size: how many extra "
         "kernel-sized gradients were alive at the peak.",
