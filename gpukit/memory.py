@@ -108,6 +108,23 @@ def _extra_bytes(op, batch: int, item: int) -> int:
     return per_example * batch + (op.cast_saved_bytes if item == 2 else 0)
 
 
+class _Held(dict):
+    """Tensor id -> bytes, with the running total (``total``) a step's walk reads after every op."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.total = sum(self.values())
+
+    def __setitem__(self, key, value):
+        self.total += value - self.get(key, 0)
+        super().__setitem__(key, value)
+
+    def pop(self, key, *default):
+        if key in self:
+            self.total -= self[key]
+        return super().pop(key, *default)
+
+
 def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str,
              runtime_reserve_bytes: int = 0) -> Estimate:
     """Peak bytes of one training or inference step of ``graph`` (see the module docstring)."""
@@ -122,7 +139,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
     input_bytes = graph.input_elements * batch * 4
     last = _last_use(graph, mode)
     if mode == "infer":
-        live: dict[int, int] = {}
+        live = _Held()
         peak_live = 0
         # a 16-bit policy's kernel casts read only variables, so they run as soon as the step
         # starts (a recurrent loop's first steps too) and each lives until its layer has run
@@ -140,7 +157,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
                 + (op.forward_workspace_mixed * batch * item if item == 2 else 0)
             if item == 2 and op.float32_compute and not op.forward_workspace:  # its float32 copy of the input
                 workspace += sum(graph.sizes[t] for t in op.inputs) * batch * 4
-            peak_live = max(peak_live, sum(live.values()) + workspace + pending_casts)
+            peak_live = max(peak_live, live.total + workspace + pending_casts)
             pending_casts -= casts[i]
             for t in op.inputs:
                 if last.get(t) == i and t in live:
@@ -155,8 +172,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
     saved = _saved_tensors(graph)
     # Forward: saved tensors stay; others die after their last reader; elementwise ops may
     # overwrite an input that nothing else reads.
-    live: dict[int, int] = {}
-    kept: dict[int, int] = {}
+    live, kept = _Held(), _Held()
     # A 16-bit policy keeps the 16-bit copy of every kernel for the backward pass.
     extra_kept = graph.cast_bytes if item == 2 else 0
     peak_forward = 0
@@ -169,7 +185,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
         for t in op.outputs + op.keeps:
             (kept if t in saved else live)[t] = nbytes(t)
         extra_kept += _extra_bytes(op, batch, item)
-        peak_forward = max(peak_forward, sum(live.values()) + sum(kept.values()) + extra_kept)
+        peak_forward = max(peak_forward, live.total + kept.total + extra_kept)
         for t in op.inputs + op.holds:
             if last.get(t) == i and t in live:
                 live.pop(t)
@@ -180,11 +196,14 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
     for t in graph.outputs:
         live.pop(t, None)
         kept.pop(t, None)
-    peak_forward = max(peak_forward, sum(live.values()) + sum(kept.values()) + extra_kept + loss_kept)
-    activations = sum(kept.values()) + extra_kept + loss_kept
+    peak_forward = max(peak_forward, live.total + kept.total + extra_kept + loss_kept)
+    activations = kept.total + extra_kept + loss_kept
     # Backward, last op first: the gradient of an op's output and of its input are alive
     # together; weight gradients accumulate; saved tensors go once their earliest reader is done.
-    remaining = dict(kept)
+    remaining = _Held(kept)
+    freed_after: dict[int, list[int]] = {}  # op index -> the saved tensors its backward reads last
+    for t, first in saved.items():
+        freed_after.setdefault(first, []).append(t)
     remaining_extra = extra_kept + loss_kept
     peak_backward = 0
     transient_max = 0
@@ -195,14 +214,14 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
             + sum(nbytes(t) for t in op.inputs if t not in graph.inputs) + op.extra_transient * batch * item
         if item == 2 and op.float32_compute:  # its gradients are computed in float32 and cast back
             transient += sum(graph.sizes[t] for t in op.outputs + op.inputs if t not in graph.inputs) * batch * 4
-        peak_backward = max(peak_backward, sum(remaining.values()) + remaining_extra + transient)
+        peak_backward = max(peak_backward, remaining.total + remaining_extra + transient)
         transient_max = max(transient_max, transient)
         casts = op.cast_bytes if item == 2 else 0
         remaining_extra -= _extra_bytes(op, batch, item) + casts
         if any(t in graph.outputs for t in op.outputs):
             remaining_extra -= loss_kept
             loss_kept = 0
-        for t in [t for t, first in saved.items() if first == i]:
+        for t in freed_after.get(i, ()):
             remaining.pop(t, None)
     workspace = update_workspace(opt, graph.trainable_params * 4, graph.largest_variable * 4,
                                  graph.largest_embedding * 4)

@@ -201,6 +201,7 @@ class _Key:
     memory_type: str | None = None
 
 
+@lru_cache(maxsize=1024)
 def _key(name: str) -> _Key:
     text = name.casefold().replace("-", " ").replace("_", " ").replace("/", " ")
     text = re.sub(r"(\d+)\s*gb\b", r"\1gb", text)
@@ -227,11 +228,13 @@ def _family(name: str) -> str:
     return " ".join(words)
 
 
-def _pick_default(rows: pd.DataFrame) -> pd.Series:
-    """The documented default among variants: a PCIe card first, then the most memory."""
-    ranked = rows.assign(_pcie=(rows["form_factor"] == "PCIe")).sort_values(
-        ["_pcie", "memory_gb"], ascending=[False, False], kind="stable")
-    return ranked.iloc[0]
+def _pick_default(variants: list[tuple]) -> tuple:
+    """The documented default among variants ``(gpu, form factor, memory GB, memory type)``, in
+    catalogue order: a PCIe card first, then the most memory, then the first listed."""
+    def rank(item):
+        order, (_, form, memory, _) = item
+        return form != "PCIe", -float(memory) if memory == memory else math.inf, order
+    return min(enumerate(variants), key=rank)[1]
 
 
 @dataclass(frozen=True)
@@ -265,27 +268,26 @@ def resolve(name: str, catalogue: pd.DataFrame | None = None) -> Resolution:
     if not isinstance(name, str) or not name.strip():
         raise UnknownGPUError("empty GPU name; give a name such as 'A40' or 'V100 SXM2 32GB'")
     q = _key(name)
+    rows = list(zip(cat["gpu"], cat["form_factor"], cat["memory_gb"], cat["memory_type"]))
     keys = [_key(g) for g in cat["gpu"]]
-    family = cat[[k.model == q.model for k in keys]]
-    if family.empty:
+    family = [r for r, k in zip(rows, keys) if k.model == q.model]
+    if not family:
         models = sorted({_family(g) for g in cat["gpu"]})
         by_model = {k.model: _family(g) for k, g in zip(keys, cat["gpu"])}
         close = difflib.get_close_matches(q.model, list(by_model), n=3, cutoff=0.5)
         close_names = [by_model[c] for c in close] or difflib.get_close_matches(name, models, n=3, cutoff=0.4)
         hint = f"did you mean {', '.join(close_names)}? " if close_names else ""
         raise UnknownGPUError(f"unknown GPU {name!r}; {hint}`gpukit specs` lists all {len(cat)} GPUs")
-    variants = tuple(family["gpu"])
-    mask = [(q.form is None or form.casefold().startswith(q.form)) and
-            (q.memory_gb is None or float(mem) == q.memory_gb) and
-            (q.memory_type is None or mtype.casefold() == q.memory_type)
-            for form, mem, mtype in zip(family["form_factor"], family["memory_gb"], family["memory_type"])]
-    matches = family[mask]
-    if matches.empty:
+    variants = tuple(r[0] for r in family)
+    matches = [r for r in family
+               if (q.form is None or r[1].casefold().startswith(q.form)) and
+               (q.memory_gb is None or float(r[2]) == q.memory_gb) and
+               (q.memory_type is None or r[3].casefold() == q.memory_type)]
+    if not matches:
         raise UnknownGPUError(
             f"no {_family(variants[0])} variant matches {name!r}; it comes as: {', '.join(variants)}")
-    chosen = _pick_default(matches)
-    return Resolution(name, chosen["gpu"], defaulted=len(matches) > 1, variants=variants,
-                      matches=tuple(matches["gpu"]))
+    return Resolution(name, _pick_default(matches)[0], defaulted=len(matches) > 1, variants=variants,
+                      matches=tuple(r[0] for r in matches))
 
 
 def lookup(name: str, catalogue: pd.DataFrame | None = None) -> pd.Series:
