@@ -267,7 +267,6 @@ def test_bad_input_shapes_and_batches():
 @pytest.mark.parametrize("model, shape, batch, optimizer, mode, precision", [
     ("ResNet50", (96, 96, 3), 8, "sgd", "train", "fp32"),
     ("MobileNetV2", (96, 96, 3), 8, "momentum", "train", "fp32"),
-    ("DenseNet121", (96, 96, 3), 8, "adam", "train", "fp32"),
     ("InceptionV3", (96, 96, 3), 8, "adam", "train", "fp32"),
     ("EfficientNetB0", (96, 96, 3), 8, "none", "infer", "fp32"),
     ("keras-encoder", None, 8, "adam", "train", "fp32"),
@@ -277,6 +276,8 @@ def test_bad_input_shapes_and_batches():
     # with one inter-op thread this case measured twice the estimate (the backward loop runs ahead)
     ("keras-lstm", None, 2, "adam", "train", "fp32"),
     ("keras-vit", None, 32, "none", "infer", "fp32"),
+    # with TensorFlow's Eigen CPU kernels this case measured 1.7 times the estimate (measure_env sets oneDNN's)
+    ("keras-vit", None, 2, "adam", "train", "fp32"),
     ("keras-textcnn", None, 8, "none", "infer", "fp16"),
 ])
 def test_estimate_within_15_percent_of_the_measured_peak(model, shape, batch, optimizer, mode, precision):
