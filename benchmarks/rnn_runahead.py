@@ -13,18 +13,20 @@ The grid: ``gpukit.zoo.lstm`` at hidden sizes 128/256/512 (kernels grow as hidde
 per-step activations linearly), batches 2/8/32, plain SGD training, each case in a fresh process
 ``--repeats`` times per thread setting.
 
-    .venv/bin/python benchmarks/rnn_runahead.py --write docs/memory-rnn-runahead.md
+    .venv/bin/python benchmarks/rnn_runahead.py --write docs/memory-rnn-runahead.md \
+        --raw docs/memory-rnn-runahead-runs.json
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpukit import device, memory, zoo
+from gpukit import _atomic, device, memory, zoo
 
 from _report import publish
 
@@ -67,6 +69,10 @@ def run(hidden_sizes, batches, repeats: int, optimizer: str, log=sys.stderr) -> 
                       f"{[round(r / MIB, 1) for r in row['default']]}", file=log, flush=True)
                 rows.append(row)
     return rows
+
+
+#: More extra kernel-sized gradients than this at the peak: the loop ran ahead in that run.
+RUN_AHEAD_KERNELS = 2
 
 
 def _excess(r: dict, runs: list[int]) -> list[float]:
@@ -116,6 +122,8 @@ def markdown(rows: list[dict], optimizer: str) -> str:
     largest = {key: max((e for r in rows for e in _excess(r, r[key])), default=float("nan"))
                for key in ("one", "default")}
     big = max((e for r in rows if r["batch"] == max(BATCHES) for e in _excess(r, r["one"])), default=float("nan"))
+    excess = [e for r in rows for e in _excess(r, r["default"])]
+    ahead, runs = sum(e > RUN_AHEAD_KERNELS for e in excess), len(excess)
     lines += [
         "",
         f"Largest excess with one thread: {largest['one']:+.1f} kernels (at batch {max(BATCHES)}: {big:+.1f}); "
@@ -124,8 +132,8 @@ def markdown(rows: list[dict], optimizer: str) -> str:
         "Reading it: with one inter-op thread the executor runs the backward loop's ready steps one after "
         "another, so the steps' kernel gradients pile up ahead of the serial accumulation, more of them the "
         "larger the kernels (Keras runs the loop with `parallel_iterations=32`, so at most 32 steps are in "
-        "flight); with two or "
-        "more the accumulation keeps up, and the peak is the one gradient a serial loop holds, which the "
+        f"flight); with {many} it keeps up in most runs ({ahead} of {runs} hold more than "
+        f"{RUN_AHEAD_KERNELS} extra kernels), and the peak is the one gradient a serial loop holds, which the "
         "estimate counts. Two or more is TensorFlow's default wherever there are two cores, so the kit "
         "measures with at least two (`gpukit.memory.MEASURE_INTER_OP_THREADS`) whatever the machine's core "
         "count; a process limited to one thread, or run where TensorFlow sees one core, holds the excess in "
@@ -145,9 +153,17 @@ def main(argv=None) -> int:
     parser.add_argument("--optimizer", default="sgd")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
+    parser.add_argument("--raw", metavar="FILE", help="also write every measured run (JSON), for --from-raw")
+    parser.add_argument("--from-raw", metavar="FILE", help="measure nothing: write the report of a --raw file")
     args = parser.parse_args(argv)
-    text = markdown(run(args.hidden, args.batches, args.repeats, args.optimizer), args.optimizer)
-    publish(text, args.write)
+    if args.from_raw:
+        raw = json.loads(Path(args.from_raw).read_text())
+        rows, optimizer = raw["rows"], raw["optimizer"]
+    else:
+        rows, optimizer = run(args.hidden, args.batches, args.repeats, args.optimizer), args.optimizer
+    if args.raw:
+        _atomic.write_text(args.raw, json.dumps({"optimizer": optimizer, "rows": rows}, indent=1))
+    publish(markdown(rows, optimizer), args.write)
     return 0
 
 
