@@ -361,10 +361,17 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None) -> str:
         "times what it does with two or more, at every batch, more the larger its kernels; "
         "`benchmarks/rnn_runahead.py` measures both (`docs/memory-rnn-runahead.md`). Every measurement runs "
         "at least two (TensorFlow's default on two or "
-        "more cores), and the estimate counts the one gradient a loop then holds. The forward loop's 16-bit "
+        "more cores), and the estimate counts the one gradient a loop then holds; with oneDNN's kernels (below) "
+        "some two-thread runs still run ahead (keras-lstm's ranges below), which the recurrent family's band "
+        "holds. The forward loop's 16-bit "
         "casts move the other way: the estimate counts them running ahead by Keras's `parallel_iterations`, "
         "which one thread lets them do and two, for the bidirectional GRU's two loops, only in part (its 16-bit "
         "inference below is over-estimated).",
+        "- TensorFlow's CPU kernels matter for convolutions: its Eigen kernels (its default on CPUs without "
+        "AVX-512 VNNI/BF16, AVX-VNNI or AMX) hold buffers of their own in a convolution's gradients, which "
+        "oneDNN's do not and a GPU's cuDNN replaces with workspaces of its own (GPU-only, below). Every "
+        "measurement runs oneDNN's (`gpukit.memory.MEASURE_ONEDNN`), so that machines with different CPUs "
+        "measure the same thing" + ("; the section after this list compares the two." if kernels else "."),
         "- The allocator rounds too: TensorFlow's BFC allocator (the one GPUs use) does not split a free chunk "
         "smaller than twice a request, so a tensor can hold up to twice its bytes. Small models show it most: "
         "an LSTM's weights alone are held in more than their size, because the orthogonal initialiser's "

@@ -240,8 +240,9 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
 #: of ``benchmarks/memory_accuracy.py`` as measured on 2026-11-30 (TensorFlow 2.21, Keras 3.15),
 #: each term held within what the update can physically hold (:func:`update_term_bounds`);
 #: docs/memory-accuracy.md prints the refit of its last run and the error when a family is left
-#: out of the fit. The Keras-layer models measured again on 2026-12-01 (two inter-op threads)
-#: move the refit, but applied it leaves the errors no lower (worst 41% against 40%), so these stay.
+#: out of the fit. The Keras-layer models measured again on 2026-12-01 (two inter-op threads,
+#: oneDNN's CPU kernels) move the refit; applied, it brings 195 of 206 cases within 15% against 192
+#: but the CNNs' worst from 19.6% to 21.5% and the median from 4.7% to 4.8%, so these stay.
 UPDATE_WORKSPACE_FIT = {"sgd": (0.62, 0.69, 0.91), "momentum": (1.32, 2.41, 1.33), "adam": (0.73, 1.83, 1.12),
                         "adamw": (1.66, 2.93, 0.0), "rmsprop": (1.74, 0.94, 0.93)}
 #: The most variable-sized temporaries one variable's update keeps alive at once, counted in
@@ -790,10 +791,10 @@ MEASURE_INTER_OP_THREADS = 2
 #: turns them on by default only on x86 CPUs with AVX-512 VNNI/BF16, AVX-VNNI or AMX
 #: (``DefaultOneDnnPolicy`` in ``tensorflow/core/util/util.cc``); elsewhere its Eigen kernels run,
 #: and their convolution gradients hold buffers of their own that the estimate does not count and
-#: a GPU does not allocate: on an AVX2 CPU the text CNN at batch 8 (plain SGD) peaks at 26-27 MiB
-#: with Eigen against 16-17 MiB with oneDNN (estimate 16.9), the small ViT at batch 2 (adam)
-#: at 12-13 MiB against 7.0 (estimate 7.0). A measurement runs oneDNN wherever it runs, so that
-#: two machines measure the same kernels.
+#: a GPU does not allocate: on an AVX2 CPU the text CNN at batch 8 (plain SGD) peaks at 25-27 MiB
+#: with Eigen against 11-16 MiB with oneDNN (estimate 16.9), the small ViT at batch 2 (adam) at
+#: 12-13 MiB against 6.6-7.0 (estimate 7.0); docs/memory-accuracy.md compares every Keras-layer
+#: case. A measurement runs oneDNN wherever it runs, so that two machines measure the same kernels.
 MEASURE_ONEDNN = "1"
 
 
