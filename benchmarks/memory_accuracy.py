@@ -234,9 +234,12 @@ def _per_family(rows: list[dict], key: str, say) -> str:
     per: dict[str, set] = {}
     for r in rows:
         per.setdefault(r["family"], set()).update(r.get(key) or [None])
-    return "; ".join(f"{fam}: {'/'.join(say(v) for v in sorted((v for v in used if v is not None), key=str))}"
-                     f"{' and not recorded' if None in used else ''}" if used - {None} else f"{fam}: not recorded"
-                     for fam, used in sorted(per.items()))
+    said = []
+    for fam, used in sorted(per.items()):
+        known = "/".join(say(v) for v in sorted(used - {None}, key=str))
+        unknown = "not recorded" if None in used else ""
+        said.append(f"{fam}: {' and '.join(part for part in (known, unknown) if part)}")
+    return "; ".join(said)
 
 
 def _conditions_lines(rows: list[dict]) -> list[str]:
