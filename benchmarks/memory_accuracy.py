@@ -20,10 +20,11 @@ everything else (``--long`` measures only those).
     .venv/bin/python benchmarks/memory_accuracy.py --from-raw a.json b.json --write docs/memory-accuracy.md
     .venv/bin/python benchmarks/memory_accuracy.py --models keras-lstm --merge-into docs/memory-accuracy-runs-zoo.json
     .venv/bin/python benchmarks/memory_accuracy.py --from-raw docs/memory-accuracy-runs-*.json \
-        --kernels docs/memory-kernels-eigen-runs.json --write docs/memory-accuracy.md --bands data/memory_error.csv
+        --kernels docs/memory-kernels-other-runs.json --write docs/memory-accuracy.md --bands data/memory_error.csv
 
-Every measurement runs oneDNN's CPU kernels (``gpukit.memory.MEASURE_ONEDNN``); ``--kernels``
-compares a raw file of the same cases measured with Eigen's.
+Every measurement runs oneDNN's CPU kernels (``gpukit.memory.MEASURE_ONEDNN``), a model with
+LSTM or GRU layers Eigen's (``MEASURE_ONEDNN_RECURRENT``); ``--kernels`` compares a raw file of
+the same cases measured with the other ones.
 """
 from __future__ import annotations
 
@@ -248,8 +249,10 @@ def _conditions_lines(rows: list[dict]) -> list[str]:
         "- TensorFlow's inter-op threads in the measuring process (`gpukit.memory.measure_env`: at least "
         f"{memory.MEASURE_INTER_OP_THREADS}; with one, a recurrent layer's backward loop runs ahead, "
         f"`docs/memory-rnn-runahead.md`): {_per_family(rows, 'inter_op_threads', str)}",
-        "- its CPU kernels (`gpukit.memory.MEASURE_ONEDNN`: oneDNN's; TensorFlow's Eigen kernels, its default on "
-        "CPUs without AVX-512 VNNI/BF16, AVX-VNNI or AMX, hold convolution-gradient buffers a GPU does not): "
+        "- its CPU kernels (`gpukit.memory.MEASURE_ONEDNN`: oneDNN's, as TensorFlow's Eigen kernels, its default "
+        "on CPUs without AVX-512 VNNI/BF16, AVX-VNNI or AMX, hold convolution-gradient buffers a GPU does not; "
+        "Eigen's for models with LSTM or GRU layers, `MEASURE_ONEDNN_RECURRENT`, as under oneDNN's an LSTM's "
+        "backward loop runs ahead in some runs): "
         + _per_family(rows, "onednn", lambda v: "oneDNN" if v else "Eigen"),
     ]
 
@@ -258,35 +261,56 @@ def _conditions_lines(rows: list[dict]) -> list[str]:
 KERNEL_GAP = 0.10
 
 
+def _onednn(row: dict) -> bool:
+    """Whether a row's runs ran oneDNN's CPU kernels (its ``onednn``: every run's answer)."""
+    return any(row.get("onednn") or ())
+
+
 def kernels_section(rows: list[dict], other: dict, path: str) -> list[str]:
-    """The grid's cases measured again under other CPU kernels (``other``: a ``--raw`` file whose
-    ``kernels`` says how it ran), against the grid's runs: how much the peaks move, and where."""
+    """The grid's cases measured again under the other CPU kernels (``other``: a ``--raw`` file
+    whose rows say by ``onednn`` how they ran and whose ``kernels`` describes each way), against
+    the grid's runs: Eigen's peak over oneDNN's, how much they move, and where."""
     mine = {_case(r): r for r in rows if r["measured"]}
-    pairs = [(mine[_case(o)], o) for o in other["rows"] if o.get("measured") and _case(o) in mine]
+    pairs = [(mine[_case(o)], o) for o in other["rows"]
+             if o.get("measured") and _case(o) in mine and _onednn(o) != _onednn(mine[_case(o)])]
     if not pairs:
         return []
-    ratio = [o["measured"] / r["measured"] for r, o in pairs]
-    moved = sorted(((r, o) for r, o in pairs if abs(o["measured"] / r["measured"] - 1) > KERNEL_GAP),
+    # each pair as (oneDNN's row, Eigen's row, the grid's row)
+    oriented = [(r, o, r) if _onednn(r) else (o, r, r) for r, o in pairs]
+    ratio = [e["measured"] / d["measured"] for d, e, _ in oriented]
+    moved = sorted((p for p, x in zip(oriented, ratio) if abs(x - 1) > KERNEL_GAP),
                    key=lambda p: -p[1]["measured"] / p[0]["measured"])
     errs = [abs(r["predicted"] / o["measured"] - 1) for r, o in pairs]
+    eigen_grid = sorted({r["model"] for r, _ in pairs if not _onednn(r)})
+    names = {"eigen": "Eigen's", "onednn": "oneDNN's"}
+    described = "; ".join(f"{names.get(name, name)}: {text}" for name, text in other["kernels"].items()) \
+        if isinstance(other["kernels"], dict) else other["kernels"]
     lines = [
         "",
         "## The CPU kernels: Eigen's against oneDNN's",
         "",
-        f"{len(pairs)} of the cases above were measured with TensorFlow's other CPU kernels too ({other['kernels']}; "
-        f"the runs: `{path}`). Their peak over the one above: median {statistics.median(ratio):.2f}x, "
+        f"{len(pairs)} of the cases above were measured with TensorFlow's other CPU kernels too: Eigen's where "
+        f"the grid ran oneDNN's, oneDNN's where it ran Eigen's ({', '.join(eigen_grid) or 'none'}); "
+        f"{described}; the runs: `{path}`. Eigen's peak over oneDNN's: median {statistics.median(ratio):.2f}x, "
         f"from {min(ratio):.2f}x to {max(ratio):.2f}x; {sum(x > 1 + KERNEL_GAP for x in ratio)} higher by more than "
-        f"{KERNEL_GAP:.0%}, {sum(x < 1 - KERNEL_GAP for x in ratio)} lower. Against those runs the estimate's median "
-        f"|error| would be {statistics.median(errs):.1%}, {sum(e <= TOLERANCE for e in errs)} of {len(errs)} within "
-        f"±{TOLERANCE:.0%}, the worst {max(errs):.1%}. The cases that move by more than {KERNEL_GAP:.0%}:",
+        f"{KERNEL_GAP:.0%}, {sum(x < 1 - KERNEL_GAP for x in ratio)} lower. Against the other kernels' runs the "
+        f"estimate's median |error| would be {statistics.median(errs):.1%}, {sum(e <= TOLERANCE for e in errs)} of "
+        f"{len(errs)} within ±{TOLERANCE:.0%}, the worst {max(errs):.1%}. The cases that move by more than "
+        f"{KERNEL_GAP:.0%} (the grid's kernels marked *):",
         "",
-        "| model | batch | precision | optimizer | mode | predicted MiB | oneDNN MiB | Eigen MiB | Eigen / oneDNN |",
+        "| model | batch | precision | optimizer | mode | predicted MiB | oneDNN MiB (range) | Eigen MiB (range) "
+        "| Eigen / oneDNN |",
         "|---|---:|---|---|---|---:|---:|---:|---:|",
     ]
-    for r, o in moved:
+
+    def cell(row, grid):
+        mark = "*" if row is grid else ""
+        return f"{row['measured'] / 2**20:.1f}{mark} ({row['low'] / 2**20:.1f}–{row['high'] / 2**20:.1f})"
+
+    for d, e, r in moved:
         lines.append(f"| {r['model']} | {r['batch']} | {r['precision']} | {r['optimizer']} | {r['mode']} | "
-                     f"{r['predicted'] / 2**20:.1f} | {r['measured'] / 2**20:.1f} | {o['measured'] / 2**20:.1f} | "
-                     f"{o['measured'] / r['measured']:.2f} |")
+                     f"{r['predicted'] / 2**20:.1f} | {cell(d, r)} | {cell(e, r)} | "
+                     f"{e['measured'] / d['measured']:.2f} |")
     return lines
 
 
@@ -364,17 +388,20 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None) -> str:
         "times what it does with two or more, at every batch, more the larger its kernels; "
         "`benchmarks/rnn_runahead.py` measures both (`docs/memory-rnn-runahead.md`). Every measurement runs "
         "at least two (TensorFlow's default on two or "
-        "more cores), and the estimate counts the one gradient a loop then holds; with oneDNN's kernels (below) "
-        "some two-thread runs still run ahead (keras-lstm's ranges below), which the recurrent family's band "
-        "holds. The forward loop's 16-bit "
+        "more cores), and the estimate counts the one gradient a loop then holds. With oneDNN's kernels some "
+        "two-thread runs still run ahead (keras-lstm at batch 32 with RMSprop: one run of 112 MiB against 67-68, "
+        "in the comparison below), so models with LSTM or GRU layers are measured with Eigen's kernels "
+        "(`gpukit.memory.MEASURE_ONEDNN_RECURRENT`), under which two threads keep up; a GPU runs those layers "
+        "as one cuDNN kernel, which accumulates nothing per step. The forward loop's 16-bit "
         "casts move the other way: the estimate counts them running ahead by Keras's `parallel_iterations`, "
         "which one thread lets them do and two, for the bidirectional GRU's two loops, only in part (its 16-bit "
         "inference below is over-estimated).",
         "- TensorFlow's CPU kernels matter for convolutions: its Eigen kernels (its default on CPUs without "
         "AVX-512 VNNI/BF16, AVX-VNNI or AMX) hold buffers of their own in a convolution's gradients, which "
         "oneDNN's do not and a GPU's cuDNN replaces with workspaces of its own (GPU-only, below). Every "
-        "measurement runs oneDNN's (`gpukit.memory.MEASURE_ONEDNN`), so that machines with different CPUs "
-        "measure the same thing" + ("; the section after this list compares the two." if kernels else "."),
+        "measurement but the LSTM's and GRU's runs oneDNN's (`gpukit.memory.MEASURE_ONEDNN`), so that "
+        "machines with different CPUs measure the same thing"
+        + ("; the section after this list compares the two." if kernels else "."),
         "- The allocator rounds too: TensorFlow's BFC allocator (the one GPUs use) does not split a free chunk "
         "smaller than twice a request, so a tensor can hold up to twice its bytes. Small models show it most: "
         "an LSTM's weights alone are held in more than their size, because the orthogonal initialiser's "

@@ -13,14 +13,23 @@ The grid: ``gpukit.zoo.lstm`` at hidden sizes 128/256/512 (kernels grow as hidde
 per-step activations linearly), batches 2/8/32, plain SGD training, each case in a fresh process
 ``--repeats`` times per thread setting.
 
-    .venv/bin/python benchmarks/rnn_runahead.py --write docs/memory-rnn-runahead.md \
+``--kernels`` picks TensorFlow's CPU kernels (default: what ``measure_env`` gives a model with LSTM
+layers, Eigen's); ``--busy N`` keeps N busy processes running beside the measurements, as a
+loaded machine (CI, a second job) does.
+
+    .venv/bin/python benchmarks/rnn_runahead.py --kernels onednn --write docs/memory-rnn-runahead.md \
         --raw docs/memory-rnn-runahead-runs.json
+    .venv/bin/python benchmarks/rnn_runahead.py --hidden 256 --batches 2 --optimizer adam --repeats 4 \
+        --busy 2 --kernels onednn --write docs/memory-rnn-runahead-busy-onednn.md \
+        --raw docs/memory-rnn-runahead-busy-onednn-runs.json  # and --kernels eigen: ...-busy-eigen*
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import os
+import subprocess
 import sys
 import tempfile
 from datetime import datetime, timezone
@@ -33,6 +42,9 @@ from _report import publish
 HIDDEN = (128, 256, 512)
 BATCHES = (2, 8, 32)
 MIB = 2**20
+
+#: ``--kernels``: the ``TF_ENABLE_ONEDNN_OPTS`` each runs with (None: what ``measure_env`` gives).
+KERNELS = {"measure": None, "onednn": "1", "eigen": "0"}
 
 
 def kernel_bytes(model) -> int:
@@ -93,7 +105,7 @@ def _kernels(rows: list[dict]) -> str:
     return " and ".join(said[k] for k in sorted(used, key=str))
 
 
-def markdown(rows: list[dict], optimizer: str) -> str:
+def markdown(rows: list[dict], optimizer: str, busy: int = 0) -> str:
     info = device.describe_attached()
     threads = sorted({t for r in rows for t in r["default_threads"] if t})
     many = "/".join(map(str, threads)) or "the default number of"
@@ -107,7 +119,8 @@ def markdown(rows: list[dict], optimizer: str) -> str:
         "(as in `docs/memory-accuracy.md`), predicted is `gpukit.memory`'s `tensor_bytes`. Each case ran with "
         f"one inter-op thread (TensorFlow's executor pool) and with {many}, as every measurement of the kit "
         "does (`gpukit.memory.measure_env`: at least two); TensorFlow's CPU kernels: "
-        + _kernels(rows) + ".",
+        + _kernels(rows) + "."
+        + (f" {busy} busy-looping processes ran beside every measurement (a loaded machine)." if busy else ""),
         "",
         "The excess is (measured - predicted) in units of the LSTM kernels' float32 size: how many extra "
         "kernel-sized gradients were alive at the peak.",
@@ -121,23 +134,28 @@ def markdown(rows: list[dict], optimizer: str) -> str:
                      f"{_cells(r, r['one'])} | {_cells(r, r['default'])} |")
     largest = {key: max((e for r in rows for e in _excess(r, r[key])), default=float("nan"))
                for key in ("one", "default")}
-    big = max((e for r in rows if r["batch"] == max(BATCHES) for e in _excess(r, r["one"])), default=float("nan"))
+    top = max(r["batch"] for r in rows)
+    big = max((e for r in rows if r["batch"] == top for e in _excess(r, r["one"])), default=float("nan"))
     excess = [e for r in rows for e in _excess(r, r["default"])]
     ahead, runs = sum(e > RUN_AHEAD_KERNELS for e in excess), len(excess)
     lines += [
         "",
-        f"Largest excess with one thread: {largest['one']:+.1f} kernels (at batch {max(BATCHES)}: {big:+.1f}); "
+        f"Largest excess with one thread: {largest['one']:+.1f} kernels"
+        + (f" (at batch {top}: {big:+.1f})" if len({r["batch"] for r in rows}) > 1 else "") + "; "
         f"with {many}: {largest['default']:+.1f} kernels.",
         "",
         "Reading it: with one inter-op thread the executor runs the backward loop's ready steps one after "
         "another, so the steps' kernel gradients pile up ahead of the serial accumulation, more of them the "
         "larger the kernels (Keras runs the loop with `parallel_iterations=32`, so at most 32 steps are in "
-        f"flight); with {many} it keeps up in most runs ({ahead} of {runs} hold more than "
-        f"{RUN_AHEAD_KERNELS} extra kernels), and the peak is the one gradient a serial loop holds, which the "
-        "estimate counts. Two or more is TensorFlow's default wherever there are two cores, so the kit "
-        "measures with at least two (`gpukit.memory.MEASURE_INTER_OP_THREADS`) whatever the machine's core "
+        f"flight); with {many} it keeps up in {runs - ahead} of {runs} runs ({ahead} hold more than "
+        f"{RUN_AHEAD_KERNELS} extra kernels), and where it keeps up the peak is the one gradient a serial loop "
+        "holds, which the estimate counts. Two or more is TensorFlow's default wherever there are two cores, "
+        "so the kit measures with at least two (`gpukit.memory.MEASURE_INTER_OP_THREADS`) whatever the machine's core "
         "count; a process limited to one thread, or run where TensorFlow sees one core, holds the excess in "
-        "the first columns. On a GPU, Keras runs a default-configured LSTM or GRU as cuDNN's fused kernel, "
+        "the first columns. Under oneDNN's CPU kernels two threads run ahead in more runs than under Eigen's, "
+        "so the kit measures models with LSTM or GRU layers with Eigen's "
+        "(`gpukit.memory.MEASURE_ONEDNN_RECURRENT`; `--kernels` here picks either). On a GPU, Keras runs a "
+        "default-configured LSTM or GRU as cuDNN's fused kernel, "
         "which has no per-step loop to run ahead. A loop that does run on a GPU (a non-default configuration) "
         "is dispatched asynchronously, ops in the order they become ready, which may pile up as one thread "
         "does here; that cannot be measured without a GPU.",
@@ -155,15 +173,27 @@ def main(argv=None) -> int:
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
     parser.add_argument("--raw", metavar="FILE", help="also write every measured run (JSON), for --from-raw")
     parser.add_argument("--from-raw", metavar="FILE", help="measure nothing: write the report of a --raw file")
+    parser.add_argument("--kernels", choices=sorted(KERNELS), default="measure",
+                        help="TensorFlow's CPU kernels (default: what gpukit.memory.measure_env gives an LSTM)")
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="keep N busy-looping processes running while measuring (a loaded machine)")
     args = parser.parse_args(argv)
     if args.from_raw:
         raw = json.loads(Path(args.from_raw).read_text())
-        rows, optimizer = raw["rows"], raw["optimizer"]
+        rows, optimizer, busy = raw["rows"], raw["optimizer"], raw.get("busy", 0)
     else:
-        rows, optimizer = run(args.hidden, args.batches, args.repeats, args.optimizer), args.optimizer
+        if KERNELS[args.kernels] is not None:
+            os.environ["TF_ENABLE_ONEDNN_OPTS"] = KERNELS[args.kernels]  # measure_env keeps a user's setting
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+        try:
+            rows = run(args.hidden, args.batches, args.repeats, args.optimizer)
+        finally:
+            for hog in hogs:
+                hog.kill()
+        optimizer, busy = args.optimizer, args.busy
     if args.raw:
-        _atomic.write_text(args.raw, json.dumps({"optimizer": optimizer, "rows": rows}, indent=1))
-    publish(markdown(rows, optimizer), args.write)
+        _atomic.write_text(args.raw, json.dumps({"optimizer": optimizer, "busy": busy, "rows": rows}, indent=1))
+    publish(markdown(rows, optimizer, busy), args.write)
     return 0
 
 

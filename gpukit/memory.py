@@ -31,7 +31,9 @@ GPU memory is binary: a catalogue "24 GB" card holds 24 GiB (:func:`gpukit.specs
 from __future__ import annotations
 
 import functools
+import json
 import os
+import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -794,20 +796,67 @@ MEASURE_INTER_OP_THREADS = 2
 #: a GPU does not allocate: on an AVX2 CPU the text CNN at batch 8 (plain SGD) peaks at 25-27 MiB
 #: with Eigen against 11-16 MiB with oneDNN (estimate 16.9), the small ViT at batch 2 (adam) at
 #: 12-13 MiB against 6.6-7.0 (estimate 7.0); docs/memory-accuracy.md compares every Keras-layer
-#: case. A measurement runs oneDNN wherever it runs, so that two machines measure the same kernels.
+#: case. A measurement runs oneDNN wherever it runs, so that two machines measure the same kernels;
+#: models with LSTM or GRU layers run Eigen's (:data:`MEASURE_ONEDNN_RECURRENT`).
 MEASURE_ONEDNN = "1"
 
+#: ``TF_ENABLE_ONEDNN_OPTS`` for a model with an LSTM or GRU layer (:data:`FUSED_RECURRENT_LAYERS`):
+#: Eigen's kernels. With oneDNN's, the LSTM's backward loop runs its steps ahead of its
+#: weight-gradient accumulation in some runs even with two inter-op threads, each step holding a
+#: kernel-sized gradient: keras-lstm at batch 2 (adam, estimate 35.9 MiB) with two busy processes
+#: beside it measured 42-116 MiB with oneDNN's kernels (three of four runs more than two kernels
+#: ahead) and 32.6-37.3 MiB with Eigen's (docs/memory-rnn-runahead-busy-*.md). A GPU runs these
+#: layers as one cuDNN kernel and accumulates nothing per step; Eigen's kernels reproduce the loop
+#: that keeps up, which the estimate counts.
+MEASURE_ONEDNN_RECURRENT = "0"
 
-def measure_env(inter_op_threads: int | None = None) -> dict[str, str]:
+#: Keras's recurrent layers a GPU runs as one cuDNN kernel (in their default configuration).
+FUSED_RECURRENT_LAYERS = frozenset({"LSTM", "GRU"})
+
+
+def has_fused_recurrent_layers(model_name: str) -> bool:
+    """Whether a Keras-layer model (a :mod:`gpukit.zoo` name or a ``.keras`` file) has a layer of
+    :data:`FUSED_RECURRENT_LAYERS`, wrapped (``Bidirectional``) or not; read without TensorFlow,
+    so that a measuring process can be started with the kernels that suit it. False for anything
+    else, an unreadable file included (the measurement then says what is wrong with it)."""
+    from . import zoo
+
+    name = str(model_name).strip()
+    key = name.lower().replace("_", "-")
+    if key in zoo.ZOO:
+        return bool(zoo.recurrent_layers(key) & FUSED_RECURRENT_LAYERS)
+    if not name.endswith(".keras"):
+        return False
+    try:
+        with zipfile.ZipFile(name) as archive:
+            config = json.loads(archive.read("config.json"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return False
+    return bool(_class_names(config) & FUSED_RECURRENT_LAYERS)
+
+
+def _class_names(node) -> set[str]:
+    """Every ``class_name`` in a Keras model config, nested layers (wrappers, sub-models) included."""
+    if isinstance(node, list):
+        return set().union(*map(_class_names, node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    own = {node["class_name"]} if isinstance(node.get("class_name"), str) else set()
+    return own.union(*map(_class_names, node.values()))
+
+
+def measure_env(inter_op_threads: int | None = None, model_name: str | None = None) -> dict[str, str]:
     """The measuring process's environment: TensorFlow's BFC allocator on the CPU too, the
     allocator GPUs use (the CPU's default one leaves allocations under 256 KiB out of its
     statistics), ``inter_op_threads`` executor threads (default: ``TF_NUM_INTEROP_THREADS``
     where the user set it, else the machine's cores, at least :data:`MEASURE_INTER_OP_THREADS`),
-    and oneDNN's CPU kernels (:data:`MEASURE_ONEDNN`, unless the user set ``TF_ENABLE_ONEDNN_OPTS``)."""
+    and TensorFlow's CPU kernels: oneDNN's (:data:`MEASURE_ONEDNN`), Eigen's for a model with
+    LSTM or GRU layers (:data:`MEASURE_ONEDNN_RECURRENT`), unless the user set ``TF_ENABLE_ONEDNN_OPTS``."""
     threads = inter_op_threads or os.environ.get("TF_NUM_INTEROP_THREADS") or \
         max(MEASURE_INTER_OP_THREADS, os.cpu_count() or 1)
+    kernels = MEASURE_ONEDNN_RECURRENT if model_name and has_fused_recurrent_layers(model_name) else MEASURE_ONEDNN
     return {"TF_CPU_ALLOCATOR_USE_BFC": "true", "TF_NUM_INTEROP_THREADS": str(threads),
-            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS") or MEASURE_ONEDNN}
+            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS") or kernels}
 
 
 def measure_in_subprocess(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",
@@ -821,7 +870,8 @@ def measure_in_subprocess(model_name: str, batch: int, precision: str = "fp32", 
     args = {"model_name": model_name, "batch": batch, "precision": precision, "optimizer": optimizer,
             "mode": mode, "input_shape": list(input_shape) if input_shape else None, "classes": classes,
             "seq_len": seq_len}
-    child = runner.run("gpukit.memory:measure_child", args, timeout_s, env=measure_env(inter_op_threads))
+    child = runner.run("gpukit.memory:measure_child", args, timeout_s,
+                       env=measure_env(inter_op_threads, model_name))
     if child.ok:
         return {"status": "ok", **child.value}
     return {"status": child.status, "error": child.error}

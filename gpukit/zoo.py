@@ -192,15 +192,17 @@ def spec_model(spec, seq_len: int | None = None, head: str = "lm"):
     return keras.Model(tokens, L.Dense(spec.vocab, dtype="float32", use_bias=bias)(x), name=spec.name)
 
 
-#: The models by name, with the family the accuracy figures group them in.
-ZOO: dict[str, tuple[Callable, str]] = {
-    "keras-encoder": (text_encoder, "transformer encoder"),
-    "keras-decoder": (causal_decoder, "causal decoder"),
-    "keras-vit": (vit, "vision transformer"),
-    "keras-bert": (bert_shaped, "transformer encoder"),
-    "keras-lstm": (lstm, "recurrent"),
-    "keras-bigru": (bigru, "recurrent"),
-    "keras-textcnn": (text_cnn, "convolutional text"),
+#: The models by name: the builder, the family the accuracy figures group them in, and the
+#: recurrent layers the model has (which decide the CPU kernels a measurement runs:
+#: :func:`gpukit.memory.measure_env`; tests check them against the built models).
+ZOO: dict[str, tuple[Callable, str, frozenset[str]]] = {
+    "keras-encoder": (text_encoder, "transformer encoder", frozenset()),
+    "keras-decoder": (causal_decoder, "causal decoder", frozenset()),
+    "keras-vit": (vit, "vision transformer", frozenset()),
+    "keras-bert": (bert_shaped, "transformer encoder", frozenset()),
+    "keras-lstm": (lstm, "recurrent", frozenset({"LSTM"})),
+    "keras-bigru": (bigru, "recurrent", frozenset({"GRU"})),
+    "keras-textcnn": (text_cnn, "convolutional text", frozenset({"SimpleRNN"})),
 }
 
 
@@ -210,15 +212,20 @@ def family(name: str) -> str | None:
     return entry[1] if entry else None
 
 
+def recurrent_layers(name: str) -> frozenset[str]:
+    """The Keras recurrent layer classes the zoo model ``name`` has (``LSTM``, ``GRU``, ``SimpleRNN``)."""
+    return ZOO[name.lower()][2]
+
+
 def sizes(name: str) -> tuple[str, ...]:
     """The size keywords the zoo model ``name`` takes (``seq_len`` for the token models)."""
-    ctor, _ = ZOO[name.lower()]
+    ctor = ZOO[name.lower()][0]
     return tuple(inspect.signature(ctor).parameters)
 
 
 def build(name: str, **sizes):
     """The zoo model ``name`` with its default sizes, or those given."""
-    ctor, _ = ZOO[name.lower()]
+    ctor = ZOO[name.lower()][0]
     try:
         return ctor(**sizes)
     except TypeError as exc:
