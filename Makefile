@@ -12,6 +12,9 @@ GPU    ?=
 ARGS   ?=
 # Extra arguments for pytest, e.g. make test PYTEST_ARGS='-k specs'
 PYTEST_ARGS ?=
+# `make test` runs in this many pytest-xdist workers, a test file to a worker (a module's fixtures are
+# made once; tests/test_measurements.py measures one thing at a time). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 
 TF_VERSION := $(shell sed -n 's/^tensorflow==//p' requirements.txt)
 
@@ -39,11 +42,11 @@ report: setup
 	$(BIN)/gpukit report $(ARGS)
 
 test: setup browser
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The inner loop: tests marked neither `notebooks` (Jupyter kernels), `tensorflow` nor `slow`.
 test-fast: setup
-	$(BIN)/python -m pytest -m "not notebooks and not tensorflow and not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not notebooks and not tensorflow and not slow" $(PYTEST_ARGS)
 
 # The browser test loads the rendered report in Debian's Chromium. Install it where missing
 # (root with apt-get); otherwise say so: that test then skips, naming the reason.

@@ -320,24 +320,6 @@ def test_decoder_workload_counts_by_hand():
     assert configs[0].label().startswith("decoder prefill 2L h512 prompt 128 context 512")
 
 
-@pytest.mark.tensorflow
-def test_the_decoder_runs_with_its_cache_and_its_memory_matches_the_estimate():
-    """The benchmark decoder, measured for real here: one prefill and one decode step; the
-    allocator's peak against gpukit.llm's estimate of the same shape (weights, KV cache, the
-    prompt's activations and attention scores)."""
-    from gpukit import workloads as wl
-
-    params = dict(wl.sizes("cpu", True)["decoder"])
-    got = llm.measure_decoder_memory(params, "fp32")
-    assert got["status"] == "ok", got
-    shape = llm.decoder_llm(params)
-    assert got["estimated_weights_bytes"] == shape.params() * 4
-    assert got["estimated_kv_cache_bytes"] == params["batch"] * params["context"] * shape.kv_bytes_per_token("f32")
-    # the measured peak holds the weights and the cache, and the estimate is within 10 % of it
-    assert got["measured_peak_bytes"] > got["estimated_weights_bytes"] + got["estimated_kv_cache_bytes"]
-    assert abs(got["estimate_error"]) <= 0.10, got
-
-
 def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch):
     """The terms beyond a bandwidth roofline, by hand: the per-SM streaming cap (an A100 cannot
     stream its datasheet bandwidth through a matrix-vector product), GeForce's FP16-accumulate
