@@ -105,7 +105,7 @@ def _kernels(rows: list[dict]) -> str:
     return " and ".join(said[k] for k in sorted(used, key=str))
 
 
-def markdown(rows: list[dict], optimizer: str, busy: int = 0) -> str:
+def markdown(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str | None = None) -> str:
     info = device.describe_attached()
     threads = sorted({t for r in rows for t in r["default_threads"] if t})
     many = "/".join(map(str, threads)) or "the default number of"
@@ -113,7 +113,8 @@ def markdown(rows: list[dict], optimizer: str, busy: int = 0) -> str:
         "# Recurrent layers: the backward loop running ahead",
         "",
         f"Written by `benchmarks/rnn_runahead.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC "
-        f"on {info['kind'].upper()} {info['name']}; every figure is what that run measured. "
+        + (f"from runs measured on {measured_on} " if measured_on else "")
+        + f"on {info['kind'].upper()} {info['name']}; every figure is what a run measured. "
         f"`gpukit.zoo.lstm` (two LSTMs over 64 embedded tokens), {optimizer} training, each case in a fresh "
         "process; measured is the allocator's peak over one step "
         "(as in `docs/memory-accuracy.md`), predicted is `gpukit.memory`'s `tensor_bytes`. Each case ran with "
@@ -181,6 +182,7 @@ def main(argv=None) -> int:
     if args.from_raw:
         raw = json.loads(Path(args.from_raw).read_text())
         rows, optimizer, busy = raw["rows"], raw["optimizer"], raw.get("busy", 0)
+        measured_on = raw.get("measured_on")
     else:
         if KERNELS[args.kernels] is not None:
             os.environ["TF_ENABLE_ONEDNN_OPTS"] = KERNELS[args.kernels]  # measure_env keeps a user's setting
@@ -191,9 +193,11 @@ def main(argv=None) -> int:
             for hog in hogs:
                 hog.kill()
         optimizer, busy = args.optimizer, args.busy
+        measured_on = f"{datetime.now(timezone.utc):%Y-%m-%d}"
     if args.raw:
-        _atomic.write_text(args.raw, json.dumps({"optimizer": optimizer, "busy": busy, "rows": rows}, indent=1))
-    publish(markdown(rows, optimizer, busy), args.write)
+        _atomic.write_text(args.raw, json.dumps({"optimizer": optimizer, "busy": busy, "measured_on": measured_on,
+                                                 "rows": rows}, indent=1))
+    publish(markdown(rows, optimizer, busy, measured_on), args.write)
     return 0
 
 
