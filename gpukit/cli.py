@@ -261,6 +261,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise ParameterError(f"batch size {b} must be at least 1")
     p = precision.trainable(args.precision)
     check_optimizer(args.optimizer)
+    if args.repeats is not None and not args.measure:
+        raise ParameterError("--repeats sets how many times --measure measures each batch; add --measure")
+    if args.repeats is not None and args.repeats < 1:
+        raise ParameterError(f"--repeats {args.repeats} must be at least 1")
     if args.seq_len is not None and args.seq_len < 1:
         raise ParameterError(f"sequence length {args.seq_len} must be at least 1")
     cat = specs.load_catalogue()
@@ -275,7 +279,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
                   "transformers and the Keras-layer token models", file=sys.stderr)
         frame = memory.fit_table(est, args.batch, gpus, p, args.optimizer, args.mode, reserve)
         if args.measure:
-            frame = memory.with_measurements(frame, est, shape)
+            frame = memory.with_measurements(frame, est, shape, args.repeats or 1)
             frame["measured_largest_batch"] = _bisect_on_gpu(memory, name, p, args, shape)
         frames.append(frame)
     import pandas as pd
@@ -566,6 +570,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CUDA context and workspaces a GPU process holds besides tensors (default 1024)")
     p.add_argument("--measure", action="store_true",
                    help="also run one real step per batch on the attached device and show the measured peak")
+    p.add_argument("--repeats", type=int, metavar="N",
+                   help="with --measure: measure each batch N times, each in a fresh process, and show the median "
+                        "and the lowest and highest run (the peak moves from run to run; default 1)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_fit)
 

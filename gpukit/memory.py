@@ -600,25 +600,63 @@ def error_note(family: str | None, low: float | None, high: float | None, median
     return f"{family}: median {median:.0%}, {low:+.0%} to {high:+.0%}"
 
 
-def with_measurements(frame, estimator: "Estimator", input_shape: Sequence[int] | None = None):
+def with_measurements(frame, estimator: "Estimator", input_shape: Sequence[int] | None = None,
+                      repeats: int = 1, probe: Callable[..., dict] | None = None):
     """``frame`` (from :func:`fit_table`) with the measured peak of each model x batch on the
-    attached device, the estimate's error, and on a GPU the real largest batch found by
-    bisecting on out-of-memory."""
+    attached device and the estimate's error. Each batch is measured ``repeats`` times, each run
+    in a fresh process (``probe``, default :func:`measure_in_subprocess`): the allocator's peak
+    moves from run to run (docs/memory-accuracy.md shows by how much), so the estimate is compared
+    with the median run and the lowest and highest are shown (:func:`summarize_runs`)."""
     import pandas as pd
 
+    if repeats < 1:
+        raise ParameterError(f"--repeats {repeats} must be at least 1")
+    probe = probe or measure_in_subprocess
     frame = frame.copy()
     measured: dict[int, dict] = {}
     for b in sorted(set(frame["batch_size"])):
         first = frame[frame["batch_size"] == b].iloc[0]
-        measured[b] = measure_in_subprocess(estimator.name, int(b), first["precision"],
-                                            first["optimizer"] if first["mode"] == "train" else "sgd",
-                                            first["mode"], input_shape, seq_len=estimator.seq_len)
-    frame["measured_peak_bytes"] = [measured[b].get("measured_peak_bytes") for b in frame["batch_size"]]
-    frame["measured_status"] = [measured[b]["status"] for b in frame["batch_size"]]
+        measured[b] = summarize_runs([
+            probe(estimator.name, int(b), first["precision"],
+                  first["optimizer"] if first["mode"] == "train" else "sgd",
+                  first["mode"], input_shape, seq_len=estimator.seq_len)
+            for _ in range(repeats)])
+    for column in ("measured_peak_bytes", "measured_low_bytes", "measured_high_bytes", "measured_runs",
+                   "measured_status", "measured_device"):
+        frame[column] = [measured[b][column] for b in frame["batch_size"]]
     frame["estimate_error"] = [
         (t / m - 1) if m else None for t, m in zip(frame["tensor_bytes"], frame["measured_peak_bytes"])]
-    frame["measured_device"] = [measured[b].get("device") for b in frame["batch_size"]]
     return pd.DataFrame(frame)
+
+
+def summarize_runs(runs: Sequence[dict]) -> dict:
+    """Several measurements of one case (:func:`measure_in_subprocess` results) as one: the median
+    peak of the runs that completed, the lowest and highest, how many completed, and the status,
+    ``ok`` when every run completed, else the first other status with the count
+    (``oom in 1 of 3 runs``: a case that runs out of memory only sometimes is borderline)."""
+    import statistics
+
+    ok = [r for r in runs if r.get("status") == "ok"]
+    peaks = [int(r["measured_peak_bytes"]) for r in ok]
+    failed = [r for r in runs if r.get("status") != "ok"]
+    status = "ok" if not failed else (
+        failed[0].get("status", "error") if len(failed) == len(runs)
+        else f"{failed[0].get('status', 'error')} in {len(failed)} of {len(runs)} runs")
+    return {"measured_peak_bytes": int(statistics.median(peaks)) if peaks else None,
+            "measured_low_bytes": min(peaks) if peaks else None,
+            "measured_high_bytes": max(peaks) if peaks else None,
+            "measured_runs": len(peaks), "measured_status": status,
+            "measured_device": ok[0].get("device") if ok else None}
+
+
+def _in_unit(reference: float) -> tuple[float, str]:
+    """The unit a size reads best in: GiB from 1 GiB up, MiB below (a small model's step)."""
+    return (2**30, "GiB") if reference >= 2**30 else (2**20, "MiB")
+
+
+def _size(n: float) -> str:
+    scale, unit = _in_unit(n)
+    return f"{n / scale:.2f} {unit}" if unit == "GiB" else f"{n / scale:.1f} {unit}"
 
 
 def format_fit(frame) -> str:
@@ -629,10 +667,17 @@ def format_fit(frame) -> str:
         first = part.iloc[0]
         head = (f"{model}, batch {batch}, {first['mode']}, {first['precision']}"
                 + (f", {first['optimizer']}" if first["mode"] == "train" else "")
-                + f": tensors {first['tensor_bytes'] / gib:.2f} GiB, total {first['total_bytes'] / gib:.2f} GiB")
+                + f": tensors {_size(first['tensor_bytes'])}, total {_size(first['total_bytes'])}")
         if "measured_peak_bytes" in part and first.get("measured_peak_bytes"):
-            head += (f"; measured {first['measured_peak_bytes'] / gib:.2f} GiB on {first['measured_device']} "
-                     f"(estimate {first['estimate_error']:+.1%})")
+            runs = int(first.get("measured_runs") or 1)
+            scale, unit = _in_unit(first["measured_high_bytes"])
+            spread = (f" ({first['measured_low_bytes'] / scale:.{2 if unit == 'GiB' else 1}f}–"
+                      f"{first['measured_high_bytes'] / scale:.{2 if unit == 'GiB' else 1}f} {unit} over {runs} runs)"
+                      if runs > 1 else "")
+            head += (f"; measured {_size(first['measured_peak_bytes'])}{spread} on {first['measured_device']} "
+                     f"(estimate {first['estimate_error']:+.1%}{' of the median' if runs > 1 else ''})")
+            if first["measured_status"] != "ok":
+                head += f"; {first['measured_status']}"
         elif "measured_status" in part:
             head += f"; measurement: {first['measured_status']}"
         lines.append(head)

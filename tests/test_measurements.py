@@ -63,6 +63,7 @@ def test_fit_measure_prints_measured_next_to_predicted(capsys):
     row = next(csv.DictReader(io.StringIO(out)))
     measured, predicted = int(row["measured_peak_bytes"]), int(row["tensor_bytes"])
     assert row["measured_status"] == "ok" and row["measured_device"] in ("CPU:0", "GPU:0")
+    assert row["measured_runs"] == "1" and row["measured_low_bytes"] == row["measured_high_bytes"] == str(measured)
     assert float(row["estimate_error"]) == pytest.approx(predicted / measured - 1)
     assert abs(predicted / measured - 1) <= 0.15
     if row["measured_device"] == "CPU:0":

@@ -392,3 +392,42 @@ def test_fit_table_states_the_measured_error_of_the_models_family():
     median, low, high = band["median_abs_error"], band["error_low"], band["error_high"]
     assert set(summary["estimate_error"]) == {f"transformer encoder: median {median:.0%}, {low:+.0%} to {high:+.0%}"}
     assert "estimate's measured error: transformer encoder" in memory.format_fit(fit)
+
+
+def test_repeated_measurements_compare_the_median_and_show_the_range():
+    est = memory.Estimator("bert-base")
+    frame = memory.fit_table(est, [2, 4], specs.select(specs.load_catalogue(), ["T4"]), "fp32", "adam", "train")
+    calls = []
+    peaks = {2: iter([300 * MIB, 100 * MIB, 200 * MIB]), 4: iter([400 * MIB, None, 500 * MIB])}
+
+    def probe(name, batch, precision, optimizer, mode, shape, seq_len=None):
+        calls.append((name, batch, precision, optimizer, mode))
+        peak = next(peaks[batch])
+        return {"status": "ok", "measured_peak_bytes": peak, "device": "CPU:0"} if peak else {"status": "oom"}
+
+    out = memory.with_measurements(frame, est, repeats=3, probe=probe)
+    assert calls == [("bert-base", 2, "fp32", "adam", "train")] * 3 + [("bert-base", 4, "fp32", "adam", "train")] * 3
+    two, four = out[out["batch_size"] == 2].iloc[0], out[out["batch_size"] == 4].iloc[0]
+    assert (two["measured_peak_bytes"], two["measured_low_bytes"], two["measured_high_bytes"]) == (
+        200 * MIB, 100 * MIB, 300 * MIB)
+    assert two["measured_runs"] == 3 and two["measured_status"] == "ok" and two["measured_device"] == "CPU:0"
+    assert two["estimate_error"] == pytest.approx(two["tensor_bytes"] / (200 * MIB) - 1)  # against the median run
+    # a batch that ran out of memory in one run of three: the two that completed, and the status says so
+    assert (four["measured_peak_bytes"], four["measured_runs"]) == (450 * MIB, 2)
+    assert four["measured_status"] == "oom in 1 of 3 runs"
+    text = memory.format_fit(out)
+    assert "measured 200.0 MiB (100.0–300.0 MiB over 3 runs) on CPU:0 (estimate" in text and "of the median" in text
+    assert "measured 450.0 MiB (400.0–500.0 MiB over 2 runs)" in text and "; oom in 1 of 3 runs" in text
+    every = memory.summarize_runs([{"status": "oom"}, {"status": "oom"}])
+    assert every["measured_status"] == "oom" and every["measured_peak_bytes"] is None and every["measured_runs"] == 0
+    with pytest.raises(ParameterError, match="--repeats 0 must be at least 1"):
+        memory.with_measurements(frame, est, repeats=0, probe=probe)
+
+
+def test_fit_repeats_needs_measure_and_a_positive_count(capsys):
+    from gpukit import cli
+
+    assert cli.main(["fit", "--model", "bert-base", "--batch", "2", "--repeats", "3"]) == 2
+    assert "add --measure" in capsys.readouterr().err
+    assert cli.main(["fit", "--model", "bert-base", "--batch", "2", "--measure", "--repeats", "0"]) == 2
+    assert "--repeats 0 must be at least 1" in capsys.readouterr().err
