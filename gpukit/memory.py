@@ -650,14 +650,11 @@ def summarize_runs(runs: Sequence[dict]) -> dict:
             "measured_device": ok[0].get("device") if ok else None}
 
 
-def _in_unit(reference: float) -> tuple[float, str]:
-    """The unit a size reads best in: GiB from 1 GiB up, MiB below (a small model's step)."""
-    return (2**30, "GiB") if reference >= 2**30 else (2**20, "MiB")
-
-
-def _size(n: float) -> str:
-    scale, unit = _in_unit(n)
-    return f"{n / scale:.2f} {unit}" if unit == "GiB" else f"{n / scale:.1f} {unit}"
+def _size(n: float, like: float | None = None, unit: bool = True) -> str:
+    """``n`` bytes in the unit that reads best for ``like`` (default ``n``): GiB from 1 GiB up,
+    MiB below (a small model's step); ``unit=False`` leaves the unit off (the low end of a range)."""
+    scale, name, digits = (2**30, "GiB", 2) if (like or n) >= 2**30 else (2**20, "MiB", 1)
+    return f"{n / scale:.{digits}f}" + (f" {name}" if unit else "")
 
 
 def format_fit(frame) -> str:
@@ -671,10 +668,8 @@ def format_fit(frame) -> str:
                 + f": tensors {_size(first['tensor_bytes'])}, total {_size(first['total_bytes'])}")
         if "measured_peak_bytes" in part and first.get("measured_peak_bytes"):
             runs = int(first.get("measured_runs") or 1)
-            scale, unit = _in_unit(first["measured_high_bytes"])
-            spread = (f" ({first['measured_low_bytes'] / scale:.{2 if unit == 'GiB' else 1}f}–"
-                      f"{first['measured_high_bytes'] / scale:.{2 if unit == 'GiB' else 1}f} {unit} over {runs} runs)"
-                      if runs > 1 else "")
+            low, high = first["measured_low_bytes"], first["measured_high_bytes"]
+            spread = f" ({_size(low, high, unit=False)}–{_size(high)} over {runs} runs)" if runs > 1 else ""
             head += (f"; measured {_size(first['measured_peak_bytes'])}{spread} on {first['measured_device']} "
                      f"(estimate {first['estimate_error']:+.1%}{' of the median' if runs > 1 else ''})")
             if first["measured_status"] != "ok":
