@@ -13,7 +13,8 @@ The performance model (:func:`gpukit.perfmodel.place`) and the LLM model (:func:
 run tensor-core matrix multiplies at :func:`tensor_share` of the datasheet peak, for every tensor
 math (TF32, FP16, BF16, INT8 share the tensor cores and the clock). A GPU no run measured is taken
 at the median share of those measured (:func:`typical_share`), and :func:`tensor_share` says so.
-FP32 on the CUDA cores and memory bandwidth keep their datasheet figures.
+FP32 on the CUDA cores keeps its datasheet figure; memory bandwidth has measurements of its own
+(:mod:`gpukit.bandwidth_rates`).
 """
 from __future__ import annotations
 
@@ -22,13 +23,12 @@ import os
 from datetime import date
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from . import _rates
 from . import precision as prec
 from . import specs
-from ._csv import Field, parse_rows, to_frame
-from .errors import DataError, Problem
+from ._csv import Field
 from .resources import DATA_DIR
 
 PATH = DATA_DIR / "matmul_rates.csv"
@@ -51,75 +51,47 @@ SCHEMA: tuple[Field, ...] = (
 SHARE_RANGE = (0.3, 1.3)
 
 
+def _datasheet(gpu, run) -> tuple[str, float | None, str, str]:
+    column = f"{run['dtype']}_tensor_tflops"
+    return (column, gpu.get(column), "dtype",
+            f"{run['gpu']} has no {run['dtype'].upper()} tensor cores (empty {column} in the catalogue): "
+            "the run was emulated or the dtype is wrong; drop the row or fix the dtype")
+
+
 def load(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
          today: date | None = None) -> pd.DataFrame:
     """The measured runs, validated: sourced, dated, naming a catalogue GPU that has the dtype's
     tensor math, and within :data:`SHARE_RANGE` of its datasheet figure."""
-    p = Path(path) if path else PATH
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    parsed, problems = parse_rows(p, SCHEMA, today or date.today(), "measurement")
-    records = specs.resolve_rows(p, parsed, cat, lambda r: (r["source"], r["gpu"], r["source_url"]),
-                                 problems, "same source, GPU and address")
-    lines = {id(r): line for line, r in parsed}
-    kept = []
-    for r in records:
-        row = cat.loc[cat["gpu"] == r["gpu"]].iloc[0]
-        column = f"{r['dtype']}_tensor_tflops"
-        datasheet = row.get(column)
-        line = lines.get(id(r))
-        if datasheet is None or pd.isna(datasheet):
-            problems.append(Problem(p, line, "dtype", f"{r['gpu']} has no {r['dtype'].upper()} tensor cores (empty "
-                                    f"{column} in the catalogue): the run was emulated or the dtype is wrong; "
-                                    "drop the row or fix the dtype", r["gpu"]))
-            continue
-        share = r["tflops"] / float(datasheet)
-        if not SHARE_RANGE[0] <= share <= SHARE_RANGE[1]:
-            problems.append(Problem(p, line, "tflops", f"{r['tflops']:g} is {share:.0%} of {r['gpu']}'s datasheet "
-                                    f"{float(datasheet):g}; expected {SHARE_RANGE[0]:.0%} to {SHARE_RANGE[1]:.0%} "
-                                    "(check the GPU, the dtype and that the figure is dense)", r["gpu"]))
-            continue
-        kept.append(r)
-    if problems:
-        raise DataError(problems)
-    return to_frame(kept, SCHEMA)
+    return _rates.load_runs(Path(path) if path else PATH, SCHEMA, "tflops", cat, _datasheet, SHARE_RANGE,
+                            "check the GPU, the dtype and that the figure is dense", today)
 
 
 def rates(runs: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per measured GPU: how many runs and sources, the median, lowest and highest rate,
-    the datasheet's dense FP16 tensor figure and the share (median over datasheet)."""
+    """One row per measured GPU: how many runs and sources, the median, lowest and highest rate
+    (``tflops``, ``low``, ``high``), the datasheet's dense FP16 tensor figure (``datasheet_tflops``)
+    and the share (median over datasheet)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     runs = load(catalogue=cat) if runs is None else runs
-    datasheet = cat.set_index("gpu")["fp16_tensor_tflops"]
-    out = (runs.groupby("gpu", sort=True)
-           .agg(runs=("tflops", "size"), sources=("source", "nunique"), tflops=("tflops", "median"),
-                low=("tflops", "min"), high=("tflops", "max"))
-           .reset_index())
-    out["datasheet_tflops"] = out["gpu"].map(datasheet).astype(float)
-    out["share"] = out["tflops"] / out["datasheet_tflops"]
-    return out
+    out = _rates.per_gpu(runs, "tflops", cat.set_index("gpu")["fp16_tensor_tflops"])
+    return out.rename(columns={"rate": "tflops", "datasheet": "datasheet_tflops"})
 
 
-def typical_share(table: pd.DataFrame) -> float:
-    """The median share over the measured GPUs of :func:`rates`: what an unmeasured GPU is taken at."""
-    return float(np.median(table["share"]))
+typical_share = _rates.typical_share
 
 
 @functools.lru_cache(maxsize=1)
 def _shipped() -> tuple[dict[str, float], float]:
     table = rates()
-    return dict(zip(table["gpu"], table["tflops"])), typical_share(table)
+    return dict(zip(table["gpu"], table["share"])), typical_share(table)
 
 
 def tensor_share(gpu) -> tuple[float, bool]:
     """(share of the datasheet tensor peak catalogue GPU ``gpu`` sustains, whether a run measured it):
-    the median measured rate over the row's dense FP16 figure, or :func:`typical_share` of the
-    shipped measurements where none names the GPU (or the row has no FP16 figure)."""
+    the median measured rate over the catalogue's dense FP16 figure, or :func:`typical_share` of
+    the shipped measurements where none names the GPU."""
     measured, typical = _shipped()
-    rate = measured.get(str(gpu["gpu"]))
-    datasheet = gpu.get("fp16_tensor_tflops")
-    if rate is None or datasheet is None or pd.isna(datasheet) or not float(datasheet) > 0:
-        return typical, False
-    return rate / float(datasheet), True
+    return _rates.share_of(measured, typical, gpu)
 
 
 def sustained_tflops(gpu, precision: str) -> tuple[float | None, str | None]:
