@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from gpukit import matmul_rates, perfmodel, specs
+from gpukit import bandwidth_rates, matmul_rates, perfmodel, specs
 
 from _report import publish
 
@@ -230,31 +230,25 @@ def _capped_errors(ref: pd.DataFrame, values, cat) -> pd.Series:
         roofline.op_times = saved
 
 
-def _sustained_section(ref: pd.DataFrame, table: pd.DataFrame, scaling: pd.DataFrame, cat) -> list[str]:
-    """The measured matmul rates the tensor cores run at, and the grading with and without them."""
-    rates = matmul_rates.rates(catalogue=cat)
-    typical = matmul_rates.typical_share(rates)
-    plain = replace(perfmodel.DEFAULT_EFFICIENCY, sustained=False)
+def _rates_section(ref: pd.DataFrame, table: pd.DataFrame, scaling: pd.DataFrame, cat, *, title: str, intro: str,
+                   rates: pd.DataFrame, typical: float, value: str, unit: str, datasheet: str, flag: str,
+                   without_label: str, with_label: str) -> list[str]:
+    """Published measurements of one rate per GPU (``rates``: ``gpukit.matmul_rates`` or
+    ``gpukit.bandwidth_rates``), and the grading with the model's ``flag`` off and on."""
+    plain = replace(perfmodel.DEFAULT_EFFICIENCY, **{flag: False})
     without = perfmodel.summarize_by_family(perfmodel.validation_table(ref, plain, cat)).set_index("family")
     with_ = perfmodel.summarize_by_family(table).set_index("family")
     scaling_without = perfmodel.scaling_validation(ref, plain, cat)
     unmeasured = sorted(set(cat["gpu"]) - set(rates["gpu"]))
-    out = ["", "### Sustained matmul rates", "",
-           "A datasheet's tensor peak assumes the boost clock on every SM; under a long matrix multiply a GPU "
-           "runs at the clock its board power limit and cooling allow. `data/matmul_rates.csv` holds published "
-           "measurements of the largest dense FP16/BF16 matmul rate (two maximum-achievable-matmul shape "
-           "searches and one crowd-sourced square-matmul harness, every run with its source, harness and "
-           "software); a GPU's rate is the median of its runs, and the model runs its tensor cores at that "
-           "share of the datasheet (`gpukit.matmul_rates`). These are measurements of other publications, "
-           "not fitted to the graded speeds.", "",
-           "| GPU | runs | sources | lowest–highest TFLOPS | median TFLOPS | datasheet dense FP16 | share |",
+    out = ["", f"### {title}", "", intro, "",
+           f"| GPU | runs | sources | lowest–highest {unit} | median {unit} | {datasheet} | share |",
            "|---|---:|---:|---|---:|---:|---:|"]
     for _, r in rates.sort_values("share").iterrows():
-        out.append(f"| {r['gpu']} | {r['runs']} | {r['sources']} | {r['low']:g}–{r['high']:g} | {r['tflops']:.1f} | "
-                   f"{r['datasheet_tflops']:g} | {r['share']:.0%} |")
+        out.append(f"| {r['gpu']} | {r['runs']} | {r['sources']} | {r['low']:g}–{r['high']:g} | {r[value]:.1f} | "
+                   f"{r[f'datasheet_{value}']:g} | {r['share']:.0%} |")
     out += ["", f"The {len(unmeasured)} catalogue GPUs no run names ({', '.join(unmeasured)}) are taken at the "
             f"median share, {typical:.0%}.", "",
-            "| family | within ±15 %, datasheet peaks | within ±15 %, measured rates |", "|---|---:|---:|"]
+            f"| family | within ±15 %, {without_label} | within ±15 %, {with_label} |", "|---|---:|---:|"]
     for fam in with_.index:
         out.append(f"| {fam} | {without.loc[fam, 'within_tolerance']} of {without.loc[fam, 'pairs']} | "
                    f"{with_.loc[fam, 'within_tolerance']} of {with_.loc[fam, 'pairs']} |")
@@ -262,6 +256,41 @@ def _sustained_section(ref: pd.DataFrame, table: pd.DataFrame, scaling: pd.DataF
         out.append(f"| scaling | {int(scaling_without['within_tolerance'].sum())} of {len(scaling_without)} | "
                    f"{int(scaling['within_tolerance'].sum())} of {len(scaling)} |")
     return out
+
+
+def _sustained_section(ref: pd.DataFrame, table: pd.DataFrame, scaling: pd.DataFrame, cat) -> list[str]:
+    """The measured matmul rates the tensor cores run at, and the grading with and without them."""
+    rates = matmul_rates.rates(catalogue=cat)
+    intro = ("A datasheet's tensor peak assumes the boost clock on every SM; under a long matrix multiply a GPU "
+             "runs at the clock its board power limit and cooling allow. `data/matmul_rates.csv` holds published "
+             "measurements of the largest dense FP16/BF16 matmul rate (two maximum-achievable-matmul shape "
+             "searches and one crowd-sourced square-matmul harness, every run with its source, harness and "
+             "software); a GPU's rate is the median of its runs, and the model runs its tensor cores at that "
+             "share of the datasheet (`gpukit.matmul_rates`). These are measurements of other publications, "
+             "not fitted to the graded speeds.")
+    return _rates_section(ref, table, scaling, cat, title="Sustained matmul rates", intro=intro, rates=rates,
+                          typical=matmul_rates.typical_share(rates), value="tflops", unit="TFLOPS",
+                          datasheet="datasheet dense FP16", flag="sustained", without_label="datasheet peaks",
+                          with_label="measured rates")
+
+
+def _bandwidth_section(ref: pd.DataFrame, table: pd.DataFrame, scaling: pd.DataFrame, cat) -> list[str]:
+    """The measured streaming bandwidths memory moves at, and the grading with and without them."""
+    rates = bandwidth_rates.rates(catalogue=cat)
+    typical = bandwidth_rates.typical_share(rates)
+    intro = ("A datasheet's bandwidth is the memory interface's peak, bus width times data rate; what a kernel "
+             "streams depends on the memory technology, its controllers and the clocks. "
+             "`data/bandwidth_rates.csv` holds published measurements of plain streaming kernels (BabelStream's "
+             "Copy and Triad, CUDA's bandwidthTest device to device, PyTorch tensor copies, each counting the "
+             "bytes read and written, every run with its source, kernel and harness); a GPU's rate is the median "
+             "of its runs, and the model moves bytes at that share of the datasheet bandwidth times the memory "
+             "and stream efficiencies (`gpukit.bandwidth_rates`). These are measurements of other publications, "
+             "not fitted to the graded speeds. Without them (the left column) every GPU streams the measured "
+             f"GPUs' median share, {typical:.0%}, so that the efficiencies keep their meaning.")
+    return _rates_section(ref, table, scaling, cat, title="Measured memory bandwidth", intro=intro, rates=rates,
+                          typical=typical, value="gbs", unit="GB/s", datasheet="datasheet GB/s",
+                          flag="measured_bandwidth", without_label="the median share for every GPU",
+                          with_label="each GPU's measured share")
 
 
 def steady_section(ref, d, cat) -> list[str]:
@@ -375,8 +404,9 @@ def markdown() -> str:
         "the same source on the same workload and precision.",
         f"- {int((ref['gpus'] > 1).sum())} published multi-GPU throughputs (2, 4 and 8 GPUs), each graded as its "
         "speedup over the same source's single GPU.",
-        f"- Default efficiencies: tensor {d.tensor:g}, CUDA-core matmul {d.cuda:g}, elementwise {d.elementwise:g}, "
-        f"memory {d.memory:g}, launch {d.launch_s * 1e6:g} µs per kernel, host {d.host_op_s * 1e6:g} µs per layer "
+        f"- Default efficiencies: tensor {d.tensor:g} (of the measured matmul rate), CUDA-core matmul {d.cuda:g}, "
+        f"elementwise {d.elementwise:g}, memory {d.memory:g} and streaming {d.stream:g} (of the measured streaming "
+        f"bandwidth), launch {d.launch_s * 1e6:g} µs per kernel, host {d.host_op_s * 1e6:g} µs per layer "
         "operation of a model's step.",
         f"- Refit on all single-GPU measurements today: tensor {fitted.tensor:g}, CUDA-core matmul {fitted.cuda:g}, "
         f"elementwise {fitted.elementwise:g}, memory {fitted.memory:g}" + _refit_verdict(ref, fitted, cat),
@@ -413,13 +443,15 @@ def markdown() -> str:
         "",
         "What the errors point to: they concentrate on GPUs, not on workloads. The model counts FLOPs and the "
         "least device-memory traffic per op; clocks held below boost by the board power limit enter through "
-        "the measured matmul rates (below), but only where a step is bound by its matrix multiplies; it has "
-        "no term for on-chip cache (Ada's L2 is far larger than Ampere GA102's) or for one harness's "
+        "the measured matmul rates (below), but only where a step is bound by its matrix multiplies, and what "
+        "each GPU's memory streams through the measured bandwidths (below); it has no term for on-chip cache "
+        "(Ada's L2 is far larger than Ampere GA102's) or for one harness's "
         "batch sizes running a card near its memory limit. An L2 term needs each catalogue GPU's shipped L2 "
         "size from a vendor source; none was reached for the Ada cards (RTX 4090, RTX 6000 Ada, L40S, L4), "
         "the T4, A30, RTX A4000, H200, H100 NVL or RTX PRO 6000, so the term is not in the model.",
         ""] + _issue_section(ref, table, cat) + _sm_bytes_section(ref, cat) \
         + _sustained_section(ref, table, scaling, cat) \
+        + _bandwidth_section(ref, table, scaling, cat) \
         + _update_section(ref, table, cat) + [
         "",
         "### Measured over predicted, per GPU",

@@ -336,7 +336,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if _emit(frame, args.format):
         return 0
     cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "tensor_share",
-            "measured_throughput", "graded", "note"]
+            "bandwidth_share", "measured_throughput", "graded", "note"]
     if args.gpus > 1:
         cols[3:3] = ["scaling_efficiency", "link"]
     rows = _rounded(frame[cols].to_dict(orient="records"))
@@ -346,11 +346,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
           f"efficiency: {first['efficiency_source']}")
     print(perfmodel.grading_statement(str(first["workload"]), args.gpus, frame))
     print(format_table(rows, cols))
-    unmeasured = frame.loc[frame["tensor_share_measured"] == False, "gpu"].tolist()  # noqa: E712 -- NaN rows
-    print("tensor_share: the share of its datasheet tensor peak each GPU sustains in a large matrix multiply, "
-          "as published runs measured it (data/matmul_rates.csv)"
-          + (f"; no run measured {', '.join(unmeasured)}: the median share of those measured" if unmeasured else "")
-          + ".")
+    for column, what, path in (("tensor_share", "tensor peak each GPU sustains in a large matrix multiply",
+                                "data/matmul_rates.csv"),
+                               ("bandwidth_share", "memory bandwidth each GPU streams in a copy or triad kernel",
+                                "data/bandwidth_rates.csv")):
+        unmeasured = frame.loc[frame[f"{column}_measured"] == False, "gpu"].tolist()  # noqa: E712 -- NaN rows
+        print(f"{column}: the share of its datasheet {what}, as published runs measured it ({path})"
+              + (f"; no run measured {', '.join(unmeasured)}: the median share of those measured" if unmeasured
+                 else "") + ".")
     return 0
 
 

@@ -60,6 +60,7 @@ from . import precision as prec
 from . import specs
 from ._csv import Field, parse_rows, to_frame
 from .errors import DataError, ParameterError, Problem
+from .bandwidth_rates import streaming_gbs
 from .matmul_rates import tensor_share
 from .resources import DATA_DIR
 
@@ -148,10 +149,11 @@ GEMM_TILE = (128, 128)
 #: kernels): by Little's law, the loads it keeps in flight over the memory latency, the latency
 #: counted in the SM's own cycles (most of a load's round trip, through the load units, the
 #: on-chip network and L2, runs in the core clock's domain), so the rate rises with the clock. A
-#: GPU whose datasheet bandwidth exceeds SMs x boost clock x this cannot reach it at batch 1 (the
-#: HBM data-centre cards). Read off the first source's decode measurements (``xiongjiedai-llama3``
-#: in ``docs/llm-accuracy.md``), where it fits best (2610 of 2676 pairs within ±20 %; as a rate
-#: per second instead, 10 GB/s per SM, 2438): the H100 PCIe (1755 MHz) then streams 25 % more per
+#: GPU whose streaming bandwidth (:func:`gpukit.bandwidth_rates.streaming_gbs`) exceeds SMs x boost
+#: clock x this cannot reach it at batch 1 (the HBM data-centre cards). Read off the first source's
+#: decode measurements (``xiongjiedai-llama3`` in ``docs/llm-accuracy.md``), where it fits best
+#: (2598 of 2676 pairs within ±20 %, against 2550 at 5.5 and 2566 at 6.5 bytes; as a rate per
+#: second instead, at its best, 9 GB/s per SM, 2540): the H100 PCIe (1755 MHz) then streams 25 % more per
 #: SM than the A100 (1410 MHz), as SpareCores' measurements of both, which it was not fitted to,
 #: show. It belongs to llama.cpp's kernels (``ENGINES[...]["gemv_per_sm"]``). A PyTorch engine's
 #: decode streams at the streaming rate: vLLM's runs in ``data/reference_llm.csv`` decode on the
@@ -160,9 +162,9 @@ GEMV_BYTES_PER_SM_CYCLE = 6.0
 #: Bytes per second one SM streams through kernels that load one element a thread (``scalar_kernels``):
 #: llama.cpp's conversions (``convert_unary``) and dequantisation (one warp a block) at the
 #: benchmarked build, between a prompt's matrix multiplies. Read off the first source's prefill
-#: measurements; per second it fits them better than per cycle (1405 of 2364 pairs within ±20 % at
-#: 10 GB/s, 1355 at the best rate per cycle, 7 bytes; from 8 to 12 GB/s the count moves by up to 20
-#: pairs either way, without a trend, so the constant was not moved).
+#: measurements; per second it fits them better than per cycle (1380 of 2364 pairs within ±20 % at
+#: 10 GB/s, 1330 at the best rate per cycle, 7 bytes; from 8 to 11 GB/s the count moves between
+#: 1380 and 1415 without a trend, 1413 at 9 and 1394 at 11, so the constant was not moved).
 SCALAR_BYTES_PER_SM_S = 10e9
 #: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
 #: and how they spread a model over several GPUs.
@@ -655,7 +657,8 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     peak = peak_tflops * 1e12 * eff.tensor * (tensor_share(row)[0] if eff.sustained else 1.0)
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
     sms = specs.sm_count(row)
-    stream = float(row["memory_bandwidth_gbs"]) * 1e9 * eff.stream  # a streaming kernel's rate
+    # a streaming kernel's rate: what the GPU's published copies measured (gpukit.bandwidth_rates)
+    stream = streaming_gbs(row, eff.measured_bandwidth) * 1e9 * eff.stream
     # what decode's matrix-vector products reach: llama.cpp's at the per-SM rate (GEMV_BYTES_PER_SM_CYCLE at
     # the boost clock), a PyTorch engine's at the streaming rate
     bandwidth = min(stream, gemv_rate(row)) if ENGINES[engine]["gemv_per_sm"] else stream

@@ -8,6 +8,7 @@ import pandas as pd
 from .. import precision as prec
 from .. import specs
 from ..errors import UnknownGPUError
+from ..bandwidth_rates import bandwidth_share
 from ..matmul_rates import tensor_share
 from ..results import Results, as_documents
 from .calibration import calibrate
@@ -18,7 +19,8 @@ from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
 PREDICTION_COLUMNS = ("gpu", "workload", "precision", "batch_size", "mode", "gpus", "link", "step_time_s",
                       "throughput", "throughput_unit", "scaling_efficiency", "bound", "compute_bound_share", "math",
                       "achieved_tflops", "arithmetic_intensity", "tensor_share", "tensor_share_measured",
-                      "measured_throughput", "graded", "efficiency_source", "note")
+                      "bandwidth_share", "bandwidth_share_measured", "measured_throughput", "graded",
+                      "efficiency_source", "note")
 
 
 def predict_table(workload: str = "resnet50", precision: str = "float32", batch: int | None = None,
@@ -35,7 +37,9 @@ def predict_table(workload: str = "resnet50", precision: str = "float32", batch:
     ``graded`` says whether published measurements of this GPU in the workload's family
     (:func:`gpukit.perfmodel.grading.family`) graded the model; ``tensor_share`` is the share of its
     datasheet tensor peak the GPU's tensor cores run at, and ``tensor_share_measured`` whether a
-    published matmul run measured it (:func:`gpukit.matmul_rates.tensor_share`; otherwise the median).
+    published matmul run measured it (:func:`gpukit.matmul_rates.tensor_share`; otherwise the median);
+    ``bandwidth_share`` and ``bandwidth_share_measured`` the same of its datasheet memory bandwidth,
+    as published streaming runs measured it (:func:`gpukit.bandwidth_rates.bandwidth_share`).
 
     ``results`` (a benchmark results document) calibrates the factors (:func:`calibrate`) unless
     ``efficiency`` is given, and where it measured this very configuration on a catalogued GPU,
@@ -71,6 +75,7 @@ def predict_table(workload: str = "resnet50", precision: str = "float32", batch:
                        achieved_tflops=count * pr.flops / many["step_time_s"] / 1e12)
         row["arithmetic_intensity"] = prof.intensity
         row["tensor_share"], row["tensor_share_measured"] = tensor_share(gpu)
+        row["bandwidth_share"], row["bandwidth_share_measured"] = bandwidth_share(gpu)
         row["measured_throughput"] = measured[pr.gpu][0] if pr.gpu in measured else None
         row["note"] = measured[pr.gpu][1] if pr.gpu in measured else ""
         out.append(row)

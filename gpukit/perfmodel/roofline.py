@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import precision as prec
 from ..errors import ParameterError
+from ..bandwidth_rates import bandwidth_share, shipped_typical_share
 from ..matmul_rates import tensor_share
 from ..specs import ISSUE_PER_SM_CLOCK, issue_tflops
 from .profiles import Profile
@@ -42,11 +43,12 @@ class Efficiency:
       maths they serve. The issue rate, not the FP32 peak: those instructions are mostly not FP32
       ones, so the second FP32 datapath of GA10x, Ada and Hopper SMs, which doubled their FP32
       peak, does not speed them up (``docs/perfmodel-accuracy.md`` shows the fit both ways);
-    * ``memory``: fraction of the datasheet bandwidth at which the model's minimal traffic
-      (every operand read once, every result written once) moves; real kernels move more bytes
-      than that minimum, so this is well under a streaming kernel's fraction;
-    * ``stream``: fraction of the datasheet bandwidth a plain streaming kernel (the ``bandwidth``
-      workload) reaches;
+    * ``memory``: fraction of the GPU's streaming bandwidth (the datasheet bandwidth times the
+      share a published copy or triad kernel measured on that GPU reaches, :mod:`gpukit.bandwidth_rates`)
+      at which the model's minimal traffic (every operand read once, every result written once)
+      moves; real kernels move more bytes than that minimum, so this is well under 1;
+    * ``stream``: fraction of the streaming bandwidth a plain streaming kernel (the ``bandwidth``
+      workload, a fused optimizer update) reaches;
     * ``launch_s``: launch per kernel;
     * ``host_op_s``: host time per layer operation of a model's step (a layer's forward, its
       backward, its update: the framework's dispatch and bookkeeping that the device waits for),
@@ -65,6 +67,9 @@ class Efficiency:
     * ``sustained``: the tensor cores at the share of their datasheet peak the GPU sustains
       (:func:`gpukit.matmul_rates.tensor_share`; False: at the datasheet peak, to show what the
       measured rates change);
+    * ``measured_bandwidth``: memory at the share of its datasheet bandwidth the GPU's published
+      streaming runs reached (:func:`gpukit.bandwidth_rates.bandwidth_share`; False: every GPU at
+      the median share of those measured, to show what the per-GPU measurements change);
     * ``scale``: throughput multiplier for the software stack as a whole (1 by default; set by
       :func:`gpukit.perfmodel.calibrate` from a model measured on the attached GPU). It moves every GPU alike,
       so it changes absolute throughputs and never a speedup.
@@ -80,13 +85,14 @@ class Efficiency:
     tensor: float = 0.8
     cuda: float = 0.7
     elementwise: float = 0.02
-    memory: float = 0.3
-    stream: float = 0.85
+    memory: float = 0.4
+    stream: float = 1.0
     launch_s: float = 5e-6
     host_op_s: float = 100e-6
     sm_bytes_per_cycle: float = 16.0
     scale: float = 1.0
     sustained: bool = True
+    measured_bandwidth: bool = True
     source: str = "defaults"
 
     def __post_init__(self):
@@ -147,6 +153,7 @@ class Placed:
     host_ops: int = 0  # layer operations dispatched from the host per step
     tensor_share: float = 1.0  # share of the datasheet tensor peak the GPU sustains (gpukit.matmul_rates)
     sm_cycles_per_s: float = 0.0  # SMs x boost clock: what elementwise kernels' loads and stores pass through
+    bandwidth_share: float = 1.0  # share of the datasheet bandwidth a streaming kernel reaches (gpukit.bandwidth_rates)
 
 
 def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
@@ -163,7 +170,7 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
                   np.array([o.kind == "Stream" or o.stream for o in prof.ops]), sum(o.kernels for o in prof.ops),
                   float(gpu["memory_bandwidth_gbs"]) * 1e9, prof.items_per_step,
                   tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})), prof.host_ops,
-                  tensor_share(gpu)[0], issue * 1e12 / ISSUE_PER_SM_CLOCK)
+                  tensor_share(gpu)[0], issue * 1e12 / ISSUE_PER_SM_CLOCK, bandwidth_share(gpu)[0])
 
 
 def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
@@ -173,7 +180,8 @@ def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
     factors = np.array([eff.tensor * (placed.tensor_share if eff.sustained else 1.0), eff.cuda, eff.elementwise])
     with np.errstate(divide="ignore", invalid="ignore"):
         compute = np.where(placed.flops > 0, placed.flops / (placed.peak_flops * factors[placed.unit]), 0.0)
-    memory = placed.bytes / (placed.bandwidth * np.where(placed.stream, eff.stream, eff.memory))
+    bandwidth = placed.bandwidth * (placed.bandwidth_share if eff.measured_bandwidth else shipped_typical_share())
+    memory = placed.bytes / (bandwidth * np.where(placed.stream, eff.stream, eff.memory))
     if eff.sm_bytes_per_cycle and placed.sm_cycles_per_s:
         elementwise = (placed.unit == 2) & ~placed.stream
         memory = memory + np.where(elementwise, placed.bytes / (placed.sm_cycles_per_s * eff.sm_bytes_per_cycle), 0.0)

@@ -1,0 +1,107 @@
+"""Measured memory bandwidth: what a GPU's device memory streams in a plain copy or triad kernel,
+against its datasheet.
+
+A datasheet's bandwidth is the memory interface's peak: bus width times data rate. What a
+kernel reaches depends on the memory technology, the controllers and the clocks: published
+streaming measurements put a T4 (GDDR6, 70 W) at about 75 % of its datasheet, the A10 and L4 at
+about 78 %, and an RTX 4090 or a V100 at about 90 %. ``data/bandwidth_rates.csv`` holds such
+measurements, one row per published run with its source, kernel and harness: BabelStream's Copy
+and Triad, CUDA's bandwidthTest device to device, PyTorch tensor copies, each counting the bytes
+read and written. A GPU's rate is the median of its runs (:func:`rates`), its **share** that rate
+over the catalogue's ``memory_bandwidth_gbs``.
+
+The performance model (:func:`gpukit.perfmodel.place`) and the LLM model (:func:`gpukit.llm.speeds`)
+move bytes at :func:`bandwidth_share` of the datasheet bandwidth, times their efficiencies; a GPU
+no run measured is taken at the median share of those measured (:func:`typical_share`), and
+:func:`bandwidth_share` says so.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from . import _rates, specs
+from ._csv import Field
+from .resources import DATA_DIR
+
+PATH = DATA_DIR / "bandwidth_rates.csv"
+#: What the kernel does per element; every figure counts the bytes it reads and writes.
+KERNELS = ("copy", "mul", "add", "triad", "d2d")
+SCHEMA: tuple[Field, ...] = (
+    Field("source", "text", help="a short id of the harness and where it was published"),
+    Field("gpu", "text", help="a GPU name the catalogue knows"),
+    Field("source_gpu_name", "text", help="the GPU as the source names it"),
+    Field("kernel", "choice", choices=KERNELS,
+          help="copy and mul read one array and write one; add and triad read two and write one; "
+               "d2d is cudaMemcpy device to device (bandwidthTest), counting the read and the write"),
+    Field("gbs", "float", low=1, high=100_000, help="GB/s (10^9 bytes a second) read plus written"),
+    Field("array_bytes", "float", required=False, low=1, high=1e13, help="bytes per array, if the source says"),
+    Field("software", "text", required=False),
+    Field("source_url", "url"),
+    Field("measured", "date", required=False, help="when the run was made, YYYY-MM-DD, if the source says"),
+    Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
+    Field("note", "text", required=False),
+)
+#: A run's share of the datasheet that is believable: above it the datasheet figure is probably
+#: another card's or the array fitted in the cache; below it the kernel was not streaming (too
+#: few threads in flight, or host memory).
+SHARE_RANGE = (0.5, 1.05)
+
+
+def _datasheet(gpu, run) -> tuple[str, float | None, str, str]:
+    return ("memory_bandwidth_gbs", gpu.get("memory_bandwidth_gbs"), "gpu",
+            f"{run['gpu']} has no memory_bandwidth_gbs in the catalogue; add it there first")
+
+
+def load(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
+         today: date | None = None) -> pd.DataFrame:
+    """The measured runs, validated: sourced, dated, naming a catalogue GPU, and within
+    :data:`SHARE_RANGE` of its datasheet bandwidth."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    return _rates.load_runs(Path(path) if path else PATH, SCHEMA, "gbs", cat, _datasheet, SHARE_RANGE,
+                            "check the GPU and that the figure counts both the bytes read and those written, "
+                            "over arrays larger than the GPU's cache", today,
+                            key=("source", "gpu", "kernel", "source_url"))
+
+
+def rates(runs: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per measured GPU: how many runs and sources, the median, lowest and highest rate
+    (``gbs``, ``low``, ``high``), the datasheet bandwidth (``datasheet_gbs``) and the share."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    runs = load(catalogue=cat) if runs is None else runs
+    out = _rates.per_gpu(runs, "gbs", cat.set_index("gpu")["memory_bandwidth_gbs"])
+    return out.rename(columns={"rate": "gbs", "datasheet": "datasheet_gbs"})
+
+
+typical_share = _rates.typical_share
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> tuple[dict[str, float], float]:
+    table = rates()
+    return dict(zip(table["gpu"], table["share"])), typical_share(table)
+
+
+def shipped_typical_share() -> float:
+    """:func:`typical_share` of the shipped measurements."""
+    return _shipped()[1]
+
+
+def bandwidth_share(gpu) -> tuple[float, bool]:
+    """(share of its datasheet bandwidth catalogue GPU ``gpu`` streams at, whether a run measured it):
+    the median measured rate over the catalogue's ``memory_bandwidth_gbs``, or :func:`typical_share`
+    of the shipped measurements where none names the GPU."""
+    measured, typical = _shipped()
+    return _rates.share_of(measured, typical, gpu)
+
+
+def streaming_gbs(gpu, measured: bool = True) -> float:
+    """GB/s a plain streaming kernel reaches on catalogue GPU ``gpu``: the datasheet bandwidth
+    times :func:`bandwidth_share` (``measured=False``: times the typical share, as if no run had
+    measured the GPU)."""
+    share = bandwidth_share(gpu)[0] if measured else shipped_typical_share()
+    return float(gpu["memory_bandwidth_gbs"]) * share

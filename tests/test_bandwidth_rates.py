@@ -1,0 +1,107 @@
+"""Measured memory bandwidth: the shipped runs, their validation, and the share the models stream at."""
+from __future__ import annotations
+
+import csv
+import statistics
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gpukit import bandwidth_rates as br
+from gpukit import llm
+from gpukit import perfmodel as pm
+from gpukit.errors import DataError
+
+
+@pytest.fixture(scope="module")
+def table(catalogue):
+    return br.rates(catalogue=catalogue)
+
+
+def test_every_shipped_run_is_sourced_and_a_gpus_rate_is_the_median_of_its_runs(catalogue, table):
+    runs = br.load(catalogue=catalogue)
+    assert runs["source_url"].str.startswith("https://").all()
+    assert runs["retrieved"].notna().all() and set(runs["kernel"]) <= set(br.KERNELS)
+    # the RTX 4090: a PyTorch copy (912), a float4 copy kernel (921.85), cudaMemcpy device to
+    # device (918.813) and a one-read-one-write kernel (842.718); its rate is the middle of the four
+    rtx = table.set_index("gpu").loc["GeForce RTX 4090"]
+    assert (rtx["runs"], rtx["sources"]) == (4, 3)
+    assert (rtx["low"], rtx["gbs"], rtx["high"]) == (842.718, pytest.approx((912 + 918.813) / 2), 921.85)
+    assert rtx["share"] == pytest.approx((912 + 918.813) / 2 / 1008)
+    for gpu, group in runs.groupby("gpu"):
+        assert table.set_index("gpu").at[gpu, "gbs"] == pytest.approx(statistics.median(group["gbs"]))
+    assert table["share"].between(*br.SHARE_RANGE).all()
+
+
+def test_gddr6_inference_cards_stream_less_of_their_datasheet_than_hbm_and_gddr6x_cards(table):
+    share = table.set_index("gpu")["share"]
+    # the T4 (two harnesses: 239.6 and 240 of 320 GB/s), the A10 and L4 against the V100s, the
+    # A100 SXM4 40GB and the RTX 4090
+    assert share["T4"] == pytest.approx(239.8 / 320)
+    assert max(share["T4"], share["A10"], share["L4"]) < 0.8
+    assert min(share["V100 PCIe 16GB"], share["A100 SXM4 40GB"], share["GeForce RTX 4090"]) > 0.88
+
+
+def test_bandwidth_share_is_measured_where_a_run_names_the_gpu_and_typical_elsewhere(gpu, table):
+    share, measured = br.bandwidth_share(gpu("T4").row)
+    assert measured and share == pytest.approx(239.8 / 320)
+    # no published run names the RTX A4000: it is taken at the median share of the measured GPUs
+    share, measured = br.bandwidth_share(gpu("RTX A4000").row)
+    assert not measured and share == pytest.approx(statistics.median(table["share"]))
+    assert share == br.typical_share(table) == br.shipped_typical_share()
+    # the share goes with the GPU: a catalogue row changed by hand keeps it
+    what_if = {**gpu("T4").row.to_dict(), "memory_bandwidth_gbs": 640.0}
+    assert br.streaming_gbs(what_if) == pytest.approx(640 * 239.8 / 320)
+    assert br.streaming_gbs(what_if, measured=False) == pytest.approx(640 * br.typical_share(table))
+
+
+def test_both_models_move_bytes_at_the_measured_rate(gpu):
+    # a copy is memory-bound: the RTX 4090 over the T4 is the ratio of their measured streaming
+    # rates (915.4 over 239.8 GB/s), not of their datasheets (1008 over 320)
+    prof = pm.profile("bandwidth", elements=2**28)
+    eff = pm.Efficiency(launch_s=0.0)
+    rtx, t4 = (pm.predict(prof, gpu(name).row, eff) for name in ("GeForce RTX 4090", "T4"))
+    assert rtx.bound == t4.bound == "memory"
+    assert rtx.throughput / t4.throughput == pytest.approx((912 + 918.813) / 2 / 239.8)
+    off = replace(eff, measured_bandwidth=False)
+    rtx, t4 = (pm.predict(prof, gpu(name).row, off) for name in ("GeForce RTX 4090", "T4"))
+    assert rtx.throughput / t4.throughput == pytest.approx(1008 / 320)
+    # an LLM's decode at batch 1 on a GDDR card streams its weights at the same measured rate
+    model = llm.resolve_model("llama-3-8b")
+    fast, slow = (llm.speeds(model, name, "f16", context=64)["decode_step_s"] for name in ("A10", "T4"))
+    fixed = model.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
+    assert (slow - fixed) / (fast - fixed) == pytest.approx(469 / 239.8, rel=1e-6)
+
+
+def _write(tmp_path: Path, header: list[str], rows: list[dict]) -> Path:
+    path = tmp_path / "bandwidth.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, header, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):
+    with br.PATH.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        header, good = reader.fieldnames, next(reader)
+    assert (good["gpu"], good["gbs"]) == ("A10", "469")
+    cached = {**good, "gbs": "900"}  # 150 % of the A10's 600 GB/s: another card's, or a cache
+    read_only = {**good, "kernel": "read"}
+    unknown = {**good, "gpu": "RTX Z9000"}
+    undated = {**good, "retrieved": ""}
+    with pytest.raises(DataError) as info:
+        br.load(_write(tmp_path, header, [cached, read_only, unknown, undated]), catalogue)
+    text = "\n".join(str(p) for p in info.value.problems)
+    assert "bandwidth.csv, line 2 (A10), column gbs: 900 is 150% of A10's datasheet 600" in text
+    assert "cache" in text
+    assert "line 3" in text and "column kernel" in text and "'read'" in text
+    assert "line 4" in text and "column gpu" in text and "Z9000" in text
+    assert "line 5" in text and "column retrieved" in text
+    # the same source, GPU and address may hold several kernels (one table row), not one twice
+    triad = {**good, "kernel": "triad"}
+    assert len(br.load(_write(tmp_path, header, [good, triad]), catalogue)) == 2
+    with pytest.raises(DataError, match="repeats line 2"):
+        br.load(_write(tmp_path, header, [good, good]), catalogue)
