@@ -25,9 +25,9 @@ def load_runs(path: str | os.PathLike, schema: tuple[Field, ...], value: str, ca
     """The runs of the CSV at ``path``, validated: each cell against ``schema``, each row naming a
     catalogue GPU (once per ``key``) whose datasheet figure exists and whose
     share of it, ``value`` over the figure, lies within ``share_range``. ``datasheet(gpu, run)``
-    gives (the catalogue column, its figure or None, what to do when it is None);
-    ``what_is_wrong`` says what to check when a share is out of range. Problems name the file,
-    line, column and the fix, and are raised together."""
+    gives the catalogue column, its figure (None where the GPU has none) and, for that case, the
+    file's column to blame and the fix; ``what_is_wrong`` says what to check when a share is out of
+    range. Problems name the file, line, column and the fix, and are raised together."""
     p = Path(path)
     parsed, problems = parse_rows(p, schema, today or date.today(), "measurement")
     records = specs.resolve_rows(p, parsed, catalogue, lambda r: tuple(r[k] for k in key), problems,

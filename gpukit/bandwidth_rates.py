@@ -3,17 +3,21 @@ against its datasheet.
 
 A datasheet's bandwidth is the memory interface's peak: bus width times data rate. What a
 kernel reaches depends on the memory technology, the controllers and the clocks: published
-streaming measurements put a T4 (GDDR6, 70 W) at about 75 % of its datasheet, the A10 and L4 at
-about 78 %, and an RTX 4090 or a V100 at about 90 %. ``data/bandwidth_rates.csv`` holds such
+streaming measurements put a T4 (GDDR6, 70 W) at about 73 % of its datasheet, the L4 and L40S at
+about 77 %, the A10 at 81 %, and an RTX 4090 or a V100 at about 90 %. ``data/bandwidth_rates.csv`` holds such
 measurements, one row per published run with its source, kernel and harness: BabelStream's Copy
-and Triad, CUDA's bandwidthTest device to device, PyTorch tensor copies, each counting the bytes
+and Triad, CUDA's bandwidthTest device to device, PyTorch tensor copies, nvbandwidth's device-local
+copy on cloud machines (doubled: nvbandwidth counts the bytes copied once), each counting the bytes
 read and written. A GPU's rate is the median of its runs (:func:`rates`), its **share** that rate
-over the catalogue's ``memory_bandwidth_gbs``.
+over the catalogue's ``memory_bandwidth_gbs``. ECC on a GDDR6 card costs it about 15 % of that
+(an L40S streams 657 GB/s with it on and 763 with it off on the same provider's harness); the runs
+mix both, mostly on, as cloud machines run them, and each row's note says which where the source does.
 
-The performance model (:func:`gpukit.perfmodel.place`) and the LLM model (:func:`gpukit.llm.speeds`)
-move bytes at :func:`bandwidth_share` of the datasheet bandwidth, times their efficiencies; a GPU
-no run measured is taken at the median share of those measured (:func:`typical_share`), and
-:func:`bandwidth_share` says so.
+The performance model (:func:`gpukit.perfmodel.place`) moves bytes at :func:`bandwidth_share` of the
+datasheet bandwidth, times its efficiencies; a GPU no run measured is taken at the median share of
+those measured (:func:`typical_share`), and :func:`bandwidth_share` says so. The LLM model
+(:func:`gpukit.llm.speeds`) streams every GPU at that median share (:func:`streaming_gbs` with
+``measured=False``; ``gpukit.llm.MEASURED_COPY_BANDWIDTH`` says why).
 """
 from __future__ import annotations
 
@@ -37,7 +41,8 @@ SCHEMA: tuple[Field, ...] = (
     Field("source_gpu_name", "text", help="the GPU as the source names it"),
     Field("kernel", "choice", choices=KERNELS,
           help="copy and mul read one array and write one; add and triad read two and write one; "
-               "d2d is cudaMemcpy device to device (bandwidthTest), counting the read and the write"),
+               "d2d is cudaMemcpy device to device (bandwidthTest; nvbandwidth's device_local_copy doubled), "
+               "counting the read and the write"),
     Field("gbs", "float", low=1, high=100_000, help="GB/s (10^9 bytes a second) read plus written"),
     Field("array_bytes", "float", required=False, low=1, high=1e13, help="bytes per array, if the source says"),
     Field("software", "text", required=False),

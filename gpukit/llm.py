@@ -152,19 +152,27 @@ GEMM_TILE = (128, 128)
 #: GPU whose streaming bandwidth (:func:`gpukit.bandwidth_rates.streaming_gbs`) exceeds SMs x boost
 #: clock x this cannot reach it at batch 1 (the HBM data-centre cards). Read off the first source's
 #: decode measurements (``xiongjiedai-llama3`` in ``docs/llm-accuracy.md``), where it fits best
-#: (2598 of 2676 pairs within ±20 %, against 2550 at 5.5 and 2566 at 6.5 bytes; as a rate per
-#: second instead, at its best, 9 GB/s per SM, 2540): the H100 PCIe (1755 MHz) then streams 25 % more per
+#: (2603 of 2676 pairs within ±20 %, against 2560 at 5.5 and 2555 at 6.5 bytes; as a rate per
+#: second instead, at its best, 9 GB/s per SM, 2529): the H100 PCIe (1755 MHz) then streams 25 % more per
 #: SM than the A100 (1410 MHz), as SpareCores' measurements of both, which it was not fitted to,
 #: show. It belongs to llama.cpp's kernels (``ENGINES[...]["gemv_per_sm"]``). A PyTorch engine's
 #: decode streams at the streaming rate: vLLM's runs in ``data/reference_llm.csv`` decode on the
 #: HBM cards up to 2.3 times as fast as predicted with the cap.
 GEMV_BYTES_PER_SM_CYCLE = 6.0
+#: Whether the LLM model streams at each GPU's own measured copy bandwidth
+#: (:func:`gpukit.bandwidth_rates.bandwidth_share`), as the performance model does, rather than at the
+#: measured GPUs' median share of every datasheet: no. A copy reads one array and writes another;
+#: decode reads its weights and writes next to nothing, and a GPU's read rate is not its copy rate
+#: (te42kyfo's gpu-stream in ``data/bandwidth_rates.csv``'s sources: an H100 PCIe reads at 1942 GB/s
+#: and scales at 1704, an A40 679 and 652). Graded both ways (``docs/llm-accuracy.md``), each GPU's copy
+#: share fits fewer pairs (decode 3048 of 3246 against 3080, prefill 1355 of 2364 against 1408).
+MEASURED_COPY_BANDWIDTH = False
 #: Bytes per second one SM streams through kernels that load one element a thread (``scalar_kernels``):
 #: llama.cpp's conversions (``convert_unary``) and dequantisation (one warp a block) at the
 #: benchmarked build, between a prompt's matrix multiplies. Read off the first source's prefill
-#: measurements; per second it fits them better than per cycle (1380 of 2364 pairs within ±20 % at
-#: 10 GB/s, 1330 at the best rate per cycle, 7 bytes; from 8 to 11 GB/s the count moves between
-#: 1380 and 1415 without a trend, 1413 at 9 and 1394 at 11, so the constant was not moved).
+#: measurements; per second it fits them better than per cycle (1408 of 2364 pairs within ±20 % at
+#: 10 GB/s, 1353 at the best rate per cycle, 7 bytes; from 8 to 11 GB/s the count moves between
+#: 1408 and 1426 without a trend, 1417 at 9 and 1420 at 11, so the constant was not moved).
 SCALAR_BYTES_PER_SM_S = 10e9
 #: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
 #: and how they spread a model over several GPUs.
@@ -657,8 +665,9 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     peak = peak_tflops * 1e12 * eff.tensor * (tensor_share(row)[0] if eff.sustained else 1.0)
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
     sms = specs.sm_count(row)
-    # a streaming kernel's rate: what the GPU's published copies measured (gpukit.bandwidth_rates)
-    stream = streaming_gbs(row, eff.measured_bandwidth) * 1e9 * eff.stream
+    # a streaming kernel's rate: the datasheet at the median share published copies measured
+    # (gpukit.bandwidth_rates; each GPU's own share where MEASURED_COPY_BANDWIDTH)
+    stream = streaming_gbs(row, MEASURED_COPY_BANDWIDTH and eff.measured_bandwidth) * 1e9 * eff.stream
     # what decode's matrix-vector products reach: llama.cpp's at the per-SM rate (GEMV_BYTES_PER_SM_CYCLE at
     # the boost clock), a PyTorch engine's at the streaming rate
     bandwidth = min(stream, gemv_rate(row)) if ENGINES[engine]["gemv_per_sm"] else stream

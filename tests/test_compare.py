@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 
+import pandas as pd
 import pytest
 
 from gpukit import cli, compare, memory, perfmodel as pm
@@ -48,9 +49,13 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     by_topic = {v["topic"]: v for v in a40_v100.verdicts}
     mixed = by_topic["resnet50 training, fp16"]
     k = 1 / a40_v100.throughput.set_index("precision").loc["fp16", "speedup_a_over_b"]
-    assert mixed["verdict"].startswith(f"V100 SXM2 32GB is {k:.2f}× as fast as A40")
-    assert "More TFLOPS does not mean faster" in mixed["condition"]
-    assert "memory-bound" in mixed["reason"]
+    assert k > 1 and "memory-bound" in mixed["reason"]  # the card with fewer TFLOPS is the faster one
+    if k < compare.SAME_SPEED:  # within 10 %: said to be about as fast, the edge still named
+        assert mixed["verdict"].startswith(f"V100 SXM2 32GB and A40 are about as fast (V100 SXM2 32GB by {k:.2f}×")
+        assert mixed["condition"].startswith("Within 10 %")
+    else:
+        assert mixed["verdict"].startswith(f"V100 SXM2 32GB is {k:.2f}× as fast as A40")
+        assert "More TFLOPS does not mean faster" in mixed["condition"]
     fit = by_topic["memory, bert-large"]
     fit_rows = a40_v100.fit[a40_v100.fit["model"] == "bert-large"]
     la = fit_rows[fit_rows["gpu"] == "A40"]["largest_batch"].iloc[0]
@@ -70,6 +75,23 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     scaling = pm.family_accuracy("scaling")
     assert f"(predicted; median error {scaling['median_abs_error_pct']:.0f}% on published N-GPU speedups)" \
         in link["verdict"]
+
+
+def test_a_card_with_fewer_tflops_that_wins_by_more_than_10_percent_is_explained_by_memory(gpu):
+    """The verdict's words follow the speedup alone: 1.3x for the card with fewer TFLOPS and more
+    bandwidth names memory as the reason; 1.05x says the two are about as fast."""
+    a40, v100 = gpu("A40").row, gpu("V100 SXM2 32GB").row
+    for speedup, verdict, condition in ((1 / 1.3, "V100 SXM2 32GB is 1.30× as fast as A40 (measured).",
+                                         "More TFLOPS does not mean faster: A40 has more peak compute"),
+                                        (1 / 1.05, "V100 SXM2 32GB and A40 are about as fast (V100 SXM2 32GB by "
+                                                   "1.05×, measured).", "Within 10 %")):
+        row = {"workload": "resnet50", "precision": "fp16", "basis_a": "measured", "basis_b": "measured",
+               "speedup_a_over_b": speedup, "throughput_a": 100.0, "note": "", "bound_a": "memory",
+               "bound_b": "memory", "math_a": "FP16 tensor", "math_b": "FP16 tensor"}
+        (v,) = compare._speed_verdicts("A40", "V100 SXM2 32GB", pd.DataFrame([row]), a40, v100)
+        assert v["verdict"] == verdict and v["condition"].startswith(condition), v
+        assert v["reason"].startswith("The step is mostly memory-bound on V100 SXM2 32GB; it has 1.29× the memory "
+                                      "bandwidth (900 vs 696 GB/s)")
 
 
 def test_verdicts_flip_when_the_numbers_do(gpu):
@@ -288,9 +310,11 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
     a40_over_v100 = rows["A40"] / rows["V100 SXM2 32GB"]
     (v,) = [v for v in seed.verdicts if v["topic"] == "bert-base-squad training, fp16"]
     assert a40_over_v100 > 1.1 and f"measured A40 at {a40_over_v100:.2f}× V100 SXM2 32GB" in v["verdict"]
-    # the model's ratio the same way round, whichever card the model calls faster
-    assert re.search(r"At lambda-2021's batch sizes the model gives A40 0\.\d\d× V100 SXM2 32GB, -\d+% from the "
-                     r"published ratio\.", v["reason"]), v["reason"]
+    # the model's ratio the same way round, whichever card the model calls faster, and its error
+    found = re.search(r"At lambda-2021's batch sizes the model gives A40 (\d\.\d\d)× V100 SXM2 32GB, ([+-]\d+)% from "
+                      r"the published ratio\.", v["reason"])
+    assert found, v["reason"]
+    assert int(found[2]) == pytest.approx((float(found[1]) / a40_over_v100 - 1) * 100, abs=1)
     # a pair no source measured says so, and quotes the family's error instead
     other = compare.compare("A40", "L4", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
                             fit_batch_sizes=[16])

@@ -150,8 +150,9 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
     s = llm.speeds(m, row, "f16", context=1024, batch=1)
     weights = m.active_params() * 2
     kv = 1024 * m.kv_bytes_per_token("f16")
-    # the A40 streams 612.53 GB/s (the median of data/bandwidth_rates.csv's 572.06 and 653 GB/s)
-    memory_s = (weights + kv) / (612.53e9 * eff.stream)
+    # the A40 streams its datasheet 696 GB/s at the median share published copies reach (llm.MEASURED_COPY_BANDWIDTH)
+    stream = 696e9 * bandwidth_rates.shipped_typical_share() * eff.stream
+    memory_s = (weights + kv) / stream
     fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
     assert s["decode_step_s"] == pytest.approx(memory_s + fixed)
     assert s["decode_bound"] == "memory" and s["decode_tokens_per_s"] == pytest.approx(1 / (memory_s + fixed))
@@ -180,7 +181,6 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
     converts = (3 * h + 2 * q + 2 * h + f) + (2 * q + 2 * kv + 2 * h + 2 * f) + 2 * kv
     traffic = m.layers * (4 * passes + 6 * converts + 24 * 32 * window)
     assert llm.prefill_traffic_bytes(m, "llama.cpp", window) == pytest.approx(traffic)
-    stream = 612.53e9 * eff.stream
     # the output head: one matrix-vector product for the prompt's last token
     head = m.vocab * m.hidden * 2 / stream / 1024
     prefill = (m.layers * layer + attention + chunk * traffic / stream) / chunk + head
@@ -607,8 +607,8 @@ def test_only_llamacpps_decode_is_held_to_the_per_sm_rate():
 
     m = llm.load_models()["llama-3.1-8b"]
     row = specs.load_catalogue().set_index("gpu").loc["H100 SXM5"]
-    # the H100 SXM5 streams 2935 GB/s: the median of data/bandwidth_rates.csv's 2900 and 2970
-    stream = 2935e9 * DEFAULT_EFFICIENCY.stream
+    # the H100 SXM5's datasheet 3350 GB/s at the median share published copies reach
+    stream = 3350e9 * bandwidth_rates.shipped_typical_share() * DEFAULT_EFFICIENCY.stream
     capped = llm.gemv_rate({**row.to_dict(), "gpu": "H100 SXM5"})
     assert capped < stream
     vllm = llm.speeds(m, "H100 SXM5", "bf16", 64, engine="vllm")

@@ -91,17 +91,18 @@ def test_an_elementwise_kernels_bytes_also_pass_through_the_sms(gpu):
 
 
 def test_a_copy_is_memory_bound_at_the_hand_computed_time(gpu):
-    """A V100 SXM2 16GB streams 739.8 GB/s (bandwidthTest's device-to-device copy, the one run of
-    data/bandwidth_rates.csv that names it): a copy runs at that times the stream efficiency; with
-    ``measured_bandwidth`` off, at the datasheet's 900 GB/s times the measured GPUs' median share."""
+    """A V100 SXM2 16GB streams 822.476 GB/s (the median of data/bandwidth_rates.csv's bandwidthTest
+    run, 739.8, and two cloud machines' nvbandwidth, 822.476 and 822.554): a copy runs at that times
+    the stream efficiency; with ``measured_bandwidth`` off, at the datasheet's 900 GB/s times the
+    measured GPUs' median share."""
     v100 = gpu("V100 SXM2 16GB")
     prof = pm.profile("bandwidth", elements=2**28)
     eff = pm.Efficiency(stream=0.8, launch_s=0.0)
     pred = pm.predict(prof, v100.row, eff)
     nbytes = 2 * 2**28 * 4  # read and write float32
     assert pred.bound == "memory"
-    assert pred.step_time_s == pytest.approx(nbytes / (739.8e9 * 0.8), rel=1e-9)
-    assert pred.throughput == pytest.approx(739.8 * 0.8, rel=1e-9)  # GB/s
+    assert pred.step_time_s == pytest.approx(nbytes / (822.476e9 * 0.8), rel=1e-9)
+    assert pred.throughput == pytest.approx(822.476 * 0.8, rel=1e-9)  # GB/s
     typical = br.typical_share(br.rates())
     assert 0.75 < typical < 0.95
     off = pm.predict(prof, v100.row, pm.Efficiency(stream=0.8, launch_s=0.0, measured_bandwidth=False))
@@ -423,10 +424,13 @@ def test_the_defaults_are_the_fit_and_leave_one_out_is_reported(cat):
     replace_them, why = pm.refit_verdict(ref, fitted, d, cat)
     assert not replace_them, \
         f"DEFAULT_EFFICIENCY is no longer the fit on the reference data and the catalogue ({why}): refit it"
-    # the constants outside the fit's grid are chosen by the same error: each default is the scan's minimum
+    # the constants outside the fit's grid are chosen by the same error and kept by the same rule: each
+    # default's error is within REFIT_MARGIN of the scan's minimum and below the scan's lowest value's
     for name, values in (("host_op_s", (50e-6, 100e-6, 200e-6)), ("sm_bytes_per_cycle", (0.0, 8.0, 16.0, 32.0))):
         errors = pm.scan_error(ref, name, values, d, cat)
-        assert errors.idxmin() == getattr(d, name), (name, errors.to_dict())
+        now = errors[getattr(d, name)]
+        assert now - errors.min() <= pm.REFIT_MARGIN * now, (name, errors.to_dict())
+        assert now < errors[values[0]], (name, errors.to_dict())
     small = {"tensor": (0.5, 0.7), "cuda": (0.7,), "elementwise": (0.02, 0.04), "memory": (0.3, 0.5)}
     resnet = ref[ref["workload"] == "resnet50"]
     logo = pm.leave_one_gpu_out(resnet[resnet["source"] == "lambda-2021"], cat, grid=small)
@@ -559,8 +563,8 @@ def test_predict_says_what_was_graded_and_what_was_not(capsys):
     row = dict(zip(a10[0].split(","), a10[1].split(",")))
     assert row["tensor_share_measured"] == "False" and float(row["tensor_share"]) == pytest.approx(
         mr.typical_share(mr.rates()))
-    # a published PyTorch copy measured the A10's memory: 469 of its 600 GB/s
-    assert row["bandwidth_share_measured"] == "True" and float(row["bandwidth_share"]) == pytest.approx(469 / 600)
+    # a published PyTorch copy and six cloud machines measured the A10's memory: a median 484.65 of 600 GB/s
+    assert row["bandwidth_share_measured"] == "True" and float(row["bandwidth_share"]) == pytest.approx(484.65 / 600)
     assert cli.main(["predict", "--workload", "bert-base-squad", "--gpu", "A10"]) == 0
     out = capsys.readouterr().out
     assert "tensor_share: the share of its datasheet tensor peak" in out
