@@ -18,6 +18,20 @@ from ._csv import Field, parse_rows, to_frame
 from .errors import DataError, Problem
 
 
+def run_schema(*measured: Field) -> tuple[Field, ...]:
+    """The columns of a table of published runs: the source and the GPU, then ``measured`` (what the
+    run measured and how), then where it was published and when."""
+    return (Field("source", "text", help="a short id of the harness and where it was published"),
+            Field("gpu", "text", help="a GPU name the catalogue knows"),
+            Field("source_gpu_name", "text", help="the GPU as the source names it"),
+            *measured,
+            Field("software", "text", required=False),
+            Field("source_url", "url"),
+            Field("measured", "date", required=False, help="when the run was made, YYYY-MM-DD, if the source says"),
+            Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
+            Field("note", "text", required=False))
+
+
 def load_runs(path: str | os.PathLike, schema: tuple[Field, ...], value: str, catalogue: pd.DataFrame,
               datasheet: Callable[[pd.Series, dict], tuple[str, float | None, str, str]],
               share_range: tuple[float, float], what_is_wrong: str, today: date | None = None,
@@ -69,6 +83,12 @@ def typical_share(table: pd.DataFrame) -> float:
     """The median share over the measured GPUs of a :func:`per_gpu` table: what an unmeasured GPU
     is taken at."""
     return float(np.median(table["share"]))
+
+
+def shares(table: pd.DataFrame) -> tuple[dict[str, float], float]:
+    """(each measured GPU's share by name, the median share) of a :func:`per_gpu` table: what
+    :func:`share_of` looks up."""
+    return dict(zip(table["gpu"], table["share"])), typical_share(table)
 
 
 def share_of(shares: dict[str, float], typical: float, gpu) -> tuple[float, bool]:

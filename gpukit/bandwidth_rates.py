@@ -35,21 +35,13 @@ from .resources import DATA_DIR
 PATH = DATA_DIR / "bandwidth_rates.csv"
 #: What the kernel does per element; every figure counts the bytes it reads and writes.
 KERNELS = ("copy", "mul", "add", "triad", "d2d")
-SCHEMA: tuple[Field, ...] = (
-    Field("source", "text", help="a short id of the harness and where it was published"),
-    Field("gpu", "text", help="a GPU name the catalogue knows"),
-    Field("source_gpu_name", "text", help="the GPU as the source names it"),
+SCHEMA: tuple[Field, ...] = _rates.run_schema(
     Field("kernel", "choice", choices=KERNELS,
           help="copy and mul read one array and write one; add and triad read two and write one; "
                "d2d is cudaMemcpy device to device (bandwidthTest; nvbandwidth's device_local_copy doubled), "
                "counting the read and the write"),
     Field("gbs", "float", low=1, high=100_000, help="GB/s (10^9 bytes a second) read plus written"),
     Field("array_bytes", "float", required=False, low=1, high=1e13, help="bytes per array, if the source says"),
-    Field("software", "text", required=False),
-    Field("source_url", "url"),
-    Field("measured", "date", required=False, help="when the run was made, YYYY-MM-DD, if the source says"),
-    Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
-    Field("note", "text", required=False),
 )
 #: A run's share of the datasheet that is believable: above it the datasheet figure is probably
 #: another card's or the array fitted in the cache; below it the kernel was not streaming (too
@@ -87,8 +79,7 @@ typical_share = _rates.typical_share
 
 @functools.lru_cache(maxsize=1)
 def _shipped() -> tuple[dict[str, float], float]:
-    table = rates()
-    return dict(zip(table["gpu"], table["share"])), typical_share(table)
+    return _rates.shares(rates())
 
 
 def shipped_typical_share() -> float:

@@ -633,7 +633,7 @@ def prefill_traffic_bytes(model: LLM, engine: str = "llama.cpp", window: float =
 
 def gemv_rate(row) -> float:
     """Bytes per second llama.cpp's matrix-vector products stream on a GPU at batch 1, before the
-    datasheet bandwidth caps them: SMs x boost clock x :data:`GEMV_BYTES_PER_SM_CYCLE`."""
+    streaming bandwidth caps them: SMs x boost clock x :data:`GEMV_BYTES_PER_SM_CYCLE`."""
     return specs.sm_count(row) * float(row["boost_clock_mhz"]) * 1e6 * GEMV_BYTES_PER_SM_CYCLE
 
 

@@ -32,18 +32,10 @@ from ._csv import Field
 from .resources import DATA_DIR
 
 PATH = DATA_DIR / "matmul_rates.csv"
-SCHEMA: tuple[Field, ...] = (
-    Field("source", "text", help="a short id of the harness and where it was published"),
-    Field("gpu", "text", help="a GPU name the catalogue knows"),
-    Field("source_gpu_name", "text", help="the GPU as the source names it"),
+SCHEMA: tuple[Field, ...] = _rates.run_schema(
     Field("dtype", "choice", choices=("fp16", "bf16")),
     Field("tflops", "float", low=0.1, high=100_000, help="dense TFLOPS the run measured"),
     Field("shape", "text", required=False, help="the matrix shape the figure was measured at"),
-    Field("software", "text", required=False),
-    Field("source_url", "url"),
-    Field("measured", "date", required=False, help="when the run was made, YYYY-MM-DD, if the source says"),
-    Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
-    Field("note", "text", required=False),
 )
 #: A run's share of the datasheet that is believable: above it the datasheet figure is probably
 #: the wrong card's (or a sparse one), below it the run did not use the tensor cores (BF16 on
@@ -82,8 +74,7 @@ typical_share = _rates.typical_share
 
 @functools.lru_cache(maxsize=1)
 def _shipped() -> tuple[dict[str, float], float]:
-    table = rates()
-    return dict(zip(table["gpu"], table["share"])), typical_share(table)
+    return _rates.shares(rates())
 
 
 def tensor_share(gpu) -> tuple[float, bool]:

@@ -1,7 +1,8 @@
-"""Documents for tests: valid, current-version results documents built from a few fields, and
-small notebooks with a parameters cell."""
+"""Documents for tests: valid, current-version results documents built from a few fields,
+small notebooks with a parameters cell, and data files of given rows."""
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import nbformat
@@ -45,4 +46,13 @@ def write_notebook(path: Path, params: str, *cells: str) -> Path:
     nb.metadata["kernelspec"] = {"name": "gpukit", "display_name": "Python (gpukit)", "language": "python"}
     nb.cells = [new_code_cell(params, metadata={"tags": ["parameters"]})] + [new_code_cell(c) for c in cells]
     nbformat.write(nb, path)
+    return path
+
+
+def write_csv(path: Path, header: list[str], rows: list[dict]) -> Path:
+    """A CSV data file at ``path`` with ``header`` and ``rows`` (dicts by column), as gpukit writes them."""
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, header, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
     return path

@@ -13,6 +13,8 @@ from gpukit import llm
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError
 
+from documents import write_csv
+
 
 @pytest.fixture(scope="module")
 def table(catalogue):
@@ -99,12 +101,7 @@ def test_the_models_move_bytes_at_the_measured_rate(gpu, monkeypatch):
 
 
 def _write(tmp_path: Path, header: list[str], rows: list[dict]) -> Path:
-    path = tmp_path / "bandwidth.csv"
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, header, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    return path
+    return write_csv(tmp_path / "bandwidth.csv", header, rows)
 
 
 def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):

@@ -11,6 +11,8 @@ from gpukit import matmul_rates as mr
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError
 
+from documents import write_csv
+
 
 @pytest.fixture(scope="module")
 def table(catalogue):
@@ -67,12 +69,7 @@ def test_the_performance_model_runs_tensor_cores_at_the_measured_rate(gpu):
 
 
 def _write(tmp_path: Path, header: list[str], rows: list[dict]) -> Path:
-    path = tmp_path / "rates.csv"
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, header, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    return path
+    return write_csv(tmp_path / "rates.csv", header, rows)
 
 
 def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):
