@@ -56,3 +56,15 @@ def write_csv(path: Path, header: list[str], rows: list[dict]) -> Path:
         w.writeheader()
         w.writerows(rows)
     return path
+
+
+def first_row(path: Path) -> tuple[list[str], dict]:
+    """The header and first row of the CSV data file at ``path``: a valid row to spoil in a test."""
+    with Path(path).open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        return list(reader.fieldnames), next(reader)
+
+
+def problems_text(error) -> str:
+    """A :class:`gpukit.errors.DataError`'s problems, one a line, as a user reads them."""
+    return "\n".join(str(p) for p in error.problems)

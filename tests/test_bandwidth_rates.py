@@ -1,7 +1,6 @@
 """Measured memory bandwidth: the shipped runs, their validation, and the share the models stream at."""
 from __future__ import annotations
 
-import csv
 import statistics
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +12,7 @@ from gpukit import llm
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError
 
-from documents import write_csv
+from documents import first_row, problems_text, write_csv
 
 
 @pytest.fixture(scope="module")
@@ -105,9 +104,7 @@ def _write(tmp_path: Path, header: list[str], rows: list[dict]) -> Path:
 
 
 def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):
-    with br.PATH.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        header, good = reader.fieldnames, next(reader)
+    header, good = first_row(br.PATH)
     assert (good["gpu"], good["gbs"]) == ("A10", "484.526")
     cached = {**good, "gbs": "900"}  # 150 % of the A10's 600 GB/s: another card's, or a cache
     read_only = {**good, "kernel": "read"}
@@ -115,7 +112,7 @@ def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):
     undated = {**good, "retrieved": ""}
     with pytest.raises(DataError) as info:
         br.load(_write(tmp_path, header, [cached, read_only, unknown, undated]), catalogue)
-    text = "\n".join(str(p) for p in info.value.problems)
+    text = problems_text(info.value)
     assert "bandwidth.csv, line 2 (A10), column gbs: 900 is 150% of A10's datasheet 600" in text
     assert "cache" in text
     assert "line 3" in text and "column kernel" in text and "'read'" in text

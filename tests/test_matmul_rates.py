@@ -1,7 +1,6 @@
 """Measured matmul rates: the shipped runs, their validation, and the share the models run at."""
 from __future__ import annotations
 
-import csv
 import statistics
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from gpukit import matmul_rates as mr
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError
 
-from documents import write_csv
+from documents import first_row, problems_text, write_csv
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +72,7 @@ def _write(tmp_path: Path, header: list[str], rows: list[dict]) -> Path:
 
 
 def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):
-    with mr.PATH.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        header, good = reader.fieldnames, next(reader)
+    header, good = first_row(mr.PATH)
     assert (good["gpu"], good["tflops"]) == ("A100 PCIe 40GB", "241.49")
     volta_bf16 = {**good, "gpu": "V100 SXM2 16GB", "dtype": "bf16", "tflops": "94.0"}
     sparse = {**good, "tflops": "600"}
@@ -83,7 +80,7 @@ def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):
     no_url = {**good, "source_url": ""}
     with pytest.raises(DataError) as info:
         mr.load(_write(tmp_path, header, [volta_bf16, sparse, unknown, no_url]), catalogue)
-    text = "\n".join(str(p) for p in info.value.problems)
+    text = problems_text(info.value)
     assert "rates.csv, line 2 (V100 SXM2 16GB), column dtype" in text and "no BF16 tensor cores" in text
     assert "line 3 (A100 PCIe 40GB), column tflops: 600 is 192% of" in text and "dense" in text
     assert "line 4" in text and "column gpu" in text and "Z9000" in text
