@@ -85,7 +85,7 @@ def _build(tf, strategy_obj, workload: str, params: dict, precision: str):
     """Model, optimizer, distributed input and a compiled step under ``strategy_obj``."""
     import keras
 
-    from .models import transformer_model
+    from .models import build_optimizer, transformer_model
     from .precision import keras_policy
 
     replicas = strategy_obj.num_replicas_in_sync
@@ -111,6 +111,7 @@ def _build(tf, strategy_obj, workload: str, params: dict, precision: str):
             items = global_batch * p["seq_len"]
         if precision == "fp16":
             optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
+        build_optimizer(model, optimizer)  # mirrored slots made here, not while tracing the step
     data = tf.data.Dataset.from_tensors((x, y)).repeat()
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF

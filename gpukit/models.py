@@ -240,9 +240,24 @@ def transformer_model(hidden: int, heads: int, ffn: int, layers: int, seq_len: i
     return keras.Model(tokens, logits, name="bert_like_encoder")
 
 
-def train_step(tf, model, loss_fn, optimizer, x, y, xla: bool):
+def build_optimizer(model, optimizer) -> None:
+    """Create ``optimizer``'s variables (its slots, a loss scale's state) for ``model``'s trainable
+    variables now, outside any ``tf.function``. Left to the first step, Keras creates them while
+    the step is being traced and the step is traced a second time: a few seconds per workload on
+    one device, about twenty under a ``tf.distribute`` strategy here. A model whose variables do not
+    exist yet (a ``Sequential`` never called) keeps the lazy build."""
+    if not getattr(optimizer, "built", True) and getattr(model, "built", False) and model.trainable_variables:
+        optimizer.build(model.trainable_variables)
+
+
+def train_step(tf, model, loss_fn, optimizer, x, y, xla: bool, build_first: bool = True):
     """One compiled training step: forward, loss (scaled under a loss-scale optimizer),
-    gradients, optimizer update; returns the loss."""
+    gradients, optimizer update; returns the loss. With ``build_first`` the optimizer's variables
+    are made before the step is traced (:func:`build_optimizer`, as Keras's ``fit`` does), so it is
+    traced once; without, its first call makes them."""
+    if build_first:
+        build_optimizer(model, optimizer)
+
     def step():
         with tf.GradientTape() as tape:
             loss = loss_fn(y, model(x, training=True))

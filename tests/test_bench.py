@@ -223,6 +223,38 @@ def test_a_tiny_transformer_trains_and_counts_tokens():
 
 
 @pytest.mark.tensorflow
+@pytest.mark.parametrize("policy", ["float32", "mixed_float16"])
+def test_a_training_step_is_traced_once_with_its_optimizer_built_first(policy):
+    import keras
+
+    from gpukit.device import quiet_tensorflow
+    from gpukit.models import train_step
+
+    tf = quiet_tensorflow()
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), keras.layers.Dense(1, dtype="float32")])
+        opt = keras.optimizers.Adam()
+        if policy == "mixed_float16":
+            opt = keras.mixed_precision.LossScaleOptimizer(opt)
+        x, y = tf.random.normal((4, 8)), tf.random.normal((4, 1))
+        step = train_step(tf, model, keras.losses.MeanSquaredError(), opt, x, y, xla=False)
+        assert opt.built  # slots made before the step was traced
+        losses = [float(step()) for _ in range(3)]
+        assert step.experimental_get_tracing_count() == 1
+        assert losses[-1] < losses[0]  # it trains
+        lazy = train_step(tf, model, keras.losses.MeanSquaredError(), keras.optimizers.Adam(), x, y, xla=False,
+                          build_first=False)
+        lazy(), lazy()
+        assert lazy.experimental_get_tracing_count() == 2  # Keras makes the slots while tracing, then traces again
+        unbuilt = keras.Sequential([keras.layers.Dense(1)])  # no variables until called: the lazy build, no error
+        later = train_step(tf, unbuilt, keras.losses.MeanSquaredError(), keras.optimizers.SGD(), x, y, xla=False)
+        assert math.isfinite(float(later()))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.mark.tensorflow
 def test_out_of_memory_is_a_result():
     huge = Config("matmul", "fp32", {"shape": "square", "m": 2**19, "n": 2**19, "k": 2**19})  # 1 TiB operands
     rec = bench.run_config(huge, CPU, FAST)
