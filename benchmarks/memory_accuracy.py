@@ -425,6 +425,13 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None) -> str:
         "families' bands.",
         "- float16 training is measured on a step that updates the weights: the dynamic loss scale skips the "
         "first steps' updates, and a skipped step holds no optimizer state.",
+        "- A training step is measured with the optimizer's slots made inside the first, unmeasured step "
+        "(`gpukit.memory.measure_peak`, `build_first=False`), as every case here was. Keras's `fit()` makes them "
+        "before its first step; measured that way on 2026-12-01 (two runs each), keras-encoder at batch 8 with "
+        "AdamW peaked the same, and keras-lstm at batch 2 with Adam, keras-bert at batch 8 in bfloat16 with "
+        "Adam, MobileNetV2 at batch 8 in float16 with Adam and keras-decoder at batch 2 with RMSprop 0 to 5% "
+        "lower: the allocator's chunks lie differently. The errors here lean, if anything, to over-estimating "
+        "such a run.",
         "- Not measurable without a GPU: cuDNN's fused LSTM/GRU kernel (used on a GPU for default "
         "configurations; it keeps a reserve space instead of per-step tensors) and GPU-only workspaces. "
         "Keras on TensorFlow runs attention unfused on a GPU too, so the attention terms carry over; the "
