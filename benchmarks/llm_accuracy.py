@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from gpukit import bandwidth_rates, llm, perfmodel, specs
+from gpukit import bandwidth_rates, llm, specs
 
 from _report import publish
 
@@ -70,7 +70,7 @@ def markdown(measure: bool = True) -> str:
         "these), the tensor cores at the share of their datasheet peak each GPU sustains in a large matrix "
         "multiply (`gpukit.matmul_rates`: published measurements, the median share where none names the GPU), "
         "memory at the median share of their datasheet bandwidth published copy kernels reach "
-        "(`gpukit.bandwidth_rates`; not each GPU's own, `llm.MEASURED_COPY_BANDWIDTH`). "
+        "(`gpukit.bandwidth_rates`; not each GPU's own, `llm.default_efficiency`). "
         "Three constants were read off the first source's measurements (`xiongjiedai-llama3`): "
         f"{llm.GEMV_BYTES_PER_SM_CYCLE:g} bytes per SM per clock cycle (at the boost clock) that llama.cpp's "
         "matrix-vector products stream (Little's law: the loads an SM keeps in flight over the memory "
@@ -122,14 +122,9 @@ def markdown(measure: bool = True) -> str:
                    f"{r['within_tolerance']} ({r['within_share']:.1%}) | {r['winners_right']} of "
                    f"{r['decisive_pairs']} | {r['median_abs_error_pct']:.1f}% |")
     out += misses_section(table)
-    datasheet = llm.validation_table(ref, efficiency=replace(perfmodel.DEFAULT_EFFICIENCY, sustained=False))
+    datasheet = llm.validation_table(ref, efficiency=replace(llm.default_efficiency(), sustained=False))
     out += ["", _ablation("With the tensor cores at their datasheet peaks instead of the measured rates", datasheet)]
-    saved = llm.MEASURED_COPY_BANDWIDTH
-    llm.MEASURED_COPY_BANDWIDTH = True
-    try:
-        own = llm.validation_table(ref)
-    finally:
-        llm.MEASURED_COPY_BANDWIDTH = saved
+    own = llm.validation_table(ref, efficiency=replace(llm.default_efficiency(), measured_bandwidth=True))
     out += ["", _ablation("With each GPU's memory at its own share of its datasheet bandwidth in published copy "
                           "kernels (`gpukit.bandwidth_rates`, as the performance model streams) instead of the "
                           f"measured GPUs' median share ({bandwidth_rates.shipped_typical_share():.0%})", own)]

@@ -17,7 +17,7 @@ The performance model (:func:`gpukit.perfmodel.place`) moves bytes at :func:`ban
 datasheet bandwidth, times its efficiencies; a GPU no run measured is taken at the median share of
 those measured (:func:`typical_share`), and :func:`bandwidth_share` says so. The LLM model
 (:func:`gpukit.llm.speeds`) streams every GPU at that median share (:func:`streaming_gbs` with
-``measured=False``; ``gpukit.llm.MEASURED_COPY_BANDWIDTH`` says why).
+``measured=False``; ``gpukit.llm.default_efficiency`` says why).
 """
 from __future__ import annotations
 

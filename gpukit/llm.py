@@ -49,7 +49,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import date
 from pathlib import Path
 
@@ -159,14 +159,6 @@ GEMM_TILE = (128, 128)
 #: decode streams at the streaming rate: vLLM's runs in ``data/reference_llm.csv`` decode on the
 #: HBM cards up to 2.3 times as fast as predicted with the cap.
 GEMV_BYTES_PER_SM_CYCLE = 6.0
-#: Whether the LLM model streams at each GPU's own measured copy bandwidth
-#: (:func:`gpukit.bandwidth_rates.bandwidth_share`), as the performance model does, rather than at the
-#: measured GPUs' median share of every datasheet: no. A copy reads one array and writes another;
-#: decode reads its weights and writes next to nothing, and a GPU's read rate is not its copy rate
-#: (te42kyfo's gpu-stream in ``data/bandwidth_rates.csv``'s sources: an H100 PCIe reads at 1942 GB/s
-#: and scales at 1704, an A40 679 and 652). Graded both ways (``docs/llm-accuracy.md``), each GPU's copy
-#: share fits fewer pairs (decode 3048 of 3246 against 3080, prefill 1355 of 2364 against 1408).
-MEASURED_COPY_BANDWIDTH = False
 #: Bytes per second one SM streams through kernels that load one element a thread (``scalar_kernels``):
 #: llama.cpp's conversions (``convert_unary``) and dequantisation (one warp a block) at the
 #: benchmarked build, between a prompt's matrix multiplies. Read off the first source's prefill
@@ -631,6 +623,20 @@ def prefill_traffic_bytes(model: LLM, engine: str = "llama.cpp", window: float =
     return model.layers * (passes * e["activation_bytes"] + converts * CONVERT_BYTES + scores)
 
 
+def default_efficiency():
+    """The roofline's factors as the LLM model takes them: :data:`gpukit.perfmodel.DEFAULT_EFFICIENCY`
+    with every GPU streaming at the measured GPUs' median share of its datasheet bandwidth
+    (``measured_bandwidth`` off), not at its own copy share as the performance model does. A copy
+    reads one array and writes another; decode reads its weights and writes next to nothing, and a
+    GPU's read rate is not its copy rate (te42kyfo's gpu-stream in ``data/bandwidth_rates.csv``'s
+    sources: an H100 PCIe reads at 1942 GB/s and scales at 1704, an A40 679 and 652). Graded both
+    ways (``docs/llm-accuracy.md``), each GPU's copy share fits fewer pairs (decode 3048 of 3246
+    against 3080, prefill 1355 of 2364 against 1408)."""
+    from .perfmodel import DEFAULT_EFFICIENCY
+
+    return replace(DEFAULT_EFFICIENCY, measured_bandwidth=False)
+
+
 def gemv_rate(row) -> float:
     """Bytes per second llama.cpp's matrix-vector products stream on a GPU at batch 1, before the
     streaming bandwidth caps them: SMs x boost clock x :data:`GEMV_BYTES_PER_SM_CYCLE`."""
@@ -653,10 +659,10 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     split = ENGINES[engine]["split"] if split is None else split
     if split not in SPLITS:
         raise ParameterError(f"split {split!r}: use tensor or layer")
-    from .perfmodel import DEFAULT_EFFICIENCY, interconnect
+    from .perfmodel import interconnect
     from .perfmodel.scaling import default_link
 
-    eff = DEFAULT_EFFICIENCY if efficiency is None else efficiency
+    eff = default_efficiency() if efficiency is None else efficiency
     row = _gpu_row(gpu, catalogue)
     w = weights_format(weights)
     math_label, peak_tflops = prec.math_unit(row, _compute_precision(weights), True)
@@ -665,9 +671,9 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     peak = peak_tflops * 1e12 * eff.tensor * (tensor_share(row)[0] if eff.sustained else 1.0)
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
     sms = specs.sm_count(row)
-    # a streaming kernel's rate: the datasheet at the median share published copies measured
-    # (gpukit.bandwidth_rates; each GPU's own share where MEASURED_COPY_BANDWIDTH)
-    stream = streaming_gbs(row, MEASURED_COPY_BANDWIDTH and eff.measured_bandwidth) * 1e9 * eff.stream
+    # a streaming kernel's rate: the datasheet at the share published copies measured (gpukit.bandwidth_rates;
+    # by default the measured GPUs' median, default_efficiency says why)
+    stream = streaming_gbs(row, eff.measured_bandwidth) * 1e9 * eff.stream
     # what decode's matrix-vector products reach: llama.cpp's at the per-SM rate (GEMV_BYTES_PER_SM_CYCLE at
     # the boost clock), a PyTorch engine's at the streaming rate
     bandwidth = min(stream, gemv_rate(row)) if ENGINES[engine]["gemv_per_sm"] else stream
@@ -1172,7 +1178,7 @@ def _shipped_validation_gpus() -> frozenset:
 def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None,
                       efficiency=None) -> pd.Series:
     """The model's tokens/s for every row of a reference table (NaN where the GPU cannot run it);
-    ``efficiency``: the roofline's factors (default :data:`gpukit.perfmodel.DEFAULT_EFFICIENCY`)."""
+    ``efficiency``: the roofline's factors (default :func:`default_efficiency`)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     out = []
     for _, r in reference.iterrows():

@@ -73,7 +73,7 @@ def test_bandwidth_share_is_measured_where_a_run_names_the_gpu_and_typical_elsew
     assert br.streaming_gbs(what_if, measured=False) == pytest.approx(640 * br.typical_share(table))
 
 
-def test_the_models_move_bytes_at_the_measured_rate(gpu, monkeypatch):
+def test_the_models_move_bytes_at_the_measured_rate(gpu):
     # a copy is memory-bound: the RTX 4090 over the T4 is the ratio of their measured streaming
     # rates (915.4 over 235.1 GB/s), not of their datasheets (1008 over 320)
     prof = pm.profile("bandwidth", elements=2**28)
@@ -85,18 +85,19 @@ def test_the_models_move_bytes_at_the_measured_rate(gpu, monkeypatch):
     rtx, t4 = (pm.predict(prof, gpu(name).row, off) for name in ("GeForce RTX 4090", "T4"))
     assert rtx.throughput / t4.throughput == pytest.approx(1008 / 320)
     # an LLM's decode at batch 1 on a GDDR card reads its weights at the measured GPUs' median share of
-    # the datasheet (a copy's rate is not a read's: llm.MEASURED_COPY_BANDWIDTH), or at each GPU's own
+    # the datasheet (a copy's rate is not a read's: llm.default_efficiency), or at each GPU's own
     model = llm.resolve_model("llama-3-8b")
     fixed = model.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
 
-    def slowdown():
-        fast, slow = (llm.speeds(model, name, "f16", context=64)["decode_step_s"] for name in ("A10", "T4"))
+    def slowdown(efficiency=None):
+        fast, slow = (llm.speeds(model, name, "f16", context=64, efficiency=efficiency)["decode_step_s"]
+                      for name in ("A10", "T4"))
         return (slow - fixed) / (fast - fixed)
 
     assert slowdown() == pytest.approx(600 / 320, rel=1e-6)
-    monkeypatch.setattr(llm, "MEASURED_COPY_BANDWIDTH", True)
     a10 = statistics.median([469, 484.458, 484.526, 484.65, 484.678, 484.732, 484.746])  # one copy, six machines
-    assert slowdown() == pytest.approx(a10 / statistics.median(T4_RUNS), rel=1e-6)
+    own = replace(llm.default_efficiency(), measured_bandwidth=True)
+    assert slowdown(own) == pytest.approx(a10 / statistics.median(T4_RUNS), rel=1e-6)
 
 
 def _write(tmp_path: Path, header: list[str], rows: list[dict]) -> Path:

@@ -150,7 +150,7 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
     s = llm.speeds(m, row, "f16", context=1024, batch=1)
     weights = m.active_params() * 2
     kv = 1024 * m.kv_bytes_per_token("f16")
-    # the A40 streams its datasheet 696 GB/s at the median share published copies reach (llm.MEASURED_COPY_BANDWIDTH)
+    # the A40 streams its datasheet 696 GB/s at the median share published copies reach (llm.default_efficiency)
     stream = 696e9 * bandwidth_rates.shipped_typical_share() * eff.stream
     memory_s = (weights + kv) / stream
     fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
