@@ -19,6 +19,7 @@ everything else (``--long`` measures only those).
     .venv/bin/python benchmarks/memory_accuracy.py --long --raw docs/memory-accuracy-runs-long.json
     .venv/bin/python benchmarks/memory_accuracy.py --from-raw a.json b.json --write docs/memory-accuracy.md
     .venv/bin/python benchmarks/memory_accuracy.py --models keras-lstm --merge-into docs/memory-accuracy-runs-zoo.json
+    .venv/bin/python benchmarks/memory_accuracy.py --models DenseNet121 --raw /tmp/densenet.json --resume
     .venv/bin/python benchmarks/memory_accuracy.py --from-raw docs/memory-accuracy-runs-*.json \
         --kernels docs/memory-kernels-other-runs.json --write docs/memory-accuracy.md --bands data/memory_error.csv
 
@@ -80,13 +81,24 @@ def long_cases(models=LONG_MODELS, seq_len: int = LONG_SEQ):
     return [(name, *case, seq_len) for name in models for case in LONG_CASES]
 
 
-def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
+def _input_label(shape, seq_len) -> str:
+    return "x".join(map(str, shape)) if shape else (f"{seq_len} tokens" if seq_len else "")
+
+
+def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
+    """Measure every case of ``grid`` but those whose key (:func:`_case`) is in ``done``; after each
+    case, ``on_row(rows)`` gets the rows measured so far (``main`` writes them to ``--raw``, so a
+    run stopped part way keeps what it measured)."""
     rows = []
+    skip = set(done)
     estimators: dict[str, memory.Estimator] = {}
     for name, batch, precision, optimizer, mode, *rest in grid:
         seq_len = rest[0] if rest else None
         shape = MODELS.get(name)
-        est = estimators.setdefault(f"{name}/{seq_len}", memory.Estimator(name, shape, seq_len))
+        if (name, _input_label(shape, seq_len), seq_len, batch, precision, optimizer, mode) in skip:
+            continue
+        est = estimators.get(f"{name}/{seq_len}") or memory.Estimator(name, shape, seq_len)
+        estimators[f"{name}/{seq_len}"] = est
         t0 = time.perf_counter()
         opt = optimizer if mode == "train" else "sgd"
         predicted = est.estimate(batch, precision, opt, mode).tensor_bytes
@@ -102,7 +114,7 @@ def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
             else:
                 notes.append(got.get("error", got["status"]))
         row = {"model": name, "runs": measured, "family": family_of(name),
-               "input": "x".join(map(str, shape)) if shape else (f"{seq_len} tokens" if seq_len else ""),
+               "input": _input_label(shape, seq_len),
                "seq_len": seq_len,
                "batch": batch, "precision": precision, "optimizer": optimizer, "mode": mode,
                "predicted": predicted, "measured": statistics.median(measured) if measured else None,
@@ -118,7 +130,13 @@ def run(grid, repeats: int, log=sys.stderr) -> list[dict]:
         print(f"{est.label} b{batch} {precision} {optimizer} {mode}: predicted {predicted / 2**20:.1f} MiB, "
               f"measured {[round(m / 2**20, 1) for m in measured]} MiB, {err} ({time.perf_counter() - t0:.0f} s)",
               file=log, flush=True)
+        if on_row is not None:
+            on_row(rows)
     return rows
+
+
+def _write_raw(path: str, repeats: int, rows: list[dict]) -> None:
+    _atomic.write_text(path, json.dumps({"repeats": repeats, "rows": rows}, indent=1))
 
 
 def _case(row: dict) -> tuple:
@@ -463,7 +481,10 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
     parser.add_argument("--bands", metavar="FILE", help="write the per-family error bands (CSV) here")
-    parser.add_argument("--raw", metavar="FILE", help="also write every measured row (JSON), for --from-raw")
+    parser.add_argument("--raw", metavar="FILE", help="also write every measured row (JSON), for --from-raw; "
+                        "written after each case, so a run stopped part way keeps what it measured")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the rows already in --raw FILE and measure only the cases it lacks")
     parser.add_argument("--merge-into", metavar="FILE",
                         help="put the measured rows into this --raw file in place of the same cases")
     parser.add_argument("--kernels", metavar="FILE",
@@ -487,9 +508,17 @@ def main(argv=None) -> int:
             grid = cases(args.models, args.batches, args.optimizers, () if args.no_mixed else MIXED)
             if set(LONG_MODELS) <= set(args.models) and args.batches == list(BATCHES):
                 grid += long_cases()
-        rows = run(grid, args.repeats)
+        kept = []
+        if args.resume:
+            if not args.raw:
+                parser.error("--resume continues a --raw FILE: name it")
+            if Path(args.raw).exists():
+                kept = json.loads(Path(args.raw).read_text())["rows"]
+        rows = run(grid, args.repeats, done={_case(r) for r in kept},
+                   on_row=(lambda new: _write_raw(args.raw, args.repeats, kept + new)) if args.raw else None)
+        rows = kept + rows
     if args.raw:
-        _atomic.write_text(args.raw, json.dumps({"repeats": args.repeats, "rows": rows}, indent=1))
+        _write_raw(args.raw, args.repeats, rows)
     if args.merge_into and not args.from_raw:
         merge_into(args.merge_into, rows)
     text = markdown(rows, (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None)
