@@ -281,6 +281,8 @@ def bounded_least_squares(a, b, low, high):
     best, best_x = None, None
     for state in itertools.product((0, 1, 2), repeat=n):  # at the low bound, free, at the high bound
         s = np.array(state)
+        if not np.all(np.isfinite(np.where(s == 0, low, np.where(s == 2, high, 0.0)))):
+            continue  # no unknown is held at an infinite bound (an unbounded fit: high = inf)
         x = np.where(s == 0, low, np.where(s == 2, high, 0.0))
         free = np.flatnonzero(s == 1)
         if free.size:
