@@ -508,13 +508,18 @@ def main(argv=None) -> int:
             grid = cases(args.models, args.batches, args.optimizers, () if args.no_mixed else MIXED)
             if set(LONG_MODELS) <= set(args.models) and args.batches == list(BATCHES):
                 grid += long_cases()
-        kept = []
+        kept, done = [], set()
         if args.resume:
             if not args.raw:
                 parser.error("--resume continues a --raw FILE: name it")
             if Path(args.raw).exists():
-                kept = json.loads(Path(args.raw).read_text())["rows"]
-        rows = run(grid, args.repeats, done={_case(r) for r in kept},
+                try:
+                    kept = json.loads(Path(args.raw).read_text())["rows"]
+                    done = {_case(r) for r in kept}
+                except (ValueError, KeyError, TypeError) as exc:
+                    parser.error(f"--resume: {args.raw} is not a --raw file of this script ({exc!r}); "
+                                 "name another file or move this one away")
+        rows = run(grid, args.repeats, done=done,
                    on_row=(lambda new: _write_raw(args.raw, args.repeats, kept + new)) if args.raw else None)
         rows = kept + rows
     if args.raw:

@@ -74,3 +74,14 @@ def test_resume_needs_the_raw_file_named(script, capsys):
     with pytest.raises(SystemExit):
         script.main(["--models", "fake-net", "--resume"])
     assert "--resume continues a --raw FILE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["{half a file", '{"repeats": 2}', '{"rows": [{"model": "x"}]}'])
+def test_resume_names_a_raw_file_it_cannot_read_and_leaves_it_alone(script, tmp_path, capsys, text):
+    raw = tmp_path / "runs.json"
+    raw.write_text(text)
+    with pytest.raises(SystemExit):
+        script.main(["--models", "fake-net", "--raw", str(raw), "--resume"])
+    err = capsys.readouterr().err
+    assert f"--resume: {raw} is not a --raw file of this script" in err and "Traceback" not in err
+    assert raw.read_text() == text
