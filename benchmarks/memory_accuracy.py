@@ -95,7 +95,9 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
     for name, batch, precision, optimizer, mode, *rest in grid:
         seq_len = rest[0] if rest else None
         shape = MODELS.get(name)
-        if (name, _input_label(shape, seq_len), seq_len, batch, precision, optimizer, mode) in skip:
+        case = {"model": name, "input": _input_label(shape, seq_len), "seq_len": seq_len, "batch": batch,
+                "precision": precision, "optimizer": optimizer, "mode": mode}
+        if _case(case) in skip:
             continue
         est = estimators.get(f"{name}/{seq_len}") or memory.Estimator(name, shape, seq_len)
         estimators[f"{name}/{seq_len}"] = est
@@ -113,10 +115,7 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
                 onednn.append(got.get("onednn"))
             else:
                 notes.append(got.get("error", got["status"]))
-        row = {"model": name, "runs": measured, "family": family_of(name),
-               "input": _input_label(shape, seq_len),
-               "seq_len": seq_len,
-               "batch": batch, "precision": precision, "optimizer": optimizer, "mode": mode,
+        row = {**case, "runs": measured, "family": family_of(name),
                "predicted": predicted, "measured": statistics.median(measured) if measured else None,
                "low": min(measured) if measured else None, "high": max(measured) if measured else None,
                "trainable_bytes": trainable, "largest_variable_bytes": largest, "largest_embedding_bytes": embedding,

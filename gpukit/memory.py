@@ -127,6 +127,12 @@ class _Held(dict):
         return super().pop(key, *default)
 
 
+def logits_bytes(graph: Graph, batch: int) -> int:
+    """The model's outputs (the logits) at ``batch``, in float32: what the loss keeps for the backward
+    pass, its gradient written into their buffer (a run that cannot do so holds this once more)."""
+    return sum(graph.sizes[t] for t in graph.outputs) * batch * 4
+
+
 def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str,
              runtime_reserve_bytes: int = 0) -> Estimate:
     """Peak bytes of one training or inference step of ``graph`` (see the module docstring)."""
@@ -194,7 +200,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
     # The loss (TensorFlow's fused softmax cross-entropy) writes the gradient of the logits into
     # the logits' own buffer and keeps it for the backward pass. (At some sizes a run now and then
     # holds both: docs/memory-accuracy.md shows it in the token-level models' ranges.)
-    loss_kept = sum(graph.sizes[t] for t in graph.outputs) * batch * 4
+    loss_kept = logits_bytes(graph, batch)
     for t in graph.outputs:
         live.pop(t, None)
         kept.pop(t, None)
@@ -281,9 +287,9 @@ def bounded_least_squares(a, b, low, high):
     best, best_x = None, None
     for state in itertools.product((0, 1, 2), repeat=n):  # at the low bound, free, at the high bound
         s = np.array(state)
-        if not np.all(np.isfinite(np.where(s == 0, low, np.where(s == 2, high, 0.0)))):
-            continue  # no unknown is held at an infinite bound (an unbounded fit: high = inf)
         x = np.where(s == 0, low, np.where(s == 2, high, 0.0))
+        if not np.all(np.isfinite(x)):
+            continue  # no unknown is held at an infinite bound (an unbounded fit: high = inf)
         free = np.flatnonzero(s == 1)
         if free.size:
             x[free] = np.linalg.lstsq(a[:, free], b - a @ x, rcond=None)[0]

@@ -57,8 +57,7 @@ def test_estimate_within_15_percent_of_the_measured_peak(model, shape, batch, op
     error = predicted / peak - 1
     if abs(error) > 0.15 and model in LOGITS_MAY_BE_HELD_TWICE and mode == "train":
         # the other mode: the logits' gradient beside the logits, one float32 buffer more
-        logits = sum(estimator.graph.sizes[t] for t in estimator.graph.outputs) * batch * 4
-        error = (predicted + logits) / peak - 1
+        error = (predicted + memory.logits_bytes(estimator.graph, batch)) / peak - 1
     assert abs(error) <= 0.15, f"{model} b{batch} {optimizer} {mode}: {error:+.1%}"
 
 
