@@ -17,6 +17,11 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 2
 
 TF_VERSION := $(shell sed -n 's/^tensorflow==//p' requirements.txt)
+# uv installs the pinned packages: the same wheels pip would take, unpacked and compiled to bytecode
+# on every core (here 44 to 59 s against 138 s for pip, which compiles one file at a time).
+# Bytecode matters: without it every TensorFlow import compiles again (twice as slow).
+UV_VERSION := 0.13.9
+UV := $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode --link-mode copy
 
 .PHONY: setup browser report test test-fast lab clean help
 
@@ -32,8 +37,9 @@ setup: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	@if [ -n "$(GPU)" ]; then $(BIN)/python -m pip install --quiet "tensorflow[and-cuda]==$(TF_VERSION)"; fi
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(UV) -r requirements.txt
+	@if [ -n "$(GPU)" ]; then $(UV) "tensorflow[and-cuda]==$(TF_VERSION)"; fi
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	$(BIN)/gpukit kernel
 	@touch $@
