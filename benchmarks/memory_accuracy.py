@@ -435,11 +435,15 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None) -> str:
         "casts every step, and in inference its casts run ahead by up to Keras's `parallel_iterations` (32) "
         "steps, every loop of the model at once (a loop starts its first steps before its input sequence is "
         "ready); in training each step's cast is kept for the backward pass (TensorFlow's loop pushes it).",
-        "- float16 on this CPU holds more than bfloat16 in a few cases (the encoder's inference, where the "
-        "attention alone, cut after the layer, holds more in float16; the depthwise CNNs' training): "
-        "TensorFlow's CPU kernels for float16 appear to work through float32 copies where the bfloat16 ones do "
-        "not. A GPU computes float16 natively, so the estimate does not count them; they stay in the "
-        "families' bands.",
+        "- 16-bit inference of the encoder holds more than the estimate: at 128 tokens -25% in float16 and "
+        "-29% in bfloat16 with oneDNN's kernels (-28% and -26% with Eigen's, "
+        "`docs/memory-kernels-other-runs.json`), at 512 tokens -30% in bfloat16 with either, and with one "
+        "inter-op thread as with two. Cut after its first attention layer, "
+        "the bfloat16 model peaks above the float32 one (11.6 against 10.2 MiB), where 16-bit activations "
+        "should hold less: this CPU (AVX2, no native 16-bit arithmetic) works through float32 copies. The "
+        "decoder's inference, whose float32 logits outweigh its attention, does not show it; float16 also "
+        "holds more in the depthwise CNNs' training. A GPU computes in 16 bits natively, so the estimate "
+        "does not count the copies; they stay in the families' bands.",
         "- float16 training is measured on a step that updates the weights: the dynamic loss scale skips the "
         "first steps' updates, and a skipped step holds no optimizer state.",
         "- A training step is measured with the optimizer's slots made inside the first, unmeasured step "
