@@ -60,7 +60,8 @@ def markdown(measure: bool = True) -> str:
         f"- The model's constants: {llm.KERNELS_PER_LAYER} kernels per layer for llama.cpp and "
         f"{llm.VLLM_KERNELS_PER_LAYER} for vLLM (counted in its source), at {llm.LAUNCH_S * 1e6:g} µs each per "
         f"decode step, {llm.DEQUANT_OPS} CUDA-core operations to unpack a quantised weight, prompts in chunks of "
-        f"{llm.PROMPT_CHUNK} tokens in passes of {llm.PROMPT_BATCH} (llama.cpp's defaults), llama.cpp's FP16 "
+        f"{llm.PROMPT_CHUNK} tokens in passes of {llm.PROMPT_BATCH} (llama.cpp's defaults; a run's own where "
+        f"it set them: {own_sizes(everything)} of the configurations, in `n_ubatch` and `n_batch`), llama.cpp's FP16 "
         "accumulation in prefill (GeForce cards at their FP16-accumulate rate), matrix multiplies in waves of "
         f"{llm.GEMM_TILE[0]} x {llm.GEMM_TILE[1]} tiles over the GPU's SMs, the prompt's memory traffic between "
         f"the matrix multiplies (llama.cpp's float32 activations, their conversions to FP16 and back, and "
@@ -205,6 +206,11 @@ def misses_section(table) -> list[str]:
         label = "decode" if test == "tg" else "prefill"
         out.append(f"- {label}, {len(bad)} misses: " + "; ".join(f"{k} in {v}" for k, v in sides.items()) + ".")
     return out
+
+
+def own_sizes(everything) -> int:
+    """How many published rows name the run's own micro-batch or pass size (llama-bench -ub, -b)."""
+    return int((everything["n_ubatch"].notna() | everything["n_batch"].notna()).sum())
 
 
 def source_lines(everything) -> list[str]:

@@ -589,15 +589,15 @@ def _layer_gemms(model: LLM) -> list[tuple[int, int]]:
     return mats + [(f, h), (f, h), (h, f)] * model.experts_per_token
 
 
-def attention_window(prompt: int, engine: str = "llama.cpp") -> float:
+def attention_window(prompt: int, engine: str = "llama.cpp", chunk: int = PROMPT_CHUNK) -> float:
     """Mean key-value positions a prompt token's attention covers. llama.cpp without flash attention
-    multiplies each chunk's queries by the whole cache filled so far (``kv_self.n``: the cells in
+    multiplies each ``chunk``'s queries by the whole cache filled so far (``kv_self.n``: the cells in
     use, padded to 256) and masks the rest; flash attention skips the masked half."""
     if ENGINES[engine]["flash_attention"]:
         return prompt / 2
     total = 0
-    for start in range(0, prompt, PROMPT_CHUNK):
-        end = min(start + PROMPT_CHUNK, prompt)
+    for start in range(0, prompt, chunk):
+        end = min(start + chunk, prompt)
         total += (end - start) * math.ceil(end / 256) * 256
     return total / prompt
 
@@ -645,7 +645,8 @@ def gemv_rate(row) -> float:
 
 def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: int = 1, kv: str = "f16",
            gpus: int = 1, link: str | None = None, split: str | None = None, prompt: int | None = None,
-           engine: str = "llama.cpp", efficiency=None, catalogue: pd.DataFrame | None = None) -> dict:
+           engine: str = "llama.cpp", efficiency=None, catalogue: pd.DataFrame | None = None,
+           prompt_chunk: int | None = None, prompt_batch: int | None = None) -> dict:
     """Predicted prefill and decode tokens per second of ``model`` on ``gpus`` x ``gpu``; raises
     :class:`gpukit.precision.Unsupported` where the GPU cannot run the weights' math (BF16 on Volta).
 
@@ -653,7 +654,9 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     every layer and works on every token; vLLM, TensorRT-LLM) or by ``layer`` (each GPU holds
     whole layers and the token passes from one to the next: llama.cpp's default), which adds
     memory but no speed to a decode step, and lets a prompt of several chunks fill the pipeline.
-    ``prompt``: the prompt's length, for the prefill rate (default: the context)."""
+    ``prompt``: the prompt's length, for the prefill rate (default: the context); ``prompt_chunk`` and
+    ``prompt_batch``: its tokens per micro-batch and per pass (llama.cpp's ``n_ubatch`` and
+    ``n_batch``; default :data:`PROMPT_CHUNK` and :data:`PROMPT_BATCH`)."""
     if engine not in ENGINES:
         raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
     split = ENGINES[engine]["split"] if split is None else split
@@ -683,30 +686,32 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     active = model.active_params()
     attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
     prompt = context if prompt is None else _check_positive("prompt", prompt)
+    ubatch = PROMPT_CHUNK if prompt_chunk is None else _check_positive("prompt_chunk", prompt_chunk)
+    nbatch = max(ubatch, PROMPT_BATCH if prompt_batch is None else _check_positive("prompt_batch", prompt_batch))
     # tensor parallel divides every step's work n ways; a layer split runs the layers one GPU after
     # another (a prompt of several chunks keeps up to that many GPUs busy at once)
     decode_n = n if split == "tensor" else 1
     if split == "tensor":
         prefill_n = float(n)
     else:  # m micro-batches through an n-stage pipeline take m + n - 1 stage times, not m x n
-        m = math.ceil(prompt / PROMPT_CHUNK)
+        m = math.ceil(prompt / ubatch)
         if not ENGINES[engine]["pipeline_across_passes"]:
-            m = min(m, PROMPT_BATCH // PROMPT_CHUNK)
+            m = min(m, nbatch // ubatch)
         prefill_n = m * n / (m + n - 1)
     # prefill, per chunk of the prompt: a quantised format is first unpacked to FP16 (read the packed
     # weights of every expert a chunk routes to, write FP16 ones), then each matrix multiply reads
     # its FP16 weights once and runs on the tensor cores; the activations' elementwise kernels,
     # conversions and attention scores stream through memory; the output head multiplies only the
     # prompt's last token (one matrix-vector product per pass)
-    chunk = min(PROMPT_CHUNK, prompt)
+    chunk = min(ubatch, prompt)
     layer_weights = model.layers * model.layer_params()
     unpack_s = layer_weights * (w.bits_per_weight / 8 + 2) / elementwise if w.dequantized else 0.0
     layer_s = sum(2 * o * i * chunk / (peak * wave_utilization(o, chunk, sms)) for o, i in _layer_gemms(model))
-    window = attention_window(prompt, engine)
+    window = attention_window(prompt, engine, ubatch)
     matmul_s = model.layers * layer_s + chunk * attention_flops * window / peak
     gemm_s = max(matmul_s, model.layers * model.layer_params(model.experts_per_token) * 2 / stream)
     traffic_s = chunk * prefill_traffic_bytes(model, engine, window) / elementwise
-    head_s = model.vocab * model.hidden * w.bits_per_weight / 8 / bandwidth / min(prompt, PROMPT_BATCH)
+    head_s = model.vocab * model.hidden * w.bits_per_weight / 8 / bandwidth / min(prompt, nbatch)
     prefill_s = ((unpack_s + gemm_s + traffic_s) / chunk + head_s) / prefill_n
     # decode: one token per sequence per step
     weight_bytes = active * w.bits_per_weight / 8
@@ -725,7 +730,7 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
             comm_s = 2 * model.layers * ALLREDUCE_LATENCY_S[kind]
         else:
             comm_s = (n - 1) * LAYER_HOP_S
-        prefill_s += comm_s / PROMPT_CHUNK
+        prefill_s += comm_s / chunk
     step = max(memory_s, compute_s, dequant_s) + launch_s + comm_s
     bound = max((("memory", memory_s), ("compute", compute_s), ("dequantization", dequant_s)), key=lambda t: t[1])[0]
     return {"gpu": row["gpu"], "gpus": n, "link": link_name, "prefill_tokens_per_s": 1 / prefill_s,
@@ -1033,6 +1038,10 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
     Field("note", "text", required=False),
     Field("host", "text", required=False,
           help="the machine of a run, where one source measured the same GPU on several (a cloud instance type)"),
+    Field("n_batch", "int", required=False, low=1, high=1_000_000,
+          help="llama.cpp's prompt tokens per pass where the run set it (blank: its default, 2048)"),
+    Field("n_ubatch", "int", required=False, low=1, high=1_000_000,
+          help="llama.cpp's tokens per micro-batch where the run set it (blank: its default, 512)"),
 )
 #: What a pair compares: one GPU against one, or several GPUs on at least one side (a layer
 #: split's pipeline is the least certain part of the model: docs/llm-accuracy.md).
@@ -1186,10 +1195,13 @@ def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = 
         # a prompt of n tokens is prefilled at context n; n generated tokens see n/2 of context on average
         context = int(r["tokens"]) if r["test"] == "pp" else max(1, int(r["tokens"]) // 2)
         engine = _engine_of(r["engine"])
+        # a run's own micro-batch and pass sizes, where it set them (llama-bench -ub, -b)
+        sizes = {k: int(r[c]) for k, c in (("prompt_chunk", "n_ubatch"), ("prompt_batch", "n_batch"))
+                 if c in r and pd.notna(r[c])}
         try:
             s = speeds(m, r["gpu"], r["weights"], context, 1, gpus=int(r["gpus"]), split=r["split"],
                        prompt=int(r["tokens"]) if r["test"] == "pp" else None, engine=engine,
-                       efficiency=efficiency, catalogue=cat)
+                       efficiency=efficiency, catalogue=cat, **sizes)
         except prec.Unsupported:
             out.append(math.nan)
             continue

@@ -2,6 +2,7 @@
 terms by hand, the CLI, user architecture files, and the shipped tables' provenance."""
 from __future__ import annotations
 
+import csv
 import json
 import math
 
@@ -573,18 +574,63 @@ def test_a_configuration_measured_on_several_hosts_is_graded_once_at_its_median(
     assert (llm.screened(frame) == "").all()
 
 
+def _reference_lines(path, rows) -> None:
+    with open(path, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+
+
 def test_the_same_configuration_on_the_same_host_twice_is_refused(tmp_path):
-    lines = llm.REFERENCE_PATH.read_text().splitlines()
-    header, row = lines[0], next(line for line in lines if line.startswith("sparecores-"))
-    host = row.rsplit(",", 1)[1]
+    with open(llm.REFERENCE_PATH, newline="") as f:
+        rows = list(csv.reader(f))
+    header, row = rows[0], next(r for r in rows if r[0].startswith("sparecores-"))
+    host = row[header.index("host")]
     path = tmp_path / "ref.csv"
-    path.write_text(f"{header}\n{row}\n{row}\n")
+    _reference_lines(path, [header, row, row])
     with pytest.raises(DataError) as err:
         llm.load_reference(path)
     assert "line 3" in str(err.value) and "repeats line 2 (same source, GPU, count, model, weights, test, length " \
         "and host)" in str(err.value)
-    path.write_text(f"{header}\n{row}\n{row[: -len(host)]}other/host\n")
+    other = list(row)
+    other[header.index("host")] = "other/host"
+    _reference_lines(path, [header, row, other])
     assert list(llm.load_reference(path)["host"]) == [host, "other/host"]
+
+
+def test_a_published_run_that_set_its_micro_batches_is_predicted_with_them(tmp_path):
+    """llama-bench's -ub and -b (``n_ubatch``, ``n_batch``): the 6x RTX 3090 70B F16 runs that set them
+    to fit memory are predicted with their own sizes, not llama.cpp's defaults."""
+    ref = llm.by_configuration(llm.load_reference())
+    own = ref[ref["n_ubatch"].notna() | ref["n_batch"].notna()]
+    assert sorted(zip(own["tokens"], own["n_batch"], own["n_ubatch"])) == [(4096, 1536, 256), (8192, 768, 128),
+                                                                             (8192, 768, 128)]
+    m = llm.resolve_model("llama-3-70b")
+    for i, r in own.iterrows():
+        prompt = int(r["tokens"]) if r["test"] == "pp" else None
+        s = llm.speeds(m, r["gpu"], "f16", int(r["tokens"]) if prompt else int(r["tokens"]) // 2, gpus=6,
+                       split="layer", prompt=prompt, prompt_chunk=int(r["n_ubatch"]), prompt_batch=int(r["n_batch"]))
+        assert llm.predict_reference(own.loc[[i]]).iloc[0] == pytest.approx(
+            s["prefill_tokens_per_s"] if prompt else s["decode_tokens_per_s"])
+    # the defaults spelled out change nothing
+    rtx = "GeForce RTX 3090"
+    default = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=4096, gpus=4, split="layer")
+    assert llm.speeds(m, rtx, "q4_k_m", context=512, prompt=4096, gpus=4, split="layer",
+                      prompt_chunk=512, prompt_batch=2048) == default
+    # llama.cpp's attention in 256-token micro-batches covers the cache filled so far: 256, 512, 768, 1024
+    assert llm.attention_window(1024, chunk=256) == 256 * (256 + 512 + 768 + 1024) / 1024 == 640
+    # passes of 1536 tokens in micro-batches of 256 keep six in flight through four stages: 6 + 4 - 1 stage
+    # times for 6 x 4 of work, and a hand-off per 256-token micro-batch at each of the three boundaries
+    kw = {"context": 512, "prompt": 1536, "prompt_chunk": 256, "prompt_batch": 1536}
+    one = llm.speeds(m, rtx, "q4_k_m", **kw)["prefill_tokens_per_s"]
+    four = llm.speeds(m, rtx, "q4_k_m", gpus=4, split="layer", **kw)["prefill_tokens_per_s"]
+    assert 1 / four == pytest.approx(1 / one * 9 / 24 + 3 * llm.LAYER_HOP_S / 256)
+    # a size the file cannot hold is named with its line and column
+    with open(llm.REFERENCE_PATH, newline="") as f:
+        rows = list(csv.reader(f))
+    bad = list(rows[1])
+    bad[rows[0].index("n_ubatch")] = "0"
+    _reference_lines(tmp_path / "ref.csv", [rows[0], bad])
+    with pytest.raises(DataError, match=r"line 2.*n_ubatch"):
+        llm.load_reference(tmp_path / "ref.csv")
 
 
 def test_the_second_sources_models_have_the_gguf_files_parameter_counts():
