@@ -162,9 +162,10 @@ GEMV_BYTES_PER_SM_CYCLE = 6.0
 #: Bytes per second one SM streams through kernels that load one element a thread (``scalar_kernels``):
 #: llama.cpp's conversions (``convert_unary``) and dequantisation (one warp a block) at the
 #: benchmarked build, between a prompt's matrix multiplies. Read off the first source's prefill
-#: measurements; per second it fits them better than per cycle (1408 of 2364 pairs within ±20 % at
-#: 10 GB/s, 1353 at the best rate per cycle, 7 bytes; from 8 to 11 GB/s the count moves between
-#: 1408 and 1426 without a trend, 1417 at 9 and 1420 at 11, so the constant was not moved).
+#: measurements when it was set (2026-12-01); per second it fits them better than per cycle (1408
+#: of 2364 pairs within ±20 % at 10 GB/s, 1353 at the best rate per cycle, 7 bytes; from 8 to 11 GB/s
+#: the count moves between 1408 and 1426 without a trend, 1417 at 9 and 1420 at 11, so the constant
+#: was not moved).
 SCALAR_BYTES_PER_SM_S = 10e9
 #: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
 #: and how they spread a model over several GPUs.
@@ -631,7 +632,7 @@ def default_efficiency():
     GPU's read rate is not its copy rate (te42kyfo's gpu-stream in ``data/bandwidth_rates.csv``'s
     sources: an H100 PCIe reads at 1942 GB/s and scales at 1704, an A40 679 and 652). Graded both
     ways (``docs/llm-accuracy.md``), each GPU's copy share fits fewer pairs (decode 3048 of 3246
-    against 3080, prefill 1355 of 2364 against 1408)."""
+    against 3080, prefill 1351 of 2364 against 1403)."""
     from .perfmodel import DEFAULT_EFFICIENCY
 
     return replace(DEFAULT_EFFICIENCY, measured_bandwidth=False)
