@@ -437,13 +437,13 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None) -> str:
         "ready); in training each step's cast is kept for the backward pass (TensorFlow's loop pushes it).",
         "- 16-bit inference of the encoder holds more than the estimate: at 128 tokens -25% in float16 and "
         "-29% in bfloat16 with oneDNN's kernels (-28% and -26% with Eigen's, "
-        "`docs/memory-kernels-other-runs.json`), at 512 tokens -30% in bfloat16 with either, and with one "
-        "inter-op thread as with two. Cut after its first attention layer, "
-        "the bfloat16 model peaks above the float32 one (11.6 against 10.2 MiB), where 16-bit activations "
-        "should hold less: this CPU (AVX2, no native 16-bit arithmetic) works through float32 copies. The "
-        "decoder's inference, whose float32 logits outweigh its attention, does not show it; float16 also "
-        "holds more in the depthwise CNNs' training. A GPU computes in 16 bits natively, so the estimate "
-        "does not count the copies; they stay in the families' bands.",
+        "`docs/memory-kernels-other-runs.json`), at 512 tokens -30% in bfloat16 with either. Cut after its "
+        "first attention layer, the bfloat16 model peaks above the float32 one (11.6 against 10.2 MiB, "
+        "measured 2026-12-02), where 16-bit activations should hold less: this CPU (AVX2, no native 16-bit "
+        "arithmetic) works through float32 copies. The decoder's inference, whose float32 logits outweigh "
+        "its attention, does not show it; float16 also holds more in the depthwise CNNs' training. A GPU "
+        "computes in 16 bits natively, so the estimate does not count the copies; they stay in the "
+        "families' bands.",
         "- float16 training is measured on a step that updates the weights: the dynamic loss scale skips the "
         "first steps' updates, and a skipped step holds no optimizer state.",
         "- A training step is measured with the optimizer's slots made inside the first, unmeasured step "
