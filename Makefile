@@ -19,9 +19,14 @@ TEST_WORKERS ?= 2
 TF_VERSION := $(shell sed -n 's/^tensorflow==//p' requirements.txt)
 # uv installs the pinned packages: the same wheels pip would take, unpacked and compiled to bytecode
 # on every core (here 44 to 59 s against 138 s for pip, which compiles one file at a time).
-# Bytecode matters: without it every TensorFlow import compiles again (twice as slow).
+# Bytecode matters: without it every TensorFlow import compiles again (twice as slow). uv reads no
+# pip.conf (a private index, certificates): where it cannot install, pip does, as before.
 UV_VERSION := 0.13.9
 UV := $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode --link-mode copy
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+define install
+{ test -x $(BIN)/uv && $(UV) $(1); } || { echo "gpukit: uv could not install the packages; pip will (slower)"; $(PIP) $(1); }
+endef
 
 .PHONY: setup browser report test test-fast lab clean help
 
@@ -37,10 +42,10 @@ setup: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
-	$(UV) -r requirements.txt
-	@if [ -n "$(GPU)" ]; then $(UV) "tensorflow[and-cuda]==$(TF_VERSION)"; fi
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@$(PIP) uv==$(UV_VERSION) || echo "gpukit: pip could not install uv; it will install the packages itself (slower)"
+	$(call install,-r requirements.txt)
+	@if [ -n "$(GPU)" ]; then $(call install,"tensorflow[and-cuda]==$(TF_VERSION)"); fi
+	$(PIP) --no-deps -e .
 	$(BIN)/gpukit kernel
 	@touch $@
 
