@@ -209,7 +209,7 @@ def misses_section(table) -> list[str]:
 
 
 def own_sizes(everything) -> int:
-    """How many published rows name the run's own micro-batch or pass size (llama-bench -ub, -b)."""
+    """How many configurations name the run's own micro-batch or pass size (llama-bench -ub, -b)."""
     return int((everything["n_ubatch"].notna() | everything["n_batch"].notna()).sum())
 
 

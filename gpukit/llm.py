@@ -647,7 +647,7 @@ def gemv_rate(row) -> float:
 def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: int = 1, kv: str = "f16",
            gpus: int = 1, link: str | None = None, split: str | None = None, prompt: int | None = None,
            engine: str = "llama.cpp", efficiency=None, catalogue: pd.DataFrame | None = None,
-           prompt_chunk: int | None = None, prompt_batch: int | None = None) -> dict:
+           prompt_chunk: int = PROMPT_CHUNK, prompt_batch: int = PROMPT_BATCH) -> dict:
     """Predicted prefill and decode tokens per second of ``model`` on ``gpus`` x ``gpu``; raises
     :class:`gpukit.precision.Unsupported` where the GPU cannot run the weights' math (BF16 on Volta).
 
@@ -657,7 +657,7 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     memory but no speed to a decode step, and lets a prompt of several chunks fill the pipeline.
     ``prompt``: the prompt's length, for the prefill rate (default: the context); ``prompt_chunk`` and
     ``prompt_batch``: its tokens per micro-batch and per pass (llama.cpp's ``n_ubatch`` and
-    ``n_batch``; default :data:`PROMPT_CHUNK` and :data:`PROMPT_BATCH`)."""
+    ``n_batch``; as llama.cpp does, a micro-batch is never larger than a pass)."""
     if engine not in ENGINES:
         raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
     split = ENGINES[engine]["split"] if split is None else split
@@ -687,8 +687,8 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     active = model.active_params()
     attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
     prompt = context if prompt is None else _check_positive("prompt", prompt)
-    ubatch = PROMPT_CHUNK if prompt_chunk is None else _check_positive("prompt_chunk", prompt_chunk)
-    nbatch = max(ubatch, PROMPT_BATCH if prompt_batch is None else _check_positive("prompt_batch", prompt_batch))
+    nbatch = _check_positive("prompt_batch", prompt_batch)
+    ubatch = min(_check_positive("prompt_chunk", prompt_chunk), nbatch)
     # tensor parallel divides every step's work n ways; a layer split runs the layers one GPU after
     # another (a prompt of several chunks keeps up to that many GPUs busy at once)
     decode_n = n if split == "tensor" else 1

@@ -623,6 +623,10 @@ def test_a_published_run_that_set_its_micro_batches_is_predicted_with_them(tmp_p
     one = llm.speeds(m, rtx, "q4_k_m", **kw)["prefill_tokens_per_s"]
     four = llm.speeds(m, rtx, "q4_k_m", gpus=4, split="layer", **kw)["prefill_tokens_per_s"]
     assert 1 / four == pytest.approx(1 / one * 9 / 24 + 3 * llm.LAYER_HOP_S / 256)
+    # a micro-batch larger than its pass shrinks to the pass (llama.cpp: n_ubatch = min(n_batch, n_ubatch))
+    big = {**kw, "prompt": 4096, "prompt_chunk": 4096}
+    assert llm.speeds(m, rtx, "q4_k_m", gpus=4, split="layer", **big) == \
+        llm.speeds(m, rtx, "q4_k_m", gpus=4, split="layer", **{**big, "prompt_chunk": 1536})
     # a size the file cannot hold is named with its line and column
     with open(llm.REFERENCE_PATH, newline="") as f:
         rows = list(csv.reader(f))
