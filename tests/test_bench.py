@@ -240,8 +240,11 @@ def test_a_training_step_is_traced_once_with_its_optimizer_built_first(policy):
         x, y = tf.random.normal((4, 8)), tf.random.normal((4, 1))
         step = train_step(tf, model, keras.losses.MeanSquaredError(), opt, x, y, xla=False)
         assert opt.built  # slots made before the step was traced
-        losses = [float(step()) for _ in range(3)]
+        # a dynamic loss scale (mixed_float16) skips a step whose scaled gradients overflow, halving the scale
+        # from 2**15: the first steps may leave the weights as they were (two of three did once), so run ten
+        losses = [float(step()) for _ in range(10)]
         assert step.experimental_get_tracing_count() == 1
+        assert int(opt.iterations) >= 5  # most steps applied their update
         assert losses[-1] < losses[0]  # it trains
         lazy = train_step(tf, model, keras.losses.MeanSquaredError(), keras.optimizers.Adam(), x, y, xla=False,
                           build_first=False)
