@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import re
 import sys
 import time
@@ -66,7 +67,9 @@ def markdown(measure: bool = True) -> str:
         f"{llm.GEMM_TILE[0]} x {llm.GEMM_TILE[1]} tiles over the GPU's SMs, the prompt's memory traffic between "
         f"the matrix multiplies (llama.cpp's float32 activations, their conversions to FP16 and back, and "
         f"{llm.SCORE_BYTES} bytes per attention score without flash attention, read in its source at the "
-        "benchmarked build); the roofline's tensor, CUDA-core and "
+        "benchmarked build), a layer split's prompt pipelined as llama.cpp's scheduler runs it (its layers per "
+        f"GPU, {llm.SCHED_COPIES} copies of each GPU's inputs, the hand-offs through host memory; below); "
+        "the roofline's tensor, CUDA-core and "
         "streaming efficiencies (`gpukit.perfmodel.DEFAULT_EFFICIENCY`, fitted to training benchmarks, not to "
         "these), the tensor cores at the share of their datasheet peak each GPU sustains in a large matrix "
         "multiply (`gpukit.matmul_rates`: published measurements, the median share where none names the GPU), "
@@ -307,10 +310,10 @@ def _ablation(label: str, table) -> str:
 
 
 @contextlib.contextmanager
-def _engines(flag: str, value: bool, names=None):
+def _engines(flag: str, value, names=None):
     """``flag`` of :data:`gpukit.llm.ENGINES` set to ``value`` for ``names`` (every engine by default)
     while the block runs: ``gemv_per_sm`` holds decode to the per-SM streaming cap, ``scalar_kernels``
-    the prompt's other kernels."""
+    the prompt's other kernels, ``pipeline_across_passes`` and ``sched_copies`` a layer split's pipeline."""
     chosen = list(llm.ENGINES) if names is None else list(names)
     saved = {name: llm.ENGINES[name][flag] for name in chosen}
     for name in chosen:
@@ -381,51 +384,106 @@ def prefill_ratio_section(ref, cat) -> list[str]:
 
 def several_gpus_section(ref) -> list[str]:
     """Prompt processing on several GPUs: published over predicted at the shortest and longest
-    prompt. A layer split gains nothing on one chunk and pipelines the chunks of a longer prompt,
-    so the change from the short to the long prompt shows how much of that pipelining happened."""
+    prompt. A layer split gains nothing on one micro-batch and pipelines the micro-batches of a longer
+    prompt, so the change from the short to the long prompt shows how much of that pipelining happened."""
     pp = ref[(ref["test"] == "pp") & (ref["gpus"] > 1)]
     if pp.empty:
         return []
     pp = pp.assign(ratio=pp["throughput_tokens_s"] / llm.predict_reference(pp))
     short, long = pp["tokens"].min(), pp["tokens"].max()
     out = ["", "## Prefill on several GPUs, measured over predicted", "",
-           f"A layer split (llama.cpp's) gains nothing on a single {llm.PROMPT_CHUNK}-token chunk and pipelines the "
-           f"chunks of a longer prompt (up to {llm.PROMPT_BATCH // llm.PROMPT_CHUNK} at once in the model); the "
-           f"ratio at pp{short} and at pp{long} shows how much of that the published runs got.", "",
+           f"A layer split (llama.cpp's) gains nothing on a single {llm.PROMPT_CHUNK}-token micro-batch and pipelines "
+           "the micro-batches of a longer prompt as llama.cpp's scheduler runs them (`gpukit.llm.pipeline_makespan`); "
+           f"the ratio at pp{short} and at pp{long} shows whether the published runs pipelined as much.", "",
            f"| GPU | cards | model | weights | pp{short} | pp{long} |", "|---|---:|---|---|---:|---:|"]
     grid = pp.pivot_table(index=["gpu", "gpus", "model", "weights"], columns="tokens", values="ratio", aggfunc="median")
     for (gpu, n, model, weights), r in grid.iterrows():
         out.append(f"| {gpu} | {n} | {model} | {weights} | {r[short]:.2f} | {r[long]:.2f} |")
-    return out + _across_passes(ref, grid, short, long)
+    return out + _pipeline_variants(ref, grid, short, long)
 
 
-def _across_passes(ref, grid, short, long) -> list[str]:
-    """The pipeline running on from one pass into the next (``pipeline_across_passes``), graded
-    beside the default per model: which of the two the published runs behave like."""
+@contextlib.contextmanager
+def _equal_layers():
+    """Every GPU of a layer split holding the same share of the layers."""
+    saved = llm.layer_stages
+    llm.layer_stages = lambda layers, gpus: [layers / gpus] * gpus
+    try:
+        yield
+    finally:
+        llm.layer_stages = saved
+
+
+@contextlib.contextmanager
+def _hop_latency_only():
+    """A layer split's hand-off at ``LAYER_HOP_S`` alone: its bytes through the host take no time."""
+    import gpukit.perfmodel as perfmodel
+
+    saved = perfmodel.interconnect
+
+    def instant_host(row, n, link=None):
+        name, gbs = saved(row, n, link)
+        return name, math.inf if link == "host" else gbs
+    perfmodel.interconnect = instant_host
+    try:
+        yield
+    finally:
+        perfmodel.interconnect = saved
+
+
+@contextlib.contextmanager
+def _earlier_rule():
+    """A layer split's pipeline as the model ran it before it followed llama.cpp's scheduler."""
+    with _engines("sched_copies", None, ["llama.cpp"]), _engines("pipeline_across_passes", False, ["llama.cpp"]):
+        yield
+
+
+def _pipeline_variants(ref, grid, short, long) -> list[str]:
+    """The layer split's pipeline as the model runs it, graded beside each of its parts undone."""
     rise = (grid[long] / grid[short]).groupby(level="model").median()
+
     def several(table):
         return table[(table["test"] == "pp") & (table["setting"] == llm.SETTINGS[1])]
 
-    def within(table, model):
-        part = table[table["model"] == model]
-        return f"{int(part['within_tolerance'].sum())} of {len(part)}"
-
-    now = several(llm.validation_table(ref))
-    with _engines("pipeline_across_passes", True, ["llama.cpp"]):
-        across = several(llm.validation_table(ref))
-    models = sorted(now["model"].unique())
-    return ["", f"llama-bench at build 2824 calls `llama_decode` once a pass of {llm.PROMPT_BATCH} tokens and "
-            "synchronises only when the prompt is done, and its scheduler keeps up to four micro-batches in "
-            "flight (`ggml_backend_sched_compute_splits`), so the source allows the pipeline to run on from one "
-            "pass into the next. Over the table above, published over predicted from the shortest to the longest "
-            "prompt changes by a median factor of " + ", ".join(f"{rise[m]:.2f} for {m}" for m in rise.index)
-            + ": where it rises, more of the prompt pipelined than one pass at a time allows. Prefill pairs with "
-            "several GPUs within ±20 %, the pipeline drained at each pass (the model) against running on: "
-            + "; ".join(f"{m} {within(now, m)} against {within(across, m)}" for m in models)
-            + f"; all {int(now['within_tolerance'].sum())} against {int(across['within_tolerance'].sum())}. "
-            "Nothing read in that build's source (the scheduler, the graph allocator's reserve for the largest "
-            "graph, `llama_decode_internal`) tells the 70B runs from the 8B ones, so the model keeps one rule for "
-            "both and the difference stays in these errors."]
+    variants = [("the model", contextlib.nullcontext()),
+                ("each pass of the prompt drained before the next", _engines("pipeline_across_passes", False,
+                                                                              ["llama.cpp"])),
+                ("no wait for the scheduler's copies", _engines("sched_copies", 10 ** 6, ["llama.cpp"])),
+                ("the same number of layers on every GPU", _equal_layers()),
+                (f"each hand-off {llm.LAYER_HOP_S * 1e6:.0f} µs whatever its bytes", _hop_latency_only()),
+                ("the earlier rule: each pass drained, m micro-batches through n equal stages in m + n - 1 stage "
+                 "times", _earlier_rule())]
+    tables = []
+    for label, context in variants:
+        with context:
+            tables.append((label, several(llm.validation_table(ref))))
+    models = sorted(tables[0][1]["model"].unique())
+    out = ["", f"The model follows llama.cpp's source at the benchmarked build (2824). Each GPU holds the layers "
+           "`llm_load_tensors` gives it (`gpukit.llm.layer_stages`: the extra layer on the first GPU, the output "
+           "layer on the last; Llama 3 8B on four GPUs 9, 8, 8 and 7 layers, as a published run's log shows in its "
+           "KV-cache buffers, 288, 256, 256 and 224 MiB). The hidden state passes to the next GPU on the sending "
+           "GPU's stream, through host memory, as llama.cpp enables peer access only for row-split weights "
+           f"(`LAYER_HOP_S` plus its float32 bytes over PCIe through the host). llama-bench calls `llama_decode` once "
+           f"a pass of {llm.PROMPT_BATCH} tokens and synchronises only when the prompt is done, so the pipeline runs "
+           f"on from one pass into the next; and the scheduler keeps {llm.SCHED_COPIES} copies of each GPU's inputs "
+           "(`GGML_SCHED_MAX_COPIES`; the runs' logs print `pipeline parallelism enabled (n_copies=4)`), so before "
+           f"it copies a micro-batch's inputs to a GPU the host waits until that GPU has finished the micro-batch "
+           f"{llm.SCHED_COPIES} earlier (`ggml_backend_sched_compute_splits`), which on more GPUs than copies paces "
+           "the pipeline. Prefill pairs with several GPUs within ±20 %, with each part undone in turn:", "",
+           "| pipeline | " + " | ".join(models) + " | all | winners right |",
+           "|---|" + "---:|" * (len(models) + 2)]
+    for label, table in tables:
+        cells = [f"{int(table[table['model'] == m]['within_tolerance'].sum())} of {int((table['model'] == m).sum())}"
+                 for m in models]
+        decisive = table[table["decisive"]]
+        out.append(f"| {label} | " + " | ".join(cells) + f" | {int(table['within_tolerance'].sum())} of {len(table)} "
+                   f"| {int(decisive['winner_right'].sum())} of {len(decisive)} |")
+    return out + ["", "Over the table above, published over predicted from the shortest to the longest prompt "
+                  "changes by a median factor of " + ", ".join(f"{rise[m]:.2f} for {m}" for m in rise.index)
+                  + "; below 1, the runs pipelined less than the model lets them. The 70B runs on two to four GPUs "
+                  "in Q4_K_M hardly pipeline at all, and nothing read in that build's source (the scheduler, the graph "
+                  "allocator's reserve for the largest graph, `llama_decode_internal`, the CUDA backend's memory "
+                  "pools and peer access) tells them apart, so the model keeps one rule for both and the "
+                  "difference stays in these errors."]
 
 
 def decoder_memory_section() -> list[str]:

@@ -139,7 +139,13 @@ PROMPT_BATCH = 2048
 #: Cost of handing a token's hidden state from one GPU to the next in a layer split (llama.cpp
 #: synchronises the stream and copies between devices at each boundary): read off the published
 #: one-to-N-GPU decode speeds of ``data/reference_llm.csv``, where each boundary adds 0.1 to 0.4 ms.
+#: A prompt's micro-batch adds its hidden states' bytes over PCIe through host memory.
 LAYER_HOP_S = 250e-6
+#: Copies of each GPU's inputs llama.cpp's scheduler keeps for a layer split's pipeline
+#: (``GGML_SCHED_MAX_COPIES`` in ``ggml-backend.c`` at build 2824; the published runs' logs print
+#: ``pipeline parallelism enabled (n_copies=4)``): the host reuses a GPU's input buffers every this
+#: many micro-batches, and waits for the GPU to be done with them first.
+SCHED_COPIES = 4
 #: Output tile a tensor-core GEMM kernel gives each SM (rows x columns of the result; cuBLAS's
 #: common 128 x 128 tile): a matrix multiply runs in waves of one tile per SM, and the last wave
 #: leaves SMs idle (wave quantisation), which at a prompt chunk's 512 columns costs a large GPU
@@ -180,18 +186,21 @@ SCALAR_BYTES_PER_SM_S = 10e9
 #:   attention (no scores in memory, the causal half of the window) and split by tensor.
 #:
 #: ``pipeline_across_passes``: whether a layer split's pipeline runs on from one pass of
-#: :data:`PROMPT_BATCH` tokens into the next. llama-bench at build 2824 calls ``llama_decode`` once
-#: a pass and synchronises only at the end of the prompt, and its scheduler keeps up to four
-#: micro-batches in flight, so its source allows it. Most published 8B runs on four cards or more
-#: look so (measured over predicted rises with the prompt), the 70B runs as if each pass drained the
-#: pipeline; graded both ways (``docs/llm-accuracy.md``), running on fits fewer pairs of either model,
-#: so it is off.
+#: :data:`PROMPT_BATCH` tokens into the next: llama-bench at build 2824 calls ``llama_decode`` once a
+#: pass and synchronises only at the end of the prompt, so llama.cpp's does. ``sched_copies``: the
+#: copies of each GPU's inputs llama.cpp's scheduler keeps (:data:`SCHED_COPIES`; the pipeline as
+#: :func:`pipeline_makespan` runs it over :func:`layer_stages`), or None for an engine without it (m
+#: micro-batches through n equal stages in m + n - 1 stage times). Graded with each part undone in
+#: ``docs/llm-accuracy.md``: the published 8B runs pipeline about as the source allows, the 70B runs
+#: less, which nothing read in the source explains.
 ENGINES = {"llama.cpp": {"accumulate": "fp16", "split": "layer", "activation_bytes": 4, "converts": True,
                          "flash_attention": False, "scalar_kernels": True, "gemv_per_sm": True,
-                         "kernels_per_layer": KERNELS_PER_LAYER, "pipeline_across_passes": False},
+                         "kernels_per_layer": KERNELS_PER_LAYER, "pipeline_across_passes": True,
+                         "sched_copies": SCHED_COPIES},
            "vllm": {"accumulate": "fp32", "split": "tensor", "activation_bytes": 2, "converts": False,
                     "flash_attention": True, "scalar_kernels": False, "gemv_per_sm": False,
-                    "kernels_per_layer": VLLM_KERNELS_PER_LAYER, "pipeline_across_passes": False}}
+                    "kernels_per_layer": VLLM_KERNELS_PER_LAYER, "pipeline_across_passes": False,
+                    "sched_copies": None}}
 #: Bytes of memory traffic per attention score and head without flash attention (llama.cpp's
 #: ``llm_build_kqv``): cuBLAS writes Q.K^T in FP16 (2), a kernel widens it to float32 (read 2,
 #: write 4), the masked softmax reads and writes it (8), a kernel narrows it to FP16 for the
@@ -590,6 +599,37 @@ def _layer_gemms(model: LLM) -> list[tuple[int, int]]:
     return mats + [(f, h), (f, h), (h, f)] * model.experts_per_token
 
 
+def layer_stages(layers: int, gpus: int) -> list[int]:
+    """Layers each of ``gpus`` GPUs holds in llama.cpp's layer split (``llm_load_tensors`` at build
+    2824, GPUs of equal memory, every layer offloaded): split points at k/n of the layers plus the
+    output layer, layer i on the first GPU whose point lies above i / (layers + 1), in float32 as
+    there. The first GPU gets the extra layer, the last the output layer: 8B on four GPUs 9, 8, 8
+    and 7 layers, as the KV-cache buffers of a published run's log show (288, 256, 256 and 224 MiB)."""
+    points = np.cumsum(np.ones(gpus, dtype=np.float32)) / np.float32(gpus)
+    where = np.searchsorted(points, np.arange(layers, dtype=np.float32) / np.float32(layers + 1), side="right")
+    return np.bincount(np.minimum(where, gpus - 1), minlength=gpus).tolist()
+
+
+def pipeline_makespan(stage_s: Sequence[float], microbatches: int, copies: int = SCHED_COPIES) -> float:
+    """Seconds until the last of ``microbatches`` leaves a layer split's last GPU, each GPU taking
+    ``stage_s`` (its layers and its hand-off to the next). As llama.cpp's scheduler runs it
+    (``ggml_backend_sched_compute_splits``): a GPU works through micro-batches in order, each after
+    the previous GPU is done with it; the host launches GPU after GPU, micro-batch after
+    micro-batch, and before it copies a micro-batch's inputs (the mask, the positions) to a GPU it
+    waits until that GPU finished the micro-batch ``copies`` earlier, which used the same input
+    buffers. With more GPUs than copies that wait, not the GPUs, paces the pipeline."""
+    done: list[list[float]] = []
+    host = 0.0
+    for j in range(microbatches):
+        row: list[float] = []
+        for s, t in enumerate(stage_s):
+            if j >= copies:
+                host = max(host, done[j - copies][s])
+            row.append(max(host, done[j - 1][s] if j else 0.0, row[s - 1] if s else 0.0) + t)
+        done.append(row)
+    return done[-1][-1]
+
+
 def attention_window(prompt: int, engine: str = "llama.cpp", chunk: int = PROMPT_CHUNK) -> float:
     """Mean key-value positions a prompt token's attention covers. llama.cpp without flash attention
     multiplies each ``chunk``'s queries by the whole cache filled so far (``kv_self.n``: the cells in
@@ -632,7 +672,7 @@ def default_efficiency():
     GPU's read rate is not its copy rate (te42kyfo's gpu-stream in ``data/bandwidth_rates.csv``'s
     sources: an H100 PCIe reads at 1942 GB/s and scales at 1704, an A40 679 and 652). Graded both
     ways (``docs/llm-accuracy.md``), each GPU's copy share fits fewer pairs (decode 3048 of 3246
-    against 3080, prefill 1351 of 2364 against 1403)."""
+    against 3080, prefill 1376 of 2364 against 1432)."""
     from .perfmodel import DEFAULT_EFFICIENCY
 
     return replace(DEFAULT_EFFICIENCY, measured_bandwidth=False)
@@ -654,7 +694,8 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     ``split`` says how several GPUs share the model: ``tensor`` parallel (each GPU holds a slice of
     every layer and works on every token; vLLM, TensorRT-LLM) or by ``layer`` (each GPU holds
     whole layers and the token passes from one to the next: llama.cpp's default), which adds
-    memory but no speed to a decode step, and lets a prompt of several chunks fill the pipeline.
+    memory but no speed to a decode step, and lets a prompt of several micro-batches fill a pipeline
+    (llama.cpp's: :func:`layer_stages`, :func:`pipeline_makespan`).
     ``prompt``: the prompt's length, for the prefill rate (default: the context); ``prompt_chunk`` and
     ``prompt_batch``: its tokens per micro-batch and per pass (llama.cpp's ``n_ubatch`` and
     ``n_batch``; as llama.cpp does, a micro-batch is never larger than a pass)."""
@@ -692,13 +733,9 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     # tensor parallel divides every step's work n ways; a layer split runs the layers one GPU after
     # another (a prompt of several chunks keeps up to that many GPUs busy at once)
     decode_n = n if split == "tensor" else 1
-    if split == "tensor":
-        prefill_n = float(n)
-    else:  # m micro-batches through an n-stage pipeline take m + n - 1 stage times, not m x n
-        m = math.ceil(prompt / ubatch)
-        if not ENGINES[engine]["pipeline_across_passes"]:
-            m = min(m, nbatch // ubatch)
-        prefill_n = m * n / (m + n - 1)
+    m = math.ceil(prompt / ubatch)  # micro-batches of the prompt
+    if not ENGINES[engine]["pipeline_across_passes"]:
+        m = min(m, nbatch // ubatch)
     # prefill, per chunk of the prompt: a quantised format is first unpacked to FP16 (read the packed
     # weights of every expert a chunk routes to, write FP16 ones), then each matrix multiply reads
     # its FP16 weights once and runs on the tensor cores; the activations' elementwise kernels,
@@ -713,7 +750,7 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     gemm_s = max(matmul_s, model.layers * model.layer_params(model.experts_per_token) * 2 / stream)
     traffic_s = chunk * prefill_traffic_bytes(model, engine, window) / elementwise
     head_s = model.vocab * model.hidden * w.bits_per_weight / 8 / bandwidth / min(prompt, nbatch)
-    prefill_s = ((unpack_s + gemm_s + traffic_s) / chunk + head_s) / prefill_n
+    one_s = unpack_s + gemm_s + traffic_s + head_s * chunk  # one micro-batch through every layer on one GPU
     # decode: one token per sequence per step
     weight_bytes = active * w.bits_per_weight / 8
     kv_bytes = batch * context * model.kv_bytes_per_token(kv)
@@ -727,11 +764,22 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
         kind = default_link(row) if link is None else link
         link_name, _ = interconnect(row, n, kind)
         # tensor parallel: two all-reduces of the hidden state per layer; layer split: one hop per GPU boundary
-        if split == "tensor":
-            comm_s = 2 * model.layers * ALLREDUCE_LATENCY_S[kind]
-        else:
-            comm_s = (n - 1) * LAYER_HOP_S
-        prefill_s += comm_s / chunk
+        comm_s = 2 * model.layers * ALLREDUCE_LATENCY_S[kind] if split == "tensor" else (n - 1) * LAYER_HOP_S
+    if n == 1:
+        prefill_s = one_s / chunk
+    elif split == "tensor":
+        prefill_s = (one_s / n + comm_s) / chunk
+    elif ENGINES[engine]["sched_copies"]:
+        # llama.cpp's scheduler: each GPU's layers as llama.cpp assigns them, and each hand-off on the
+        # sending GPU's stream, a copy between devices without peer access (llama.cpp enables it only
+        # for row-split weights), so through host memory
+        _, host_gbs = interconnect(row, n, "host")
+        hop_s = LAYER_HOP_S + chunk * model.hidden * ENGINES[engine]["activation_bytes"] / (host_gbs * 1e9)
+        stage_s = [k * one_s / model.layers + (hop_s if s < n - 1 else 0.0)
+                   for s, k in enumerate(layer_stages(model.layers, n))]
+        prefill_s = pipeline_makespan(stage_s, m, ENGINES[engine]["sched_copies"]) / (m * chunk)
+    else:  # m micro-batches through an n-stage pipeline take m + n - 1 stage times, not m x n
+        prefill_s = (one_s * (m + n - 1) / (m * n) + comm_s) / chunk
     step = max(memory_s, compute_s, dequant_s) + launch_s + comm_s
     bound = max((("memory", memory_s), ("compute", compute_s), ("dequantization", dequant_s)), key=lambda t: t[1])[0]
     return {"gpu": row["gpu"], "gpus": n, "link": link_name, "prefill_tokens_per_s": 1 / prefill_s,

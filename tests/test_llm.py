@@ -366,18 +366,34 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     one = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=4096)
     four = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=4096, gpus=4, split="layer")
     assert four["decode_step_s"] == pytest.approx(one["decode_step_s"] + 3 * llm.LAYER_HOP_S)
-    # four micro-batches through four stages: 4 + 4 - 1 stage times for 4 x 4 of work; a hand-off per chunk
-    per_token = (1 / one["prefill_tokens_per_s"]) * 7 / 16 + 3 * llm.LAYER_HOP_S / llm.PROMPT_CHUNK
-    assert four["prefill_tokens_per_s"] == pytest.approx(1 / per_token)
-    # an 8192-token prompt is four such passes; drained at each pass it pipelines as one, running on from
-    # one pass into the next its 16 micro-batches take 16 + 4 - 1 stage times for 16 x 4 of work
-    long = {m_: llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192, gpus=n, split="layer")["prefill_tokens_per_s"]
-            for m_, n in (("one", 1), ("four", 4))}
-    hops = 3 * llm.LAYER_HOP_S / llm.PROMPT_CHUNK
-    assert 1 / long["four"] == pytest.approx(1 / long["one"] * 7 / 16 + hops)
+    # llama.cpp gives the first GPU the extra layer and the last the output layer (the logged KV-cache
+    # buffers of a published 4-GPU run: 288, 256, 256 and 224 MiB, 32 MiB a layer)
+    assert llm.layer_stages(32, 4) == [9, 8, 8, 7] and llm.layer_stages(32, 8) == [5, 4, 4, 4, 4, 4, 4, 3]
+    assert llm.layer_stages(80, 4) == [21, 20, 20, 19] and llm.layer_stages(32, 1) == [32]
+    # a 4096-token prompt is 8 micro-batches; each GPU runs its share of one micro-batch's time T and
+    # hands the float32 hidden state on through the host (PCIe 4.0: 31.5 / 2 GB/s); with four copies
+    # for four GPUs the host never waits, so the slowest GPU paces it: all four stages once, then 7 more
+    # of the first GPU's
+    t = llm.PROMPT_CHUNK / one["prefill_tokens_per_s"]
+    hop = llm.LAYER_HOP_S + llm.PROMPT_CHUNK * m.hidden * 4 / (31.5 / 2 * 1e9)
+    makespan = (t + 3 * hop) + 7 * (9 * t / 32 + hop)
+    assert four["prefill_tokens_per_s"] == pytest.approx(8 * llm.PROMPT_CHUNK / makespan)
+    # an 8192-token prompt's 16 micro-batches run on from one pass of 2048 tokens into the next; drained
+    # at each pass instead, it is four passes of 4 micro-batches
+    one_long = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192)
+    t = llm.PROMPT_CHUNK / one_long["prefill_tokens_per_s"]
+    running_on = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192, gpus=4)
+    tokens_per_s = 16 * llm.PROMPT_CHUNK / (t + 3 * hop + 15 * (9 * t / 32 + hop))
+    assert running_on["prefill_tokens_per_s"] == pytest.approx(tokens_per_s)
+    monkeypatch.setitem(llm.ENGINES["llama.cpp"], "pipeline_across_passes", False)
+    drained = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192, gpus=4)
+    tokens_per_s = 4 * llm.PROMPT_CHUNK / (t + 3 * hop + 3 * (9 * t / 32 + hop))
+    assert drained["prefill_tokens_per_s"] == pytest.approx(tokens_per_s)
     monkeypatch.setitem(llm.ENGINES["llama.cpp"], "pipeline_across_passes", True)
-    running_on = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192, gpus=4, split="layer")
-    assert 1 / running_on["prefill_tokens_per_s"] == pytest.approx(1 / long["one"] * 19 / 64 + hops)
+    # with more GPUs than copies the host's wait paces it: on 8 equal GPUs every 4 micro-batches take
+    # one micro-batch's trip through all 8 (16 micro-batches: 32 stage times, against 16 + 8 - 1 without)
+    assert llm.pipeline_makespan([1.0] * 8, 16) == 32 and llm.pipeline_makespan([1.0] * 8, 16, 10 ** 6) == 23
+    assert llm.pipeline_makespan([1.0] * 4, 16) == 19 and llm.pipeline_makespan([2.0, 1.0], 3) == 7
     with pytest.raises(ParameterError, match="engine 'tgi'"):
         llm.speeds(m, rtx, engine="tgi")
 
@@ -617,12 +633,14 @@ def test_a_published_run_that_set_its_micro_batches_is_predicted_with_them(tmp_p
                       prompt_chunk=512, prompt_batch=2048) == default
     # llama.cpp's attention in 256-token micro-batches covers the cache filled so far: 256, 512, 768, 1024
     assert llm.attention_window(1024, chunk=256) == 256 * (256 + 512 + 768 + 1024) / 1024 == 640
-    # passes of 1536 tokens in micro-batches of 256 keep six in flight through four stages: 6 + 4 - 1 stage
-    # times for 6 x 4 of work, and a hand-off per 256-token micro-batch at each of the three boundaries
+    # a pass of 1536 tokens in micro-batches of 256 is six micro-batches through four GPUs (21, 20, 20 and
+    # 19 of the 80 layers): all four stages once, then five more of the first GPU's, each with its
+    # 256-token hand-off through the host
     kw = {"context": 512, "prompt": 1536, "prompt_chunk": 256, "prompt_batch": 1536}
-    one = llm.speeds(m, rtx, "q4_k_m", **kw)["prefill_tokens_per_s"]
+    t = 256 / llm.speeds(m, rtx, "q4_k_m", **kw)["prefill_tokens_per_s"]
     four = llm.speeds(m, rtx, "q4_k_m", gpus=4, split="layer", **kw)["prefill_tokens_per_s"]
-    assert 1 / four == pytest.approx(1 / one * 9 / 24 + 3 * llm.LAYER_HOP_S / 256)
+    hop = llm.LAYER_HOP_S + 256 * m.hidden * 4 / (31.5 / 2 * 1e9)
+    assert four == pytest.approx(1536 / (t + 3 * hop + 5 * (21 * t / 80 + hop)))
     # a micro-batch larger than its pass shrinks to the pass (llama.cpp: n_ubatch = min(n_batch, n_ubatch))
     big = {**kw, "prompt": 4096, "prompt_chunk": 4096}
     assert llm.speeds(m, rtx, "q4_k_m", gpus=4, split="layer", **big) == \
