@@ -389,7 +389,8 @@ def cmd_llm(args: argparse.Namespace) -> int:
     cols = ["gpu", "fits", "total_gib", "weights_gib", "kv_cache_gib", "max_context", "gpus_needed",
             "prefill_tokens_per_s", "decode_tokens_per_s", "usd_per_million_tokens", "graded", "note"]
     if args.mode == "infer":
-        print(llm.grading_statement(args.gpus, m.name, weights))
+        # graded in each setting the rows ran in (a GPU too small for the model runs on several)
+        print(llm.grading_statement([args.gpus, *frame.attrs["cards"]], m.name, weights))
     else:  # a memory answer; speed and cost are for serving
         cols = ["gpu", "fits", "total_gib", "weights_gib", "max_context", "max_batch", "gpus_needed", "note"]
         print("Memory only (where one GPU is too small, gpus_needed shards weights, gradients and optimizer state "

@@ -934,8 +934,10 @@ def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, ba
     frame["usd_per_million_tokens_owned"] = [
         by_gpu.loc[g, "owned_usd_per_million_items"] if len(by_gpu) and g in by_gpu.index else None
         for g in frame["gpu"]]
+    cards = sorted({int(c) for c in frame["cards"].dropna()})
     frame = frame[list(LLM_COLUMNS)]
     frame["published_tokens"] = frame["published_tokens"].astype("Int64")
+    frame.attrs["cards"] = cards  # the GPU counts the speeds ran on (one, or the fewest that hold the model)
     if mode == "infer":
         frame.attrs["bytes_per_token"] = (m.active_params() * weights_format(weights).bits_per_weight / 8
                                           + batch * context * m.kv_bytes_per_token(kv))
@@ -1338,30 +1340,35 @@ def decode_error_text(gpus: Sequence[str] = ()) -> str:
     return text
 
 
-def grading_statement(gpus: int = 1, model: str | None = None, weights: str | None = None) -> str:
+def grading_statement(gpus: int | Sequence[int] = 1, model: str | None = None, weights: str | None = None) -> str:
     """One line: how right the speed predictions are against the published tables, over every
-    pair and in the setting ``gpus`` asks for (between single GPUs, or with several: a layer split's
-    pipeline is graded worse), and there for ``model`` in ``weights`` where the tables have it."""
+    pair and in each setting ``gpus`` asks for (a count of GPUs, or the counts a table's rows ran
+    on: between single GPUs, or with several, where a layer split's pipeline is graded worse), and
+    there for ``model`` in ``weights`` where the tables have it."""
     if not REFERENCE_PATH.exists():
         return "Not graded: no published LLM speeds shipped"
     table = validation_table()
-    setting = SETTINGS[0] if gpus == 1 else SETTINGS[1]
-    where = "between single GPUs" if gpus == 1 else "with several GPUs"
-    here = table[table["setting"] == setting]
+    counts = [gpus] if isinstance(gpus, int) else list(gpus) or [1]
+    settings = [setting for setting in SETTINGS if any((n == 1) == (setting == SETTINGS[0]) for n in counts)]
     parts = []
     for test, label in (("tg", "decode"), ("pp", "prefill")):
         s = summarize(table, test)
         if not s["pairs"]:
             continue
-        one = summarize(here, test)
-        alone = f"{one['within_tolerance']} of the {one['pairs']} {where}" if one["pairs"] else f"none {where}"
-        if model is not None:
-            mine = summarize(here[(here["model"] == model) & (here["weights"] == weights)], test)
-            alone += (f"; {mine['within_tolerance']} of the {mine['pairs']} of {model} {weights} there"
-                      if mine["pairs"] else f"; none of {model} {weights} there")
+        shares = []
+        for setting in settings:
+            where = "between single GPUs" if setting == SETTINGS[0] else "with several GPUs"
+            here = table[table["setting"] == setting]
+            one = summarize(here, test)
+            alone = f"{one['within_tolerance']} of the {one['pairs']} {where}" if one["pairs"] else f"none {where}"
+            if model is not None:
+                mine = summarize(here[(here["model"] == model) & (here["weights"] == weights)], test)
+                alone += (f"; {mine['within_tolerance']} of the {mine['pairs']} of {model} {weights} there"
+                          if mine["pairs"] else f"; none of {model} {weights} there")
+            shares.append(alone)
         parts.append(f"{label} within ±{RATIO_TOLERANCE:.0%} in {s['within_tolerance']} of {s['pairs']} "
-                     f"published same-source speedups ({alone}), winners right in {s['winners_right']} of "
-                     f"{s['decisive_pairs']}")
+                     f"published same-source speedups ({'; '.join(shares)}), winners right in {s['winners_right']} "
+                     f"of {s['decisive_pairs']}")
     return "Graded (docs/llm-accuracy.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
 
 

@@ -288,6 +288,15 @@ def test_cli_llm_table_and_errors(capsys):
     out = capsys.readouterr().out
     assert "Memory only" in out and "decode_tokens_per_s" not in out and "Graded" not in out
     assert "needs 4 GPUs" in out
+    # a table whose rows ran on one GPU and on several is graded in both settings, the model in each
+    assert cli.main(["llm", "--model", "llama-3-70b", "--weights", "q4_k_m", "--context", "8192", "--gpu",
+                     "RTX A6000", "--gpu", "GeForce RTX 4090"]) == 0
+    out = capsys.readouterr().out
+    assert llm.grading_statement([1, 2], "llama-3-70b", "q4_k_m") in out
+    assert "between single GPUs; 44 of the 60 of llama-3-70b q4_k_m there; " in out
+    assert "with several GPUs; " in out and " of the 624 of llama-3-70b q4_k_m there)" in out
+    assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--gpu", "A40"]) == 0
+    assert "with several GPUs" not in capsys.readouterr().out
     assert cli.main(["llm", "--list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in llm.load_models()) and "q4_k_m" in out and "gptq-4bit" in out
