@@ -259,13 +259,37 @@ def _unpacked_text(everything) -> str:
             f"the {slower} others are in the table below.")
 
 
+def _power_text(everything) -> str:
+    """The power-cap rule, with the decode of the capped runs it keeps against their GPU's other runs."""
+    if "power_limit_w" not in everything or everything["power_limit_w"].isna().all():
+        return ""
+    tdp = specs.load_catalogue().set_index("gpu")["tdp_w"].astype(float)
+    share = everything["power_limit_w"] / everything["gpu"].map(tdp)
+    capped = share < llm.POWER_LIMIT_SHARE
+    if not capped.any():
+        return ""
+    ratio = everything["throughput_tokens_s"] / llm.predict_reference(everything)
+    decode = everything["test"] == "tg"
+    gpus = sorted(everything.loc[capped, "gpu"].unique())
+    kin = decode & ~capped & everything["gpu"].isin(gpus) & share.notna()
+    runs = everything[capped].groupby(["gpu", "gpus"])["power_limit_w"].min()
+    return (f" And the prefill of a run whose GPUs were power-capped below {llm.POWER_LIMIT_SHARE:.0%} of the "
+            "board's datasheet power (`power_limit_w`: the lowest cap the notebook's nvidia-smi shows among the run's "
+            "GPUs): " + ", ".join(f"{n}x {gpu} at {w:g} W" for (gpu, n), w in runs.items()) + ", against "
+            + ", ".join(f"{tdp[g]:g} W for the {g}" for g in gpus) + " on the datasheet. Under the cap a "
+            "prompt's multiplies run at the clock it allows, which a model of a stock board does not know; a "
+            "memory-bound decode step draws less and keeps its clocks, so the same runs' decode stays in: their "
+            f"published over predicted decode, median {ratio[decode & capped].median():.2f}, against "
+            f"{ratio[kin].median():.2f} for the same GPUs' uncapped runs.")
+
+
 def screened_section(everything, why) -> list[str]:
     """The series left out of the grading, why, and the grading with them."""
     out_ = everything[why != ""]
     if out_.empty:
         return []
     lines = ["", "## Left out of the grading", "",
-             "Two rules leave a series (one run, one test, 512 to 8192 tokens) out whole (`gpukit.llm.screened`). "
+             "Three rules leave a series (one run, one test, 512 to 8192 tokens) out whole (`gpukit.llm.screened`). "
              f"On one GPU, a series that rises by more than {llm.RISING_TOLERANCE:.0%} with the length: llama.cpp "
              "prefills a prompt in 512-token micro-batches one after another, each attending to more context, and "
              "decodes each token over a longer cache, so one GPU's speed can only fall."
@@ -273,7 +297,7 @@ def screened_section(everything, why) -> list[str]:
              + f" On one GPU or several, an FP16 prefill series slower than the same run's quantised one by more than "
              f"{llm.UNPACKED_TOLERANCE:.0%} at some length: before build {llm.LLAMA_CPP_MMQ_BUILD} llama.cpp unpacks "
              "a quantised prompt's weights to FP16 and multiplies them as FP16 (`ggml_cuda_op_mul_mat_cublas`), so "
-             "the FP16 prompt has less to do." + _unpacked_text(everything),
+             "the FP16 prompt has less to do." + _unpacked_text(everything) + _power_text(everything),
              "", "| GPU | cards | model | weights | test | published tokens/s, shortest to longest | why |",
              "|---|---:|---|---|---|---|---|"]
     for (gpu, n, model, weights, test), series in out_.groupby(["gpu", "gpus", "model", "weights", "test"],

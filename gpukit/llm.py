@@ -1093,6 +1093,8 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
           help="llama.cpp's prompt tokens per pass where the run set it (blank: its default, 2048)"),
     Field("n_ubatch", "int", required=False, low=1, high=1_000_000,
           help="llama.cpp's tokens per micro-batch where the run set it (blank: its default, 512)"),
+    Field("power_limit_w", "float", required=False, low=1, high=10_000,
+          help="the lowest power limit nvidia-smi showed among the run's GPUs, in W (blank: not recorded)"),
 )
 #: What a pair compares: one GPU against one, or several GPUs on at least one side (a layer
 #: split's pipeline is the least certain part of the model: docs/llm-accuracy.md).
@@ -1158,6 +1160,13 @@ LLAMA_CPP_MMQ_BUILD = 3216
 #: is the faster of the two. An FP16 series slower than a quantised one of the same run by more than
 #: this share at some length was disturbed, and :func:`screened` leaves it out.
 UNPACKED_TOLERANCE = 0.10
+#: A run whose GPUs' power limit (``power_limit_w``: the lowest nvidia-smi showed among them) sat below
+#: this share of the board's datasheet power (the catalogue's ``tdp_w``) ran its compute-bound prompts
+#: at the clock the cap allowed, which the model of a stock board does not know; :func:`screened`
+#: leaves its prefill out. A memory-bound decode step draws less than the cap and keeps its clocks,
+#: so it stays in. (The H100 PCIe's datasheet lets its power be set from 300 to 350 W: 310 W is a
+#: stock setting, inside this share.)
+POWER_LIMIT_SHARE = 0.85
 
 
 def _llama_cpp_build(engine) -> int | None:
@@ -1172,8 +1181,17 @@ def screened(reference: pd.DataFrame) -> pd.Series:
     every length), since the run is in doubt, not one length: a single-GPU series that rises with
     length by more than :data:`RISING_TOLERANCE`, and an FP16 prefill series of llama.cpp before
     :data:`LLAMA_CPP_MMQ_BUILD` slower than the same configuration's quantised prefill by more than
-    :data:`UNPACKED_TOLERANCE` (on one GPU or several)."""
+    :data:`UNPACKED_TOLERANCE` (on one GPU or several). A third leaves out the prefill of a run whose
+    GPUs were power-capped below :data:`POWER_LIMIT_SHARE` of the board's datasheet power."""
     reason = pd.Series("", index=reference.index, dtype=object)
+    if "power_limit_w" in reference and reference["power_limit_w"].notna().any():
+        tdp = specs.load_catalogue().set_index("gpu")["tdp_w"].astype(float)
+        board = reference["gpu"].map(tdp)
+        capped = (reference["test"] == "pp") & (reference["power_limit_w"] < POWER_LIMIT_SHARE * board)
+        for i in reference.index[capped]:
+            reason[i] = (f"its GPUs ran power-capped ({reference.at[i, 'power_limit_w']:g} W at the lowest, against "
+                         f"the board's {board[i]:g} W): a prompt's multiplies run at the clock the cap allows, which "
+                         "the model of a stock board does not know (the same run's decode, memory-bound, stays in)")
     for r in fp16_against_unpacked(reference).query("slower").itertuples():
         reason[list(r.fp16_rows)] = (
             f"its FP16 prefill is slower than its {r.weights}'s ({r.fp16_tokens_s:g} against {r.unpacked_tokens_s:g} "

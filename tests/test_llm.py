@@ -3,6 +3,7 @@ terms by hand, the CLI, user architecture files, and the shipped tables' provena
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 
@@ -519,12 +520,46 @@ def test_a_single_gpu_series_that_rises_with_length_is_left_out():
         ("A100 SXM4 80GB", 1, "llama-3-8b", "f16", "pp"), ("L40S", 1, "llama-3-8b", "f16", "pp"),
         ("A40", 1, "llama-3-70b", "q4_k_m", "pp"), ("A40", 1, "llama-3-70b", "q4_k_m", "tg"),
         # the same machines' FP16 prompts on four cards: slower than their Q4_K_M ones (the rule below)
-        ("A100 SXM4 80GB", 4, "llama-3-8b", "f16", "pp"), ("L40S", 4, "llama-3-8b", "f16", "pp")}
+        ("A100 SXM4 80GB", 4, "llama-3-8b", "f16", "pp"), ("L40S", 4, "llama-3-8b", "f16", "pp"),
+        # the RTX 3090 machines of two, four and six cards ran at 230, 185 and 270 W (their notebooks' nvidia-smi)
+        *{("GeForce RTX 3090", n, m, w, "pp") for n, m, w in itertools.product(
+            (2, 4, 6), ("llama-3-8b", "llama-3-70b"), ("f16", "q4_k_m")) if (m, w) != ("llama-3-70b", "f16")},
+        ("GeForce RTX 3090", 6, "llama-3-70b", "f16", "pp")}
     graded, everything = llm.validation_table(), llm.validation_table(ref, include_screened=True)
     assert len(everything) > len(graded)
     single = graded[(graded["gpus_a"] == 1) & (graded["gpus_b"] == 1) & (graded["test"] == "pp")]
     l40s = (single["gpu_a"] == "L40S") | (single["gpu_b"] == "L40S")
     assert not (l40s & (single["model"] == "llama-3-8b") & (single["weights"] == "f16")).any()
+
+
+def test_a_power_capped_run_leaves_out_its_prefill_and_keeps_its_decode():
+    """A run whose GPUs were capped below POWER_LIMIT_SHARE of the board's datasheet power ran its
+    prompts at the clock the cap allowed: its prefill is left out, its decode (memory-bound) kept;
+    at or near the datasheet power, or with no cap recorded, nothing is left out."""
+    import pandas as pd
+
+    def series(gpu, gpus, test, cap):
+        return [{"source": "s", "gpu": gpu, "gpus": gpus, "model": "llama-3-8b", "weights": "q4_k_m", "test": test,
+                 "tokens": t, "throughput_tokens_s": 1000.0 / t, "power_limit_w": cap} for t in (512, 1024)]
+
+    frame = pd.DataFrame(series("GeForce RTX 3090", 2, "pp", 230.0)  # 66 % of 350 W: out
+                         + series("GeForce RTX 3090", 2, "tg", 230.0)  # its decode: kept
+                         + series("GeForce RTX 3090", 1, "pp", 370.0)  # above the datasheet: kept
+                         + series("H100 PCIe", 1, "pp", 310.0)  # 89 % of 350 W, a datasheet setting: kept
+                         + series("GeForce RTX 3090", 4, "pp", 0.8 * 350)  # 80 %: out
+                         + series("GeForce RTX 4090", 2, "pp", None))  # not recorded: kept
+    why = llm.screened(frame)
+    assert list(why != "") == [True] * 2 + [False] * 6 + [True] * 2 + [False] * 2
+    assert why[0].startswith("its GPUs ran power-capped (230 W at the lowest, against the board's 350 W)")
+    assert 310 / 350 > llm.POWER_LIMIT_SHARE > 0.8
+    # the shipped column: every xiongjiedai-llama3 row, from its notebook's nvidia-smi, as its note says
+    ref = llm.load_reference()
+    mine = ref[ref["source"] == "xiongjiedai-llama3"]
+    assert mine["power_limit_w"].notna().all()
+    assert ref.loc[ref["source"] != "xiongjiedai-llama3", "power_limit_w"].isna().all()
+    four = mine[(mine["gpu"] == "GeForce RTX 3090") & (mine["gpus"] == 4)]
+    assert (four["power_limit_w"] == 185).all()
+    assert four["note"].str.endswith("(Pwr:Usage/Cap): power caps 230, 230, 230 and 185 W").all()
 
 
 def test_an_fp16_prompt_slower_than_its_unpacked_quantised_one_is_left_out():
