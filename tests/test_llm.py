@@ -294,8 +294,11 @@ def test_cli_llm_table_and_errors(capsys):
                      "RTX A6000", "--gpu", "GeForce RTX 4090"]) == 0
     out = capsys.readouterr().out
     assert llm.grading_statement([1, 2], "llama-3-70b", "q4_k_m") in out
-    assert "between single GPUs; 44 of the 60 of llama-3-70b q4_k_m there; " in out
-    assert "with several GPUs; " in out and " of the 624 of llama-3-70b q4_k_m there)" in out
+    table = llm.validation_table()
+    mine = table[(table["model"] == "llama-3-70b") & (table["weights"] == "q4_k_m") & (table["test"] == "pp")]
+    for setting, where in zip(llm.SETTINGS, ("between single GPUs", "with several GPUs")):
+        part = mine[mine["setting"] == setting]
+        assert f"{where}; {int(part['within_tolerance'].sum())} of the {len(part)} of llama-3-70b q4_k_m there" in out
     assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--gpu", "A40"]) == 0
     assert "with several GPUs" not in capsys.readouterr().out
     assert cli.main(["llm", "--list"]) == 0
@@ -524,7 +527,9 @@ def test_a_single_gpu_series_that_rises_with_length_is_left_out():
         # the RTX 3090 machines of two, four and six cards ran at 230, 185 and 270 W (their notebooks' nvidia-smi)
         *{("GeForce RTX 3090", n, m, w, "pp") for n, m, w in itertools.product(
             (2, 4, 6), ("llama-3-8b", "llama-3-70b"), ("f16", "q4_k_m")) if (m, w) != ("llama-3-70b", "f16")},
-        ("GeForce RTX 3090", 6, "llama-3-70b", "f16", "pp")}
+        ("GeForce RTX 3090", 6, "llama-3-70b", "f16", "pp"),
+        # an FP16 prompt on four RTX 5000 Ada slower than the same machine's Q4_K_M one
+        ("RTX 5000 Ada Generation", 4, "llama-3-8b", "f16", "pp")}
     graded, everything = llm.validation_table(), llm.validation_table(ref, include_screened=True)
     assert len(everything) > len(graded)
     single = graded[(graded["gpus_a"] == 1) & (graded["gpus_b"] == 1) & (graded["test"] == "pp")]

@@ -14,7 +14,7 @@ REQUIRED = [
     "A100 PCIe 40GB", "A100 SXM4 40GB", "A100 PCIe 80GB", "A100 SXM4 80GB", "GeForce RTX 4090",
     "H100 PCIe", "H100 SXM5", "H200 SXM", "L40S", "L4", "T4", "A10", "GeForce RTX 3090",
     "GeForce RTX 5090", "RTX PRO 6000 Blackwell Workstation Edition", "H100 NVL", "RTX 6000 Ada Generation", "A30",
-    "B200",
+    "B200", "RTX 5000 Ada Generation",
 ]
 
 
