@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import re
 import sys
 import time
@@ -440,18 +439,12 @@ def _equal_layers():
 @contextlib.contextmanager
 def _hop_latency_only():
     """A layer split's hand-off at ``LAYER_HOP_S`` alone: its bytes through the host take no time."""
-    import gpukit.perfmodel as perfmodel
-
-    saved = perfmodel.interconnect
-
-    def instant_host(row, n, link=None):
-        name, gbs = saved(row, n, link)
-        return name, math.inf if link == "host" else gbs
-    perfmodel.interconnect = instant_host
+    saved = llm.layer_hop_s
+    llm.layer_hop_s = lambda *args, **kwargs: llm.LAYER_HOP_S
     try:
         yield
     finally:
-        perfmodel.interconnect = saved
+        llm.layer_hop_s = saved
 
 
 @contextlib.contextmanager

@@ -630,6 +630,16 @@ def pipeline_makespan(stage_s: Sequence[float], microbatches: int, copies: int =
     return done[-1][-1]
 
 
+def layer_hop_s(model: LLM, row, gpus: int, tokens: int, engine: str = "llama.cpp") -> float:
+    """Seconds to hand ``tokens`` tokens' hidden states from one GPU of a layer split to the next:
+    :data:`LAYER_HOP_S`, plus their bytes over PCIe through host memory (llama.cpp copies between
+    devices without peer access, which it enables only for row-split weights)."""
+    from .perfmodel import interconnect
+
+    _, host_gbs = interconnect(row, gpus, "host")
+    return LAYER_HOP_S + tokens * model.hidden * ENGINES[engine]["activation_bytes"] / (host_gbs * 1e9)
+
+
 def attention_window(prompt: int, engine: str = "llama.cpp", chunk: int = PROMPT_CHUNK) -> float:
     """Mean key-value positions a prompt token's attention covers. llama.cpp without flash attention
     multiplies each ``chunk``'s queries by the whole cache filled so far (``kv_self.n``: the cells in
@@ -671,8 +681,8 @@ def default_efficiency():
     reads one array and writes another; decode reads its weights and writes next to nothing, and a
     GPU's read rate is not its copy rate (te42kyfo's gpu-stream in ``data/bandwidth_rates.csv``'s
     sources: an H100 PCIe reads at 1942 GB/s and scales at 1704, an A40 679 and 652). Graded both
-    ways (``docs/llm-accuracy.md``), each GPU's copy share fits fewer pairs (decode 3048 of 3246
-    against 3080, prefill 1376 of 2364 against 1432)."""
+    ways (``docs/llm-accuracy.md`` gives both counts), each GPU's copy share fits fewer pairs, in
+    decode and in prefill."""
     from .perfmodel import DEFAULT_EFFICIENCY
 
     return replace(DEFAULT_EFFICIENCY, measured_bandwidth=False)
@@ -770,11 +780,8 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     elif split == "tensor":
         prefill_s = (one_s / n + comm_s) / chunk
     elif ENGINES[engine]["sched_copies"]:
-        # llama.cpp's scheduler: each GPU's layers as llama.cpp assigns them, and each hand-off on the
-        # sending GPU's stream, a copy between devices without peer access (llama.cpp enables it only
-        # for row-split weights), so through host memory
-        _, host_gbs = interconnect(row, n, "host")
-        hop_s = LAYER_HOP_S + chunk * model.hidden * ENGINES[engine]["activation_bytes"] / (host_gbs * 1e9)
+        # llama.cpp's scheduler: each GPU's layers as llama.cpp assigns them, each hand-off on the sending GPU's stream
+        hop_s = layer_hop_s(model, row, n, chunk, engine)
         stage_s = [k * one_s / model.layers + (hop_s if s < n - 1 else 0.0)
                    for s, k in enumerate(layer_stages(model.layers, n))]
         prefill_s = pipeline_makespan(stage_s, m, ENGINES[engine]["sched_copies"]) / (m * chunk)
@@ -1366,8 +1373,8 @@ def grading_statement(gpus: int | Sequence[int] = 1, model: str | None = None, w
     if not REFERENCE_PATH.exists():
         return "Not graded: no published LLM speeds shipped"
     table = validation_table()
-    counts = [gpus] if isinstance(gpus, int) else list(gpus) or [1]
-    settings = [setting for setting in SETTINGS if any((n == 1) == (setting == SETTINGS[0]) for n in counts)]
+    counts = {gpus} if isinstance(gpus, int) else set(gpus) or {1}
+    settings = [setting for setting, one in zip(SETTINGS, (True, False)) if any((n == 1) == one for n in counts)]
     parts = []
     for test, label in (("tg", "decode"), ("pp", "prefill")):
         s = summarize(table, test)
