@@ -260,18 +260,16 @@ def _unpacked_text(everything) -> str:
 
 def _power_text(everything) -> str:
     """The power-cap rule, with the decode of the capped runs it keeps against their GPU's other runs."""
-    if "power_limit_w" not in everything or everything["power_limit_w"].isna().all():
-        return ""
-    tdp = specs.load_catalogue().set_index("gpu")["tdp_w"].astype(float)
-    share = everything["power_limit_w"] / everything["gpu"].map(tdp)
-    capped = share < llm.POWER_LIMIT_SHARE
+    capped = llm.power_capped(everything)
     if not capped.any():
         return ""
+    board = llm.board_power_w(everything)
     ratio = everything["throughput_tokens_s"] / llm.predict_reference(everything)
     decode = everything["test"] == "tg"
     gpus = sorted(everything.loc[capped, "gpu"].unique())
-    kin = decode & ~capped & everything["gpu"].isin(gpus) & share.notna()
+    kin = decode & ~capped & everything["gpu"].isin(gpus) & everything["power_limit_w"].notna()
     runs = everything[capped].groupby(["gpu", "gpus"])["power_limit_w"].min()
+    tdp = board.groupby(everything["gpu"]).first()
     return (f" And the prefill of a run whose GPUs were power-capped below {llm.POWER_LIMIT_SHARE:.0%} of the "
             "board's datasheet power (`power_limit_w`: the lowest cap the notebook's nvidia-smi shows among the run's "
             "GPUs): " + ", ".join(f"{n}x {gpu} at {w:g} W" for (gpu, n), w in runs.items()) + ", against "

@@ -1182,6 +1182,19 @@ def _llama_cpp_build(engine) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def board_power_w(reference: pd.DataFrame) -> pd.Series:
+    """The datasheet power (the catalogue's ``tdp_w``) of each reference row's GPU."""
+    return reference["gpu"].map(specs.load_catalogue().set_index("gpu")["tdp_w"].astype(float))
+
+
+def power_capped(reference: pd.DataFrame) -> pd.Series:
+    """Which reference rows ran on GPUs power-capped below :data:`POWER_LIMIT_SHARE` of their
+    board's datasheet power (``power_limit_w``; a row that records none was not)."""
+    if "power_limit_w" not in reference:
+        return pd.Series(False, index=reference.index)
+    return reference["power_limit_w"] < POWER_LIMIT_SHARE * board_power_w(reference)
+
+
 def screened(reference: pd.DataFrame) -> pd.Series:
     """Why each row of ``reference`` is left out of the grading: ``""`` for a row graded, else the
     reason. Two rules, each leaving out a whole series (one source, GPUs, model, weights and test,
@@ -1191,14 +1204,11 @@ def screened(reference: pd.DataFrame) -> pd.Series:
     :data:`UNPACKED_TOLERANCE` (on one GPU or several). A third leaves out the prefill of a run whose
     GPUs were power-capped below :data:`POWER_LIMIT_SHARE` of the board's datasheet power."""
     reason = pd.Series("", index=reference.index, dtype=object)
-    if "power_limit_w" in reference and reference["power_limit_w"].notna().any():
-        tdp = specs.load_catalogue().set_index("gpu")["tdp_w"].astype(float)
-        board = reference["gpu"].map(tdp)
-        capped = (reference["test"] == "pp") & (reference["power_limit_w"] < POWER_LIMIT_SHARE * board)
-        for i in reference.index[capped]:
-            reason[i] = (f"its GPUs ran power-capped ({reference.at[i, 'power_limit_w']:g} W at the lowest, against "
-                         f"the board's {board[i]:g} W): a prompt's multiplies run at the clock the cap allows, which "
-                         "the model of a stock board does not know (the same run's decode, memory-bound, stays in)")
+    board = board_power_w(reference)
+    for i in reference.index[power_capped(reference) & (reference["test"] == "pp")]:
+        reason[i] = (f"its GPUs ran power-capped ({reference.at[i, 'power_limit_w']:g} W at the lowest, against "
+                     f"the board's {board[i]:g} W): a prompt's multiplies run at the clock the cap allows, which "
+                     "the model of a stock board does not know (the same run's decode, memory-bound, stays in)")
     for r in fp16_against_unpacked(reference).query("slower").itertuples():
         reason[list(r.fp16_rows)] = (
             f"its FP16 prefill is slower than its {r.weights}'s ({r.fp16_tokens_s:g} against {r.unpacked_tokens_s:g} "
