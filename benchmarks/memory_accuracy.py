@@ -106,13 +106,14 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
         predicted = est.estimate(batch, precision, opt, mode).tensor_bytes
         trainable, largest = est.graph.trainable_params * 4, est.graph.largest_variable * 4
         embedding = est.graph.largest_embedding * 4
-        measured, threads, onednn, notes = [], [], [], []
+        measured, threads, onednn, native, notes = [], [], [], [], []
         for _ in range(repeats):
             got = memory.measure_in_subprocess(name, batch, precision, opt, mode, shape, seq_len=seq_len)
             if got["status"] == "ok":
                 measured.append(got["measured_peak_bytes"])
                 threads.append(got.get("inter_op_threads"))
                 onednn.append(got.get("onednn"))
+                native.append(tuple(got.get("native_16bit") or ()))
             else:
                 notes.append(got.get("error", got["status"]))
         row = {**case, "runs": measured, "family": family_of(name),
@@ -121,6 +122,7 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
                "trainable_bytes": trainable, "largest_variable_bytes": largest, "largest_embedding_bytes": embedding,
                "workspace": memory.update_workspace(opt, trainable, largest, embedding) if mode == "train" else 0,
                "inter_op_threads": sorted(set(threads)), "onednn": sorted(set(onednn), key=str),
+               "native_16bit": sorted(set().union(*native)) if native else None,
                "measured_on": f"{datetime.now(timezone.utc):%Y-%m-%d}",
                "note": "; ".join(notes)}
         row["error"] = predicted / row["measured"] - 1 if row["measured"] else None
@@ -271,7 +273,24 @@ def _conditions_lines(rows: list[dict]) -> list[str]:
         "Eigen's for models with LSTM or GRU layers, `MEASURE_ONEDNN_RECURRENT`, as under oneDNN's an LSTM's "
         "backward loop runs ahead in some runs): "
         + _per_family(rows, "onednn", lambda v: "oneDNN" if v else "Eigen"),
+        "- the 16-bit formats the CPU of each 16-bit run had dot-product instructions for "
+        "(`gpukit.device.cpu_native_16bit`; without them a 16-bit matrix multiply works through float32 copies): "
+        + "; ".join(f"{p} cases: {_native_per_family([r for r in rows if r['precision'] == p])}"
+                    for p in ("bf16", "fp16") if any(r["precision"] == p for r in rows)),
     ]
+
+
+def _native_per_family(rows: list[dict]) -> str:
+    """What each family's runs' CPU had of 16-bit instructions ("none", or "not recorded" for runs
+    from before it was)."""
+    per: dict[str, set] = {}
+    for r in rows:
+        native = _native(r)
+        per.setdefault(r["family"], set()).add("not recorded" if native is None else "+".join(native) or "none")
+    said = {fam: " and ".join(sorted(v)) for fam, v in sorted(per.items())}
+    if len(set(said.values())) == 1:
+        return f"{next(iter(said.values()))} in every family"
+    return ", ".join(f"{fam}: {text}" for fam, text in said.items())
 
 
 #: How far apart two kernels' peaks must be for the comparison to list the case.
@@ -289,7 +308,8 @@ def kernels_section(rows: list[dict], other: dict, path: str) -> list[str]:
     the grid's runs: Eigen's peak over oneDNN's, how much they move, and where."""
     mine = {_case(r): r for r in rows if r["measured"]}
     pairs = [(mine[_case(o)], o) for o in other["rows"]
-             if o.get("measured") and _case(o) in mine and _onednn(o) != _onednn(mine[_case(o)])]
+             if o.get("measured") and _case(o) in mine and _onednn(o) != _onednn(mine[_case(o)])
+             and (o["precision"] == "fp32" or _native(o) == _native(mine[_case(o)]))]  # on one CPU's 16 bits
     if not pairs:
         return []
     # each pair as (oneDNN's row, Eigen's row, the grid's row)
@@ -331,7 +351,60 @@ def kernels_section(rows: list[dict], other: dict, path: str) -> list[str]:
     return lines
 
 
-def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None) -> str:
+def _native(row: dict) -> tuple[str, ...] | None:
+    """The 16-bit formats the CPU of a row's runs had instructions for (None: not recorded)."""
+    native = row.get("native_16bit")
+    return None if native is None else tuple(native)
+
+
+def other_cpu_section(rows: list[dict], other: dict, path: str) -> list[str]:
+    """The grid's 16-bit cases measured on a CPU with other 16-bit instructions (``other``: a ``--raw``
+    file whose rows say by ``native_16bit`` what their CPU had and whose ``cpu`` describes it): both
+    measurements and the estimate's error against each."""
+    mine = {_case(r): r for r in rows if r["measured"]}
+    pairs = [(mine[_case(o)], o) for o in other["rows"]
+             if o.get("measured") and _case(o) in mine and _native(o) != _native(mine[_case(o)])]
+    if not pairs:
+        return []
+    ratio = [r["measured"] / o["measured"] for r, o in pairs]
+    errs_here = [abs(r["error"]) for r, _ in pairs]
+    errs_there = [abs(r["predicted"] / o["measured"] - 1) for r, o in pairs]
+
+    def says(row):
+        native = _native(row)
+        return "not recorded" if native is None else ("+".join(native) or "none")
+
+    lines = [
+        "",
+        "## 16-bit formats on a CPU without their instructions",
+        "",
+        f"{len(pairs)} of the cases above were measured on a CPU with other 16-bit instructions too "
+        f"({other['cpu']}; the runs: `{path}`). A CPU without instructions for a 16-bit format multiplies its "
+        "matrices through float32 copies of both operands and the result (`gpukit.device.NATIVE_16BIT_FLAGS`); "
+        "a GPU's tensor cores do not. The grid's rows are the runs on the CPU with the instructions. Their peak "
+        f"over the other CPU's: median {statistics.median(ratio):.2f}x, from {min(ratio):.2f}x to {max(ratio):.2f}x. "
+        f"The estimate's median |error| is {statistics.median(errs_here):.1%} against the grid's runs "
+        f"(worst {max(errs_here):.1%}) and would be {statistics.median(errs_there):.1%} against the other CPU's "
+        f"(worst {max(errs_there):.1%}).",
+        "",
+        "| model | input | batch | precision | optimizer | mode | predicted MiB | grid MiB (range) | CPU's 16-bit "
+        "| other CPU MiB (range) | its 16-bit | grid / other | error | error against the other |",
+        "|---|---|---:|---|---|---|---:|---:|---|---:|---|---:|---:|---:|",
+    ]
+
+    def cell(row):
+        return f"{row['measured'] / 2**20:.1f} ({row['low'] / 2**20:.1f}–{row['high'] / 2**20:.1f})"
+
+    for r, o in pairs:
+        lines.append(f"| {r['model']} | {r['input']} | {r['batch']} | {r['precision']} | {r['optimizer']} | "
+                     f"{r['mode']} | {r['predicted'] / 2**20:.1f} | {cell(r)} | {says(r)} | {cell(o)} | {says(o)} | "
+                     f"{r['measured'] / o['measured']:.2f} | {r['error']:+.1%} | "
+                     f"{r['predicted'] / o['measured'] - 1:+.1%} |")
+    return lines
+
+
+def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
+             other_cpu: tuple[dict, str] | None = None) -> str:
     info = device.describe_attached()
     env = device.bench_environment()
     ok = [r for r in rows if r["error"] is not None]
@@ -435,15 +508,19 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None) -> str:
         "casts every step, and in inference its casts run ahead by up to Keras's `parallel_iterations` (32) "
         "steps, every loop of the model at once (a loop starts its first steps before its input sequence is "
         "ready); in training each step's cast is kept for the backward pass (TensorFlow's loop pushes it).",
-        "- 16-bit inference of the encoder holds more than the estimate: at 128 tokens -25% in float16 and "
-        "-29% in bfloat16 with oneDNN's kernels (-28% and -26% with Eigen's, "
-        "`docs/memory-kernels-other-runs.json`), at 512 tokens -30% in bfloat16 with either. Cut after its "
-        "first attention layer, the bfloat16 model peaks above the float32 one (11.6 against 10.2 MiB, "
-        "measured 2026-12-02), where 16-bit activations should hold less: this CPU (AVX2, no native 16-bit "
-        "arithmetic) works through float32 copies. The decoder's inference, whose float32 logits outweigh "
-        "its attention, does not show it; float16 also holds more in the depthwise CNNs' training. A GPU "
-        "computes in 16 bits natively, so the estimate does not count the copies; they stay in the "
-        "families' bands.",
+        "- A CPU without instructions for a 16-bit format multiplies its matrices through float32 copies of both "
+        "operands and the result (TensorFlow's `MatMul` and `BatchMatMul` kernels; its `Einsum` does not): "
+        "inference of the encoder, whose attention and projections outweigh its float32 parts, then peaks above "
+        "its float32 run. A GPU's tensor cores multiply 16-bit matrices as they are, and so does this CPU for "
+        "bfloat16 where it has AVX-512 BF16 or AMX (`gpukit.device.NATIVE_16BIT_FLAGS`) and runs oneDNN's kernels "
+        "(Eigen's, which the models with LSTM or GRU layers run, go through the copies all the same), so the "
+        "grid's bfloat16 cases are measured on such a CPU: the line above says which each family's runs had"
+        + ("; '16-bit formats on a CPU without their instructions' below compares them with runs on a CPU "
+           "without." if other_cpu else ".")
+        + " The float16 cases were measured before the rows recorded the CPU's instructions, and this CPU has no "
+        "float16 dot products either (AVX-512 FP16 or AMX-FP16): they hold the copies, which the estimate, counting "
+        "what a GPU holds, does not count, so they stay in the families' bands (the encoder's float16 inference, "
+        "the depthwise CNNs' float16 training).",
         "- float16 training is measured on a step that updates the weights: the dynamic loss scale skips the "
         "first steps' updates, and a skipped step holds no optimizer state.",
         "- A training step is measured with the optimizer's slots made inside the first, unmeasured step "
@@ -458,6 +535,7 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None) -> str:
         "Keras on TensorFlow runs attention unfused on a GPU too, so the attention terms carry over; the "
         "runtime reserve (CUDA context, cuDNN/cuBLAS workspaces) is added separately on a GPU.",
         *(kernels_section(rows, *kernels) if kernels else []),
+        *(other_cpu_section(rows, *other_cpu) if other_cpu else []),
         "",
         "## Every case",
         "",
@@ -479,6 +557,9 @@ def main(argv=None) -> int:
     parser.add_argument("--batches", nargs="+", type=int, default=list(BATCHES))
     parser.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
     parser.add_argument("--no-mixed", action="store_true", help="float32 only")
+    parser.add_argument("--precisions", nargs="+", choices=("fp32", "fp16", "bf16"),
+                        help="only the grid's cases in these precisions (with --merge-into: one policy "
+                             "measured again)")
     parser.add_argument("--long", action="store_true",
                         help=f"only the long-sequence cases ({', '.join(LONG_MODELS)} at {LONG_SEQ} tokens)")
     parser.add_argument("--repeats", type=int, default=3)
@@ -493,6 +574,9 @@ def main(argv=None) -> int:
     parser.add_argument("--kernels", metavar="FILE",
                         help="a --raw file of the same cases measured with other CPU kernels (its 'kernels' "
                              "key says which): the report compares the two")
+    parser.add_argument("--other-cpu", metavar="FILE",
+                        help="a --raw file of the same cases measured on a CPU with other 16-bit instructions "
+                             "(its 'cpu' key describes it): the report compares the two")
     parser.add_argument("--from-raw", metavar="FILE", nargs="+",
                         help="measure nothing: read rows written by --raw (several runs are merged) and "
                              "estimate them again with this version of gpukit")
@@ -511,6 +595,8 @@ def main(argv=None) -> int:
             grid = cases(args.models, args.batches, args.optimizers, () if args.no_mixed else MIXED)
             if set(LONG_MODELS) <= set(args.models) and args.batches == list(BATCHES):
                 grid += long_cases()
+        if args.precisions:
+            grid = [case for case in grid if case[2] in args.precisions]
         kept, done = [], set()
         if args.resume:
             if not args.raw:
@@ -529,7 +615,8 @@ def main(argv=None) -> int:
         _write_raw(args.raw, args.repeats, rows)
     if args.merge_into and not args.from_raw:
         merge_into(args.merge_into, rows)
-    text = markdown(rows, (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None)
+    text = markdown(rows, (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None,
+                    (json.loads(Path(args.other_cpu).read_text()), args.other_cpu) if args.other_cpu else None)
     publish(text, args.write)
     if args.bands:
         info = device.describe_attached()

@@ -330,8 +330,13 @@ def _recurrent(walk: _Walk, rnn, kind: str, ins: list[int], outs: list[int], in_
              flops=2.0 * steps * kernels, matmul=True)
 
 
-def graph_of(model) -> Graph:
+def graph_of(model, policies: bool = False) -> Graph:
     """Walk a Keras functional model: ops in execution order, sizes per example.
+
+    Under a 16-bit policy the model's outputs are taken to be float32, as Keras's mixed-precision
+    advice has a head made with ``dtype="float32"``; with ``policies`` the model was built under a
+    16-bit policy and each output's own dtype says (a ``keras.applications`` head computes in
+    the policy's type and casts its kernel like any other layer).
 
     Most layers are one op. Layers TensorFlow runs as several kernels with tensors of their
     own are walked as those kernels: ``MultiHeadAttention`` (projections, scores, softmax,
@@ -350,7 +355,8 @@ def graph_of(model) -> Graph:
     for t in model.inputs:
         sizes[id(t)] = _numel(t.shape)
     for t in model.outputs:  # the output head runs in float32 (Keras's mixed-precision advice)
-        walk.float32.add(id(t))
+        if not policies or str(getattr(t, "dtype", "float32")) == "float32":
+            walk.float32.add(id(t))
     for depth in sorted(by_depth, reverse=True):
         for node in by_depth[depth]:
             layer = node.operation

@@ -30,6 +30,7 @@ GPU memory is binary: a catalogue "24 GB" card holds 24 GiB (:func:`gpukit.specs
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -339,6 +340,28 @@ def estimate_transformer(spec: TransformerSpec, batch: int, precision: str, opti
 # --------------------------------------------------------------------------- the public estimate
 
 
+#: The Keras policy an :class:`Estimator` builds its model under for the walk: a 16-bit one, under
+#: which a layer made with ``dtype="float32"`` (a head, as Keras's mixed-precision guide advises)
+#: computes in float32 and every other in 16 bits. Which 16-bit type does not matter to the walk.
+WALK_POLICY = "mixed_float16"
+
+
+@contextlib.contextmanager
+def _keras_policy(name: str):
+    """Keras's global dtype policy set to ``name`` for the block, and the one before restored."""
+    from .device import quiet_tensorflow
+
+    quiet_tensorflow()
+    import keras
+
+    before = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(name)
+    try:
+        yield
+    finally:
+        keras.mixed_precision.set_global_policy(before)
+
+
 class Estimator:
     """Estimates for one model at any batch size (the model is built and walked once)."""
 
@@ -351,8 +374,10 @@ class Estimator:
         if self.spec.kind == "transformer":
             self.transformer = TRANSFORMERS[self.spec.name]
         else:
-            model = build_model(self.spec)
-            self.graph = graph_of(model)
+            # built under a 16-bit policy, so that each layer's own says what stays float32
+            with _keras_policy(WALK_POLICY):
+                model = build_model(self.spec)
+            self.graph = graph_of(model, policies=True)
             self.input_shape = default_input_shape(model)
             del model
 
@@ -631,7 +656,7 @@ def with_measurements(frame, estimator: "Estimator", input_shape: Sequence[int] 
                   first["mode"], input_shape, seq_len=estimator.seq_len)
             for _ in range(repeats)])
     for column in ("measured_peak_bytes", "measured_low_bytes", "measured_high_bytes", "measured_runs",
-                   "measured_status", "measured_device"):
+                   "measured_status", "measured_device", "measured_native_16bit"):
         frame[column] = [measured[b][column] for b in frame["batch_size"]]
     frame["estimate_error"] = [
         (t / m - 1) if m else None for t, m in zip(frame["tensor_bytes"], frame["measured_peak_bytes"])]
@@ -655,7 +680,19 @@ def summarize_runs(runs: Sequence[dict]) -> dict:
             "measured_low_bytes": min(peaks) if peaks else None,
             "measured_high_bytes": max(peaks) if peaks else None,
             "measured_runs": len(peaks), "measured_status": status,
-            "measured_device": ok[0].get("device") if ok else None}
+            "measured_device": ok[0].get("device") if ok else None,
+            "measured_native_16bit": ok[0].get("native_16bit") if ok else None}
+
+
+def copies_note(precision: str, native_16bit: Sequence[str] | None) -> str | None:
+    """What a measurement in a 16-bit ``precision`` on a CPU whose 16-bit instructions were
+    ``native_16bit`` (:func:`gpukit.device.cpu_native_16bit`; None: not a CPU, or not recorded)
+    holds that a GPU does not, in words; None where nothing."""
+    p = prec.normalize(precision)
+    if native_16bit is None or prec.itemsize(p) != 2 or p in native_16bit:
+        return None
+    return (f"this CPU has no {p} dot-product instructions, so TensorFlow multiplies through float32 copies "
+            "a GPU does not hold")
 
 
 def _size(n: float, like: float | None = None, unit: bool = True) -> str:
@@ -682,6 +719,9 @@ def format_fit(frame) -> str:
                      f"(estimate {first['estimate_error']:+.1%}{' of the median' if runs > 1 else ''})")
             if first["measured_status"] != "ok":
                 head += f"; {first['measured_status']}"
+            lacks = copies_note(first["precision"], first.get("measured_native_16bit"))
+            if lacks:
+                head += f"; {lacks}"
         elif "measured_status" in part:
             head += f"; measurement: {first['measured_status']}"
         lines.append(head)
@@ -777,7 +817,7 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
     peak moves by some percent from run to run (TensorFlow's thread pools free buffers in
     varying order); ``benchmarks/memory_accuracy.py`` shows by how much.
     """
-    from .device import quiet_tensorflow
+    from .device import cpu_native_16bit, quiet_tensorflow
 
     tf = quiet_tensorflow()
     import keras
@@ -818,7 +858,8 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
     threads = os.environ.get("TF_NUM_INTEROP_THREADS", "")
     return {"model": spec.label(), "batch_size": batch, "precision": p, "optimizer": optimizer, "mode": mode,
             "device": dev, "measured_peak_bytes": int(info["peak"]), "resident_before_bytes": int(before),
-            "inter_op_threads": int(threads) if threads.isdigit() else None, "onednn": onednn_enabled()}
+            "inter_op_threads": int(threads) if threads.isdigit() else None, "onednn": onednn_enabled(),
+            "native_16bit": cpu_native_16bit() if dev.startswith("CPU") else None}
 
 
 def onednn_enabled() -> bool | None:

@@ -103,6 +103,16 @@ def test_usage_errors_exit_2(argv):
 
 
 @pytest.mark.tensorflow
+def test_fit_of_a_keras_model_builds_it_quietly():
+    """The estimate builds the model (under a 16-bit policy, for the walk) without TensorFlow's start-up logs."""
+    proc = subprocess.run([sys.executable, "-m", "gpukit", "fit", "--model", "keras-vit", "--batch", "2",
+                           "--precision", "bf16", "--gpu", "T4"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "keras-vit, batch 2, train, bf16, adam: tensors" in proc.stdout and "fits on: T4" in proc.stdout
+    assert proc.stderr == "", proc.stderr
+
+
+@pytest.mark.tensorflow
 def test_bench_end_to_end_on_this_device(tmp_path):
     """A tiny real run through the command: progress on stderr, CSV on stdout, JSON document saved."""
     out = tmp_path / "bench.json"

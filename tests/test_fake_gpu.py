@@ -688,3 +688,36 @@ def test_bisection_through_real_children(monkeypatch, one_fake_gpu):
     # The 4 was an abort with the CUDA driver's line on stderr, classified by the parent:
     child = real_run("fake_child:measure", {"batch": 4}, 60, env=child_env(3, "abort"))
     assert child.status == "oom" and child.returncode == 134 and "CUDA_ERROR_OUT_OF_MEMORY" in child.error
+
+
+# --------------------------------------------------------------------------- the CPU's 16-bit instructions
+
+
+@pytest.mark.parametrize("flags, native", [
+    ({"fpu", "avx2", "fma"}, []),
+    ({"avx2", "avx512f", "avx512_vnni", "avx512_bf16"}, ["bf16"]),
+    ({"avx512_bf16", "avx512_fp16"}, ["bf16", "fp16"]),
+    ({"amx_tile", "amx_bf16", "amx_fp16"}, ["bf16", "fp16"]),
+    ({"avx512_vnni", "avx_vnni"}, []),  # integer dot products only
+])
+def test_cpu_native_16bit_reads_the_dot_product_flags(flags, native):
+    assert device.cpu_native_16bit(frozenset(flags)) == native
+
+
+def test_cpu_flags_come_from_cpuinfo(monkeypatch, tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu avx2 avx512_bf16\n\n"
+                    "processor\t: 1\nflags\t\t: fpu avx2 avx512_bf16\n")
+    real_open = open
+    monkeypatch.setattr(device, "open", lambda path, *a, **k: real_open(info if path == "/proc/cpuinfo" else path,
+                                                                          *a, **k), raising=False)
+    assert device.cpu_flags() == {"fpu", "avx2", "avx512_bf16"}
+    assert device.cpu_native_16bit() == ["bf16"]
+    assert device.environment()["cpu_native_16bit"] == ["bf16"]
+
+
+def test_cpu_flags_unreadable_is_none_native(monkeypatch):
+    def refuse(*a, **k):
+        raise OSError("no /proc here")
+    monkeypatch.setattr(device, "open", refuse, raising=False)
+    assert device.cpu_flags() == frozenset() and device.cpu_native_16bit() == []

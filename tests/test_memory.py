@@ -429,6 +429,26 @@ def test_repeated_measurements_compare_the_median_and_show_the_range():
         memory.with_measurements(frame, est, repeats=0, probe=probe)
 
 
+@pytest.mark.parametrize("precision, native, says", [
+    ("bf16", [], "no bf16 dot-product instructions"), ("fp16", ["bf16"], "no fp16 dot-product instructions"),
+    ("bf16", ["bf16"], None), ("fp32", [], None), ("bf16", None, None),  # None: a GPU, or not recorded
+])
+def test_a_16bit_measurement_on_a_cpu_without_its_instructions_says_so(precision, native, says):
+    est = memory.Estimator("bert-base")
+    frame = memory.fit_table(est, [2], specs.select(specs.load_catalogue(), ["T4"]), precision, "adam", "train")
+
+    def probe(name, batch, precision, optimizer, mode, shape, seq_len=None):
+        return {"status": "ok", "measured_peak_bytes": 100 * MIB, "device": "CPU:0", "native_16bit": native}
+
+    out = memory.with_measurements(frame, est, probe=probe)
+    assert out.iloc[0]["measured_native_16bit"] == native
+    text = memory.format_fit(out)
+    if says:
+        assert f"; this CPU has {says}, so TensorFlow multiplies through float32 copies a GPU does not hold" in text
+    else:
+        assert "dot-product" not in text
+
+
 def test_fit_repeats_needs_measure_and_a_positive_count(capsys):
     from gpukit import cli
 

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def script(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     module = importlib.import_module("memory_accuracy")
-    monkeypatch.setattr(module, "markdown", lambda rows, kernels=None: f"{len(rows)} rows")
+    monkeypatch.setattr(module, "markdown", lambda rows, kernels=None, other_cpu=None: f"{len(rows)} rows")
     return module
 
 
@@ -85,3 +85,47 @@ def test_resume_names_a_raw_file_it_cannot_read_and_leaves_it_alone(script, tmp_
     err = capsys.readouterr().err
     assert f"--resume: {raw} is not a --raw file of this script" in err and "Traceback" not in err
     assert raw.read_text() == text
+
+
+def test_precisions_measures_one_policy_again_into_the_grid(script, monkeypatch, tmp_path):
+    """--precisions bf16 --merge-into: the bfloat16 cases measured again (on a CPU with other 16-bit
+    instructions, say), each row saying which the CPU has, the rest of the grid left as it was."""
+    measured = []
+
+    def measure(name, batch, precision, optimizer, mode, shape, seq_len=None):
+        measured.append((batch, precision, mode))
+        return {"status": "ok", "measured_peak_bytes": batch * 2**20, "inter_op_threads": 2, "onednn": True,
+                "native_16bit": ["bf16"]}
+
+    monkeypatch.setattr(memory, "Estimator", FakeEstimator)
+    monkeypatch.setattr(memory, "measure_in_subprocess", measure)
+    grid = tmp_path / "grid.json"
+    old = [{"model": "fake-net", "input": "", "seq_len": None, "batch": b, "precision": p, "optimizer": o,
+            "mode": m, "runs": [3 * 2**20], "measured": 3 * 2**20, "note": "old"}
+           for _, b, p, o, m in script.cases(["fake-net"], [8], ["adam"])]
+    grid.write_text(json.dumps({"repeats": 1, "rows": old}))
+    assert script.main(["--models", "fake-net", "--batches", "8", "--optimizers", "adam", "--precisions", "bf16",
+                        "--repeats", "1", "--merge-into", str(grid)]) == 0
+    assert measured == [(8, "bf16", "train"), (8, "bf16", "infer")]
+    rows = json.loads(grid.read_text())["rows"]
+    assert [(r["precision"], r["mode"]) for r in rows] == [(r["precision"], r["mode"]) for r in old]
+    fresh = [r for r in rows if r["note"] != "old"]
+    assert [(r["precision"], r["native_16bit"], r["measured"]) for r in fresh] == [("bf16", ["bf16"], 8 * 2**20)] * 2
+    assert all(r["measured"] == 3 * 2**20 for r in rows if r["precision"] != "bf16")
+
+
+def test_other_cpu_section_pairs_each_case_with_its_run_on_the_other_cpu(script):
+    def row(precision, measured, native, note=""):
+        return {"model": "fake-net", "input": "", "seq_len": None, "batch": 8, "precision": precision,
+                "optimizer": "none", "mode": "infer", "measured": measured, "low": measured, "high": measured,
+                "predicted": 10 * 2**20, "error": 10 * 2**20 / measured - 1, "native_16bit": native}
+    grid = [row("bf16", 9 * 2**20, ["bf16"]), row("fp16", 12 * 2**20, ["bf16"])]
+    other = {"cpu": "an AVX2 CPU", "rows": [row("bf16", 13 * 2**20, []), row("fp16", 12.5 * 2**20, None),
+                                            {**row("bf16", 20 * 2**20, ["bf16"]), "batch": 2}]}
+    text = "\n".join(script.other_cpu_section(grid, other, "other.json"))
+    # float16 pairs too (other CPU: not recorded); the batch-2 case is not in the grid
+    assert "2 of the cases above" in text and "(an AVX2 CPU; the runs: `other.json`)" in text
+    assert "| fake-net |  | 8 | bf16 | none | infer | 10.0 | 9.0 (9.0–9.0) | bf16 | 13.0 (13.0–13.0) | none | " \
+           "0.69 | +11.1% | -23.1% |" in text
+    assert "| 12.0 (12.0–12.0) | bf16 | 12.5 (12.5–12.5) | not recorded | 0.96 |" in text
+    assert script.other_cpu_section(grid, {"cpu": "same", "rows": grid}, "x.json") == []  # same CPU: nothing to say

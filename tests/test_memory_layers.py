@@ -242,3 +242,34 @@ def test_built_in_shapes_walk_as_their_keras_equivalents(name, precision):
             b = memory.simulate(shaped, B, precision, optimizer, mode)
             assert (b.activations_bytes, b.tensor_bytes) == (a.activations_bytes, a.tensor_bytes), (head, mode)
             assert sum(o.flops for o in shaped.ops) == pytest.approx(sum(o.flops for o in built.ops)), head
+
+
+def test_a_head_in_the_policys_type_casts_its_kernel_and_a_float32_head_does_not():
+    """keras.applications' heads compute in the policy's 16-bit type (the model is walked as built
+    under a 16-bit policy, ``memory.WALK_POLICY``); a head made with dtype="float32" computes in float32."""
+    keras = _keras()
+    params = D * CLASSES + CLASSES
+
+    def build(head_dtype):
+        inp = keras.Input((D,))
+        out = keras.layers.Dense(CLASSES, dtype=head_dtype, name="head")(keras.layers.Dense(D)(inp))
+        return keras.Model(inp, out)
+
+    with memory._keras_policy(memory.WALK_POLICY):
+        own, f32 = build(None), build("float32")
+    assert keras.mixed_precision.global_policy().name == "float32"  # restored
+    heads = {name: [op for op in walk.graph_of(m, policies=True).ops if op.name == "head"][0]
+             for name, m in (("own", own), ("f32", f32))}
+    assert heads["own"].cast_bytes == 2 * params and not heads["own"].float32
+    assert heads["f32"].cast_bytes == 0 and heads["f32"].float32
+    # inference under bfloat16: the own head's kernel cast is held from the start, so at the first layer (the
+    # peak: its output, its own cast and the head's) the walks differ by that cast
+    infer = {name: memory.simulate(walk.graph_of(m, policies=True), B, "bf16", "sgd", "infer").activations_bytes
+             for name, m in (("own", own), ("f32", f32))}
+    assert infer["own"] == B * D * 2 + 2 * (D * D + D) + 2 * params
+    assert infer["own"] - infer["f32"] == 2 * params
+    # walked as built under float32 (no policies to read), a head is taken to be float32
+    assert walk.graph_of(own).ops[-1].float32
+    with pytest.raises(RuntimeError), memory._keras_policy("mixed_bfloat16"):
+        raise RuntimeError("the policy is restored after an error too")
+    assert keras.mixed_precision.global_policy().name == "float32"
