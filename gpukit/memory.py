@@ -10,20 +10,21 @@ Two figures, in bytes:
 * ``total_bytes`` — ``tensor_bytes`` plus the runtime's own reserve on a GPU (CUDA context,
   cuDNN and cuBLAS workspaces), :data:`DEFAULT_RUNTIME_RESERVE_BYTES` unless overridden.
 
-Keras models are walked layer by layer (:func:`gpukit.graph.graph_of`): each layer's parameters and output
-size, and which tensors its backward pass needs (a convolution or dense layer needs its input,
-a ReLU its output, batch normalisation its input…). Layers TensorFlow runs as several kernels
-(attention, recurrent layers, normalisations, dropout) are walked as those kernels; what each
-keeps was read off TensorFlow's own gradient graph and is checked against it in the tests. The
-walk simulates the step: the forward pass keeps what backward needs and frees the rest after
+Keras models are walked layer by layer (:func:`gpukit.graph.graph_of`): each layer's parameters
+and output size, and which tensors its backward pass needs (a convolution or dense layer needs
+its input, a ReLU its output, batch normalisation its input…). Layers TensorFlow runs as several
+kernels (attention, recurrent layers, normalisations, dropout) are walked as those kernels; what
+each keeps was read off TensorFlow's own gradient graph and is checked against it in the tests.
+The walk simulates the step: the forward pass keeps what backward needs and frees the rest after
 its last use; the loss writes the logits' gradient into the logits' buffer; the backward pass
 frees saved tensors as it goes and accumulates weight gradients. An optimizer's temporaries that
 read no gradient (momentum's ``m * momentum``) run as the step starts and wait through it
 (:data:`PENDING_UPDATE_TEMPORARIES`). The peak of that simulation, plus the optimizer's other
-update temporaries (:data:`UPDATE_WORKSPACE_FIT`, the one fitted term), is the estimate. Built-in transformer shapes are walked the same way without building them
+update temporaries (:data:`UPDATE_WORKSPACE_FIT`, the one fitted term), is the estimate.
+Built-in transformer shapes are walked the same way without building them
 (:func:`gpukit.graph.transformer_graph`): what TensorFlow keeps for their Keras-layer
-equivalent. That is more than Korthikanti et al. (2022) count for Megatron's fused kernels
-(34 s b h + 5 a s² b bytes a layer at 16 bits): Keras's exact GELU keeps three tensors, its
+equivalent. That is more than Korthikanti et al. (2022) count for Megatron's fused kernels (34 s
+b h + 5 a s² b bytes a layer at 16 bits): Keras's exact GELU keeps three tensors, its
 normalisations keep float32 copies, its unfused attention keeps Q, K, V and both the
 probabilities and their dropout.
 
