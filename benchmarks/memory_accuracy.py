@@ -471,8 +471,9 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         "- An optimizer's update makes temporaries that read no gradient (momentum's `m * momentum`, RMSprop's "
         "`rho * velocity`): TensorFlow runs them as the step starts, and each waits for its variable's gradient, so "
         "the forward pass and the backward pass hold one variable-sized temporary for every weight not yet updated "
-        "(`gpukit.memory.PENDING_UPDATE_TEMPORARIES`; TensorFlow's profiler shows them at the peak of VGG16 and of "
-        "the encoder, as many bytes as their trainable weights). The fitted update terms count the rest.",
+        "(`gpukit.memory.PENDING_UPDATE_TEMPORARIES`; TensorFlow's profiler shows them at the peak, as many bytes as "
+        "the trainable weights: `docs/memory-peaks.md`, made by `benchmarks/memory_peaks.py`, lists what a few "
+        "cases hold at their peaks). The fitted update terms count the rest.",
         "- Run-to-run spread is seen where the loss may write the logits' gradient into the logits' buffer "
         "(only when nothing else still holds them: a logits-sized difference, large for token-level heads; "
         "seen at batch 8, not at 2 or 32). The estimate takes the common case; the rest is the family's band, "

@@ -181,8 +181,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
     grads_total = graph.trainable_params * 4
     slots = OPTIMIZER_SLOTS[opt] * graph.trainable_params * 4
     # the update's temporaries that read no gradient run as the step starts and wait for it
-    pending_per_byte = PENDING_UPDATE_TEMPORARIES.get(_UPDATE_LIKE.get(opt, opt), 0)
-    pending = pending_per_byte * graph.trainable_params * 4
+    pending = pending_update_bytes(opt, graph.trainable_params * 4)
     saved = _saved_tensors(graph)
     # Forward: saved tensors stay; others die after their last reader; elementwise ops may
     # overwrite an input that nothing else reads.
@@ -237,7 +236,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
             loss_kept = 0
         for t in freed_after.get(i, ()):
             remaining.pop(t, None)
-        pending -= pending_per_byte * op.trainable_params * 4  # its gradients are ready: its update runs
+        pending -= pending_update_bytes(opt, op.trainable_params * 4)  # its gradients are ready: its update runs
     workspace = update_workspace(opt, graph.trainable_params * 4, graph.largest_variable * 4,
                                  graph.largest_embedding * 4)
     tensor = weights + slots + input_bytes + max(peak_forward, peak_backward) + workspace
@@ -321,6 +320,13 @@ def bounded_least_squares(a, b, low, high):
 #: Optimizers not measured take the closest measured one's terms.
 _UPDATE_LIKE = {"nesterov": "momentum", "adagrad": "rmsprop", "lion": "momentum",
                 "adadelta": "adam", "adamax": "adam", "nadam": "adam"}
+
+
+def pending_update_bytes(optimizer: str, trainable_bytes: int) -> int:
+    """Bytes of ``optimizer``'s update temporaries that wait for the gradients of ``trainable_bytes``
+    of weights (:data:`PENDING_UPDATE_TEMPORARIES`; an optimizer gpukit did not count, as the one it
+    updates like)."""
+    return PENDING_UPDATE_TEMPORARIES.get(_UPDATE_LIKE.get(optimizer, optimizer), 0) * trainable_bytes
 
 
 def update_workspace(optimizer: str, trainable_bytes: int, largest_variable_bytes: int,
@@ -824,8 +830,12 @@ def loss_for(model):
 
 def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",
                  mode: str = "train", input_shape: Sequence[int] | None = None, classes: int = 1000,
-                 device: str | None = None, seq_len: int | None = None) -> dict:
+                 device: str | None = None, seq_len: int | None = None, profile_top: int = 0) -> dict:
     """Run one real step on the attached device and read the allocator's peak.
+
+    With ``profile_top`` the measured step runs under TensorFlow's profiler, and ``peak_profile``
+    says what the allocator held at its peak (:func:`live_at_peak`: by phase, and the largest
+    ``profile_top`` tensors by the op that made them).
 
     One training step of a ``tf.function``-compiled ``GradientTape`` loop (forward, loss,
     gradients, optimizer update) on synthetic data, or one inference call, after one untimed
@@ -870,14 +880,108 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
                 step()
         tf.config.experimental.reset_memory_stats(dev)
         before = tf.config.experimental.get_memory_info(dev)["current"]
-        out = step()
-        _ = out.numpy() if hasattr(out, "numpy") else out
+        with _profiled(tf, profile_top) as trace:
+            out = step()
+            _ = out.numpy() if hasattr(out, "numpy") else out
         info = tf.config.experimental.get_memory_info(dev)
     threads = os.environ.get("TF_NUM_INTEROP_THREADS", "")
-    return {"model": spec.label(), "batch_size": batch, "precision": p, "optimizer": optimizer, "mode": mode,
-            "device": dev, "measured_peak_bytes": int(info["peak"]), "resident_before_bytes": int(before),
-            "inter_op_threads": int(threads) if threads.isdigit() else None, "onednn": onednn_enabled(),
-            "native_16bit": cpu_native_16bit() if dev.startswith("CPU") else None}
+    result = {"model": spec.label(), "batch_size": batch, "precision": p, "optimizer": optimizer, "mode": mode,
+              "device": dev, "measured_peak_bytes": int(info["peak"]), "resident_before_bytes": int(before),
+              "inter_op_threads": int(threads) if threads.isdigit() else None, "onednn": onednn_enabled(),
+              "native_16bit": cpu_native_16bit() if dev.startswith("CPU") else None}
+    if profile_top:
+        scopes = {o.name for o in (opt, getattr(opt, "inner_optimizer", None)) if o is not None} \
+            if mode == "train" else set()
+        result["peak_profile"] = live_at_peak(_memory_events(trace["xspace"]), scopes, profile_top)
+    return result
+
+
+@contextlib.contextmanager
+def _profiled(tf, enabled: bool):
+    """TensorFlow's profiler over the block where ``enabled`` (``trace["xspace"]``: the bytes of its
+    XSpace, read before its temporary folder goes)."""
+    trace: dict = {}
+    if not enabled:
+        yield trace
+        return
+    import glob
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="gpukit-profile-") as logdir:
+        options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=3)
+        tf.profiler.experimental.start(logdir, options=options)
+        try:
+            yield trace
+        finally:
+            tf.profiler.experimental.stop()
+            files = sorted(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True))
+            if files:
+                with open(files[-1], "rb") as fh:
+                    trace["xspace"] = fh.read()
+            else:
+                trace["xspace"] = b""
+
+
+def _memory_events(xspace: bytes) -> list[tuple[int, str, dict]]:
+    """The allocator's ``MemoryAllocation``/``MemoryDeallocation`` events of a profiler XSpace, in time
+    order, as (picoseconds, name, stats)."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(xspace)
+    events = []
+    for plane in space.planes:
+        names, stat_names = plane.event_metadata, plane.stat_metadata
+        for line in plane.lines:
+            for ev in line.events:
+                kind = names[ev.metadata_id].name
+                if kind not in ("MemoryAllocation", "MemoryDeallocation"):
+                    continue
+                stats = {}
+                for st in ev.stats:
+                    which = st.WhichOneof("value")
+                    value = getattr(st, which)
+                    stats[stat_names[st.metadata_id].name] = stat_names[value].name if which == "ref_value" else value
+                events.append((line.timestamp_ns * 1000 + ev.offset_ps, kind, stats))
+    return sorted(events, key=lambda e: e[0])
+
+
+#: The phases :func:`live_at_peak` sorts a step's tensors into, by the name scope of the op that made
+#: them: the optimizer's update (its name), the backward pass (``gradient_tape``), the rest.
+PEAK_PHASES = ("forward and other", "backward", "optimizer")
+
+
+def live_at_peak(events: Sequence[tuple[int, str, dict]], optimizer_scopes: Iterable[str] = (),
+                 top: int = 10) -> dict:
+    """What the allocator held when its use peaked, from its allocation events (:func:`_memory_events`:
+    stats ``addr``, ``bytes_allocated`` after the event, ``requested_bytes``, ``tf_op``, ``shape``).
+    Only what the profiled step allocated: what was resident before it is not in the events.
+    Returns the peak, the op whose allocation reached it, the bytes by phase (:data:`PEAK_PHASES`)
+    and the ``top`` largest (op, shape, bytes), a tensor's bytes summed over allocations of one op
+    and shape."""
+    scopes = tuple(s for s in optimizer_scopes if s)
+    live: dict = {}
+    peak, at, held = -1, None, {}
+    for _, kind, stats in events:
+        if kind == "MemoryAllocation":
+            live[stats.get("addr")] = stats
+        else:
+            live.pop(stats.get("addr"), None)
+        in_use = int(stats.get("bytes_allocated", 0))
+        if in_use > peak:
+            peak, at, held = in_use, stats.get("tf_op"), dict(live)
+    phases = dict.fromkeys(PEAK_PHASES, 0)
+    largest: dict = {}
+    for stats in held.values():
+        op, nbytes = str(stats.get("tf_op", "")), int(stats.get("requested_bytes", 0))
+        root = op.split("/", 1)[0]
+        phase = "optimizer" if root in scopes else "backward" if root == "gradient_tape" else "forward and other"
+        phases[phase] += nbytes
+        key = (op, str(stats.get("shape", "")))
+        largest[key] = largest.get(key, 0) + nbytes
+    ranked = sorted(largest.items(), key=lambda kv: -kv[1])[:top]
+    return {"peak_bytes": max(peak, 0), "at_op": at, "phases": phases,
+            "largest": [{"op": op, "shape": shape, "bytes": n} for (op, shape), n in ranked]}
 
 
 def onednn_enabled() -> bool | None:
@@ -973,7 +1077,7 @@ def measure_env(inter_op_threads: int | None = None, model_name: str | None = No
 def measure_in_subprocess(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",
                           mode: str = "train", input_shape: Sequence[int] | None = None, classes: int = 1000,
                           timeout_s: float = 900, seq_len: int | None = None,
-                          inter_op_threads: int | None = None) -> dict:
+                          inter_op_threads: int | None = None, profile_top: int = 0) -> dict:
     """:func:`measure_peak` in a fresh Python (:func:`gpukit.runner.run`, environment
     :func:`measure_env`), so nothing else shares the allocator. An out-of-memory, in any form
     TensorFlow raises it (:func:`gpukit.runner.is_oom`), becomes ``{"status": "oom"}``; another
@@ -981,6 +1085,8 @@ def measure_in_subprocess(model_name: str, batch: int, precision: str = "fp32", 
     args = {"model_name": model_name, "batch": batch, "precision": precision, "optimizer": optimizer,
             "mode": mode, "input_shape": list(input_shape) if input_shape else None, "classes": classes,
             "seq_len": seq_len}
+    if profile_top:
+        args["profile_top"] = profile_top
     child = runner.run("gpukit.memory:measure_child", args, timeout_s,
                        env=measure_env(inter_op_threads, model_name))
     if child.ok:

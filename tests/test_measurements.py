@@ -98,3 +98,17 @@ def test_the_decoder_runs_with_its_cache_and_its_memory_matches_the_estimate():
     # the measured peak holds the weights and the cache, and the estimate is within 10 % of it
     assert got["measured_peak_bytes"] > got["estimated_weights_bytes"] + got["estimated_kv_cache_bytes"]
     assert abs(got["estimate_error"]) <= 0.10, got
+
+
+def test_momentums_waiting_temporaries_are_the_weights_bytes_at_the_peak():
+    """Under TensorFlow's profiler, a step with momentum holds one ``m * momentum`` per weight at its
+    peak, made as the step starts (memory.PENDING_UPDATE_TEMPORARIES): the optimizer's tensors then are
+    the trainable weights' bytes, as the estimate counts them."""
+    got = memory.measure_in_subprocess("keras-vit", 8, "fp32", "momentum", "train", profile_top=3)
+    assert got["status"] == "ok", got
+    profile = got["peak_profile"]
+    trainable = memory.Estimator("keras-vit").graph.trainable_params * 4
+    assert profile["peak_bytes"] == got["measured_peak_bytes"]
+    assert profile["phases"]["optimizer"] == pytest.approx(trainable * memory.PENDING_UPDATE_TEMPORARIES["momentum"],
+                                                           rel=0.01)
+    assert profile["phases"]["backward"] > 0 and len(profile["largest"]) == 3

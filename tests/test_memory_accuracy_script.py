@@ -129,3 +129,15 @@ def test_other_cpu_section_pairs_each_case_with_its_run_on_the_other_cpu(script)
            "0.69 | +11.1% | -23.1% |" in text
     assert "| 12.0 (12.0–12.0) | bf16 | 12.5 (12.5–12.5) | not recorded | 0.96 |" in text
     assert script.other_cpu_section(grid, {"cpu": "same", "rows": grid}, "x.json") == []  # same CPU: nothing to say
+
+
+def test_memory_peaks_reads_its_cases_and_names_a_bad_one(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    peaks = importlib.import_module("memory_peaks")
+    assert peaks.parse_case("VGG16:8:fp32:momentum:train:64x64x3") == {
+        "model": "VGG16", "batch": 8, "precision": "fp32", "optimizer": "momentum", "mode": "train",
+        "input_shape": (64, 64, 3)}
+    assert peaks.parse_case("keras-vit:2:bf16:none:infer")["input_shape"] is None
+    with pytest.raises(SystemExit, match="case 'VGG16:eight:fp32': write model:batch:precision:optimizer:mode"):
+        peaks.parse_case("VGG16:eight:fp32")
+    assert all(peaks.parse_case(case) for case, _ in peaks.CASES)
