@@ -525,8 +525,9 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
            "without." if other_cpu else ".")
         + " The float16 cases were measured before the rows recorded the CPU's instructions, and this CPU has no "
         "float16 dot products either (AVX-512 FP16 or AMX-FP16): they hold the copies, which the estimate, counting "
-        "what a GPU holds, does not count, so they stay in the families' bands (the encoder's float16 inference, "
-        "the depthwise CNNs' float16 training).",
+        "what a GPU holds, does not count, so they stay in the families' bands (the encoder's float16 inference). "
+        "Nor has oneDNN float16 convolutions here: their gradients run Eigen's kernels, with buffers of their own "
+        "(MobileNetV2's float16 training holds two at its peak, `docs/memory-peaks.md`).",
         "- float16 training is measured on a step that updates the weights: the dynamic loss scale skips the "
         "first steps' updates, and a skipped step holds no optimizer state.",
         "- A training step is measured with the optimizer's slots made inside the first, unmeasured step "
