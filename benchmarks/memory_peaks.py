@@ -14,6 +14,7 @@ import sys
 from datetime import datetime, timezone
 
 from gpukit import device, memory
+from gpukit.errors import GpukitError
 
 from _report import publish
 
@@ -80,7 +81,8 @@ def markdown(rows: list[dict], notes: dict[str, str]) -> str:
         label = f"{r['model']} batch {r['batch']} {r['precision']} {r['mode']}" + (
             f" {r['optimizer']}" if r["mode"] == "train" else "") + (
             f" at {'x'.join(map(str, r['input_shape']))}" if r["input_shape"] else "")
-        lines += [f"## {label}", "", f"{notes.get(r['key'], '')}".strip(), ""]
+        note = notes.get(r["key"], "")
+        lines += [f"## {label}", ""] + ([note, ""] if note else [])
         if got.get("status") != "ok":
             lines += [f"Not measured: {got.get('error') or got.get('status')}", ""]
             continue
@@ -113,7 +115,10 @@ def main(argv=None) -> int:
     rows = []
     for text, _ in chosen:
         case = parse_case(text)
-        row = measure(case, args.top)
+        try:
+            row = measure(case, args.top)
+        except GpukitError as exc:
+            raise SystemExit(f"memory_peaks.py: case {text!r}: {exc}") from None
         row["key"] = text
         rows.append(row)
         got = row["got"]
