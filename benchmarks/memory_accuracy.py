@@ -249,48 +249,55 @@ def bands_csv(rows: list[dict], when: str, device_name: str) -> str:
 TARGETS = {"median": 0.05, "worst": 0.15, "leave_one_family_out": 0.20}
 
 
-def _per_family(rows: list[dict], key: str, say) -> str:
-    """What the runs recorded under ``key``, per family ("not recorded" for runs from before it was)."""
+def _per_family(rows: list[dict], labels) -> str:
+    """What the runs recorded, per family (``labels(row)``: a row's labels, None for runs from before
+    it was recorded), said once where every family recorded the same."""
     per: dict[str, set] = {}
     for r in rows:
-        per.setdefault(r["family"], set()).update(r.get(key) or [None])
-    said = []
+        per.setdefault(r["family"], set()).update(labels(r))
+    said = {}
     for fam, used in sorted(per.items()):
-        known = "/".join(say(v) for v in sorted(used - {None}, key=str))
-        unknown = "not recorded" if None in used else ""
-        said.append(f"{fam}: {' and '.join(part for part in (known, unknown) if part)}")
-    return "; ".join(said)
+        known = "/".join(sorted(used - {None}))
+        said[fam] = " and ".join(part for part in (known, "not recorded" if None in used else "") if part)
+    if len(set(said.values())) == 1:
+        return f"{next(iter(said.values()))} in every family"
+    return "; ".join(f"{fam}: {text}" for fam, text in said.items())
+
+
+def _recorded(key: str, say=str):
+    """``labels`` for :func:`_per_family`: what every run of a row recorded under ``key``."""
+    return lambda r: [say(v) for v in r[key]] if r.get(key) else [None]
+
+
+def _native_label(row: dict) -> list:
+    native = _native(row)
+    return [None] if native is None else ["+".join(native) or "none"]
 
 
 def _conditions_lines(rows: list[dict]) -> list[str]:
-    """How the measuring processes ran, per family: TensorFlow's inter-op threads and its CPU kernels."""
+    """How the measuring processes ran, per family: TensorFlow's inter-op threads, its CPU kernels and
+    the CPU's 16-bit instructions."""
     return [
         "- TensorFlow's inter-op threads in the measuring process (`gpukit.memory.measure_env`: at least "
         f"{memory.MEASURE_INTER_OP_THREADS}; with one, a recurrent layer's backward loop runs ahead, "
-        f"`docs/memory-rnn-runahead.md`): {_per_family(rows, 'inter_op_threads', str)}",
+        f"`docs/memory-rnn-runahead.md`): {_per_family(rows, _recorded('inter_op_threads'))}",
         "- its CPU kernels (`gpukit.memory.MEASURE_ONEDNN`: oneDNN's, as TensorFlow's Eigen kernels, its default "
         "on CPUs without AVX-512 VNNI/BF16, AVX-VNNI or AMX, hold convolution-gradient buffers a GPU does not; "
         "Eigen's for models with LSTM or GRU layers, `MEASURE_ONEDNN_RECURRENT`, as under oneDNN's an LSTM's "
         "backward loop runs ahead in some runs): "
-        + _per_family(rows, "onednn", lambda v: "oneDNN" if v else "Eigen"),
+        + _per_family(rows, _recorded("onednn", lambda v: "oneDNN" if v else "Eigen")),
         "- the 16-bit formats the CPU of each 16-bit run had dot-product instructions for "
         "(`gpukit.device.cpu_native_16bit`; without them a 16-bit matrix multiply works through float32 copies): "
-        + "; ".join(f"{p} cases: {_native_per_family([r for r in rows if r['precision'] == p])}"
+        + "; ".join(f"{p} cases: {_per_family([r for r in rows if r['precision'] == p], _native_label)}"
                     for p in ("bf16", "fp16") if any(r["precision"] == p for r in rows)),
     ]
 
 
-def _native_per_family(rows: list[dict]) -> str:
-    """What each family's runs' CPU had of 16-bit instructions ("none", or "not recorded" for runs
-    from before it was)."""
-    per: dict[str, set] = {}
-    for r in rows:
-        native = _native(r)
-        per.setdefault(r["family"], set()).add("not recorded" if native is None else "+".join(native) or "none")
-    said = {fam: " and ".join(sorted(v)) for fam, v in sorted(per.items())}
-    if len(set(said.values())) == 1:
-        return f"{next(iter(said.values()))} in every family"
-    return ", ".join(f"{fam}: {text}" for fam, text in said.items())
+def _paired(rows: list[dict], others: list[dict], differ) -> list[tuple[dict, dict]]:
+    """(grid row, other row) for each case of ``others`` the grid measured too, where ``differ(grid, other)``."""
+    mine = {_case(r): r for r in rows if r["measured"]}
+    return [(mine[_case(o)], o) for o in others
+            if o.get("measured") and _case(o) in mine and differ(mine[_case(o)], o)]
 
 
 #: How far apart two kernels' peaks must be for the comparison to list the case.
@@ -306,10 +313,8 @@ def kernels_section(rows: list[dict], other: dict, path: str) -> list[str]:
     """The grid's cases measured again under the other CPU kernels (``other``: a ``--raw`` file
     whose rows say by ``onednn`` how they ran and whose ``kernels`` describes each way), against
     the grid's runs: Eigen's peak over oneDNN's, how much they move, and where."""
-    mine = {_case(r): r for r in rows if r["measured"]}
-    pairs = [(mine[_case(o)], o) for o in other["rows"]
-             if o.get("measured") and _case(o) in mine and _onednn(o) != _onednn(mine[_case(o)])
-             and (o["precision"] == "fp32" or _native(o) == _native(mine[_case(o)]))]  # on one CPU's 16 bits
+    pairs = _paired(rows, other["rows"], lambda r, o: _onednn(o) != _onednn(r)
+                    and (o["precision"] == "fp32" or _native(o) == _native(r)))  # on one CPU's 16 bits
     if not pairs:
         return []
     # each pair as (oneDNN's row, Eigen's row, the grid's row)
@@ -361,9 +366,7 @@ def other_cpu_section(rows: list[dict], other: dict, path: str) -> list[str]:
     """The grid's 16-bit cases measured on a CPU with other 16-bit instructions (``other``: a ``--raw``
     file whose rows say by ``native_16bit`` what their CPU had and whose ``cpu`` describes it): both
     measurements and the estimate's error against each."""
-    mine = {_case(r): r for r in rows if r["measured"]}
-    pairs = [(mine[_case(o)], o) for o in other["rows"]
-             if o.get("measured") and _case(o) in mine and _native(o) != _native(mine[_case(o)])]
+    pairs = _paired(rows, other["rows"], lambda r, o: _native(o) != _native(r))
     if not pairs:
         return []
     ratio = [r["measured"] / o["measured"] for r, o in pairs]

@@ -141,3 +141,12 @@ def test_memory_peaks_reads_its_cases_and_names_a_bad_one(monkeypatch):
     with pytest.raises(SystemExit, match="case 'VGG16:eight:fp32': write model:batch:precision:optimizer:mode"):
         peaks.parse_case("VGG16:eight:fp32")
     assert all(peaks.parse_case(case) for case, _ in peaks.CASES)
+
+
+def test_conditions_are_said_per_family_or_once_when_every_family_agrees(script):
+    rows = [{"family": "a", "inter_op_threads": [2], "precision": "bf16", "native_16bit": ["bf16"]},
+            {"family": "b", "inter_op_threads": [2], "precision": "bf16", "native_16bit": []},
+            {"family": "b", "precision": "bf16"}]  # a run from before anything was recorded
+    assert script._per_family(rows[:2], script._recorded("inter_op_threads")) == "2 in every family"
+    assert script._per_family(rows, script._recorded("inter_op_threads")) == "a: 2; b: 2 and not recorded"
+    assert script._per_family(rows, script._native_label) == "a: bf16; b: none and not recorded"
