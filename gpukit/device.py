@@ -38,16 +38,21 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]
     return out
 
 
-def cpu_model() -> str:
-    """The CPU's model name (from /proc/cpuinfo on Linux, else :func:`platform.processor`)."""
+def _cpuinfo(*fields: str) -> str | None:
+    """The value of the first line of /proc/cpuinfo (Linux) naming one of ``fields``; None where none does."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
-                if line.lower().startswith("model name"):
+                if line.lower().startswith(fields):
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def cpu_model() -> str:
+    """The CPU's model name (from /proc/cpuinfo on Linux, else :func:`platform.processor`)."""
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 #: CPU flags (Linux ``/proc/cpuinfo``) that give the CPU dot-product instructions for a 16-bit format.
@@ -61,14 +66,7 @@ NATIVE_16BIT_FLAGS = {"bf16": ("avx512_bf16", "amx_bf16"), "fp16": ("avx512_fp16
 
 def cpu_flags() -> frozenset[str]:
     """The CPU's feature flags (from /proc/cpuinfo on Linux; empty where it cannot tell)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.lower().startswith(("flags", "features")):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
+    return frozenset((_cpuinfo("flags", "features") or "").split())
 
 
 def cpu_native_16bit(flags: frozenset[str] | None = None) -> list[str]:

@@ -712,6 +712,7 @@ def test_cpu_flags_come_from_cpuinfo(monkeypatch, tmp_path):
     monkeypatch.setattr(device, "open", lambda path, *a, **k: real_open(info if path == "/proc/cpuinfo" else path,
                                                                           *a, **k), raising=False)
     assert device.cpu_flags() == {"fpu", "avx2", "avx512_bf16"}
+    assert device.cpu_model() == "AMD EPYC"  # the same file, another field
     assert device.cpu_native_16bit() == ["bf16"]
     assert device.environment()["cpu_native_16bit"] == ["bf16"]
 
