@@ -46,7 +46,8 @@ from .errors import GpukitError, ParameterError
 from .resources import DATA_DIR
 from .graph import Graph, graph_of, transformer_graph
 from .models import (OPTIMIZER_SLOTS, TRANSFORMERS, TransformerSpec, build_model, check_optimizer,
-                     default_input_shape, make_optimizer, resolve_model, synthetic_batch, train_step)
+                     default_input_shape, keras_policy, make_optimizer, resolve_model, synthetic_batch,
+                     train_step)
 
 #: CUDA context plus cuDNN/cuBLAS workspaces that a GPU process holds besides tensors. A CUDA
 #: context costs roughly 300-500 MiB on recent drivers; the rest is workspace. Override it
@@ -370,22 +371,6 @@ def estimate_transformer(spec: TransformerSpec, batch: int, precision: str, opti
 WALK_POLICY = "mixed_float16"
 
 
-@contextlib.contextmanager
-def _keras_policy(name: str):
-    """Keras's global dtype policy set to ``name`` for the block, and the one before restored."""
-    from .device import quiet_tensorflow
-
-    quiet_tensorflow()
-    import keras
-
-    before = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy(name)
-    try:
-        yield
-    finally:
-        keras.mixed_precision.set_global_policy(before)
-
-
 class Estimator:
     """Estimates for one model at any batch size (the model is built and walked once)."""
 
@@ -399,7 +384,7 @@ class Estimator:
             self.transformer = TRANSFORMERS[self.spec.name]
         else:
             # built under a 16-bit policy, so that each layer's own says what stays float32
-            with _keras_policy(WALK_POLICY):
+            with keras_policy(WALK_POLICY):
                 model = build_model(self.spec)
             self.graph = graph_of(model, policies=True)
             self.input_shape = default_input_shape(model)

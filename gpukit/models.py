@@ -6,6 +6,7 @@ Everything here that builds a model imports TensorFlow lazily; resolving a name 
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import warnings
@@ -158,6 +159,23 @@ def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: 
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise UnknownModelError(f"unknown model {name!r}; {hint}use a keras.applications name, a .keras file, "
                             f"one of {', '.join(TRANSFORMERS)}, or one of the Keras-layer models {', '.join(zoo.ZOO)}")
+
+
+@contextlib.contextmanager
+def keras_policy(name: str):
+    """Keras's global dtype policy set to ``name`` for the block (models built in it compute in its
+    types), and the one before restored, after an error too."""
+    from .device import quiet_tensorflow
+
+    quiet_tensorflow()
+    import keras
+
+    before = keras.mixed_precision.global_policy().name
+    keras.mixed_precision.set_global_policy(name)
+    try:
+        yield
+    finally:
+        keras.mixed_precision.set_global_policy(before)
 
 
 def build_model(spec: ModelSpec):

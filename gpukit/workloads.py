@@ -23,7 +23,7 @@ from typing import Any
 from . import precision as prec
 from .errors import ParameterError
 from .graph import activation_elements, forward_flops
-from .models import train_step, transformer_model
+from .models import keras_policy, train_step, transformer_model
 
 #: Workloads in report order, with the unit of their throughput.
 UNITS = {"matmul": "TFLOP/s", "bandwidth": "GB/s", "conv": "TFLOP/s",
@@ -290,18 +290,14 @@ def precision_scope(config: Config, device: DeviceInfo) -> Iterator[str]:
     """
     math = prec.device_math(config.precision, device.kind, device.compute_capability)
     tf = _tf()
-    import keras
-
     spec = prec.get(config.precision)
     old_tf32 = tf.config.experimental.tensor_float_32_execution_enabled()
-    old_policy = keras.mixed_precision.global_policy().name
     if spec.tf32 is not None:
         tf.config.experimental.enable_tensor_float_32_execution(spec.tf32)
-    keras.mixed_precision.set_global_policy(spec.keras_policy)
     try:
-        yield math
+        with keras_policy(spec.keras_policy):
+            yield math
     finally:
-        keras.mixed_precision.set_global_policy(old_policy)
         tf.config.experimental.enable_tensor_float_32_execution(old_tf32)
 
 

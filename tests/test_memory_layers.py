@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from gpukit import graph as walk
-from gpukit import memory
+from gpukit import memory, models
 
 from tfsaved import loop_pushes, saved_bytes
 
@@ -255,7 +255,7 @@ def test_a_head_in_the_policys_type_casts_its_kernel_and_a_float32_head_does_not
         out = keras.layers.Dense(CLASSES, dtype=head_dtype, name="head")(keras.layers.Dense(D)(inp))
         return keras.Model(inp, out)
 
-    with memory._keras_policy(memory.WALK_POLICY):
+    with models.keras_policy(memory.WALK_POLICY):
         own, f32 = build(None), build("float32")
     assert keras.mixed_precision.global_policy().name == "float32"  # restored
     heads = {name: [op for op in walk.graph_of(m, policies=True).ops if op.name == "head"][0]
@@ -270,6 +270,6 @@ def test_a_head_in_the_policys_type_casts_its_kernel_and_a_float32_head_does_not
     assert infer["own"] - infer["f32"] == 2 * params
     # walked as built under float32 (no policies to read), a head is taken to be float32
     assert walk.graph_of(own).ops[-1].float32
-    with pytest.raises(RuntimeError), memory._keras_policy("mixed_bfloat16"):
+    with pytest.raises(RuntimeError), models.keras_policy("mixed_bfloat16"):
         raise RuntimeError("the policy is restored after an error too")
     assert keras.mixed_precision.global_policy().name == "float32"
