@@ -6,6 +6,7 @@ Everything here that builds a model imports TensorFlow lazily; resolving a name 
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import difflib
 import os
@@ -193,7 +194,7 @@ def build_model(spec: ModelSpec):
         try:
             with warnings.catch_warnings():  # Keras's own NumPy 2 deprecation notice on load
                 warnings.simplefilter("ignore", DeprecationWarning)
-                return keras.models.load_model(spec.name, compile=False)
+                return load_in_global_policy(spec.name)
         except Exception as exc:  # noqa: BLE001 -- any unreadable file is the user's to fix
             raise GpukitError(f"cannot load model file {spec.name}: {str(exc).splitlines()[0]}") from None
     ctor = getattr(keras.applications, spec.name)
@@ -205,6 +206,58 @@ def build_model(spec: ModelSpec):
     except ValueError as exc:
         first = str(exc).strip().splitlines()[0]
         raise ParameterError(f"{spec.name} cannot take input shape {spec.input_shape}: {first}") from None
+
+
+#: The classes of a Keras config's dtype policy that say what a layer computes in (a quantised
+#: layer's policy says more, and is left as it is).
+_FLOAT_POLICIES = frozenset({"DTypePolicy", "FloatDTypePolicy"})
+
+
+def _policies(config, rename: dict[str, str] | None = None) -> list[str]:
+    """The float dtype policies named anywhere in a Keras config (nested layers' too), in order;
+    with ``rename``, each one it names is renamed in place."""
+    found = []
+    if isinstance(config, dict):
+        if config.get("class_name") in _FLOAT_POLICIES and isinstance(config.get("config"), dict):
+            name = config["config"].get("name")
+            found.append(name)
+            if rename and name in rename:
+                config["config"]["name"] = rename[name]
+        for value in config.values():
+            found += _policies(value, rename)
+    elif isinstance(config, list):
+        for value in config:
+            found += _policies(value, rename)
+    return found
+
+
+def load_in_global_policy(path: str):
+    """The model of a saved ``.keras`` file as it computes under Keras's global dtype policy.
+
+    A saved config pins every layer to the policy it was saved under (a model saved in float32
+    loads in float32 under ``mixed_bfloat16``), so the layers that have the policy most of them
+    have are built in the global one, as building the model under it would have made them; a layer
+    saved in another (a float32 head of a mixed-precision model) keeps its own. The weights are
+    loaded into the model so built, and no copy in the saved policy is made. Another kind of file,
+    or a model already in the global policy, is loaded as it is."""
+    import json
+
+    import keras
+
+    target = keras.mixed_precision.global_policy().name
+    config = None
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            if "config.json" in archive.namelist():
+                config = json.loads(archive.read("config.json"))
+    names = _policies(config) if config is not None else []
+    saved = collections.Counter(names).most_common(1)[0][0] if names else target
+    if saved == target:
+        return keras.models.load_model(path, compile=False)
+    _policies(config, {saved: target})
+    model = keras.saving.deserialize_keras_object(config)
+    model.load_weights(path)
+    return model
 
 
 def default_input_shape(model) -> tuple[int, ...]:

@@ -260,6 +260,46 @@ def test_a_file_that_is_not_a_keras_archive_is_named_as_such(tmp_path):
 
 
 @pytest.mark.tensorflow
+def test_a_saved_model_computes_in_the_policy_it_is_built_under(tmp_path):
+    """A saved config pins each layer to the policy it was saved under; gpukit builds a file's layers
+    in the policy asked for (nested ones too), keeps a layer saved in another policy (a mixed model's
+    float32 head) as it was, and loads the saved weights."""
+    import keras
+    import numpy as np
+
+    L = keras.layers
+
+    def tagger(head_dtype=None):
+        tokens = keras.Input((16,), dtype="int32")
+        x = L.Bidirectional(L.GRU(8, return_sequences=True))(L.Embedding(100, 8)(tokens))
+        x = L.TimeDistributed(L.Dense(8))(x)
+        x = L.GlobalAveragePooling1D()(L.MultiHeadAttention(2, 4)(x, x))
+        return keras.Model(tokens, L.Dense(2, dtype=head_dtype, name="head")(x))
+
+    with models.keras_policy("float32"):
+        tagger().save(tmp_path / "float32.keras")
+    with models.keras_policy("mixed_float16"):
+        tagger("float32").save(tmp_path / "mixed.keras")
+
+    def policies(name, policy):
+        path = str(tmp_path / name)
+        with models.keras_policy(policy):
+            model = models.build_model(models.resolve_model(path))
+        saved = keras.models.load_model(path, compile=False)
+        assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), saved.get_weights()))
+        bidirectional = next(layer for layer in model.layers if isinstance(layer, L.Bidirectional))
+        inner = [bidirectional.forward_layer, bidirectional.backward_layer,
+                 next(layer for layer in model.layers if isinstance(layer, L.TimeDistributed)).layer]
+        return {layer.name: layer.dtype_policy.name for layer in model.layers[1:] + inner}
+
+    assert set(policies("float32.keras", "mixed_bfloat16").values()) == {"mixed_bfloat16"}
+    assert set(policies("float32.keras", "float32").values()) == {"float32"}
+    mixed = policies("mixed.keras", "mixed_bfloat16")
+    assert mixed.pop("head") == "float32" and set(mixed.values()) == {"mixed_bfloat16"}
+    assert set(policies("mixed.keras", "float32").values()) == {"float32"}
+
+
+@pytest.mark.tensorflow
 def test_bad_input_shapes_and_batches():
     with pytest.raises(ParameterError, match=r"ResNet50 cannot take input shape \(16, 16, 3\)"):
         memory.Estimator("ResNet50", (16, 16, 3))
