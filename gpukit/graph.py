@@ -330,6 +330,21 @@ def _recurrent(walk: _Walk, rnn, kind: str, ins: list[int], outs: list[int], in_
              flops=2.0 * steps * kernels, matmul=True)
 
 
+def _functional(model):
+    """A ``Sequential`` model as the functional model of its layers (the walk reads a functional
+    model's graph); any other model as it is."""
+    import keras
+
+    if not isinstance(model, keras.Sequential):
+        return model
+    try:
+        inputs = model.inputs
+    except (AttributeError, ValueError):  # Keras: "Sequential model ... has no defined inputs yet"
+        raise GpukitError(f"Sequential model {model.name!r} has no input shape; start it with keras.Input(shape) "
+                          f"and save it again") from None
+    return keras.Model(inputs, model.outputs, name=model.name)
+
+
 def graph_of(model, policies: bool = False) -> Graph:
     """Walk a Keras functional model: ops in execution order, sizes per example.
 
@@ -348,6 +363,7 @@ def graph_of(model, policies: bool = False) -> Graph:
     walk = _Walk()
     sizes = walk.sizes
     largest = largest_embedding = 0
+    model = _functional(model)
     by_depth = getattr(model, "_nodes_by_depth", None)
     if not by_depth:
         raise GpukitError(f"model {model.name!r} is not a functional Keras model; gpukit walks functional models")

@@ -300,6 +300,36 @@ def test_a_saved_model_computes_in_the_policy_it_is_built_under(tmp_path):
 
 
 @pytest.mark.tensorflow
+def test_a_sequential_model_is_walked_as_the_functional_model_of_its_layers(tmp_path):
+    import keras
+
+    from gpukit.errors import GpukitError
+
+    def layers():
+        return [keras.layers.Conv2D(8, 3, activation="relu"), keras.layers.MaxPooling2D(),
+                keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(4)]
+
+    keras.Sequential([keras.Input((16, 16, 3))] + layers()).save(tmp_path / "sequential.keras")
+    inputs = keras.Input((16, 16, 3))
+    x = inputs
+    for layer in layers():
+        x = layer(x)
+    keras.Model(inputs, x).save(tmp_path / "functional.keras")
+    sequential, functional = (memory.Estimator(str(tmp_path / f"{n}.keras")) for n in ("sequential", "functional"))
+    assert [(op.kind, op.params) for op in sequential.graph.ops] == [("Conv2D", 224), ("MaxPooling2D", 0),
+                                                                     ("GlobalAveragePooling2D", 0), ("Dense", 36)]
+    assert [(op.kind, op.params) for op in functional.graph.ops] == [(op.kind, op.params)
+                                                                     for op in sequential.graph.ops]
+    a, b = sequential.estimate(8, "bf16", "adam"), functional.estimate(8, "bf16", "adam")
+    assert a.model == "sequential" and a.tensor_bytes == b.tensor_bytes and a.activations_bytes == b.activations_bytes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Keras warns that the model has no weights yet
+        keras.Sequential(layers()).save(tmp_path / "unbuilt.keras")
+    with pytest.raises(GpukitError, match=r"^cannot load model file .*unbuilt.keras: .*not yet been built"):
+        memory.Estimator(str(tmp_path / "unbuilt.keras"))
+
+
+@pytest.mark.tensorflow
 def test_bad_input_shapes_and_batches():
     with pytest.raises(ParameterError, match=r"ResNet50 cannot take input shape \(16, 16, 3\)"):
         memory.Estimator("ResNet50", (16, 16, 3))
