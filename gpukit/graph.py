@@ -339,7 +339,7 @@ def _functional(model):
         return model
     try:
         inputs = model.inputs
-    except (AttributeError, ValueError):  # Keras: "Sequential model ... has no defined inputs yet"
+    except AttributeError:  # Keras: "Sequential model ... has no defined inputs yet"
         raise GpukitError(f"Sequential model {model.name!r} has no input shape; start it with keras.Input(shape) "
                           f"and save it again") from None
     return keras.Model(inputs, model.outputs, name=model.name)

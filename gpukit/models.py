@@ -213,22 +213,16 @@ def build_model(spec: ModelSpec):
 _FLOAT_POLICIES = frozenset({"DTypePolicy", "FloatDTypePolicy"})
 
 
-def _policies(config, rename: dict[str, str] | None = None) -> list[str]:
-    """The float dtype policies named anywhere in a Keras config (nested layers' too), in order;
-    with ``rename``, each one it names is renamed in place."""
-    found = []
+def _float_policies(config):
+    """The config of every float dtype policy named anywhere in a Keras config (nested layers' too)."""
     if isinstance(config, dict):
         if config.get("class_name") in _FLOAT_POLICIES and isinstance(config.get("config"), dict):
-            name = config["config"].get("name")
-            found.append(name)
-            if rename and name in rename:
-                config["config"]["name"] = rename[name]
+            yield config["config"]
         for value in config.values():
-            found += _policies(value, rename)
+            yield from _float_policies(value)
     elif isinstance(config, list):
         for value in config:
-            found += _policies(value, rename)
-    return found
+            yield from _float_policies(value)
 
 
 def load_in_global_policy(path: str):
@@ -250,11 +244,13 @@ def load_in_global_policy(path: str):
         with zipfile.ZipFile(path) as archive:
             if "config.json" in archive.namelist():
                 config = json.loads(archive.read("config.json"))
-    names = _policies(config) if config is not None else []
-    saved = collections.Counter(names).most_common(1)[0][0] if names else target
+    policies = list(_float_policies(config))
+    saved = collections.Counter(p.get("name") for p in policies).most_common(1)[0][0] if policies else target
     if saved == target:
         return keras.models.load_model(path, compile=False)
-    _policies(config, {saved: target})
+    for policy in policies:
+        if policy.get("name") == saved:
+            policy["name"] = target
     model = keras.saving.deserialize_keras_object(config)
     model.load_weights(path)
     return model

@@ -304,6 +304,7 @@ def test_a_sequential_model_is_walked_as_the_functional_model_of_its_layers(tmp_
     import keras
 
     from gpukit.errors import GpukitError
+    from gpukit.graph import graph_of
 
     def layers():
         return [keras.layers.Conv2D(8, 3, activation="relu"), keras.layers.MaxPooling2D(),
@@ -327,6 +328,8 @@ def test_a_sequential_model_is_walked_as_the_functional_model_of_its_layers(tmp_
         keras.Sequential(layers()).save(tmp_path / "unbuilt.keras")
     with pytest.raises(GpukitError, match=r"^cannot load model file .*unbuilt.keras: .*not yet been built"):
         memory.Estimator(str(tmp_path / "unbuilt.keras"))
+    with pytest.raises(GpukitError, match=r"^Sequential model 'unbuilt' has no input shape; start it with keras.Input"):
+        graph_of(keras.Sequential(layers(), name="unbuilt"))
 
 
 @pytest.mark.tensorflow
