@@ -837,11 +837,10 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
 
     p = prec.normalize(precision)
     dev = device or ("GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0")
-    keras.mixed_precision.set_global_policy(prec.keras_policy(p))
     spec = resolve_model(model_name, input_shape, classes, seq_len)
     if spec.kind == "transformer":
         raise ParameterError("--measure runs Keras models; the built-in transformers are estimated only")
-    with tf.device(dev):
+    with keras_policy(prec.keras_policy(p)), tf.device(dev):
         model = build_model(spec)
         x, y = synthetic_batch(tf, model, batch)
         if mode == "train":
