@@ -103,9 +103,8 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
         estimators[f"{name}/{seq_len}"] = est
         t0 = time.perf_counter()
         opt = optimizer if mode == "train" else "sgd"
-        predicted = est.estimate(batch, precision, opt, mode).tensor_bytes
-        trainable, largest = est.graph.trainable_params * 4, est.graph.largest_variable * 4
-        embedding = est.graph.largest_embedding * 4
+        estimated = _estimated(est, batch, precision, opt, mode)
+        predicted = estimated["predicted"]
         measured, threads, onednn, native, notes = [], [], [], [], []
         for _ in range(repeats):
             got = memory.measure_in_subprocess(name, batch, precision, opt, mode, shape, seq_len=seq_len)
@@ -116,11 +115,9 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
                 native.append(tuple(got.get("native_16bit") or ()))
             else:
                 notes.append(got.get("error", got["status"]))
-        row = {**case, "runs": measured, "family": family_of(name),
-               "predicted": predicted, "measured": statistics.median(measured) if measured else None,
+        row = {**case, "runs": measured, "family": family_of(name), **estimated,
+               "measured": statistics.median(measured) if measured else None,
                "low": min(measured) if measured else None, "high": max(measured) if measured else None,
-               "trainable_bytes": trainable, "largest_variable_bytes": largest, "largest_embedding_bytes": embedding,
-               "workspace": memory.update_workspace(opt, trainable, largest, embedding) if mode == "train" else 0,
                "inter_op_threads": sorted(set(threads)), "onednn": sorted(set(onednn), key=str),
                "native_16bit": sorted(set().union(*native)) if native else None,
                "measured_on": f"{datetime.now(timezone.utc):%Y-%m-%d}",
@@ -155,6 +152,17 @@ def merge_into(path: str, rows: list[dict]) -> list[dict]:
     return merged
 
 
+def _estimated(est, batch: int, precision: str, optimizer: str, mode: str) -> dict:
+    """What a row records of its estimate: the bytes, and what a refit of the update terms needs
+    (the sizes they multiply, the passes' own peak and what was resident)."""
+    e = est.estimate(batch, precision, optimizer, mode)
+    return {"predicted": e.tensor_bytes, "trainable_bytes": est.graph.trainable_params * 4,
+            "largest_variable_bytes": est.graph.largest_variable * 4,
+            "largest_embedding_bytes": est.graph.largest_embedding * 4,
+            "step_peak_bytes": e.step_peak_bytes,
+            "resident_bytes": e.weights_bytes + e.optimizer_bytes + e.input_bytes}
+
+
 def reestimate(rows: list[dict]) -> list[dict]:
     """``rows`` (measured earlier, read back with ``--from-raw``) with this version's estimates."""
     estimators: dict[str, memory.Estimator] = {}
@@ -164,48 +172,42 @@ def reestimate(rows: list[dict]) -> list[dict]:
         est = estimators.setdefault(f"{r['model']}/{seq_len}",
                                     memory.Estimator(r["model"], MODELS.get(r["model"]), seq_len))
         opt = r["optimizer"] if r["mode"] == "train" else "sgd"
-        trainable, largest = est.graph.trainable_params * 4, est.graph.largest_variable * 4
-        embedding = est.graph.largest_embedding * 4
-        predicted = est.estimate(r["batch"], r["precision"], opt, r["mode"]).tensor_bytes
         if r.get("runs"):
             r = {**r, "measured": statistics.median(r["runs"]), "low": min(r["runs"]), "high": max(r["runs"])}
-        row = {**r, "predicted": predicted, "trainable_bytes": trainable, "largest_variable_bytes": largest,
-               "largest_embedding_bytes": embedding,
-               "workspace": memory.update_workspace(opt, trainable, largest, embedding) if r["mode"] == "train" else 0}
-        row["error"] = predicted / row["measured"] - 1 if row["measured"] else None
+        r = {k: v for k, v in r.items() if k != "workspace"}  # what rows of earlier versions recorded
+        row = {**r, **_estimated(est, r["batch"], r["precision"], opt, r["mode"])}
+        row["error"] = row["predicted"] / row["measured"] - 1 if row["measured"] else None
         out.append(row)
     return out
 
 
-def fit_update_terms(rows: list[dict], bounded: bool = True) -> dict[str, tuple[float, float]]:
-    """Least-squares (relative error) fit of gpukit.memory.UPDATE_WORKSPACE_FIT per optimizer
-    (float32 training cases), each term within gpukit.memory.update_term_bounds (``bounded=False``:
-    only not below zero, for comparison)."""
-    import numpy as np
-
+def fit_update_terms(rows: list[dict], bounded: bool = True) -> dict[str, tuple[float, ...]]:
+    """The update terms (gpukit.memory.UPDATE_WORKSPACE_FIT) per optimizer, fitted on the float32
+    training cases by gpukit.memory.fit_update_terms, each within gpukit.memory.update_term_bounds
+    (``bounded=False``: the three beside the backward pass only not below zero, for comparison)."""
     out = {}
     train = [r for r in rows if r["mode"] == "train" and r["precision"] == "fp32" and r["measured"]]
     for opt in sorted({r["optimizer"] for r in train}):
         rs = [r for r in train if r["optimizer"] == opt]
         if len(rs) < 2:
             continue
-        a = np.array([[r["trainable_bytes"], r["largest_variable_bytes"], r["largest_embedding_bytes"]]
-                      for r in rs], float)
-        y = np.array([r["measured"] for r in rs], float)
-        base = np.array([r["predicted"] - r["workspace"] for r in rs], float)
         low, high = memory.update_term_bounds(opt)
         if not bounded:
-            high = (float("inf"),) * 3
-        out[opt] = tuple(float(v) for v in memory.bounded_least_squares(a / y[:, None], (y - base) / y, low, high))
+            high = (float("inf"),) * 3 + high[3:]
+        out[opt] = memory.fit_update_terms(
+            [(r["trainable_bytes"], r["largest_variable_bytes"], r["largest_embedding_bytes"]) for r in rs],
+            [r["measured"] for r in rs], [r["step_peak_bytes"] for r in rs], [r["resident_bytes"] for r in rs],
+            low, high)
     return out
 
 
 def _refit_error(r: dict, terms: dict) -> float:
     pred = r["predicted"]
     if r["mode"] == "train" and r["optimizer"] in terms:
-        share, largest, sparse = terms[r["optimizer"]]
-        pred = pred - r["workspace"] + share * r["trainable_bytes"] + largest * r["largest_variable_bytes"] \
-            + sparse * r["largest_embedding_bytes"]
+        share, largest, sparse, after = terms[r["optimizer"]]
+        pred = r["resident_bytes"] + max(
+            r["step_peak_bytes"] + share * r["trainable_bytes"] + largest * r["largest_variable_bytes"]
+            + sparse * r["largest_embedding_bytes"], after * r["largest_embedding_bytes"])
     return pred / r["measured"] - 1
 
 
@@ -452,15 +454,17 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
                      f"{lofo.get(b['family'], float('nan')):.1%} |")
     lines += [
         "",
-        "The update terms (`gpukit.memory.UPDATE_WORKSPACE_FIT`: share of the trainable weights, multiples of "
-        "the largest dense-gradient variable and of the largest embedding table) are the only fitted figures, "
-        "each held between zero and what an update can hold (`gpukit.memory.update_term_bounds`: every gradient "
-        "once plus the temporaries Keras's update step makes, one for plain SGD and three for the others, counted "
-        "in its source). Held only above zero, a fit without a family misses it by up to "
+        "The update terms (`gpukit.memory.UPDATE_WORKSPACE_FIT`: beside the backward pass a share of the "
+        "trainable weights, multiples of the largest dense-gradient variable and of the largest embedding table; "
+        "after it, when the activations are gone, a multiple of the largest embedding table, whose update runs "
+        "last) are the only fitted figures, each held between zero and what an update can hold "
+        "(`gpukit.memory.update_term_bounds`: every gradient once plus the temporaries Keras's update step makes, "
+        "one for plain SGD and three for the others, counted in its source). With the three beside the backward "
+        "pass held only above zero, a fit without a family misses it by up to "
         + ", ".join(f"{v:.0%} ({k})" for k, v in leave_one_family_out(rows, bounded=False).items())
         + "; the bounds matter where one family has the large variables (the CNNs' fully connected kernels). "
         "Refitted on this run's float32 training cases they come out as "
-        + ", ".join(f"{k} ({a:.2f}, {b:.2f}, {c:.2f})" for k, (a, b, c) in fit_update_terms(rows).items())
+        + ", ".join(f"{k} ({', '.join(f'{v:.2f}' for v in terms)})" for k, terms in fit_update_terms(rows).items())
         + "; the last column refits them without the family and predicts it.",
         "",
         "## What the estimate counts, and what it cannot see here",

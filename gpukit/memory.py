@@ -20,7 +20,8 @@ its last use; the loss writes the logits' gradient into the logits' buffer; the 
 frees saved tensors as it goes and accumulates weight gradients. An optimizer's temporaries that
 read no gradient (momentum's ``m * momentum``) run as the step starts and wait through it
 (:data:`PENDING_UPDATE_TEMPORARIES`). The peak of that simulation, plus the optimizer's other
-update temporaries (:data:`UPDATE_WORKSPACE_FIT`, the one fitted term), is the estimate.
+update temporaries (:data:`UPDATE_WORKSPACE_FIT`, the one fitted part), is the estimate, unless the
+largest embedding's update, which runs after the backward pass, holds more.
 Built-in transformer shapes are walked the same way without building them
 (:func:`gpukit.graph.transformer_graph`): what TensorFlow keeps for their Keras-layer
 equivalent. That is more than Korthikanti et al. (2022) count for Megatron's fused kernels (34 s
@@ -83,6 +84,9 @@ class Estimate:
     tensor_bytes: int
     runtime_reserve_bytes: int
     total_bytes: int
+    #: the forward and backward passes' own peak (activations, gradients in flight, the temporaries
+    #: that wait for a gradient), without the fitted update terms (:data:`UPDATE_WORKSPACE_FIT`)
+    step_peak_bytes: int = 0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -176,7 +180,7 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
                     live.pop(t)
         tensor = weights + input_bytes + peak_live
         return Estimate(graph.name, batch, p, opt, mode, weights, 0, 0, peak_live, 0, input_bytes, tensor,
-                        runtime_reserve_bytes, tensor + runtime_reserve_bytes)
+                        runtime_reserve_bytes, tensor + runtime_reserve_bytes, peak_live)
 
     opt = check_optimizer(opt)
     grads_total = graph.trainable_params * 4
@@ -238,32 +242,45 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
         for t in freed_after.get(i, ()):
             remaining.pop(t, None)
         pending -= pending_update_bytes(opt, op.trainable_params * 4)  # its gradients are ready: its update runs
+    step_peak = max(peak_forward, peak_backward)
+    # the update's temporaries beside the backward pass, or the largest embedding's update after it,
+    # when the activations are gone: the larger of the two
     workspace = update_workspace(opt, graph.trainable_params * 4, graph.largest_variable * 4,
                                  graph.largest_embedding * 4)
-    tensor = weights + slots + input_bytes + max(peak_forward, peak_backward) + workspace
+    tensor = weights + slots + input_bytes + max(step_peak + workspace,
+                                                 update_after_backward(opt, graph.largest_embedding * 4))
     return Estimate(graph.name, batch, p, opt, mode, weights, grads_total, slots, activations, transient_max,
-                    input_bytes, tensor, runtime_reserve_bytes, tensor + runtime_reserve_bytes)
+                    input_bytes, tensor, runtime_reserve_bytes, tensor + runtime_reserve_bytes, step_peak)
 
 
 #: Bytes the gradients and the optimizer's update hold at the peak, besides the temporaries that
 #: wait for a gradient (:data:`PENDING_UPDATE_TEMPORARIES`), as (share of the trainable weights'
 #: bytes, multiples of the largest dense-gradient variable's bytes, multiples of the largest
-#: embedding table's bytes). TensorFlow updates a variable as soon as its gradient is ready, so not
-#: every gradient is alive at once, and each update makes temporaries of its variable's size; an
-#: embedding's gradient is sparse (the rows a batch touched), and what an update makes of it
-#: depends on the optimizer (SGD scatters it; Adam's moment updates densify it). The only fitted
-#: figures of the estimate: least squares on the float32 training cases of
-#: ``benchmarks/memory_accuracy.py``, each term held within what the update can physically hold
-#: (:func:`update_term_bounds`); docs/memory-accuracy.md prints the refit of its last run and the
-#: error when a family is left out of the fit. Fitted on 2026-12-02 to the grid whose every case
-#: records how it was measured (two inter-op threads; oneDNN's CPU kernels, Eigen's for the LSTM and
-#: GRU; TensorFlow 2.21, Keras 3.15), with the waiting temporaries counted: momentum's and RMSprop's
-#: share of the weights fell from 1.32 and 1.74 (fitted on 2026-11-30 without them) to 0.37 and
-#: 0.27. Against the 2026-11-30 terms the grid has 232 of 242 cases within 15% (227) and a median
-#: of 3.9% (4.5%); the CNNs' worst moves from 17.2% to 19.4% (MobileNetV2's float16 training, whose
-#: CPU run holds float32 copies) and the worst case (30.3%, an inference) not at all.
-UPDATE_WORKSPACE_FIT = {"sgd": (0.51, 1.00, 0.60), "momentum": (0.37, 1.17, 1.04), "adam": (0.63, 1.41, 1.02),
-                        "adamw": (1.61, 1.67, 0.0), "rmsprop": (0.27, 2.69, 1.25)}
+#: embedding table's bytes, multiples of the largest embedding table's bytes after the backward
+#: pass). TensorFlow updates a variable as soon as its gradient is ready, so not every gradient is
+#: alive at once, and each update makes temporaries of its variable's size; an embedding's gradient
+#: is sparse (the rows a batch touched), and what an update makes of it depends on the optimizer
+#: (SGD scatters it; Adam's moment updates densify it). The first three are added to the forward and
+#: backward passes' peak. The last is a peak of its own: an embedding comes first in its model, so
+#: its gradient is the backward pass's last and its update runs when the activations are gone. Where
+#: the activations are small (small models, small batches) that is the step's peak: keras-textcnn at
+#: batch 8 with Adam peaks at ``adam/UnsortedSegmentSum`` with its two table-sized densified
+#: gradients alive and 0.5 MiB of the backward pass, and keras-encoder at batch 2 peaks in the
+#: backward pass with none of the update's temporaries (TensorFlow's profiler, 2026-12-02,
+#: ``benchmarks/memory_peaks.py``). The only fitted figures of the estimate: least squares on the
+#: float32 training cases of ``benchmarks/memory_accuracy.py``, each term held within what the
+#: update can physically hold (:func:`update_term_bounds`); docs/memory-accuracy.md prints the refit
+#: of its last run and the error when a family is left out of the fit. Fitted on 2026-12-02 to the
+#: grid whose every case records how it was measured (two inter-op threads; oneDNN's CPU kernels,
+#: Eigen's for the LSTM and GRU; TensorFlow 2.21, Keras 3.15), with the waiting temporaries counted.
+#: Only Adam's fit takes the update after the backward pass (3.58 tables: the two densified
+#: gradients and the allocator's chunks around them); with it the grid has 234 of 242 cases within
+#: 15% (232 with the first three terms alone), the median 3.9% either way: with Adam, keras-textcnn
+#: at batch 2 moves from -12.8% to +2.3%, its bfloat16 training at batch 8 from +19.4% to +13.5%,
+#: keras-encoder at batch 2 from +17.4% to +11.5%, and keras-bigru at batch 2 from -7.2% to -12.2%.
+UPDATE_WORKSPACE_FIT = {"sgd": (0.51, 1.00, 0.60, 0.0), "momentum": (0.37, 1.17, 1.04, 0.0),
+                        "adam": (0.62, 1.49, 0.60, 3.58), "adamw": (1.61, 1.67, 0.0, 0.0),
+                        "rmsprop": (0.27, 2.69, 1.25, 0.0)}
 #: Variable-sized temporaries of an update that read no gradient, per trainable byte, counted in Keras
 #: 3.15's ``update_step``: momentum's ``m * momentum`` (Nesterov's first one too) and RMSprop's
 #: ``rho * velocity``; Adam, AdamW and plain SGD have none. TensorFlow runs them as soon as the step
@@ -281,13 +298,14 @@ PENDING_UPDATE_TEMPORARIES = {"momentum": 1, "rmsprop": 1}
 UPDATE_TEMPORARIES = {"sgd": 1, "momentum": 3, "adam": 3, "adamw": 3, "rmsprop": 3}
 
 
-def update_term_bounds(optimizer: str) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
-    """Lower and upper bounds of the three :data:`UPDATE_WORKSPACE_FIT` terms: none below zero;
+def update_term_bounds(optimizer: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Lower and upper bounds of the four :data:`UPDATE_WORKSPACE_FIT` terms: none below zero;
     at most every float32 gradient once plus each variable's temporaries (``1 + k``, were every
     update in flight together), the largest variable's ``k`` temporaries, and the largest
-    embedding's densified gradient plus its ``k`` (``k`` from :data:`UPDATE_TEMPORARIES`)."""
+    embedding's densified gradient plus its ``k``, beside the backward pass or after it (``k`` from
+    :data:`UPDATE_TEMPORARIES`)."""
     k = UPDATE_TEMPORARIES[_UPDATE_LIKE.get(optimizer, optimizer)]
-    return (0.0, 0.0, 0.0), (1.0 + k, float(k), 1.0 + k)
+    return (0.0, 0.0, 0.0, 0.0), (1.0 + k, float(k), 1.0 + k, 1.0 + k)
 
 
 def bounded_least_squares(a, b, low, high):
@@ -318,6 +336,46 @@ def bounded_least_squares(a, b, low, high):
         if best is None or cost < best - 1e-15:
             best, best_x = cost, x
     return best_x
+
+
+def fit_update_terms(sizes, measured, step_bytes, resident_bytes, low, high, resolution: float = 0.01):
+    """The four :data:`UPDATE_WORKSPACE_FIT` terms of one optimizer, least squares on the relative
+    error of ``resident + max(step + share T + largest L + sparse E, after E)`` over its cases.
+
+    ``sizes`` holds each case's (trainable bytes T, largest variable's L, largest embedding's E);
+    ``step_bytes`` its forward and backward passes' peak, ``resident_bytes`` its weights, slots and
+    input. The terms beside the backward pass are fitted by :func:`bounded_least_squares` on the
+    cases that peak there, the one after it by a search over its (finite) range in steps of
+    ``resolution``; the two alternate, from the first three alone, until neither changes (each case's
+    side follows from the terms: the result is a stationary point of the piecewise fit)."""
+    import numpy as np
+
+    a = np.asarray(sizes, float)
+    y, base = np.asarray(measured, float), np.asarray(step_bytes, float)
+    resident = np.asarray(resident_bytes, float)
+    base = base + resident
+    emb = a[:, 2]
+    if not np.isfinite(high[3]):
+        raise ParameterError("fit_update_terms searches the update after the backward pass over its range: "
+                             "give it a finite upper bound")
+    grid = np.arange(low[3], high[3] + resolution / 2, resolution)
+    after, x = float(low[3]), None
+    for _ in range(100):
+        beside = base + (a @ x if x is not None else 0.0)
+        peaks_beside = beside >= resident + after * emb
+        if peaks_beside.sum() < a.shape[1]:  # too few cases peak beside the backward pass to fit its terms
+            peaks_beside[:] = True
+        k = peaks_beside
+        nx = bounded_least_squares(a[k] / y[k, None], (y[k] - base[k]) / y[k], low[:3], high[:3])
+        beside = base + a @ nx
+        costs = [float(np.sum(((np.maximum(beside, resident + g * emb) - y) / y) ** 2)) for g in grid]
+        nafter = float(grid[int(np.argmin(costs))])
+        if x is not None and np.allclose(nx, x) and nafter == after:
+            break
+        x, after = nx, nafter
+    return (*(float(v) for v in x), after)
+
+
 #: Optimizers not measured take the closest measured one's terms.
 _UPDATE_LIKE = {"nesterov": "momentum", "adagrad": "rmsprop", "lion": "momentum",
                 "adadelta": "adam", "adamax": "adam", "nadam": "adam"}
@@ -332,9 +390,16 @@ def pending_update_bytes(optimizer: str, trainable_bytes: int) -> int:
 
 def update_workspace(optimizer: str, trainable_bytes: int, largest_variable_bytes: int,
                      largest_embedding_bytes: int = 0) -> int:
-    """Bytes of gradients and update temporaries alive at the peak (see :data:`UPDATE_WORKSPACE_FIT`)."""
-    share, largest, sparse = UPDATE_WORKSPACE_FIT[_UPDATE_LIKE.get(optimizer, optimizer)]
+    """Bytes of gradients and update temporaries alive at the forward and backward passes' peak
+    (the first three terms of :data:`UPDATE_WORKSPACE_FIT`)."""
+    share, largest, sparse, _ = UPDATE_WORKSPACE_FIT[_UPDATE_LIKE.get(optimizer, optimizer)]
     return int(share * trainable_bytes + largest * largest_variable_bytes + sparse * largest_embedding_bytes)
+
+
+def update_after_backward(optimizer: str, largest_embedding_bytes: int) -> int:
+    """Bytes the largest embedding's update holds after the backward pass, above the weights, the
+    optimizer's slots and the input (the last term of :data:`UPDATE_WORKSPACE_FIT`)."""
+    return int(UPDATE_WORKSPACE_FIT[_UPDATE_LIKE.get(optimizer, optimizer)][3] * largest_embedding_bytes)
 
 
 # --------------------------------------------------------------------------- transformers (closed form)
@@ -359,7 +424,7 @@ def estimate_transformer(spec: TransformerSpec, batch: int, precision: str, opti
         return est
     kv = 2 * spec.layers * batch * s * spec.hidden * prec.itemsize(p)
     return replace(est, activations_bytes=est.activations_bytes + kv, tensor_bytes=est.tensor_bytes + kv,
-                   total_bytes=est.total_bytes + kv)
+                   total_bytes=est.total_bytes + kv, step_peak_bytes=est.step_peak_bytes + kv)
 
 
 # --------------------------------------------------------------------------- the public estimate

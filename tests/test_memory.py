@@ -59,7 +59,65 @@ def test_training_bytes_by_hand(tiny):
     backward = 30 * 4 + 20 * 4 + 30 * 4  # kept + the gradient of out's input
     workspace = memory.update_workspace("adam", w, 3 * 4 * 4)  # largest variable: the 4x3 kernel
     assert workspace == int(memory.UPDATE_WORKSPACE_FIT["adam"][0] * w + memory.UPDATE_WORKSPACE_FIT["adam"][1] * 48)
-    assert e.tensor_bytes == w + 2 * w + 160 + max(forward, backward) + workspace
+    assert e.step_peak_bytes == max(forward, backward)
+    assert e.tensor_bytes == w + 2 * w + 160 + max(forward, backward) + workspace  # no embedding: nothing after
+
+
+@pytest.mark.tensorflow
+def test_an_embeddings_update_after_the_backward_pass_is_a_peak_of_its_own(tmp_path):
+    """The largest embedding's update runs once the backward pass is done: at a small batch it is
+    the step's peak (the weights, slots and input, and the update's table-sized temporaries; the
+    activations are gone), at a large one the backward pass with its update terms is."""
+    import keras
+
+    inputs = keras.Input((5,), dtype="int32")
+    x = keras.layers.Embedding(1000, 16, name="emb")(inputs)
+    x = keras.layers.GlobalAveragePooling1D()(x)
+    path = tmp_path / "bag.keras"
+    keras.Model(inputs, keras.layers.Dense(2, name="out")(x)).save(path)
+    est = memory.Estimator(str(path))
+    table = 1000 * 16 * 4
+    assert est.graph.largest_embedding * 4 == table
+    trainable = est.graph.trainable_params * 4
+    after = memory.update_after_backward("adam", table)
+    assert after == int(memory.UPDATE_WORKSPACE_FIT["adam"][3] * table) > 0
+    small, large = est.estimate(1, "fp32", "adam"), est.estimate(4096, "fp32", "adam")
+    beside = memory.update_workspace("adam", trainable, est.graph.largest_variable * 4, table)
+    resident = 3 * trainable + small.input_bytes
+    assert small.step_peak_bytes + beside < after  # premise: at batch 1 the update after the pass holds more
+    assert small.tensor_bytes == resident + after
+    assert large.step_peak_bytes + beside > after
+    assert large.tensor_bytes == 3 * trainable + large.input_bytes + large.step_peak_bytes + beside
+    # plain SGD (no slots) scatters the sparse gradient: its fit takes nothing after the pass
+    assert memory.update_after_backward("sgd", table) == 0
+    sgd = est.estimate(1, "fp32", "sgd")
+    assert sgd.tensor_bytes == trainable + sgd.input_bytes + sgd.step_peak_bytes + memory.update_workspace(
+        "sgd", trainable, est.graph.largest_variable * 4, table)
+
+
+def test_the_two_phase_fit_recovers_the_terms_it_was_made_with():
+    """Cases made from known terms, some peaking beside the backward pass and some after it: the
+    fit finds the terms again (the last to its search step) and puts every case on its side."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    truth = (0.6, 1.5, 0.5, 3.5)
+    n = 40
+    sizes = np.column_stack([rng.uniform(1, 10, n), rng.uniform(0.1, 2, n), rng.uniform(0, 8, n)]) * MIB
+    step = rng.uniform(0.1, 12, n) * MIB
+    resident = 3 * sizes[:, 0] + rng.uniform(0, 1, n) * MIB
+    beside = step + sizes @ np.array(truth[:3])
+    measured = resident + np.maximum(beside, truth[3] * sizes[:, 2])
+    assert 5 < int(np.sum(truth[3] * sizes[:, 2] > beside)) < n - 5  # premise: both sides have cases
+    low, high = memory.update_term_bounds("adam")
+    fitted = memory.fit_update_terms(sizes, measured, step, resident, low, high)
+    assert fitted[:3] == pytest.approx(truth[:3], abs=1e-6)
+    assert fitted[3] == pytest.approx(truth[3], abs=0.01)
+    # held within its bounds, where the cases would have it higher
+    capped = memory.fit_update_terms(sizes, measured, step, resident, low, (4.0, 1.0, 4.0, 3.0))
+    assert capped[1] == pytest.approx(1.0) and capped[3] == pytest.approx(3.0)
+    with pytest.raises(ParameterError, match="finite upper bound"):
+        memory.fit_update_terms(sizes, measured, step, resident, low, (np.inf,) * 4)
 
 
 @pytest.mark.tensorflow
@@ -152,11 +210,12 @@ def test_bounded_least_squares_is_the_box_optimum():
 def test_the_fitted_update_terms_stay_within_what_an_update_can_hold():
     """Every shipped term is non-negative and within the bounds counted from Keras's update steps:
     plain SGD makes one temporary of a variable's size, the others three."""
-    assert memory.update_term_bounds("sgd") == ((0, 0, 0), (2, 1, 2))
-    assert memory.update_term_bounds("adam") == ((0, 0, 0), (4, 3, 4))
+    assert memory.update_term_bounds("sgd") == ((0, 0, 0, 0), (2, 1, 2, 2))
+    assert memory.update_term_bounds("adam") == ((0, 0, 0, 0), (4, 3, 4, 4))
     assert memory.update_term_bounds("nadam") == memory.update_term_bounds("adam")  # like its closest measured one
     for opt, terms in memory.UPDATE_WORKSPACE_FIT.items():
         low, high = memory.update_term_bounds(opt)
+        assert len(terms) == len(low) == len(high) == 4
         assert all(lo <= t <= hi for t, lo, hi in zip(terms, low, high)), opt
 
 

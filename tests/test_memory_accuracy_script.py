@@ -29,7 +29,8 @@ class FakeEstimator:
         self.graph = SimpleNamespace(trainable_params=1000, largest_variable=100, largest_embedding=0)
 
     def estimate(self, batch, precision, optimizer, mode):
-        return SimpleNamespace(tensor_bytes=batch * 2**20)
+        return SimpleNamespace(tensor_bytes=batch * 2**20, step_peak_bytes=batch * 2**19, weights_bytes=4000,
+                               optimizer_bytes=0, input_bytes=0)
 
 
 def test_a_stopped_run_keeps_its_cases_and_resume_measures_only_the_rest(script, monkeypatch, tmp_path, capsys):
