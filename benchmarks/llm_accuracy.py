@@ -410,16 +410,28 @@ def several_gpus_section(ref) -> list[str]:
     pp = ref[(ref["test"] == "pp") & (ref["gpus"] > 1)]
     if pp.empty:
         return []
-    pp = pp.assign(ratio=pp["throughput_tokens_s"] / llm.predict_reference(pp))
+    pp = pp.assign(predicted=llm.predict_reference(pp))
+    pp = pp.assign(ratio=pp["throughput_tokens_s"] / pp["predicted"])
     short, long = pp["tokens"].min(), pp["tokens"].max()
+    second = 2 * llm.PROMPT_CHUNK
     out = ["", "## Prefill on several GPUs, measured over predicted", "",
            f"A layer split (llama.cpp's) gains nothing on a single {llm.PROMPT_CHUNK}-token micro-batch and pipelines "
            "the micro-batches of a longer prompt as llama.cpp's scheduler runs them (`gpukit.llm.pipeline_makespan`); "
-           f"the ratio at pp{short} and at pp{long} shows whether the published runs pipelined as much.", "",
-           f"| GPU | cards | model | weights | pp{short} | pp{long} |", "|---|---:|---|---|---:|---:|"]
-    grid = pp.pivot_table(index=["gpu", "gpus", "model", "weights"], columns="tokens", values="ratio", aggfunc="median")
-    for (gpu, n, model, weights), r in grid.iterrows():
-        out.append(f"| {gpu} | {n} | {model} | {weights} | {r[short]:.2f} | {r[long]:.2f} |")
+           f"the ratio at pp{short} and at pp{long} shows whether the published runs pipelined as much. The last two "
+           f"columns isolate the overlap: what the second micro-batch of a pp{second} adds to the time of the first "
+           f"(pp{short}), as a share of it, published and predicted; 1 where the cards run one micro-batch at a time, "
+           "1/N where N cards overlap two perfectly.", "",
+           f"| GPU | cards | model | weights | pp{short} | pp{long} | second micro-batch, published | predicted |",
+           "|---|---:|---|---|---:|---:|---:|---:|"]
+    keys = ["gpu", "gpus", "model", "weights"]
+    grid = pp.pivot_table(index=keys, columns="tokens", values="ratio", aggfunc="median")
+    rates = {col: pp.pivot_table(index=keys, columns="tokens", values=col, aggfunc="median")
+             for col in ("throughput_tokens_s", "predicted")}
+    for key, r in grid.iterrows():
+        added = [f"{2 * t.loc[key, short] / t.loc[key, second] - 1:.2f}" if second in t.columns else ""
+                 for t in rates.values()]
+        out.append("| {} | {} | {} | {} | ".format(*key) + f"{r[short]:.2f} | {r[long]:.2f} | " + " | ".join(added)
+                   + " |")
     return out + _pipeline_variants(ref, grid, short, long)
 
 
