@@ -57,10 +57,6 @@ LONG_CASES = ((8, "fp32", "none", "infer"), (32, "fp32", "none", "infer"), (8, "
               (8, "fp32", "adam", "train"))
 
 
-def family_of(model: str) -> str:
-    return zoo.family(model) or "CNN (keras.applications)"
-
-
 def cases(models, batches, optimizers=OPTIMIZERS, mixed=MIXED):
     """(model, batch, precision, optimizer, mode) of the grid."""
     out = []
@@ -115,7 +111,7 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
                 native.append(tuple(got.get("native_16bit") or ()))
             else:
                 notes.append(got.get("error", got["status"]))
-        row = {**case, "runs": measured, "family": family_of(name), **estimated,
+        row = {**case, "runs": measured, **estimated,
                "measured": statistics.median(measured) if measured else None,
                "low": min(measured) if measured else None, "high": max(measured) if measured else None,
                "inter_op_threads": sorted(set(threads)), "onednn": sorted(set(onednn), key=str),
@@ -160,7 +156,8 @@ def _estimated(est, batch: int, precision: str, optimizer: str, mode: str) -> di
             "largest_variable_bytes": est.graph.largest_variable * 4,
             "largest_embedding_bytes": est.graph.largest_embedding * 4,
             "step_peak_bytes": e.step_peak_bytes,
-            "resident_bytes": e.weights_bytes + e.optimizer_bytes + e.input_bytes}
+            "resident_bytes": e.weights_bytes + e.optimizer_bytes + e.input_bytes,
+            "family": est.family}  # as gpukit fit names it, from the model's layers
 
 
 def reestimate(rows: list[dict]) -> list[dict]:

@@ -512,12 +512,14 @@ CNN_FAMILY = "CNN (keras.applications)"
 
 
 def family_of(graph: Graph | None, spec: TransformerSpec | None = None) -> str | None:
-    """The family of models whose measured error applies: from the layers a model has."""
+    """The family of models whose measured error applies, from the layers a model has: the families
+    of ``benchmarks/memory_accuracy.py``'s grid, which groups its models by this function too (a 1-D
+    convolution ahead of a recurrent layer is its convolutional text model, keras-textcnn)."""
     if spec is not None:
         return "causal decoder" if spec.decoder else "transformer encoder"
     kinds = {op.kind for op in graph.ops}
     if kinds & {"LSTM", "GRU", "SimpleRNN"}:
-        return "recurrent"
+        return "convolutional text" if "Conv1D" in kinds else "recurrent"
     if "Softmax" in kinds and "BatchMatMul" in kinds:
         causal = any(op.kind == "Softmax" and op.extra_saved_bytes for op in graph.ops)
         if causal:

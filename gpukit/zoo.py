@@ -192,29 +192,24 @@ def spec_model(spec, seq_len: int | None = None, head: str = "lm"):
     return keras.Model(tokens, L.Dense(spec.vocab, dtype="float32", use_bias=bias)(x), name=spec.name)
 
 
-#: The models by name: the builder, the family the accuracy figures group them in, and the
-#: recurrent layers the model has (which decide the CPU kernels a measurement runs:
-#: :func:`gpukit.memory.measure_env`; tests check them against the built models).
-ZOO: dict[str, tuple[Callable, str, frozenset[str]]] = {
-    "keras-encoder": (text_encoder, "transformer encoder", frozenset()),
-    "keras-decoder": (causal_decoder, "causal decoder", frozenset()),
-    "keras-vit": (vit, "vision transformer", frozenset()),
-    "keras-bert": (bert_shaped, "transformer encoder", frozenset()),
-    "keras-lstm": (lstm, "recurrent", frozenset({"LSTM"})),
-    "keras-bigru": (bigru, "recurrent", frozenset({"GRU"})),
-    "keras-textcnn": (text_cnn, "convolutional text", frozenset({"SimpleRNN"})),
+#: The models by name: the builder and the recurrent layers the model has (which decide the CPU
+#: kernels a measurement runs: :func:`gpukit.memory.measure_env`; tests check them against the
+#: built models). The family whose measured error a model's estimate quotes comes from its layers
+#: (:func:`gpukit.memory.family_of`), for these models as for any other.
+ZOO: dict[str, tuple[Callable, frozenset[str]]] = {
+    "keras-encoder": (text_encoder, frozenset()),
+    "keras-decoder": (causal_decoder, frozenset()),
+    "keras-vit": (vit, frozenset()),
+    "keras-bert": (bert_shaped, frozenset()),
+    "keras-lstm": (lstm, frozenset({"LSTM"})),
+    "keras-bigru": (bigru, frozenset({"GRU"})),
+    "keras-textcnn": (text_cnn, frozenset({"SimpleRNN"})),
 }
-
-
-def family(name: str) -> str | None:
-    """The family a zoo model belongs to (None for other names)."""
-    entry = ZOO.get(name.lower())
-    return entry[1] if entry else None
 
 
 def recurrent_layers(name: str) -> frozenset[str]:
     """The Keras recurrent layer classes the zoo model ``name`` has (``LSTM``, ``GRU``, ``SimpleRNN``)."""
-    return ZOO[name.lower()][2]
+    return ZOO[name.lower()][1]
 
 
 def sizes(name: str) -> tuple[str, ...]:

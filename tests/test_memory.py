@@ -481,6 +481,19 @@ def test_the_zoo_declares_the_recurrent_layers_its_models_have():
         assert zoo.recurrent_layers(name) == built & {"LSTM", "GRU", "SimpleRNN"}, name
 
 
+@pytest.mark.tensorflow
+def test_gpukit_fit_quotes_the_band_of_the_family_the_grid_measured_a_zoo_model_in():
+    """One definition of a model's family: the grid groups its cases by the estimator's family
+    (``benchmarks/memory_accuracy.py``), so the band `gpukit fit` quotes for a zoo model is the one
+    measured on that model (keras-textcnn, a Conv1D model with a SimpleRNN, had been graded as
+    convolutional text and quoted as recurrent)."""
+    expected = {"keras-encoder": "transformer encoder", "keras-bert": "transformer encoder",
+                "keras-decoder": "causal decoder", "keras-vit": "vision transformer", "keras-lstm": "recurrent",
+                "keras-bigru": "recurrent", "keras-textcnn": "convolutional text"}
+    assert {name: memory.Estimator(name).family for name in expected} == expected
+    assert set(expected.values()) <= set(memory.error_bands())
+
+
 def test_bisecting_needs_a_gpu(monkeypatch):
     from gpukit import device
 
@@ -515,6 +528,8 @@ def test_family_comes_from_the_layers_a_model_has():
     assert memory.family_of(graph("Embedding", "BatchMatMul", "Softmax")) == "transformer encoder"
     assert memory.family_of(graph("Embedding", "BatchMatMul", "Softmax", causal=True)) == "causal decoder"
     assert memory.family_of(graph("Embedding", "Conv1D")) == "convolutional text"
+    # a 1-D convolution ahead of a recurrent layer: the grid's convolutional text model, keras-textcnn
+    assert memory.family_of(graph("Embedding", "Conv1D", "SimpleRNN", "Dense")) == "convolutional text"
     assert memory.family_of(graph("Dense")) is None
     assert memory.family_of(None, models.TRANSFORMERS["llama-7b"]) == "causal decoder"
     assert memory.family_of(None, models.TRANSFORMERS["bert-base"]) == "transformer encoder"

@@ -24,6 +24,8 @@ def script(monkeypatch):
 
 
 class FakeEstimator:
+    family = "fake family"
+
     def __init__(self, name, shape=None, seq_len=None):
         self.label = name
         self.graph = SimpleNamespace(trainable_params=1000, largest_variable=100, largest_embedding=0)
