@@ -561,7 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "transformer (bert-base, bert-large, gpt2-small, gpt2-medium, llama-7b) or a Keras-layer model "
                    "(keras-encoder, keras-decoder, keras-vit, keras-bert, keras-lstm, keras-bigru, keras-textcnn) "
                    "(repeatable)")
-    p.add_argument("--batch", type=int, nargs="+", required=True, metavar="B", help="batch sizes")
+    p.add_argument("--batch", type=int, nargs="+", action="extend", required=True, metavar="B",
+                   help="batch sizes (--batch 8 64, or repeated: --batch 8 --batch 64)")
     p.add_argument("--precision", default="float32", help=PRECISION_HELP)
     p.add_argument("--optimizer", default="adam", help="sgd, momentum, adam, adamw, rmsprop, ... (train only)")
     p.add_argument("--mode", choices=("train", "infer"), default="train")

@@ -151,6 +151,12 @@ def test_fit_csv_rows_per_model_batch_and_gpu(capsys, gpu):
     assert {r["gpu_memory_bytes"] for r in a40} == {str(specs.memory_bytes(gpu("A40").memory_gb))}
     assert all(int(r["total_bytes"]) - int(r["tensor_bytes"]) == 2**30 for r in rows)
     assert {r["precision"] for r in rows} == {"fp16"}
+    # --batch repeated, as --model and --gpu are: every batch, not the last one only
+    code, again, err = run(capsys, "fit", "--model", "bert-base", "--model", "gpt2-small", "--batch", "8",
+                           "--batch", "64", "--precision", "mixed_float16", "--seq-len", "128", "--gpu", "A4000",
+                           "--gpu", "A40", "--format", "csv")
+    assert code == 0, err
+    assert again == out
 
 
 def test_fit_table_says_where_it_fits_and_fits_nowhere(capsys):
