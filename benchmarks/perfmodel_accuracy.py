@@ -11,6 +11,7 @@ each GPU out and each source out. Writes Markdown.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from dataclasses import replace
@@ -88,6 +89,47 @@ def _gpu_factor_section(ref: pd.DataFrame, ratios: pd.DataFrame, table: pd.DataF
                 "workloads and precisions on the same GPU. Its largest errors with every GPU's factor applied:", ""]
         out += _pair_rows(worst)
     return out
+
+
+#: Where a row's note names the framework it ran (the run folder's sys_pytorch.txt, as the notes
+#: quote it: "reports PyTorch 1.9.0a0+df837d0"), the version; the grading itself never reads it.
+_FRAMEWORK_VERSION = re.compile(r"PyTorch (\d+\.\d+)")
+
+
+def _software_section(ref: pd.DataFrame, table: pd.DataFrame) -> list[str]:
+    """Same-source pairs whose two runs used the same framework version, against pairs across
+    versions: how much of the error one source's change of software between its runs carries."""
+    single = ref[ref["gpus"].fillna(1).astype(int) == 1]
+    version = {}
+    for _, r in single.iterrows():
+        m = _FRAMEWORK_VERSION.search(str(r["note"]))
+        version[(r["source"], r["gpu"], r["workload"], r["precision"])] = m.group(1) if m else None
+    keys = ["source", "workload", "precision"]
+    pairs = table.assign(va=[version.get((r["source"], r["gpu_a"], r["workload"], r["precision"]))
+                             for _, r in table[keys + ["gpu_a"]].iterrows()],
+                         vb=[version.get((r["source"], r["gpu_b"], r["workload"], r["precision"]))
+                             for _, r in table[keys + ["gpu_b"]].iterrows()])
+    pairs = pairs[pairs["va"].notna() & pairs["vb"].notna()]
+    rows = []
+    for (src, fam), part in pairs.groupby(["source", "family"]):
+        versions = sorted(set(part["va"]) | set(part["vb"]))
+        if len(versions) < 2:
+            continue
+        cells = []
+        for sub in (part[part["va"] == part["vb"]], part[part["va"] != part["vb"]]):
+            cells.append(f"{int(sub['within_tolerance'].sum())} of {len(sub)}" if len(sub) else "none")
+        missed = ~part["within_tolerance"]
+        rows.append(f"| {src} | {fam} | {', '.join(versions)} | {cells[0]} | {cells[1]} | "
+                    f"{int((missed & (part['va'] != part['vb'])).sum())} of {int(missed.sum())} |")
+    if not rows:
+        return []
+    return ["", "### Pairs across software versions", "",
+            "A same-source pair assumes the source ran both GPUs one way. Where the rows' notes name the "
+            "PyTorch version of each run (the run folders' `sys_pytorch.txt`), a source that changed its software "
+            "between runs splits its pairs in two: both runs on one version, or on two. A diagnostic: the "
+            "grading above keeps every pair.", "",
+            f"| source | family | PyTorch versions | within ±{perfmodel.RATIO_TOLERANCE * 100:.0f} %, same version | "
+            "across versions | misses across versions |", "|---|---|---|---:|---:|---:|"] + rows
 
 
 def _refit_verdict(ref: pd.DataFrame, fitted, cat) -> str:
@@ -469,7 +511,7 @@ def markdown() -> str:
         "Each single-GPU measurement over the model's prediction (`gpukit.perfmodel.throughput_ratios`). "
         "Pairs are graded, so what matters is how alike a column is: a GPU whose ratio stands apart from "
         "the rest of its column is one the model misjudges, whatever the workload.",
-        ""] + _ratio_table(ratios) + _gpu_factor_section(ref, ratios, table, cat) + [
+        ""] + _ratio_table(ratios) + _gpu_factor_section(ref, ratios, table, cat) + _software_section(ref, table) + [
         "",
         "### Did the float32 runs use TF32?",
         "",
