@@ -598,7 +598,7 @@ def main(argv=None) -> int:
         rows = []
         for f in args.from_raw:
             rows += json.loads(Path(f).read_text())["rows"]
-        rows = reestimate(rows)
+        rows = reported = reestimate(rows)
     else:
         if args.long:
             grid = long_cases()
@@ -619,19 +619,21 @@ def main(argv=None) -> int:
                 except (ValueError, KeyError, TypeError) as exc:
                     parser.error(f"--resume: {args.raw} is not a --raw file of this script ({exc!r}); "
                                  "name another file or move this one away")
-        rows = run(grid, args.repeats, done=done,
-                   on_row=(lambda new: _write_raw(args.raw, args.repeats, kept + new)) if args.raw else None)
-        rows = kept + rows
+        new = run(grid, args.repeats, done=done,
+                  on_row=(lambda new: _write_raw(args.raw, args.repeats, kept + new)) if args.raw else None)
+        rows = kept + new
+        # the report estimates every row with this version: a resumed file's rows may be an earlier one's
+        reported = reestimate(kept) + new
     if args.raw:
         _write_raw(args.raw, args.repeats, rows)
     if args.merge_into and not args.from_raw:
         merge_into(args.merge_into, rows)
-    text = markdown(rows, (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None,
+    text = markdown(reported, (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None,
                     (json.loads(Path(args.other_cpu).read_text()), args.other_cpu) if args.other_cpu else None)
     publish(text, args.write)
     if args.bands:
         info = device.describe_attached()
-        _atomic.write_text(args.bands, bands_csv(rows, f"{datetime.now(timezone.utc):%Y-%m-%d}",
+        _atomic.write_text(args.bands, bands_csv(reported, f"{datetime.now(timezone.utc):%Y-%m-%d}",
                                                  f"{info['kind'].upper()} {info['name']}".replace(",", " ")))
     return 0
 

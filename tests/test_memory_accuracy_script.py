@@ -73,6 +73,29 @@ def test_a_stopped_run_keeps_its_cases_and_resume_measures_only_the_rest(script,
     assert len(measured) == 6 and json.loads(raw.read_text())["rows"] == rows
 
 
+def test_a_resumed_file_from_an_earlier_version_is_reported_with_this_versions_estimates(script, monkeypatch,
+                                                                                          tmp_path):
+    """Rows an earlier version wrote (its estimate, none of the fields a refit of the update terms now
+    reads) are kept in the file as measured and estimated again for the report."""
+    raw = tmp_path / "runs.json"
+    old_row = {"model": "fake-net", "input": "", "seq_len": None, "batch": 2, "precision": "fp32",
+               "optimizer": "sgd", "mode": "train", "runs": [3 * 2**20], "family": "fake family",
+               "predicted": 1, "measured": 3 * 2**20, "low": 3 * 2**20, "high": 3 * 2**20, "workspace": 7,
+               "error": -1.0}
+    raw.write_text(json.dumps({"repeats": 1, "rows": [old_row]}))
+    reported = []
+    monkeypatch.setattr(script, "markdown", lambda rows, kernels=None, other_cpu=None: reported.extend(rows) or "")
+    monkeypatch.setattr(memory, "Estimator", FakeEstimator)
+    monkeypatch.setattr(memory, "measure_in_subprocess", lambda *a, **k: {"status": "ok", "measured_peak_bytes": 2**20})
+    assert script.main(["--models", "fake-net", "--batches", "2", "--optimizers", "sgd", "--no-mixed",
+                        "--repeats", "1", "--raw", str(raw), "--resume"]) == 0
+    assert json.loads(raw.read_text())["rows"][0] == old_row  # the file keeps what was measured
+    again = reported[0]
+    assert again["predicted"] == 2 * 2**20 and again["step_peak_bytes"] == 2**20 and "workspace" not in again
+    assert again["error"] == pytest.approx(2 / 3 - 1)
+    assert len(reported) == 2 and all("resident_bytes" in r for r in reported)
+
+
 def test_resume_needs_the_raw_file_named(script, capsys):
     with pytest.raises(SystemExit):
         script.main(["--models", "fake-net", "--resume"])
