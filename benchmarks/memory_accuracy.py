@@ -201,10 +201,9 @@ def fit_update_terms(rows: list[dict], bounded: bool = True) -> dict[str, tuple[
 def _refit_error(r: dict, terms: dict) -> float:
     pred = r["predicted"]
     if r["mode"] == "train" and r["optimizer"] in terms:
-        share, largest, sparse, after = terms[r["optimizer"]]
-        pred = r["resident_bytes"] + max(
-            r["step_peak_bytes"] + share * r["trainable_bytes"] + largest * r["largest_variable_bytes"]
-            + sparse * r["largest_embedding_bytes"], after * r["largest_embedding_bytes"])
+        pred = float(memory.with_update(r["resident_bytes"], r["step_peak_bytes"], r["trainable_bytes"],
+                                        r["largest_variable_bytes"], r["largest_embedding_bytes"],
+                                        terms[r["optimizer"]]))
     return pred / r["measured"] - 1
 
 

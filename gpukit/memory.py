@@ -243,12 +243,8 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
             remaining.pop(t, None)
         pending -= pending_update_bytes(opt, op.trainable_params * 4)  # its gradients are ready: its update runs
     step_peak = max(peak_forward, peak_backward)
-    # the update's temporaries beside the backward pass, or the largest embedding's update after it,
-    # when the activations are gone: the larger of the two
-    workspace = update_workspace(opt, graph.trainable_params * 4, graph.largest_variable * 4,
-                                 graph.largest_embedding * 4)
-    tensor = weights + slots + input_bytes + max(step_peak + workspace,
-                                                 update_after_backward(opt, graph.largest_embedding * 4))
+    tensor = int(with_update(weights + slots + input_bytes, step_peak, graph.trainable_params * 4,
+                             graph.largest_variable * 4, graph.largest_embedding * 4, update_terms(opt)))
     return Estimate(graph.name, batch, p, opt, mode, weights, grads_total, slots, activations, transient_max,
                     input_bytes, tensor, runtime_reserve_bytes, tensor + runtime_reserve_bytes, step_peak)
 
@@ -355,9 +351,9 @@ def fit_update_terms(sizes, measured, step_bytes, resident_bytes, low, high, res
     import numpy as np
 
     a = np.asarray(sizes, float)
-    y, base = np.asarray(measured, float), np.asarray(step_bytes, float)
+    y, step_peak = np.asarray(measured, float), np.asarray(step_bytes, float)
     resident = np.asarray(resident_bytes, float)
-    base = base + resident
+    base = step_peak + resident
     emb = a[:, 2]
     if not np.isfinite(high[3]):
         raise ParameterError("fit_update_terms searches the update after the backward pass over its range: "
@@ -371,8 +367,7 @@ def fit_update_terms(sizes, measured, step_bytes, resident_bytes, low, high, res
             peaks_beside[:] = True
         k = peaks_beside
         nx = bounded_least_squares(a[k] / y[k, None], (y[k] - base[k]) / y[k], low[:3], high[:3])
-        beside = base + a @ nx
-        costs = [float(np.sum(((np.maximum(beside, resident + g * emb) - y) / y) ** 2)) for g in grid]
+        costs = [float(np.sum(((with_update(resident, step_peak, *a.T, (*nx, g)) - y) / y) ** 2)) for g in grid]
         nafter = float(grid[int(np.argmin(costs))])
         if x is not None and np.allclose(nx, x) and nafter == after:
             break
@@ -392,18 +387,22 @@ def pending_update_bytes(optimizer: str, trainable_bytes: int) -> int:
     return PENDING_UPDATE_TEMPORARIES.get(_UPDATE_LIKE.get(optimizer, optimizer), 0) * trainable_bytes
 
 
-def update_workspace(optimizer: str, trainable_bytes: int, largest_variable_bytes: int,
-                     largest_embedding_bytes: int = 0) -> int:
-    """Bytes of gradients and update temporaries alive at the forward and backward passes' peak
-    (the first three terms of :data:`UPDATE_WORKSPACE_FIT`)."""
-    share, largest, sparse, _ = UPDATE_WORKSPACE_FIT[_UPDATE_LIKE.get(optimizer, optimizer)]
-    return int(share * trainable_bytes + largest * largest_variable_bytes + sparse * largest_embedding_bytes)
+def update_terms(optimizer: str) -> tuple[float, float, float, float]:
+    """``optimizer``'s :data:`UPDATE_WORKSPACE_FIT` terms (an optimizer gpukit did not measure, those
+    of the one it updates like)."""
+    return UPDATE_WORKSPACE_FIT[_UPDATE_LIKE.get(optimizer, optimizer)]
 
 
-def update_after_backward(optimizer: str, largest_embedding_bytes: int) -> int:
-    """Bytes the largest embedding's update holds after the backward pass, above the weights, the
-    optimizer's slots and the input (the last term of :data:`UPDATE_WORKSPACE_FIT`)."""
-    return int(UPDATE_WORKSPACE_FIT[_UPDATE_LIKE.get(optimizer, optimizer)][3] * largest_embedding_bytes)
+def with_update(resident, step_peak, trainable, largest, embedding, terms):
+    """A training step's peak with the optimizer's update: ``resident`` (weights, slots, input) plus the
+    larger of the passes' peak with the update terms beside it and the largest embedding's update
+    after it (``terms``: the four of :data:`UPDATE_WORKSPACE_FIT`; the sizes in bytes: trainable
+    weights, largest variable, largest embedding table). Numbers or numpy arrays alike."""
+    import numpy as np
+
+    share, big, sparse, after = terms
+    return resident + np.maximum(step_peak + share * trainable + big * largest + sparse * embedding,
+                                 after * embedding)
 
 
 # --------------------------------------------------------------------------- transformers (closed form)

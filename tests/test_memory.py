@@ -57,8 +57,8 @@ def test_training_bytes_by_hand(tiny):
     assert e.gradients_bytes == w
     forward = 30 * 4 + 20 * 4
     backward = 30 * 4 + 20 * 4 + 30 * 4  # kept + the gradient of out's input
-    workspace = memory.update_workspace("adam", w, 3 * 4 * 4)  # largest variable: the 4x3 kernel
-    assert workspace == int(memory.UPDATE_WORKSPACE_FIT["adam"][0] * w + memory.UPDATE_WORKSPACE_FIT["adam"][1] * 48)
+    share, largest, _, _ = memory.UPDATE_WORKSPACE_FIT["adam"]
+    workspace = int(share * w + largest * 3 * 4 * 4)  # largest variable: the 4x3 kernel
     assert e.step_peak_bytes == max(forward, backward)
     assert e.tensor_bytes == w + 2 * w + 160 + max(forward, backward) + workspace  # no embedding: nothing after
 
@@ -78,21 +78,23 @@ def test_an_embeddings_update_after_the_backward_pass_is_a_peak_of_its_own(tmp_p
     est = memory.Estimator(str(path))
     table = 1000 * 16 * 4
     assert est.graph.largest_embedding * 4 == table
-    trainable = est.graph.trainable_params * 4
-    after = memory.update_after_backward("adam", table)
-    assert after == int(memory.UPDATE_WORKSPACE_FIT["adam"][3] * table) > 0
+    trainable, largest = est.graph.trainable_params * 4, est.graph.largest_variable * 4
+    share, big, sparse, after_tables = memory.UPDATE_WORKSPACE_FIT["adam"]
+    after = int(after_tables * table)
+    assert after > 0
     small, large = est.estimate(1, "fp32", "adam"), est.estimate(4096, "fp32", "adam")
-    beside = memory.update_workspace("adam", trainable, est.graph.largest_variable * 4, table)
+    beside = int(share * trainable + big * largest + sparse * table)
     resident = 3 * trainable + small.input_bytes
     assert small.step_peak_bytes + beside < after  # premise: at batch 1 the update after the pass holds more
     assert small.tensor_bytes == resident + after
     assert large.step_peak_bytes + beside > after
     assert large.tensor_bytes == 3 * trainable + large.input_bytes + large.step_peak_bytes + beside
     # plain SGD (no slots) scatters the sparse gradient: its fit takes nothing after the pass
-    assert memory.update_after_backward("sgd", table) == 0
+    share, big, sparse, after_tables = memory.UPDATE_WORKSPACE_FIT["sgd"]
+    assert after_tables == 0
     sgd = est.estimate(1, "fp32", "sgd")
-    assert sgd.tensor_bytes == trainable + sgd.input_bytes + sgd.step_peak_bytes + memory.update_workspace(
-        "sgd", trainable, est.graph.largest_variable * 4, table)
+    assert sgd.tensor_bytes == trainable + sgd.input_bytes + sgd.step_peak_bytes + int(
+        share * trainable + big * largest + sparse * table)
 
 
 def test_the_two_phase_fit_recovers_the_terms_it_was_made_with():
