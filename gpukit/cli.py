@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__, specs
+from . import __version__, specs, zoo
 from .errors import GpukitError, ParameterError
 from .models import check_optimizer
 
@@ -559,8 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", action="append", required=True, metavar="NAME",
                    help="a keras.applications name (ResNet50, MobileNetV2...), a .keras file, a built-in "
                    "transformer (bert-base, bert-large, gpt2-small, gpt2-medium, llama-7b) or a Keras-layer model "
-                   "(keras-encoder, keras-decoder, keras-vit, keras-bert, keras-lstm, keras-bigru, keras-textcnn) "
-                   "(repeatable)")
+                   f"({', '.join(zoo.ZOO)}) (repeatable)")
     p.add_argument("--batch", type=int, nargs="+", action="extend", required=True, metavar="B",
                    help="batch sizes (--batch 8 64, or repeated: --batch 8 --batch 64)")
     p.add_argument("--precision", default="float32", help=PRECISION_HELP)

@@ -2,10 +2,10 @@
 
 The models people train today, in the shapes a user builds them with ``keras.layers``: a text
 transformer encoder, a causal decoder, a small vision transformer, stacked and bidirectional
-recurrent networks, a 1-D convolutional text model, and a BERT-shaped encoder with a
-token-level head. ``gpukit fit --model keras-encoder`` estimates them like any
-``keras.applications`` name; the memory-accuracy benchmark measures them; a user's own
-``.keras`` file built from the same layers is walked the same way.
+recurrent networks, a 1-D convolutional text model, a BERT-shaped encoder with a token-level
+head, and a plain convolutional image classifier. ``gpukit fit --model keras-encoder`` estimates
+them like any ``keras.applications`` name; the memory-accuracy benchmark measures them; a user's
+own ``.keras`` file built from the same layers is walked the same way.
 
 Every size is a keyword with a small default (a CPU measures each in seconds); :func:`sizes`
 says which ones each model takes. TensorFlow is imported only when a model is built.
@@ -96,6 +96,19 @@ def vit(image: int = 32, patch: int = 4, hidden: int = 128, heads: int = 4, ffn:
         x = x + L.Dense(hidden)(L.Dense(ffn, activation="gelu")(h))
     x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
     return keras.Model(pixels, L.Dense(classes, dtype="float32")(x), name="keras_vit")
+
+
+def small_cnn(image: int = 64, classes: int = 10):
+    """A plain image classifier as a user writes one: three ``Conv2D``-ReLU layers, the first two
+    followed by max pooling, then global average pooling and two dense layers."""
+    keras = _keras()
+    L = keras.layers
+    pixels = keras.Input((image, image, 3), name="pixels")
+    x = L.MaxPooling2D()(L.Conv2D(32, 3, padding="same", activation="relu")(pixels))
+    x = L.MaxPooling2D()(L.Conv2D(64, 3, padding="same", activation="relu")(x))
+    x = L.GlobalAveragePooling2D()(L.Conv2D(128, 3, padding="same", activation="relu")(x))
+    x = L.Dense(128, activation="relu")(x)
+    return keras.Model(pixels, L.Dense(classes, dtype="float32")(x), name="keras_cnn")
 
 
 def lstm(seq_len: int = 64, hidden: int = 256, vocab: int = 8000, embed: int = 128, classes: int = 2):
@@ -204,6 +217,7 @@ ZOO: dict[str, tuple[Callable, frozenset[str]]] = {
     "keras-lstm": (lstm, frozenset({"LSTM"})),
     "keras-bigru": (bigru, frozenset({"GRU"})),
     "keras-textcnn": (text_cnn, frozenset({"SimpleRNN"})),
+    "keras-cnn": (small_cnn, frozenset()),
 }
 
 

@@ -491,7 +491,7 @@ def test_gpukit_fit_quotes_the_band_of_the_family_the_grid_measured_a_zoo_model_
     convolutional text and quoted as recurrent)."""
     expected = {"keras-encoder": "transformer encoder", "keras-bert": "transformer encoder",
                 "keras-decoder": "causal decoder", "keras-vit": "vision transformer", "keras-lstm": "recurrent",
-                "keras-bigru": "recurrent", "keras-textcnn": "convolutional text"}
+                "keras-bigru": "recurrent", "keras-textcnn": "convolutional text", "keras-cnn": memory.CNN_FAMILY}
     assert {name: memory.Estimator(name).family for name in expected} == expected
     assert set(expected.values()) <= set(memory.error_bands())
 

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def script(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     module = importlib.import_module("memory_accuracy")
-    monkeypatch.setattr(module, "markdown", lambda rows, kernels=None, other_cpu=None: f"{len(rows)} rows")
+    monkeypatch.setattr(module, "markdown", lambda rows, *sections: f"{len(rows)} rows")
     return module
 
 
@@ -84,7 +84,7 @@ def test_a_resumed_file_from_an_earlier_version_is_reported_with_this_versions_e
                "error": -1.0}
     raw.write_text(json.dumps({"repeats": 1, "rows": [old_row]}))
     reported = []
-    monkeypatch.setattr(script, "markdown", lambda rows, kernels=None, other_cpu=None: reported.extend(rows) or "")
+    monkeypatch.setattr(script, "markdown", lambda rows, *sections: reported.extend(rows) or "")
     monkeypatch.setattr(memory, "Estimator", FakeEstimator)
     monkeypatch.setattr(memory, "measure_in_subprocess", lambda *a, **k: {"status": "ok", "measured_peak_bytes": 2**20})
     assert script.main(["--models", "fake-net", "--batches", "2", "--optimizers", "sgd", "--no-mixed",
@@ -94,6 +94,25 @@ def test_a_resumed_file_from_an_earlier_version_is_reported_with_this_versions_e
     assert again["predicted"] == 2 * 2**20 and again["step_peak_bytes"] == 2**20 and "workspace" not in again
     assert again["error"] == pytest.approx(2 / 3 - 1)
     assert len(reported) == 2 and all("resident_bytes" in r for r in reported)
+
+
+def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
+    """keras-cnn is measured like the grid's models, not among them, and its cases get a section of
+    their own with their own summary."""
+    assert "keras-cnn" in script.OUTSIDE_GRID and "keras-cnn" not in script.MODELS
+    mib = 2**20
+    rows = [{"model": "keras-cnn", "batch": 8, "precision": p, "optimizer": "adam", "mode": "train",
+             "predicted": 10 * mib, "measured": m * mib, "low": m * mib, "high": (m + 1) * mib, "error": 10 / m - 1,
+             "family": "CNN"} for p, m in (("fp32", 11), ("fp16", 100))]
+    lines = script.outside_section(rows, "runs.json", {"CNN": {"error_low": -0.2, "error_high": 0.1}})
+    assert lines[1] == "## Outside the grid"
+    # the first case's runs lie -9.1% and -16.7% from the estimate, inside the band; the second's not
+    assert lines[3].endswith("keras-cnn. 2 cases: median |error| 49.5%, 1 within ±15%, worst 90.0%; 1 of the 2 "
+                             "CNN cases have runs outside the band `gpukit fit` quotes for that family (-20.0% to "
+                             "+10.0%).")
+    assert lines[-2:] == ["| keras-cnn | 8 | fp32 | adam | train | 10.0 | 11.0 | 11.0–12.0 | -9.1% |",
+                          "| keras-cnn | 8 | fp16 | adam | train | 10.0 | 100.0 | 100.0–101.0 | -90.0% |"]
+    assert script.outside_section([{**rows[0], "error": None}], "runs.json") == []
 
 
 def test_resume_needs_the_raw_file_named(script, capsys):
