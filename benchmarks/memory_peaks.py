@@ -30,6 +30,8 @@ CASES = (
     ("MobileNetV2:8:bf16:adam:train:96x96x3", "the same in bfloat16"),
     ("keras-encoder:8:fp16:none:infer", "float16 inference on a CPU"),
     ("keras-encoder:8:bf16:none:infer", "bfloat16 inference"),
+    ("keras-cnn:32:fp32:adam:train", "a plain CNN: a convolution's output gradient beside the next backward op"),
+    ("keras-cnn:8:fp16:adam:train", "its float16 convolution gradients through Eigen's work buffers"),
 )
 
 
