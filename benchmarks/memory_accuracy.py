@@ -432,14 +432,8 @@ def outside_section(rows: list[dict], path: str, family_bands: dict[str, dict] |
              f"quotes (`OUTSIDE_GRID` in the script says why; the runs: `{path}`): {models}. "
              f"{len(ok)} cases: median |error| {statistics.median(errs):.1%}, "
              f"{sum(e <= TOLERANCE for e in errs)} within ±{TOLERANCE:.0%}, worst {errs[-1]:.1%}"
-             + ("; " + "; ".join(missed) if missed else "") + ".", "",
-             "| model | batch | precision | optimizer | mode | predicted MiB | measured MiB | range MiB | error |",
-             "|---|---:|---|---|---|---:|---:|---|---:|"]
-    for r in ok:
-        spread = f"{r['low'] / 2**20:.1f}–{r['high'] / 2**20:.1f}" if r["low"] != r["high"] else ""
-        lines.append(f"| {r['model']} | {r['batch']} | {r['precision']} | {r['optimizer']} | {r['mode']} | "
-                     f"{r['predicted'] / 2**20:.1f} | {r['measured'] / 2**20:.1f} | {spread} | {r['error']:+.1%} |")
-    return lines
+             + ("; " + "; ".join(missed) if missed else "") + ".", ""]
+    return lines + _case_table(ok)
 
 
 def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
@@ -588,16 +582,21 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         "",
         "## Every case",
         "",
-        "| model | input | batch | precision | optimizer | mode | predicted MiB | measured MiB | range MiB | error |",
-        "|---|---|---:|---|---|---|---:|---:|---|---:|",
-    ]
+    ] + _case_table(rows)
+    return "\n".join(lines) + "\n"
+
+
+def _case_table(rows: list[dict]) -> list[str]:
+    """A Markdown table of cases: the estimate, the median run, the range of runs and the error."""
+    lines = ["| model | input | batch | precision | optimizer | mode | predicted MiB | measured MiB | range MiB "
+             "| error |", "|---|---|---:|---|---|---|---:|---:|---|---:|"]
     for r in rows:
         measured = f"{r['measured'] / 2**20:.1f}" if r["measured"] else r["note"][:60]
         spread = f"{r['low'] / 2**20:.1f}–{r['high'] / 2**20:.1f}" if r["measured"] and r["low"] != r["high"] else ""
         err = f"{r['error']:+.1%}" if r["error"] is not None else "—"
         lines.append(f"| {r['model']} | {r['input']} | {r['batch']} | {r['precision']} | {r['optimizer']} | "
                      f"{r['mode']} | {r['predicted'] / 2**20:.1f} | {measured} | {spread} | {err} |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main(argv=None) -> int:

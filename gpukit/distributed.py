@@ -85,14 +85,13 @@ def _build(tf, strategy_obj, workload: str, params: dict, precision: str):
     """Model, optimizer, distributed input and a compiled step under ``strategy_obj``."""
     import keras
 
-    from .models import build_optimizer, transformer_model
-    from .precision import keras_policy
+    from . import precision as prec
+    from .models import build_optimizer, keras_policy, transformer_model
 
     replicas = strategy_obj.num_replicas_in_sync
     per = params["batch"]
     global_batch = per * replicas
-    keras.mixed_precision.set_global_policy(keras_policy(precision))
-    with strategy_obj.scope():
+    with keras_policy(prec.keras_policy(precision)), strategy_obj.scope():
         if workload == "resnet50":
             size = params["image_size"]
             model = keras.applications.ResNet50(weights=None, input_shape=(size, size, 3), classes=1000)

@@ -101,7 +101,7 @@ def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
     their own with their own summary."""
     assert "keras-cnn" in script.OUTSIDE_GRID and "keras-cnn" not in script.MODELS
     mib = 2**20
-    rows = [{"model": "keras-cnn", "batch": 8, "precision": p, "optimizer": "adam", "mode": "train",
+    rows = [{"model": "keras-cnn", "input": "", "batch": 8, "precision": p, "optimizer": "adam", "mode": "train",
              "predicted": 10 * mib, "measured": m * mib, "low": m * mib, "high": (m + 1) * mib, "error": 10 / m - 1,
              "family": "CNN"} for p, m in (("fp32", 11), ("fp16", 100))]
     lines = script.outside_section(rows, "runs.json", {"CNN": {"error_low": -0.2, "error_high": 0.1}})
@@ -110,8 +110,8 @@ def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
     assert lines[3].endswith("keras-cnn. 2 cases: median |error| 49.5%, 1 within ±15%, worst 90.0%; 1 of the 2 "
                              "CNN cases have runs outside the band `gpukit fit` quotes for that family (-20.0% to "
                              "+10.0%).")
-    assert lines[-2:] == ["| keras-cnn | 8 | fp32 | adam | train | 10.0 | 11.0 | 11.0–12.0 | -9.1% |",
-                          "| keras-cnn | 8 | fp16 | adam | train | 10.0 | 100.0 | 100.0–101.0 | -90.0% |"]
+    assert lines[-2:] == ["| keras-cnn |  | 8 | fp32 | adam | train | 10.0 | 11.0 | 11.0–12.0 | -9.1% |",
+                          "| keras-cnn |  | 8 | fp16 | adam | train | 10.0 | 100.0 | 100.0–101.0 | -90.0% |"]
     assert script.outside_section([{**rows[0], "error": None}], "runs.json") == []
 
 
