@@ -22,7 +22,8 @@ everything else (``--long`` measures only those).
     .venv/bin/python benchmarks/memory_accuracy.py --models DenseNet121 --raw /tmp/densenet.json --resume
     .venv/bin/python benchmarks/memory_accuracy.py --from-raw docs/memory-accuracy-runs-*.json \
         --kernels docs/memory-kernels-other-runs.json --other-cpu docs/memory-cpu-other-runs.json \
-        --outside docs/memory-outside-grid-runs.json --write docs/memory-accuracy.md --bands data/memory_error.csv
+        --outside docs/memory-outside-grid-runs.json --write docs/memory-accuracy.md --bands data/memory_error.csv \
+        --model-bands data/memory_error_models.csv
     .venv/bin/python benchmarks/memory_accuracy.py --models keras-cnn --raw docs/memory-outside-grid-runs.json
 
 Every measurement runs oneDNN's CPU kernels (``gpukit.memory.MEASURE_ONEDNN``), a model with
@@ -225,16 +226,16 @@ def leave_one_family_out(rows: list[dict], bounded: bool = True) -> dict[str, fl
     return worst
 
 
-def bands(rows: list[dict]) -> list[dict]:
-    """Per family: cases, median |error|, and the band of errors (estimate / measured - 1) over
-    every repeat, the band ``gpukit fit`` uses to call a fit borderline."""
+def bands(rows: list[dict], keys: tuple[str, ...] = ("family",)) -> list[dict]:
+    """Per family (or per the row ``keys`` given): cases, median |error|, and the band of errors
+    (estimate / measured - 1) over every repeat, the band ``gpukit fit`` uses to call a fit borderline."""
     out = []
-    for fam in sorted({r["family"] for r in rows}):
-        rs = [r for r in rows if r["family"] == fam and r["measured"]]
+    for group in sorted({tuple(r[k] for k in keys) for r in rows}):
+        rs = [r for r in rows if tuple(r[k] for k in keys) == group and r["measured"]]
         if not rs:
             continue
         errs = [r["predicted"] / m - 1 for r in rs for m in (r["low"], r["high"])]
-        out.append({"family": fam, "cases": len(rs),
+        out.append({**dict(zip(keys, group)), "cases": len(rs),
                     "median_abs_error": statistics.median(abs(r["error"]) for r in rs),
                     "worst_abs_error": max(abs(r["error"]) for r in rs),
                     "worst_vs_highest": min(r["predicted"] / r["high"] - 1 for r in rs),
@@ -242,11 +243,13 @@ def bands(rows: list[dict]) -> list[dict]:
     return out
 
 
-def bands_csv(rows: list[dict], when: str, device_name: str) -> str:
-    lines = ["family,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source"]
-    for b in bands(rows):
-        lines.append(f"{b['family']},{b['cases']},{b['median_abs_error']:.4f},{b['worst_abs_error']:.4f},"
-                     f"{b['error_low']:.4f},{b['error_high']:.4f},{device_name},{when},"
+def bands_csv(rows: list[dict], when: str, device_name: str, keys: tuple[str, ...] = ("family",)) -> str:
+    """:func:`bands` as ``data/memory_error.csv`` (by family) or, with ``keys=("model", "precision")``,
+    ``data/memory_error_models.csv`` (the models kept out of the grid, each by itself)."""
+    lines = [",".join(keys) + ",cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source"]
+    for b in bands(rows, keys):
+        lines.append(",".join(str(b[k]) for k in keys) + f",{b['cases']},{b['median_abs_error']:.4f},"
+                     f"{b['worst_abs_error']:.4f},{b['error_low']:.4f},{b['error_high']:.4f},{device_name},{when},"
                      "benchmarks/memory_accuracy.py")
     return "\n".join(lines) + "\n"
 
@@ -428,8 +431,10 @@ def outside_section(rows: list[dict], path: str, family_bands: dict[str, dict] |
         missed.append(f"{len(out)} of the {sum(r['family'] == fam for r in ok)} {fam} cases have runs outside the "
                       f"band `gpukit fit` quotes for that family ({b['error_low']:+.1%} to {b['error_high']:+.1%})")
     lines = ["", "## Outside the grid", "",
-             f"Measured as the grid's cases are, and left out of its figures and of the error bands `gpukit fit` "
-             f"quotes (`OUTSIDE_GRID` in the script says why; the runs: `{path}`): {models}. "
+             f"Measured as the grid's cases are, and left out of its figures and of the families' error bands "
+             f"(`OUTSIDE_GRID` in the script says why; the runs: `{path}`): {models}. `gpukit fit` quotes and uses "
+             "each one's own band in each precision (`--model-bands`, `data/memory_error_models.csv`) in place of "
+             f"its family's. "
              f"{len(ok)} cases: median |error| {statistics.median(errs):.1%}, "
              f"{sum(e <= TOLERANCE for e in errs)} within ±{TOLERANCE:.0%}, worst {errs[-1]:.1%}"
              + ("; " + "; ".join(missed) if missed else "") + ".", ""]
@@ -525,8 +530,8 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         "(`gpukit.memory.MEASURE_ONEDNN_RECURRENT`), under which two threads keep up; a GPU runs those layers "
         "as one cuDNN kernel, which accumulates nothing per step. The forward loop's 16-bit "
         "casts move the other way: the estimate counts them running ahead by Keras's `parallel_iterations`, "
-        "which one thread lets them do and two, for the bidirectional GRU's two loops, only in part (its 16-bit "
-        "inference below is over-estimated).",
+        "which one thread lets them do and two, for the bidirectional GRU's two loops, in some runs only (the "
+        "range of its 16-bit inference below).",
         "- TensorFlow's CPU kernels matter for convolutions: its Eigen kernels (its default on CPUs without "
         "AVX-512 VNNI/BF16, AVX-VNNI or AMX) hold buffers of their own in a convolution's gradients, which "
         "oneDNN's do not and a GPU's cuDNN replaces with workspaces of its own (GPU-only, below). Every "
@@ -558,9 +563,9 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         "grid's bfloat16 cases are measured on such a CPU: the line above says which each family's runs had"
         + ("; '16-bit formats on a CPU without their instructions' below compares them with runs on a CPU "
            "without." if other_cpu else ".")
-        + " The float16 cases were measured before the rows recorded the CPU's instructions, and this CPU has no "
-        "float16 dot products either (AVX-512 FP16 or AMX-FP16): they hold the copies, which the estimate, counting "
-        "what a GPU holds, does not count, so they stay in the families' bands (the encoder's float16 inference). "
+        + " The CPU the float16 cases ran on has no float16 dot products (AVX-512 FP16 or AMX-FP16; the line "
+        "above says what each run's CPU had): they hold the copies, which the estimate, counting what a GPU "
+        "holds, does not count, so they stay in the families' bands (the encoder's float16 inference). "
         "Nor has oneDNN float16 convolutions here: their gradients run Eigen's kernels, with buffers of their own "
         "(MobileNetV2's float16 training holds two at its peak, `docs/memory-peaks.md`).",
         "- float16 training is measured on a step that updates the weights: the dynamic loss scale skips the "
@@ -628,10 +633,16 @@ def main(argv=None) -> int:
     parser.add_argument("--outside", metavar="FILE",
                         help="a --raw file of models kept out of the grid (OUTSIDE_GRID): estimated again and "
                              "reported in a section of their own, outside the figures and bands")
+    parser.add_argument("--model-bands", metavar="FILE",
+                        help="with --outside: write each of its models' own error bands, per precision (CSV), "
+                             "which gpukit fit uses for them in place of their family's")
     parser.add_argument("--from-raw", metavar="FILE", nargs="+",
                         help="measure nothing: read rows written by --raw (several runs are merged) and "
                              "estimate them again with this version of gpukit")
     args = parser.parse_args(argv)
+    if args.model_bands and not args.outside:
+        parser.error("--model-bands writes the bands of the models kept out of the grid: "
+                     "name their runs with --outside")
     for name in args.models:
         MODELS.setdefault(name, None)
     if args.from_raw:
@@ -673,10 +684,14 @@ def main(argv=None) -> int:
                     (json.loads(Path(args.other_cpu).read_text()), args.other_cpu) if args.other_cpu else None,
                     outside)
     publish(text, args.write)
-    if args.bands:
+    if args.bands or args.model_bands:
         info = device.describe_attached()
-        _atomic.write_text(args.bands, bands_csv(reported, f"{datetime.now(timezone.utc):%Y-%m-%d}",
-                                                 f"{info['kind'].upper()} {info['name']}".replace(",", " ")))
+        when = f"{datetime.now(timezone.utc):%Y-%m-%d}"
+        where = f"{info['kind'].upper()} {info['name']}".replace(",", " ")
+        if args.bands:
+            _atomic.write_text(args.bands, bands_csv(reported, when, where))
+        if args.model_bands:
+            _atomic.write_text(args.model_bands, bands_csv(outside[0], when, where, ("model", "precision")))
     return 0
 
 

@@ -535,22 +535,53 @@ def family_of(graph: Graph | None, spec: TransformerSpec | None = None) -> str |
     return None
 
 
+def _band_row(r: dict) -> dict:
+    return {"cases": int(r["cases"]), "median_abs_error": float(r["median_abs_error"]),
+            "worst_abs_error": float(r["worst_abs_error"]), "error_low": float(r["error_low"]),
+            "error_high": float(r["error_high"]), "measured_on": r["measured_on"], "date": r["date"]}
+
+
+def _band_rows(path: "os.PathLike") -> list[dict]:
+    import csv
+
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
 @functools.lru_cache(maxsize=1)
 def error_bands() -> dict[str, dict]:
     """``data/memory_error.csv`` by family: cases, median and worst |error|, the band
     (estimate / measured - 1 over every measured run), where and when it was measured."""
-    import csv
+    return {r["family"]: _band_row(r) for r in _band_rows(ERROR_BANDS_PATH)}
 
-    if not ERROR_BANDS_PATH.exists():
-        return {}
-    with open(ERROR_BANDS_PATH, newline="") as f:
-        rows = list(csv.DictReader(f))
-    out = {}
-    for r in rows:
-        out[r["family"]] = {"cases": int(r["cases"]), "median_abs_error": float(r["median_abs_error"]),
-                            "worst_abs_error": float(r["worst_abs_error"]), "error_low": float(r["error_low"]),
-                            "error_high": float(r["error_high"]), "measured_on": r["measured_on"], "date": r["date"]}
-    return out
+
+#: Zoo models measured as the grid's cases are but kept out of its figures and families' bands
+#: (``benchmarks/memory_accuracy.py --outside``): each one's own measured error, per precision
+#: (``--model-bands`` writes it). Where a model has one, ``gpukit fit`` quotes and uses it in place of
+#: its family's, which was measured on other models and does not cover it.
+MODEL_BANDS_PATH = DATA_DIR / "memory_error_models.csv"
+
+
+@functools.lru_cache(maxsize=1)
+def model_error_bands() -> dict[tuple[str, str], dict]:
+    """``data/memory_error_models.csv`` by (zoo model, precision): the band of :func:`error_bands`,
+    measured on that model itself."""
+    return {(r["model"], r["precision"]): _band_row(r) for r in _band_rows(MODEL_BANDS_PATH)}
+
+
+def error_band(estimator: "Estimator", precision: str) -> tuple[str | None, dict | None]:
+    """The measured error that applies to ``estimator``'s model in ``precision``, and what it was
+    measured on: the model's own where it was measured apart from the grid
+    (:func:`model_error_bands`), else its family's (:func:`error_bands`), else ``(family, None)``."""
+    p = prec.normalize(precision)
+    p = "fp32" if prec.itemsize(p) == 4 else p  # TF32 or not, the tensors hold the same bytes
+    own = model_error_bands().get((estimator.name.lower(), p))
+    if own is not None:
+        return f"{estimator.name} itself in {p} (measured outside the grid)", own
+    family = estimator.family
+    return family, (error_bands().get(family) if family else None)
 
 
 def verdict(total_bytes: int, tensor_bytes: int, capacity_bytes: int, band: dict | None) -> str:
@@ -612,7 +643,7 @@ def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str
     largest: dict[str, int] = {}
     largest_band: dict[str, tuple] = {}
     family = estimator.family
-    band = error_bands().get(family) if family else None
+    scope, band = error_band(estimator, p)
     for b in batches:
         est = estimator.estimate(b, p, optimizer, mode, runtime_reserve_bytes)
         for _, g in gpus.iterrows():
@@ -629,7 +660,8 @@ def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str
                          "headroom_bytes": capacity - est.total_bytes, "largest_batch": largest[g["gpu"]],
                          "largest_batch_low": largest_band[g["gpu"]][0],
                          "largest_batch_high": largest_band[g["gpu"]][1],
-                         "family": family, "error_low": band["error_low"] if band else None,
+                         "family": family, "error_scope": scope,
+                         "error_low": band["error_low"] if band else None,
                          "error_high": band["error_high"] if band else None,
                          "median_abs_error": band["median_abs_error"] if band else None})
     return pd.DataFrame(rows)
@@ -690,8 +722,9 @@ def fit_summary(fit):
     out.insert(5, "headroom_gib", fit["headroom_bytes"] / gib)
     verdicts = fit["verdict"] if "verdict" in fit else fit["fits"].map({True: "fits", False: "does not fit"})
     out["fits"] = verdicts.map({"fits": "yes", "does not fit": "no", "borderline": "borderline"})
+    scopes = fit["error_scope"] if "error_scope" in fit else fit.get("family", [None] * len(fit))
     out["estimate_error"] = [error_note(f, lo, hi, med) for f, lo, hi, med in
-                             zip(fit.get("family", [None] * len(fit)), fit.get("error_low", [None] * len(fit)),
+                             zip(scopes, fit.get("error_low", [None] * len(fit)),
                                  fit.get("error_high", [None] * len(fit)),
                                  fit.get("median_abs_error", [None] * len(fit)))]
     return out
@@ -804,8 +837,9 @@ def format_fit(frame) -> str:
         elif "measured_status" in part:
             head += f"; measurement: {first['measured_status']}"
         lines.append(head)
-        if first.get("family"):
-            lines.append("  estimate's measured error: " + error_note(first.get("family"), first.get("error_low"),
+        scope = first.get("error_scope") or first.get("family")
+        if scope:
+            lines.append("  estimate's measured error: " + error_note(scope, first.get("error_low"),
                                                                      first.get("error_high"),
                                                                      first.get("median_abs_error")))
         verdicts = part["verdict"] if "verdict" in part else part["fits"].map({True: "fits", False: "does not fit"})

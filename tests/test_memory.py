@@ -496,6 +496,52 @@ def test_gpukit_fit_quotes_the_band_of_the_family_the_grid_measured_a_zoo_model_
     assert set(expected.values()) <= set(memory.error_bands())
 
 
+def test_a_model_measured_outside_the_grid_is_quoted_and_judged_by_its_own_band(monkeypatch, tmp_path, gpu):
+    """A zoo model measured apart from the grid (keras-cnn) carries its own band per precision in
+    data/memory_error_models.csv: gpukit fit quotes that one, and calls fits borderline by it, not by
+    its family's; a precision it was not measured in falls back to the family's band."""
+    path = tmp_path / "memory_error_models.csv"
+    path.write_text("model,precision,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,"
+                    "source\nbert-base,fp32,3,0.2,0.5,-0.5,-0.1,CPU test,2026-12-02,test\n")
+    monkeypatch.setattr(memory, "MODEL_BANDS_PATH", path)
+    memory.model_error_bands.cache_clear()
+    try:
+        est = memory.Estimator("bert-base", seq_len=128)
+        family = memory.error_bands()[est.family]
+        assert memory.error_band(est, "float32") == ("bert-base itself in fp32 (measured outside the grid)",
+                                                     memory.model_error_bands()[("bert-base", "fp32")])
+        assert memory.error_band(est, "fp16") == (est.family, family)
+        fit = memory.fit_report(["bert-base"], [8], ["RTX A4000"], "fp32", "adam", seq_len=128)
+        summary = memory.fit_summary(fit)
+        text = memory.format_fit(fit)
+    finally:
+        memory.model_error_bands.cache_clear()
+    row = fit.iloc[0]
+    assert row["family"] == est.family and (row["error_low"], row["error_high"]) == (-0.5, -0.1)
+    assert summary["estimate_error"].iloc[0] == "bert-base itself in fp32 (measured outside the grid): median 20%, " \
+                                                "-50% to -10%"
+    assert "estimate's measured error: bert-base itself in fp32" in text
+    # the verdict follows the model's own band: a run may peak at twice the tensors (1 / (1 - 0.5))
+    e = est.estimate(8, "fp32", "adam", "train", memory.DEFAULT_RUNTIME_RESERVE_BYTES)
+    capacity = specs.memory_bytes(gpu("RTX A4000").memory_gb)
+    assert row["verdict"] == memory.verdict(e.total_bytes, e.tensor_bytes, capacity, {"error_low": -0.5,
+                                                                                     "error_high": -0.1})
+
+
+@pytest.mark.tensorflow
+def test_the_zoo_models_kept_out_of_the_grid_have_their_own_measured_bands():
+    """Every model benchmarks/memory_accuracy.py keeps out of the grid has its own band in every
+    precision it was measured in, and gpukit fit quotes that one (keras-cnn's float16 training on a
+    CPU without float16 convolutions peaked far above the CNN family's band)."""
+    own = memory.model_error_bands()
+    assert {m for m, _ in own} == {"keras-cnn"} and {p for _, p in own} == {"fp32", "fp16", "bf16"}
+    est = memory.Estimator("keras-cnn")
+    for p in ("fp32", "fp16", "bf16"):
+        scope, band = memory.error_band(est, p)
+        assert scope == f"keras-cnn itself in {p} (measured outside the grid)" and band == own[("keras-cnn", p)]
+    assert own[("keras-cnn", "fp16")]["error_low"] < memory.error_bands()[memory.CNN_FAMILY]["error_low"]
+
+
 def test_bisecting_needs_a_gpu(monkeypatch):
     from gpukit import device
 

@@ -107,12 +107,53 @@ def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
     lines = script.outside_section(rows, "runs.json", {"CNN": {"error_low": -0.2, "error_high": 0.1}})
     assert lines[1] == "## Outside the grid"
     # the first case's runs lie -9.1% and -16.7% from the estimate, inside the band; the second's not
-    assert lines[3].endswith("keras-cnn. 2 cases: median |error| 49.5%, 1 within ±15%, worst 90.0%; 1 of the 2 "
+    assert "`gpukit fit` quotes and uses each one's own band in each precision" in lines[3]
+    assert lines[3].endswith("its family's. 2 cases: median |error| 49.5%, 1 within ±15%, worst 90.0%; 1 of the 2 "
                              "CNN cases have runs outside the band `gpukit fit` quotes for that family (-20.0% to "
                              "+10.0%).")
     assert lines[-2:] == ["| keras-cnn |  | 8 | fp32 | adam | train | 10.0 | 11.0 | 11.0–12.0 | -9.1% |",
                           "| keras-cnn |  | 8 | fp16 | adam | train | 10.0 | 100.0 | 100.0–101.0 | -90.0% |"]
     assert script.outside_section([{**rows[0], "error": None}], "runs.json") == []
+
+
+def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, monkeypatch, tmp_path):
+    """--model-bands writes each outside model's band in each precision, over every run, in the form
+    gpukit.memory reads back; it needs --outside to have anything to write."""
+    mib = 2**20
+
+    def row(precision, mode, predicted, low, high, measured):
+        return {"model": "keras-cnn", "input": "", "batch": 8, "precision": precision, "optimizer": "adam",
+                "mode": mode, "predicted": predicted * mib, "measured": measured * mib, "low": low * mib,
+                "high": high * mib, "error": predicted / measured - 1, "family": "CNN"}
+
+    rows = [row("fp32", "train", 10, 11, 13, 12), row("fp32", "infer", 5, 4, 5, 5),
+            row("fp16", "train", 10, 90, 100, 95)]
+    text = script.bands_csv(rows, "2026-12-02", "CPU test", ("model", "precision"))
+    lines = text.splitlines()
+    assert lines[0] == ("model,precision,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,"
+                        "date,source")
+    where = ",CPU test,2026-12-02,benchmarks/memory_accuracy.py"
+    # fp16: one case, 10/95 - 1 = -89.5%; its runs 10/100 - 1 = -90% to 10/90 - 1 = -88.9%
+    assert lines[1] == "keras-cnn,fp16,1,0.8947,0.8947,-0.9000,-0.8889" + where
+    # fp32: errors -16.7% (10/12) and 0% -> median 8.3%; runs 10/13 - 1 = -23.1% to 5/4 - 1 = +25.0%
+    assert lines[2] == "keras-cnn,fp32,2,0.0833,0.1667,-0.2308,0.2500" + where
+    path = tmp_path / "memory_error_models.csv"
+    path.write_text(text)
+    monkeypatch.setattr(memory, "MODEL_BANDS_PATH", path)
+    memory.model_error_bands.cache_clear()
+    try:
+        read = memory.model_error_bands()
+    finally:
+        memory.model_error_bands.cache_clear()
+    assert set(read) == {("keras-cnn", "fp32"), ("keras-cnn", "fp16")}
+    assert read[("keras-cnn", "fp32")]["error_low"] == pytest.approx(-0.2308)
+    assert read[("keras-cnn", "fp32")]["cases"] == 2
+
+
+def test_model_bands_need_the_outside_runs(script, capsys):
+    with pytest.raises(SystemExit):
+        script.main(["--from-raw", "x.json", "--model-bands", "y.csv"])
+    assert "name their runs with --outside" in capsys.readouterr().err
 
 
 def test_resume_needs_the_raw_file_named(script, capsys):
