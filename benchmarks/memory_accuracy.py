@@ -541,7 +541,8 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         "- The allocator rounds too: TensorFlow's BFC allocator (the one GPUs use) does not split a free chunk "
         "smaller than twice a request, so a tensor can hold up to twice its bytes. Small models show it most: "
         "an LSTM's weights alone are held in more than their size, because the orthogonal initialiser's "
-        "temporaries leave free chunks that the kernels then fill whole.",
+        "temporaries leave free chunks that the kernels then fill whole. `docs/memory-peaks.md` gives, at each "
+        "profiled peak, the live tensors' own bytes and the chunks the allocator holds them in.",
         "- Inference holds what a step has in flight, not what a backward pass keeps: TensorFlow's einsum "
         "kernel transposes its operands into copies of its own beside the projections' outputs, Keras's own "
         "attention path (with dropout) transposes its scores into a second tensor, and scaling and softmax "

@@ -30,7 +30,7 @@ CASES = (
     ("MobileNetV2:8:bf16:adam:train:96x96x3", "the same in bfloat16"),
     ("keras-encoder:8:fp16:none:infer", "float16 inference on a CPU"),
     ("keras-encoder:8:bf16:none:infer", "bfloat16 inference"),
-    ("keras-cnn:32:fp32:adam:train", "a plain CNN: a convolution's output gradient beside the next backward op"),
+    ("keras-cnn:32:fp32:adam:train", "a plain CNN: its tensors in the allocator's chunks"),
     ("keras-cnn:8:fp16:adam:train", "its float16 convolution gradients through Eigen's work buffers"),
 )
 
@@ -72,7 +72,10 @@ def markdown(rows: list[dict], notes: dict[str, str]) -> str:
         f"dot products: {', '.join(device.cpu_native_16bit()) or 'none'}). Each case is one step measured as "
         "`docs/memory-accuracy.md` measures it (a fresh process, `gpukit.memory.measure_env`), under "
         "TensorFlow's profiler: the allocator's events give the tensors alive when its use peaked, each by the op "
-        "that made it. The phases are what the step allocated (what was resident before it, the weights and "
+        "that made it, and the chunks it held them in (the BFC allocator does not split a free chunk "
+        "smaller than twice a request; the measured peak counts chunks). Where its count at that moment "
+        "falls short of the measured peak, the profiler's events missed the peak itself. The phases are "
+        "what the step allocated (what was resident before it, the weights and "
         "the optimizer's slots, is not among them): the optimizer's update (its name scope), the backward pass "
         "(`gradient_tape`), and the rest. 'waiting' is what the estimate counts of update temporaries that wait "
         "for their gradient (`gpukit.memory.PENDING_UPDATE_TEMPORARIES`, bytes of the trainable weights).",
@@ -94,7 +97,9 @@ def markdown(rows: list[dict], notes: dict[str, str]) -> str:
             f"- estimate {_mib(est.tensor_bytes)} MiB; measured peak {_mib(got['measured_peak_bytes'])} MiB "
             f"({est.tensor_bytes / got['measured_peak_bytes'] - 1:+.1%}), {_mib(got['resident_before_bytes'])} "
             f"resident before the step",
-            f"- at the peak (reached by `{prof['at_op']}`), MiB by phase: {phases}",
+            f"- at the peak (reached by `{prof['at_op']}`), MiB by phase: {phases}; held in "
+            f"{_mib(prof.get('chunk_bytes', 0))} MiB of the allocator's chunks, its count of bytes in use then "
+            f"{_mib(prof['peak_bytes'])} MiB",
             f"- trainable weights {_mib(r['trainable_bytes'])} MiB; waiting update temporaries the estimate "
             f"counts {_mib(r['pending_bytes'])} MiB",
             "",

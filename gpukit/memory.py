@@ -1044,9 +1044,11 @@ def live_at_peak(events: Sequence[tuple[int, str, dict]], optimizer_scopes: Iter
     """What the allocator held when its use peaked, from its allocation events (:func:`_memory_events`:
     stats ``addr``, ``bytes_allocated`` after the event, ``requested_bytes``, ``tf_op``, ``shape``).
     Only what the profiled step allocated: what was resident before it is not in the events.
-    Returns the peak, the op whose allocation reached it, the bytes by phase (:data:`PEAK_PHASES`)
-    and the ``top`` largest (op, shape, bytes), a tensor's bytes summed over allocations of one op
-    and shape."""
+    Returns the peak (the allocator's own count of bytes in use, ``bytes_allocated``), the op whose
+    allocation reached it, the tensors' bytes by phase (:data:`PEAK_PHASES`), the bytes of the chunks
+    the allocator held them in (``chunk_bytes``: its ``allocation_bytes``, a chunk being up to twice
+    what was asked for) and the ``top`` largest (op, shape, bytes), a tensor's bytes summed over
+    allocations of one op and shape."""
     scopes = tuple(s for s in optimizer_scopes if s)
     live: dict = {}
     peak, at, held = -1, None, {}
@@ -1060,7 +1062,9 @@ def live_at_peak(events: Sequence[tuple[int, str, dict]], optimizer_scopes: Iter
             peak, at, held = in_use, stats.get("tf_op"), dict(live)
     phases = dict.fromkeys(PEAK_PHASES, 0)
     largest: dict = {}
+    chunks = 0
     for stats in held.values():
+        chunks += int(stats.get("allocation_bytes", stats.get("requested_bytes", 0)))
         op, nbytes = str(stats.get("tf_op", "")), int(stats.get("requested_bytes", 0))
         root = op.split("/", 1)[0]
         phase = "optimizer" if root in scopes else "backward" if root == "gradient_tape" else "forward and other"
@@ -1068,7 +1072,7 @@ def live_at_peak(events: Sequence[tuple[int, str, dict]], optimizer_scopes: Iter
         key = (op, str(stats.get("shape", "")))
         largest[key] = largest.get(key, 0) + nbytes
     ranked = sorted(largest.items(), key=lambda kv: -kv[1])[:top]
-    return {"peak_bytes": max(peak, 0), "at_op": at, "phases": phases,
+    return {"peak_bytes": max(peak, 0), "at_op": at, "phases": phases, "chunk_bytes": chunks,
             "largest": [{"op": op, "shape": shape, "bytes": n} for (op, shape), n in ranked]}
 
 

@@ -660,22 +660,24 @@ def test_fit_repeats_needs_measure_and_a_positive_count(capsys):
 
 def test_live_at_peak_reads_the_allocators_events():
     """What the profiler's allocation events say was alive at the allocator's peak, by phase."""
-    def alloc(addr, op, nbytes, in_use, shape="[2]"):
+    def alloc(addr, op, nbytes, in_use, shape="[2]", chunk=None):
         return (0, "MemoryAllocation", {"addr": addr, "tf_op": op, "requested_bytes": nbytes,
-                                        "bytes_allocated": in_use, "shape": shape})
+                                        "allocation_bytes": chunk or nbytes, "bytes_allocated": in_use,
+                                        "shape": shape})
 
     def free(addr, in_use):
         return (0, "MemoryDeallocation", {"addr": addr, "bytes_allocated": in_use})
 
-    events = [alloc(1, "model/dense/MatMul", 100, 1100), alloc(2, "sgd/Mul", 40, 1140),
+    events = [alloc(1, "model/dense/MatMul", 100, 1100), alloc(2, "sgd/Mul", 40, 1140, chunk=64),
               alloc(3, "gradient_tape/model/dense/MatMul", 60, 1200), free(1, 1100),
               alloc(4, "sgd/Mul_1", 50, 1150), alloc(5, "sgd/Mul", 40, 1190, "[2]")]
     got = memory.live_at_peak(events, {"sgd"}, top=2)
     assert got["peak_bytes"] == 1200 and got["at_op"] == "gradient_tape/model/dense/MatMul"
     assert got["phases"] == {"forward and other": 100, "backward": 60, "optimizer": 40}
+    assert got["chunk_bytes"] == 100 + 64 + 60  # the 40 bytes asked for sit in a 64-byte chunk
     assert got["largest"] == [{"op": "model/dense/MatMul", "shape": "[2]", "bytes": 100},
                               {"op": "gradient_tape/model/dense/MatMul", "shape": "[2]", "bytes": 60}]
     # without the optimizer's scope its tensors count as the rest; no events, no peak
     assert memory.live_at_peak(events)["phases"]["forward and other"] == 140
-    assert memory.live_at_peak([]) == {"peak_bytes": 0, "at_op": None,
+    assert memory.live_at_peak([]) == {"peak_bytes": 0, "at_op": None, "chunk_bytes": 0,
                                        "phases": dict.fromkeys(memory.PEAK_PHASES, 0), "largest": []}
