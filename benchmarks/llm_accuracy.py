@@ -420,18 +420,29 @@ def several_gpus_section(ref) -> list[str]:
            f"the ratio at pp{short} and at pp{long} shows whether the published runs pipelined as much. The last two "
            f"columns isolate the overlap: what the second micro-batch of a pp{second} adds to the time of the first "
            f"(pp{short}), as a share of it, published and predicted; 1 where the cards run one micro-batch at a time, "
-           "1/N where N cards overlap two perfectly.", "",
-           f"| GPU | cards | model | weights | pp{short} | pp{long} | second micro-batch, published | predicted |",
-           "|---|---:|---|---|---:|---:|---:|---:|"]
+           "1/N where N cards overlap two perfectly. The last two set the cards' single micro-batch (pp"
+           f"{short}) against one card of the same GPU on the same model, where the source ran one: the cards run "
+           "their layers one after another and hand the hidden state on, so no more than 1 is predicted; a "
+           "published figure above it is cards running faster than the one card did.", "",
+           f"| GPU | cards | model | weights | pp{short} | pp{long} | second micro-batch, published | predicted "
+           f"| pp{short} over one card, published | predicted |",
+           "|---|---:|---|---|---:|---:|---:|---:|---:|---:|"]
     keys = ["gpu", "gpus", "model", "weights"]
     grid = pp.pivot_table(index=keys, columns="tokens", values="ratio", aggfunc="median")
     rates = {col: pp.pivot_table(index=keys, columns="tokens", values=col, aggfunc="median")
              for col in ("throughput_tokens_s", "predicted")}
+    one = ref[(ref["test"] == "pp") & (ref["gpus"] == 1) & (ref["tokens"] == short)]
+    one = one.assign(predicted=llm.predict_reference(one))
+    alone = {col: one.groupby(["gpu", "model", "weights"])[col].median()
+             for col in ("throughput_tokens_s", "predicted")}
     for key, r in grid.iterrows():
         added = [f"{2 * t.loc[key, short] / t.loc[key, second] - 1:.2f}" if second in t.columns else ""
                  for t in rates.values()]
-        out.append("| {} | {} | {} | {} | ".format(*key) + f"{r[short]:.2f} | {r[long]:.2f} | " + " | ".join(added)
-                   + " |")
+        solo = (key[0], key[2], key[3])
+        against = [f"{rates[col].loc[key, short] / alone[col][solo]:.2f}" if solo in alone[col].index else ""
+                   for col in ("throughput_tokens_s", "predicted")]
+        out.append("| {} | {} | {} | {} | ".format(*key) + f"{r[short]:.2f} | {r[long]:.2f} | "
+                   + " | ".join(added + against) + " |")
     return out + _pipeline_variants(ref, grid, short, long)
 
 
