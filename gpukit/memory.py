@@ -40,6 +40,7 @@ import os
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from . import precision as prec
 from . import runner
@@ -541,7 +542,7 @@ def _band_row(r: dict) -> dict:
             "error_high": float(r["error_high"]), "measured_on": r["measured_on"], "date": r["date"]}
 
 
-def _band_rows(path: "os.PathLike") -> list[dict]:
+def _band_rows(path: Path) -> list[dict]:
     import csv
 
     if not path.exists():
@@ -722,9 +723,8 @@ def fit_summary(fit):
     out.insert(5, "headroom_gib", fit["headroom_bytes"] / gib)
     verdicts = fit["verdict"] if "verdict" in fit else fit["fits"].map({True: "fits", False: "does not fit"})
     out["fits"] = verdicts.map({"fits": "yes", "does not fit": "no", "borderline": "borderline"})
-    scopes = fit["error_scope"] if "error_scope" in fit else fit.get("family", [None] * len(fit))
     out["estimate_error"] = [error_note(f, lo, hi, med) for f, lo, hi, med in
-                             zip(scopes, fit.get("error_low", [None] * len(fit)),
+                             zip(fit["error_scope"], fit.get("error_low", [None] * len(fit)),
                                  fit.get("error_high", [None] * len(fit)),
                                  fit.get("median_abs_error", [None] * len(fit)))]
     return out
@@ -837,9 +837,8 @@ def format_fit(frame) -> str:
         elif "measured_status" in part:
             head += f"; measurement: {first['measured_status']}"
         lines.append(head)
-        scope = first.get("error_scope") or first.get("family")
-        if scope:
-            lines.append("  estimate's measured error: " + error_note(scope, first.get("error_low"),
+        if first["error_scope"]:
+            lines.append("  estimate's measured error: " + error_note(first["error_scope"], first.get("error_low"),
                                                                      first.get("error_high"),
                                                                      first.get("median_abs_error")))
         verdicts = part["verdict"] if "verdict" in part else part["fits"].map({True: "fits", False: "does not fit"})
