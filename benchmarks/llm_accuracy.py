@@ -417,7 +417,7 @@ def several_gpus_section(ref) -> list[str]:
     out = ["", "## Prefill on several GPUs, measured over predicted", "",
            f"A layer split (llama.cpp's) gains nothing on a single {llm.PROMPT_CHUNK}-token micro-batch and pipelines "
            "the micro-batches of a longer prompt as llama.cpp's scheduler runs them (`gpukit.llm.pipeline_makespan`); "
-           f"the ratio at pp{short} and at pp{long} shows whether the published runs pipelined as much. The last two "
+           f"the ratio at pp{short} and at pp{long} shows whether the published runs pipelined as much. The next two "
            f"columns isolate the overlap: what the second micro-batch of a pp{second} adds to the time of the first "
            f"(pp{short}), as a share of it, published and predicted; 1 where the cards run one micro-batch at a time, "
            "1/N where N cards overlap two perfectly. The last two set the cards' single micro-batch (pp"
