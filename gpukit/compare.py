@@ -273,9 +273,16 @@ def _model_at_published(found: list[dict]) -> str:
 
 def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], precision: str,
               optimizer: str, cat: pd.DataFrame) -> pd.DataFrame:
-    frames = [memory.fit_summary(memory.fit_report([m], batches, [a, b], precision, optimizer, "train",
-                                                   catalogue=cat)).assign(model=m) for m in models]
+    frames = []
+    for m in models:
+        report = memory.fit_report([m], batches, [a, b], precision, optimizer, "train", catalogue=cat)
+        # what the verdicts say they were estimated at: the precision, optimizer and one example's size
+        frames.append(memory.fit_summary(report).assign(model=m, **{c: report[c] for c in FIT_CONDITIONS}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+#: The fit table's columns that say under what a memory verdict holds.
+FIT_CONDITIONS = ("precision", "optimizer", "input")
 
 
 def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, price_kind: str,
@@ -399,9 +406,11 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
         big, small, lbig, lsmall = (a, b, la, lb) if la > lb else (b, a, lb, la)
         rbig, rsmall = (ra, rb) if big == a else (rb, ra)
         only = only_a if big == a else only_b
-        verdict = f"{model} trains at batch {lbig} on {big}, {lsmall} on {small}."
+        verdict = f"{model} trains at batch {lbig} on {big}, {lsmall} on {small}"
         if lsmall == 0:
-            verdict = f"{model} does not fit on {small} even at batch 1; {big} takes batch {lbig}."
+            verdict = f"{model} does not fit on {small} even at batch 1; {big} takes batch {lbig}"
+        # what the batches were estimated at: precision, optimizer, one example's size
+        notes = [", ".join(str(g[c].iloc[0]) for c in FIT_CONDITIONS if c in g)]
         reason = f"{big} has {rbig['memory_gb']:g} GB against {rsmall['memory_gb']:g} GB."
         gbig, gsmall = (ga, gb) if big == a else (gb, ga)
         error = gbig["estimate_error"].iloc[0] if "estimate_error" in g else ""
@@ -411,10 +420,12 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
             ranges = [memory.batch_range(x["largest_batch_low"].iloc[0], x["largest_batch_high"].iloc[0])
                       for x in (gbig, gsmall)]
             small_high = int(gsmall["largest_batch_high"].iloc[0])
-            verdict = verdict[:-1] + f" (estimated; {ranges[0]} and {ranges[1]} within its measured error)."
+            notes.append(f"estimated; {ranges[0]} and {ranges[1]} within its measured error")
             reason += f" The estimate's measured error: {error}."
         elif error:
             reason += f" The estimate's error for this model: {error}."
+        notes = "; ".join(n for n in notes if n)
+        verdict += f" ({notes})." if notes else "."
         condition = (f"At batch {', '.join(map(str, only))} only {big} fits, whatever the speed."
                      if only else f"Above batch {lsmall} only {big} fits, whatever the speed"
                      + (f"; above {small_high} even at the edge of the estimate's measured error."

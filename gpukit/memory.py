@@ -469,6 +469,16 @@ class Estimator:
         return self.spec.label()
 
     @property
+    def input_label(self) -> str:
+        """What one example of the batch is: ``512 tokens``, ``224x224x3 images``."""
+        if self.transformer is not None:
+            return f"{self.seq_len or self.transformer.seq_len} tokens"
+        shape = "x".join(map(str, self.input_shape))
+        if len(self.input_shape) == 1 and self.graph.largest_embedding:
+            return f"{shape} tokens"
+        return f"{shape} images" if len(self.input_shape) == 3 else f"inputs of {shape}"
+
+    @property
     def family(self) -> str | None:
         """The family whose measured error applies to this model (:func:`family_of`)."""
         return family_of(self.graph, self.transformer)
@@ -552,10 +562,13 @@ def _band_rows(path: Path) -> list[dict]:
 
 
 @functools.lru_cache(maxsize=1)
-def error_bands() -> dict[str, dict]:
-    """``data/memory_error.csv`` by family: cases, median and worst |error|, the band
-    (estimate / measured - 1 over every measured run), where and when it was measured."""
-    return {r["family"]: _band_row(r) for r in _band_rows(ERROR_BANDS_PATH)}
+def error_bands() -> dict[tuple[str, str], dict]:
+    """``data/memory_error.csv`` by (family, mode): cases, median and worst |error|, the band
+    (estimate / measured - 1 over every measured run), where and when it was measured. A family's
+    training and inference are banded apart: an inference step holds less, and other things, than
+    a training step (the grid's inference errors run wider), so a training fit is judged by the
+    family's training cases alone."""
+    return {(r["family"], r["mode"]): _band_row(r) for r in _band_rows(ERROR_BANDS_PATH)}
 
 
 #: Zoo models measured as the grid's cases are but kept out of its figures and families' bands
@@ -572,17 +585,27 @@ def model_error_bands() -> dict[tuple[str, str], dict]:
     return {(r["model"], r["precision"]): _band_row(r) for r in _band_rows(MODEL_BANDS_PATH)}
 
 
-def error_band(estimator: "Estimator", precision: str) -> tuple[str | None, dict | None]:
-    """The measured error that applies to ``estimator``'s model in ``precision``, and what it was
-    measured on: the model's own where it was measured apart from the grid
-    (:func:`model_error_bands`), else its family's (:func:`error_bands`), else ``(family, None)``."""
+#: How the error scope names a mode.
+MODE_WORDS = {"train": "training", "infer": "inference"}
+
+
+def error_band(estimator: "Estimator", precision: str, mode: str = "train") -> tuple[str | None, dict | None]:
+    """The measured error that applies to ``estimator``'s model in ``precision`` and ``mode``, and
+    what it was measured on: the model's own where it was measured apart from the grid
+    (:func:`model_error_bands`), else its family's in that mode (:func:`error_bands`: "transformer
+    encoder, training"), else ``(family, None)``."""
+    if mode not in MODES:
+        raise ParameterError(f"mode {mode!r}: use train or infer")
     p = prec.normalize(precision)
     p = "fp32" if prec.itemsize(p) == 4 else p  # TF32 or not, the tensors hold the same bytes
     own = model_error_bands().get((estimator.name.lower(), p))
     if own is not None:
         return f"{estimator.name} itself in {p} (measured outside the grid)", own
     family = estimator.family
-    return family, (error_bands().get(family) if family else None)
+    if not family:
+        return None, None
+    band = error_bands().get((family, mode))
+    return (f"{family}, {MODE_WORDS[mode]}" if band else family), band
 
 
 def verdict(total_bytes: int, tensor_bytes: int, capacity_bytes: int, band: dict | None) -> str:
@@ -626,6 +649,10 @@ def largest_batch_band(estimator: Estimator, capacity_bytes: int, band: dict | N
                                     tensor_scale=least))
 
 
+#: The columns of a fit table that :func:`error_note` reads after the scope, in its order.
+ERROR_COLUMNS = ("error_low", "error_high", "median_abs_error", "error_cases")
+
+
 def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str = "fp32",
               optimizer: str = "adam", mode: str = "train",
               runtime_reserve_bytes: int = DEFAULT_RUNTIME_RESERVE_BYTES):
@@ -644,7 +671,7 @@ def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str
     largest: dict[str, int] = {}
     largest_band: dict[str, tuple] = {}
     family = estimator.family
-    scope, band = error_band(estimator, p)
+    scope, band = error_band(estimator, p, mode)
     for b in batches:
         est = estimator.estimate(b, p, optimizer, mode, runtime_reserve_bytes)
         for _, g in gpus.iterrows():
@@ -653,7 +680,7 @@ def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str
                 largest[g["gpu"]] = estimator.largest_batch(capacity, p, optimizer, mode, runtime_reserve_bytes)
                 largest_band[g["gpu"]] = largest_batch_band(estimator, capacity, band, p, optimizer, mode,
                                                             runtime_reserve_bytes)
-            rows.append({"model": estimator.label, "batch_size": b, "precision": p,
+            rows.append({"model": estimator.label, "input": estimator.input_label, "batch_size": b, "precision": p,
                          "optimizer": optimizer if mode == "train" else "none", "mode": mode,
                          "tensor_bytes": est.tensor_bytes, "total_bytes": est.total_bytes, "gpu": g["gpu"],
                          "gpu_memory_bytes": capacity, "fits": est.total_bytes <= capacity,
@@ -664,7 +691,8 @@ def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str
                          "family": family, "error_scope": scope,
                          "error_low": band["error_low"] if band else None,
                          "error_high": band["error_high"] if band else None,
-                         "median_abs_error": band["median_abs_error"] if band else None})
+                         "median_abs_error": band["median_abs_error"] if band else None,
+                         "error_cases": band["cases"] if band else None})
     return pd.DataFrame(rows)
 
 
@@ -723,10 +751,8 @@ def fit_summary(fit):
     out.insert(5, "headroom_gib", fit["headroom_bytes"] / gib)
     verdicts = fit["verdict"] if "verdict" in fit else fit["fits"].map({True: "fits", False: "does not fit"})
     out["fits"] = verdicts.map({"fits": "yes", "does not fit": "no", "borderline": "borderline"})
-    out["estimate_error"] = [error_note(f, lo, hi, med) for f, lo, hi, med in
-                             zip(fit["error_scope"], fit.get("error_low", [None] * len(fit)),
-                                 fit.get("error_high", [None] * len(fit)),
-                                 fit.get("median_abs_error", [None] * len(fit)))]
+    out["estimate_error"] = [error_note(*args) for args in
+                             zip(fit["error_scope"], *(fit.get(c, [None] * len(fit)) for c in ERROR_COLUMNS))]
     return out
 
 
@@ -737,13 +763,16 @@ def batch_range(low, high) -> str:
     return f"{int(low)}" if int(low) == int(high) else f"{int(low)}–{int(high)}"
 
 
-def error_note(family: str | None, low: float | None, high: float | None, median: float | None) -> str:
-    """The measured error of a model's family, for a table cell."""
+def error_note(family: str | None, low: float | None, high: float | None, median: float | None,
+               cases: int | None = None) -> str:
+    """The measured error of a model's family (the scope :func:`error_band` names), for a table
+    cell; with ``cases``, how many measured cases the band is drawn from."""
     if not family:
         return "not graded (no measured family)"
     if low is None or low != low:
         return f"{family}: not measured"
-    return f"{family}: median {median:.0%}, {low:+.0%} to {high:+.0%}"
+    over = "" if cases is None or cases != cases else f" over {int(cases)} case{'s' if int(cases) != 1 else ''}"
+    return f"{family}: median {median:.0%}, {low:+.0%} to {high:+.0%}{over}"
 
 
 def with_measurements(frame, estimator: "Estimator", input_shape: Sequence[int] | None = None,
@@ -820,7 +849,7 @@ def format_fit(frame) -> str:
     gib = 2**30
     for (model, batch), part in frame.groupby(["model", "batch_size"], sort=False):
         first = part.iloc[0]
-        head = (f"{model}, batch {batch}, {first['mode']}, {first['precision']}"
+        head = (f"{model}, {first['input']}, batch {batch}, {first['mode']}, {first['precision']}"
                 + (f", {first['optimizer']}" if first["mode"] == "train" else "")
                 + f": tensors {_size(first['tensor_bytes'])}, total {_size(first['total_bytes'])}")
         if "measured_peak_bytes" in part and first.get("measured_peak_bytes"):
@@ -838,9 +867,8 @@ def format_fit(frame) -> str:
             head += f"; measurement: {first['measured_status']}"
         lines.append(head)
         if first["error_scope"]:
-            lines.append("  estimate's measured error: " + error_note(first["error_scope"], first.get("error_low"),
-                                                                     first.get("error_high"),
-                                                                     first.get("median_abs_error")))
+            lines.append("  estimate's measured error: "
+                         + error_note(first["error_scope"], *(first.get(c) for c in ERROR_COLUMNS)))
         verdicts = part["verdict"] if "verdict" in part else part["fits"].map({True: "fits", False: "does not fit"})
         fits = part[verdicts == "fits"]
         ranges = [batch_range(lo, hi) for lo, hi in zip(part.get("largest_batch_low", [None] * len(part)),

@@ -325,7 +325,7 @@ def fit_heatmap(fit: pd.DataFrame) -> Figure:
         sns.heatmap(share.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, annot=labels,
                     fmt="", annot_kws={"fontsize": 8}, cbar=i == len(models) - 1, linewidths=0.5,
                     cbar_kws={"label": "memory needed / GPU memory (capped at 2)"})
-        ax.set_title(model)
+        ax.set_title(f"{model}, {part['input'].iloc[0]}" if "input" in part else model)
         ax.set_xlabel("batch size")
         ax.set_ylabel("" if i else "GPU (by memory)")
         if i:
@@ -364,6 +364,8 @@ def _batch_ranges(ax, plotted: pd.DataFrame, order: list, hue_order: list) -> in
 def largest_batch_figure(fit: pd.DataFrame) -> Figure:
     """The largest batch that fits on each GPU, per model (log scale)."""
     frame = fit.drop_duplicates(["model", "gpu"]).copy()
+    if "input" in frame:  # each model with one example's size: "bert-base (512 tokens)"
+        frame["model"] = frame["model"] + " (" + frame["input"] + ")"
     order = list(dict.fromkeys(frame.sort_values("gpu_memory_bytes")["gpu"]))
     fig, ax = plt.subplots(figsize=(9, 0.42 * len(order) * max(1, len(set(frame["model"]))) ** 0.5 + 2))
     plotted = frame[frame["largest_batch"] > 0]
@@ -383,7 +385,8 @@ def largest_batch_figure(fit: pd.DataFrame) -> Figure:
                   + ("; whiskers: within the estimate's measured error" if ranged else ""))
     ax.set_ylabel("")
     first = fit.iloc[0]
-    ax.set_title(f"Largest batch per GPU ({first['mode']}, {first['precision']})")
+    opt = f", {first['optimizer']}" if first["mode"] == "train" else ""
+    ax.set_title(f"Largest batch per GPU ({first['mode']}, {first['precision']}{opt})")
     ax.legend(title="model", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return _finish(fig)
 

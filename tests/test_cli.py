@@ -108,7 +108,8 @@ def test_fit_of_a_keras_model_builds_it_quietly():
     proc = subprocess.run([sys.executable, "-m", "gpukit", "fit", "--model", "keras-vit", "--batch", "2",
                            "--precision", "bf16", "--gpu", "T4"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert "keras-vit, batch 2, train, bf16, adam: tensors" in proc.stdout and "fits on: T4" in proc.stdout
+    assert "keras-vit, 32x32x3 images, batch 2, train, bf16, adam: tensors" in proc.stdout
+    assert "fits on: T4" in proc.stdout
     assert proc.stderr == "", proc.stderr
 
 
@@ -162,7 +163,7 @@ def test_fit_csv_rows_per_model_batch_and_gpu(capsys, gpu):
 def test_fit_table_says_where_it_fits_and_fits_nowhere(capsys):
     code, out, _ = run(capsys, "fit", "--model", "llama-7b", "--batch", "4", "--precision", "bf16", "--seq-len", "2048")
     assert code == 0
-    assert "llama-7b, batch 4, train, bf16, adam" in out and "fits on: nowhere" in out
+    assert "llama-7b, 2048 tokens, batch 4, train, bf16, adam" in out and "fits on: nowhere" in out
     code, out, _ = run(capsys, "fit", "--model", "bert-base", "--batch", "8", "--mode", "infer", "--gpu", "T4",
                        "--seq-len", "128")
     assert code == 0 and "fits on: T4" in out

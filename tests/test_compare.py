@@ -62,9 +62,11 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     lb = fit_rows[fit_rows["gpu"] == "V100 SXM2 32GB"]["largest_batch"].iloc[0]
     ra, rb = (memory.batch_range(*fit_rows[fit_rows["gpu"] == g][["largest_batch_low", "largest_batch_high"]].iloc[0])
               for g in ("A40", "V100 SXM2 32GB"))
+    # under what the batches were estimated: the comparison's fit precision and optimizer, bert-large's
+    # built-in 512 tokens
     assert fit["verdict"] == (f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB "
-                              f"(estimated; {ra} and {rb} within its measured error).")
-    assert "transformer encoder: median" in fit["reason"]  # the family's measured error, named
+                              f"(fp16, adam, 512 tokens; estimated; {ra} and {rb} within its measured error).")
+    assert "transformer encoder, training: median" in fit["reason"]  # the family's measured error, named
     assert fit["condition"].endswith(f"above {rb.split('–')[-1]} even at the edge of the estimate's measured error.")
     assert a40.nvlink_gbs > 0 and v100.nvlink_gbs > 0, "premise: both have NVLink"
     # the SXM2 V100s are joined by NVLink on their board; two A40s by PCIe unless a bridge is fitted

@@ -265,7 +265,7 @@ def test_largest_batch_within_the_measured_error_is_where_the_verdict_turns(cata
     as far above the estimate as any measured run of the family went, one more is only borderline;
     at the high end it is borderline, one more does not fit."""
     est = memory.Estimator("bert-base", seq_len=128)
-    band = memory.error_bands()[est.family]
+    band = memory.error_bands()[(est.family, "train")]
     assert band["error_low"] < 0 < band["error_high"], "premise: the family was measured both under and over"
     capacity, reserve = specs.memory_bytes(gpu("RTX A4000").memory_gb), 2**30
     low, high = memory.largest_batch_band(est, capacity, band, "fp16", "adam", "train", reserve)
@@ -493,7 +493,7 @@ def test_gpukit_fit_quotes_the_band_of_the_family_the_grid_measured_a_zoo_model_
                 "keras-decoder": "causal decoder", "keras-vit": "vision transformer", "keras-lstm": "recurrent",
                 "keras-bigru": "recurrent", "keras-textcnn": "convolutional text", "keras-cnn": memory.CNN_FAMILY}
     assert {name: memory.Estimator(name).family for name in expected} == expected
-    assert set(expected.values()) <= set(memory.error_bands())
+    assert {(f, m) for f in expected.values() for m in memory.MODES} <= set(memory.error_bands())
 
 
 def test_a_model_measured_outside_the_grid_is_quoted_and_judged_by_its_own_band(monkeypatch, tmp_path, gpu):
@@ -507,10 +507,10 @@ def test_a_model_measured_outside_the_grid_is_quoted_and_judged_by_its_own_band(
     memory.model_error_bands.cache_clear()
     try:
         est = memory.Estimator("bert-base", seq_len=128)
-        family = memory.error_bands()[est.family]
+        family = memory.error_bands()[(est.family, "train")]
         assert memory.error_band(est, "float32") == ("bert-base itself in fp32 (measured outside the grid)",
                                                      memory.model_error_bands()[("bert-base", "fp32")])
-        assert memory.error_band(est, "fp16") == (est.family, family)
+        assert memory.error_band(est, "fp16") == (f"{est.family}, training", family)
         fit = memory.fit_report(["bert-base"], [8], ["RTX A4000"], "fp32", "adam", seq_len=128)
         summary = memory.fit_summary(fit)
         text = memory.format_fit(fit)
@@ -519,7 +519,7 @@ def test_a_model_measured_outside_the_grid_is_quoted_and_judged_by_its_own_band(
     row = fit.iloc[0]
     assert row["family"] == est.family and (row["error_low"], row["error_high"]) == (-0.5, -0.1)
     assert summary["estimate_error"].iloc[0] == "bert-base itself in fp32 (measured outside the grid): median 20%, " \
-                                                "-50% to -10%"
+                                                "-50% to -10% over 3 cases"
     assert "estimate's measured error: bert-base itself in fp32" in text
     # the verdict follows the model's own band: a run may peak at twice the tensors (1 / (1 - 0.5))
     e = est.estimate(8, "fp32", "adam", "train", memory.DEFAULT_RUNTIME_RESERVE_BYTES)
@@ -539,7 +539,7 @@ def test_the_zoo_models_kept_out_of_the_grid_have_their_own_measured_bands():
     for p in ("fp32", "fp16", "bf16"):
         scope, band = memory.error_band(est, p)
         assert scope == f"keras-cnn itself in {p} (measured outside the grid)" and band == own[("keras-cnn", p)]
-    assert own[("keras-cnn", "fp16")]["error_low"] < memory.error_bands()[memory.CNN_FAMILY]["error_low"]
+    assert own[("keras-cnn", "fp16")]["error_low"] < memory.error_bands()[(memory.CNN_FAMILY, "train")]["error_low"]
 
 
 def test_bisecting_needs_a_gpu(monkeypatch):
@@ -583,20 +583,73 @@ def test_family_comes_from_the_layers_a_model_has():
     assert memory.family_of(None, models.TRANSFORMERS["bert-base"]) == "transformer encoder"
     assert memory.error_note(None, None, None, None) == "not graded (no measured family)"
     assert memory.error_note("recurrent", -0.3, 0.04, 0.06) == "recurrent: median 6%, -30% to +4%"
+    assert memory.error_note("recurrent, inference", -0.3, 0.04, 0.06, 10) == \
+        "recurrent, inference: median 6%, -30% to +4% over 10 cases"
+    assert memory.error_note("keras-cnn itself in fp16 (measured outside the grid)", -0.9, -0.06, 0.48, 1) == \
+        "keras-cnn itself in fp16 (measured outside the grid): median 48%, -90% to -6% over 1 case"
 
 
-def test_fit_table_states_the_measured_error_of_the_models_family():
-    """bert-base is graded with the transformer encoders: the table carries their band from
-    data/memory_error.csv and reads it out, and every verdict is one of the three."""
-    band = memory.error_bands()["transformer encoder"]
-    fit = memory.fit_report(["bert-base"], [8, 64], ["RTX A4000", "A40"], "fp16", "adam", seq_len=512)
-    assert set(fit["family"]) == {"transformer encoder"}
+@pytest.mark.parametrize("mode, word", [("train", "training"), ("infer", "inference")])
+def test_fit_table_states_the_measured_error_of_the_models_family_in_its_mode(mode, word):
+    """bert-base is graded with the transformer encoders: the table carries their band in the fit's
+    mode from data/memory_error.csv (training fits by the training cases, inference by the
+    inference cases) and reads it out with how many cases it was drawn from, and every verdict is
+    one of the three."""
+    band = memory.error_bands()[("transformer encoder", mode)]
+    fit = memory.fit_report(["bert-base"], [8, 64], ["RTX A4000", "A40"], "fp16", "adam", mode, seq_len=512)
+    assert set(fit["family"]) == {"transformer encoder"} and set(fit["error_scope"]) == {f"transformer encoder, {word}"}
     assert set(fit["error_low"]) == {band["error_low"]} and set(fit["error_high"]) == {band["error_high"]}
+    assert set(fit["error_cases"]) == {band["cases"]} and band["cases"] >= 5
     assert set(fit["verdict"]) <= {"fits", "borderline", "does not fit"}
     summary = memory.fit_summary(fit)
     median, low, high = band["median_abs_error"], band["error_low"], band["error_high"]
-    assert set(summary["estimate_error"]) == {f"transformer encoder: median {median:.0%}, {low:+.0%} to {high:+.0%}"}
-    assert "estimate's measured error: transformer encoder" in memory.format_fit(fit)
+    assert set(summary["estimate_error"]) == {f"transformer encoder, {word}: median {median:.0%}, {low:+.0%} to "
+                                              f"{high:+.0%} over {band['cases']} cases"}
+    assert f"estimate's measured error: transformer encoder, {word}" in memory.format_fit(fit)
+
+
+def test_training_and_inference_are_judged_by_their_own_bands(monkeypatch, tmp_path):
+    """A family's training and inference cases give bands of their own, and a fit in one mode is
+    called borderline by that mode's band alone: with training measured within +-1% and inference
+    within -50% to 0%, a GPU a third larger than the estimate is borderline for inference only."""
+    path = tmp_path / "memory_error.csv"
+    path.write_text("family,mode,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source\n"
+                    "transformer encoder,train,4,0.005,0.01,-0.01,0.01,CPU test,2026-12-02,test\n"
+                    "transformer encoder,infer,4,0.2,0.5,-0.5,0.0,CPU test,2026-12-02,test\n")
+    monkeypatch.setattr(memory, "ERROR_BANDS_PATH", path)
+    memory.error_bands.cache_clear()
+    try:
+        est = memory.Estimator("bert-base", seq_len=128)
+        assert memory.error_band(est, "fp32", "train") == ("transformer encoder, training",
+                                                           memory.error_bands()[("transformer encoder", "train")])
+        assert memory.error_band(est, "fp32", "infer")[1]["error_low"] == -0.5
+        with pytest.raises(ParameterError, match="mode 'serve'"):
+            memory.error_band(est, "fp32", "serve")
+    finally:
+        memory.error_bands.cache_clear()
+    # by hand: a run peaks at most tensors / (1 + error_low); 4/3 of the tensors is inside -50% only
+    tensors, reserve = 3 * 2**30, 2**30
+    capacity = reserve + tensors * 4 // 3
+    assert memory.verdict(reserve + tensors, tensors, capacity, {"error_low": -0.01, "error_high": 0.01}) == "fits"
+    assert memory.verdict(reserve + tensors, tensors, capacity, {"error_low": -0.5, "error_high": 0.0}) == "borderline"
+
+
+def test_a_family_without_a_band_in_a_mode_says_not_measured(monkeypatch, tmp_path):
+    """Where the grid measured a family in one mode only, a fit in the other says so instead of
+    borrowing the measured mode's band."""
+    path = tmp_path / "memory_error.csv"
+    path.write_text("family,mode,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source\n"
+                    "transformer encoder,train,4,0.005,0.01,-0.01,0.01,CPU test,2026-12-02,test\n")
+    monkeypatch.setattr(memory, "ERROR_BANDS_PATH", path)
+    memory.error_bands.cache_clear()
+    try:
+        est = memory.Estimator("bert-base", seq_len=128)
+        assert memory.error_band(est, "fp32", "infer") == ("transformer encoder", None)
+        summary = memory.fit_summary(memory.fit_report(["bert-base"], [8], ["A40"], "fp32", "adam", "infer",
+                                                       seq_len=128))
+    finally:
+        memory.error_bands.cache_clear()
+    assert list(summary["estimate_error"]) == ["transformer encoder: not measured"]
 
 
 def test_repeated_measurements_compare_the_median_and_show_the_range():

@@ -104,13 +104,14 @@ def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
     rows = [{"model": "keras-cnn", "input": "", "batch": 8, "precision": p, "optimizer": "adam", "mode": "train",
              "predicted": 10 * mib, "measured": m * mib, "low": m * mib, "high": (m + 1) * mib, "error": 10 / m - 1,
              "family": "CNN"} for p, m in (("fp32", 11), ("fp16", 100))]
-    lines = script.outside_section(rows, "runs.json", {"CNN": {"error_low": -0.2, "error_high": 0.1}})
+    lines = script.outside_section(rows, "runs.json", {("CNN", "train"): {"error_low": -0.2, "error_high": 0.1},
+                                                       ("CNN", "infer"): {"error_low": -0.5, "error_high": 0.5}})
     assert lines[1] == "## Outside the grid"
     # the first case's runs lie -9.1% and -16.7% from the estimate, inside the band; the second's not
     assert "`gpukit fit` quotes and uses each one's own band in each precision" in lines[3]
     assert lines[3].endswith("its family's. 2 cases: median |error| 49.5%, 1 within ±15%, worst 90.0%; 1 of the 2 "
-                             "CNN cases have runs outside the band `gpukit fit` quotes for that family (-20.0% to "
-                             "+10.0%).")
+                             "CNN cases have runs outside the band `gpukit fit` quotes for that family in their mode "
+                             "(training -20.0% to +10.0%).")
     assert lines[-2:] == ["| keras-cnn |  | 8 | fp32 | adam | train | 10.0 | 11.0 | 11.0–12.0 | -9.1% |",
                           "| keras-cnn |  | 8 | fp16 | adam | train | 10.0 | 100.0 | 100.0–101.0 | -90.0% |"]
     assert script.outside_section([{**rows[0], "error": None}], "runs.json") == []
@@ -148,6 +149,37 @@ def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, mo
     assert set(read) == {("keras-cnn", "fp32"), ("keras-cnn", "fp16")}
     assert read[("keras-cnn", "fp32")]["error_low"] == pytest.approx(-0.2308)
     assert read[("keras-cnn", "fp32")]["cases"] == 2
+
+
+def test_the_grids_bands_are_per_family_and_mode_and_read_back_by_gpukit(script, monkeypatch, tmp_path):
+    """--bands writes a band per family and mode (a training fit is judged by the training cases, an
+    inference fit by the inference cases), in the form gpukit.memory.error_bands reads back."""
+    mib = 2**20
+
+    def row(mode, predicted, low, high, measured):
+        return {"model": "keras-encoder", "input": "", "batch": 8, "precision": "fp32", "optimizer": "adam",
+                "mode": mode, "predicted": predicted * mib, "measured": measured * mib, "low": low * mib,
+                "high": high * mib, "error": predicted / measured - 1, "family": "transformer encoder"}
+
+    rows = [row("train", 10, 10, 11, 10), row("train", 10, 8, 9, 8), row("infer", 5, 6, 8, 7)]
+    text = script.bands_csv(rows, "2026-12-02", "CPU test")
+    lines = text.splitlines()
+    assert lines[0].startswith("family,mode,cases,median_abs_error,")
+    where = ",CPU test,2026-12-02,benchmarks/memory_accuracy.py"
+    # inference: 5/7 - 1 = -28.6%; its runs 5/8 - 1 = -37.5% to 5/6 - 1 = -16.7%
+    assert lines[1] == "transformer encoder,infer,1,0.2857,0.2857,-0.3750,-0.1667" + where
+    # training: 0% and 10/8 - 1 = +25% -> median 12.5%; runs 10/11 - 1 = -9.1% to 10/8 - 1 = +25%
+    assert lines[2] == "transformer encoder,train,2,0.1250,0.2500,-0.0909,0.2500" + where
+    path = tmp_path / "memory_error.csv"
+    path.write_text(text)
+    monkeypatch.setattr(memory, "ERROR_BANDS_PATH", path)
+    memory.error_bands.cache_clear()
+    try:
+        read = memory.error_bands()
+    finally:
+        memory.error_bands.cache_clear()
+    assert set(read) == {("transformer encoder", "train"), ("transformer encoder", "infer")}
+    assert read[("transformer encoder", "infer")]["error_low"] == pytest.approx(-0.375)
 
 
 def test_model_bands_need_the_outside_runs(script, capsys):

@@ -476,11 +476,20 @@ def panels(fig):
     return [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
 
 
+def labelled(fit):
+    """The fit rows once per model and GPU, each model named as the largest-batch figure names it:
+    with one example's size."""
+    once = fit.drop_duplicates(["model", "gpu"]).copy()
+    once["model"] = [f"{m} ({i})" for m, i in zip(once["model"], once["input"])]
+    return once
+
+
 def test_fit_heatmap_cells_are_the_share_of_memory_needed(fit):
     fig = plots.fit_heatmap(fit)
     models = list(dict.fromkeys(fit["model"]))
     axes = panels(fig)
-    assert [ax.get_title() for ax in axes] == models
+    assert [ax.get_title() for ax in axes] == [f"{m}, {fit[fit['model'] == m]['input'].iloc[0]}" for m in models]
+    assert [ax.get_title() for ax in axes] == ["bert-base, 512 tokens", "gpt2-small, 1024 tokens"]
     first = fit.iloc[0]
     title = suptitle(fig)
     assert first["mode"] in title and first["precision"] in title
@@ -508,13 +517,12 @@ def test_fit_heatmap_cells_are_the_share_of_memory_needed(fit):
 def test_largest_batch_figure_bars_are_the_largest_batches(fit):
     ax = plots.largest_batch_figure(fit).axes[0]
     first = fit.iloc[0]
-    assert first["mode"] in ax.get_title() and first["precision"] in ax.get_title()
+    assert ax.get_title() == f"Largest batch per GPU ({first['mode']}, {first['precision']}, {first['optimizer']})"
     assert "batch size" in ax.get_xlabel()
     assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
-    models = list(dict.fromkeys(fit["model"]))
-    assert legend_texts(ax) == models
+    assert legend_texts(ax) == ["bert-base (512 tokens)", "gpt2-small (1024 tokens)"]
     assert texts(ax.get_yticklabels()) == list(dict.fromkeys(fit.sort_values("gpu_memory_bytes")["gpu"]))
-    once = fit.drop_duplicates(["model", "gpu"])
+    once = labelled(fit)
     assert bars_by_hue(ax) == pytest.approx(
         {(r["gpu"], r["model"]): float(r["largest_batch"]) for _, r in once.iterrows()})
 
@@ -545,7 +553,7 @@ def test_largest_batch_figure_whiskers_span_the_measured_error(fit):
     """Each bar carries a whisker from the largest batch at one edge of the family's measured error
     to the other, and the bar's end (the estimate) lies on it."""
     ax = plots.largest_batch_figure(fit).axes[0]
-    once = fit.drop_duplicates(["model", "gpu"])
+    once = labelled(fit)
     assert whiskers(ax) == {(r["gpu"], r["model"]): pytest.approx((r["largest_batch_low"], r["largest_batch_high"]))
                             for _, r in once.iterrows()}
     assert all(r["largest_batch_low"] <= r["largest_batch"] <= r["largest_batch_high"] for _, r in once.iterrows())
@@ -554,11 +562,12 @@ def test_largest_batch_figure_whiskers_span_the_measured_error(fit):
 
 def test_largest_batch_figure_names_a_model_that_fits_nowhere():
     fit = memory.fit_report(["llama-7b", "bert-base"], [1], ["RTX A4000", "A40"], "fp32", "adam", "train")
-    once = fit.drop_duplicates(["model", "gpu"])
+    once = labelled(fit)
     misfits = once[once["largest_batch"] == 0]
-    assert set(misfits["model"]) == {"llama-7b"}, "llama-7b was expected not to fit these GPUs in fp32 training"
+    assert set(misfits["model"]) == {"llama-7b (2048 tokens)"}, \
+        "llama-7b was expected not to fit these GPUs in fp32 training"
     ax = plots.largest_batch_figure(fit).axes[0]
-    assert legend_texts(ax) == ["llama-7b", "bert-base"]
+    assert legend_texts(ax) == ["llama-7b (2048 tokens)", "bert-base (512 tokens)"]
     fitting = once[once["largest_batch"] > 0]
     assert bars_by_hue(ax) == pytest.approx(
         {(r["gpu"], r["model"]): float(r["largest_batch"]) for _, r in fitting.iterrows()})
