@@ -1,6 +1,7 @@
 """The notebook contract: committed clean, one parameters cell, thin code cells."""
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -52,3 +53,23 @@ def test_code_cells_only_call_the_package(path):
                 assert re.match(r"(from gpukit\b|import gpukit\b)", line), line
             assert not re.match(r"\s*(def|class|for|while) ", line), f"logic belongs in gpukit/: {line}"
         assert len(source.splitlines()) <= 6, "a notebook cell calls the package; move logic into gpukit/"
+
+
+#: The package's modules whose functions return frames and values, not displays: a cell that ends
+#: in one of their calls would show pandas' raw repr (every float's digits, the index), not a table.
+DATA_MODULES = {"claims", "compare", "cost", "llm", "memory", "perfmodel", "prices", "specs"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_cell_shows_its_frame_through_tables_show(path):
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        body = ast.parse("".join(cell["source"])).body
+        last = body[-1] if body else None
+        if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+            func = last.value.func
+            module = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+            assert module not in DATA_MODULES, \
+                f"{path.name}: wrap {module}.{func.attr}(...) in tables.show(...) to display it as a table"
