@@ -391,6 +391,7 @@ def cmd_llm(args: argparse.Namespace) -> int:
     if args.mode == "infer":
         # graded in each setting the rows ran in (a GPU too small for the model runs on several)
         print(llm.grading_statement([args.gpus, *frame.attrs["cards"]], m.name, weights))
+        print(llm.engine_scope(engine, weights))
     else:  # a memory answer; speed and cost are for serving
         cols = ["gpu", "fits", "total_gib", "weights_gib", "max_context", "max_batch", "gpus_needed", "note"]
         print("Memory only (where one GPU is too small, gpus_needed shards weights, gradients and optimizer state "

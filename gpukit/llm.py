@@ -1407,6 +1407,47 @@ def grading_statement(gpus: int | Sequence[int] = 1, model: str | None = None, w
     return "Graded (docs/llm-accuracy.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
 
 
+def _graded_versions(rows: pd.DataFrame) -> str:
+    """The engine versions reference ``rows`` name, per source, as text: ``builds 2824-2843 and
+    4753`` (one source's llama.cpp builds as a range), ``vLLM 0.22.1``."""
+    named, count = [], 0
+    for _, part in rows.groupby("source", sort=False):
+        builds = sorted({b for b in map(_llama_cpp_build, part["engine"]) if b is not None})
+        count += len(builds)
+        if builds:
+            named.append(f"{builds[0]}" if len(builds) == 1 else f"{builds[0]}-{builds[-1]}")
+    other = sorted({m.group(1) for m in (re.match(r"(vLLM [\d.]+)", str(e)) for e in rows["engine"]) if m})
+    llama = [("builds " if count > 1 else "build ") + " and ".join(sorted(named))] if named else []
+    return " and ".join(llama + other)
+
+
+def engine_scope(engine: str, weights: str) -> str:
+    """What the speeds of ``engine`` with ``weights`` describe, and where the published sources
+    graded them (the engine versions their rows name, read off the shipped reference): llama.cpp's
+    prefill of a quantised prompt is modelled as the builds before :data:`LLAMA_CPP_MMQ_BUILD` run
+    it, which a current build does not."""
+    if engine not in ENGINES:
+        raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
+    ref = _graded_reference()
+    mine = ref[ref["engine"].map(_engine_of) == engine]
+    decode = _graded_versions(mine[mine["test"] == "tg"])
+    prefill = _graded_versions(mine[mine["test"] == "pp"])
+    name = "llama.cpp" if engine == "llama.cpp" else "vLLM"
+    text = f"{name}'s decode is graded on {decode}" if decode else f"{name}'s decode is not graded"
+    if engine != "llama.cpp":
+        graded_weights = ", ".join(sorted(set(mine["weights"]))) or "none"
+        text += f" (weights {graded_weights})" if decode else ""
+        return text + ("; its prefill is not graded: no source here times a prompt apart from serving it"
+                       if not prefill else f", its prefill on {prefill}") + "."
+    text += f", its prefill on {prefill} only (flash attention off)" if prefill else "; its prefill is not graded"
+    if weights_format(weights).dequantized:
+        text += (f". Its prefill of {weights} is modelled as those builds run it: every weight unpacked to FP16 and "
+                 f"multiplied by cuBLAS; from build {LLAMA_CPP_MMQ_BUILD} on llama.cpp multiplies a quantised "
+                 "prompt on the int8 tensor cores (MMQ) instead, a path the model does not follow, so prefill on a "
+                 "current build is outside what was graded")
+    return text + "."
+
+
 def save_for_report(verdicts: list[str], weights: str, context: int) -> str | None:
     """Leave the seed pairs' LLM verdicts for the report's index (``$GPUKIT_RUN_DIR/summary-llm.json``)."""
     from . import _atomic

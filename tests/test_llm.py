@@ -792,3 +792,60 @@ def test_the_table_shows_what_was_published_of_each_row(capsys):
 
     mine = dataclasses.replace(llm.resolve_model("llama-3-8b"), layers=16)
     assert llm.llm_table(mine, "q4_k_m", 4096, 1, gpus=["A40"])[list(llm.PUBLISHED_COLUMNS)].isna().all().all()
+
+
+def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, monkeypatch):
+    """The speeds' scope is read off the reference rows: each source's llama.cpp builds as a range,
+    decode and prefill apart; a quantised prompt is modelled as the builds before MMQ run it, which
+    the text says a current build does not; vLLM's prefill, which no row times, is ungraded."""
+    with open(llm.REFERENCE_PATH, newline="") as f:
+        rows = list(csv.reader(f))
+    header = rows[0]
+    col = {name: i for i, name in enumerate(header)}
+
+    def first(**match):
+        return list(next(r for r in rows[1:] if all(r[col[k]] == v for k, v in match.items())))
+
+    def built(row, build):
+        row[col["engine"]] = f"llama.cpp build {build} (commit 0000000) per a test"
+        return row
+
+    pp = built(first(source="xiongjiedai-llama3", test="pp", gpu="A40", gpus="1", model="llama-3-8b",
+                     weights="q4_k_m", tokens="512"), 2824)
+    tg = built(first(source="xiongjiedai-llama3", test="tg", gpu="A40", gpus="1", model="llama-3-8b",
+                     weights="q4_k_m", tokens="512"), 2824)
+    tg_later = built(first(source="xiongjiedai-llama3", test="tg", gpu="RTX A6000", gpus="1", model="llama-3-8b",
+                           weights="q4_k_m", tokens="512"), 2843)
+    cloud = first(source="sparecores-llamacpp", test="tg")
+    vllm = first(source="sparecores-vllm", test="tg")
+    path = tmp_path / "reference_llm.csv"
+    _reference_lines(path, [header, pp, tg, tg_later, cloud, vllm])
+    monkeypatch.setattr(llm, "REFERENCE_PATH", path)
+    llm._graded_reference.cache_clear()
+    try:
+        quantised = llm.engine_scope("llama.cpp", "q4_k_m")
+        f16 = llm.engine_scope("llama.cpp", "f16")
+        served = llm.engine_scope("vllm", "bf16")
+    finally:
+        llm._graded_reference.cache_clear()
+    assert quantised.startswith("llama.cpp's decode is graded on builds 2824-2843 and 4753, its prefill on build "
+                                "2824 only (flash attention off). Its prefill of q4_k_m is modelled as those builds "
+                                "run it: every weight unpacked to FP16")
+    assert f"from build {llm.LLAMA_CPP_MMQ_BUILD} on llama.cpp multiplies a quantised prompt on the int8 tensor " \
+           "cores (MMQ) instead" in quantised and quantised.endswith("outside what was graded.")
+    # 16-bit weights take the same path on every build: no caveat
+    assert f16 == "llama.cpp's decode is graded on builds 2824-2843 and 4753, its prefill on build 2824 only " \
+                  "(flash attention off)."
+    weights = vllm[col["weights"]]
+    assert served == (f"vLLM's decode is graded on vLLM 0.22.1 (weights {weights}); its prefill is not graded: "
+                      "no source here times a prompt apart from serving it.")
+    with pytest.raises(ParameterError, match="engine 'tgi'"):
+        llm.engine_scope("tgi", "f16")
+
+
+def test_gpukit_llm_says_what_its_speeds_describe(capsys):
+    from gpukit import cli
+
+    assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--gpu", "A40"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == llm.engine_scope("llama.cpp", "q4_k_m") and "(MMQ)" in out[2]
