@@ -85,12 +85,15 @@ def markdown(measure: bool = True) -> str:
         "- The SpareCores rows grade the model out of sample: the same constants on other builds, GPUs (the T4, "
         "L4, A10 and three V100s among them) and models, and vLLM (`sparecores-vllm`: 16-bit weights, one request "
         "at a time, tensor parallel on several GPUs) where the first source has only llama.cpp. Only their text "
-        "generation is in the table. llama.cpp's prompt runs are not: at build 4753 it multiplies a quantised "
+        "generation is graded. llama.cpp's prompt runs are in the data and left out of the grading (`gpukit.llm."
+        "other_prefill_path`; a section below sets them against the model): at build 4753 it multiplies a quantised "
         "prompt on the int8 tensor cores of Turing and later GPUs (its MMQ kernels: `ggml_cuda_should_use_mmq` in "
-        "`ggml/src/ggml-cuda/mmq.cu`, read at build 4748), unpacking each tile on chip and rescaling every "
-        "32-value block of the result on the CUDA cores, a path the model does not follow (it unpacks the weights "
-        "to FP16 for cuBLAS, the first source's path). vLLM's prompt timings are not either: its benchmark times "
-        "the first token of a request served over HTTP, which adds the server's handling to the prompt.",
+        "`ggml/src/ggml-cuda/mmq.cu`, read at build 4748; on the V100 a prompt still goes to cuBLAS), unpacking each "
+        "tile on chip and rescaling every 32-value block of the result on the CUDA cores, and these runs had flash "
+        "attention on, a path the model does not follow (it unpacks the weights to FP16 for cuBLAS and sends the "
+        "attention scores through memory, the first source's path). vLLM's prompt timings are not in the data: its "
+        "benchmark times the first token of a request served over HTTP, which adds the server's handling to the "
+        "prompt.",
         "- The per-SM cap belongs to llama.cpp's kernels: vLLM's decode is predicted at the streaming rate, "
         "as its runs show (the per-GPU decode table below gives both).",
         "",
@@ -138,6 +141,7 @@ def markdown(measure: bool = True) -> str:
         out += ["", _ablation("With llama.cpp's prompt kernels at the streaming rate instead of the per-SM "
                               "cap", llm.validation_table(ref))]
     out += screened_section(everything, why)
+    out += current_build_section(everything)
     for test, label in (("tg", "decode"), ("pp", "prefill")):
         part = table[table["test"] == test] if len(table) else table
         if part.empty:
@@ -286,7 +290,7 @@ def screened_section(everything, why) -> list[str]:
     if out_.empty:
         return []
     lines = ["", "## Left out of the grading", "",
-             "Three rules leave a series (one run, one test, 512 to 8192 tokens) out whole (`gpukit.llm.screened`). "
+             "Four rules leave a series (one run, one test, every length) out whole (`gpukit.llm.screened`). "
              f"On one GPU, a series that rises by more than {llm.RISING_TOLERANCE:.0%} with the length: llama.cpp "
              "prefills a prompt in 512-token micro-batches one after another, each attending to more context, and "
              "decodes each token over a longer cache, so one GPU's speed can only fall."
@@ -294,7 +298,11 @@ def screened_section(everything, why) -> list[str]:
              + f" On one GPU or several, an FP16 prefill series slower than the same run's quantised one by more than "
              f"{llm.UNPACKED_TOLERANCE:.0%} at some length: before build {llm.LLAMA_CPP_MMQ_BUILD} llama.cpp unpacks "
              "a quantised prompt's weights to FP16 and multiplies them as FP16 (`ggml_cuda_op_mul_mat_cublas`), so "
-             "the FP16 prompt has less to do." + _unpacked_text(everything) + _power_text(everything),
+             "the FP16 prompt has less to do." + _unpacked_text(everything) + _power_text(everything)
+             + " And a llama.cpp prompt timed on a path the model's prefill does not follow "
+             "(`gpukit.llm.other_prefill_path`: flash attention on, or a quantised prompt in the int8 kernels of a "
+             f"build from {llm.LLAMA_CPP_MMQ_BUILD} on, on compute capability {llm.MMQ_COMPUTE_CAPABILITY:g} and later), "
+             "set against the model in the section after the table.",
              "", "| GPU | cards | model | weights | test | published tokens/s, shortest to longest | why |",
              "|---|---:|---|---|---|---|---|"]
     for (gpu, n, model, weights, test), series in out_.groupby(["gpu", "gpus", "model", "weights", "test"],
@@ -318,6 +326,40 @@ def screened_section(everything, why) -> list[str]:
                       for (gpu, n, model, weights, test), series in kin.groupby(
                           ["gpu", "gpus", "model", "weights", "test"], sort=True)) + "."]
     return lines
+
+
+def current_build_section(everything) -> list[str]:
+    """The prompts timed on a path the model does not follow (``llm.other_prefill_path``: a current
+    llama.cpp's int8 kernels, flash attention), set against the model: what grading them would give,
+    and each GPU's published over predicted speed at the shortest and longest prompt."""
+    other = llm.other_prefill_path(everything)
+    if other.empty:
+        return []
+    rows = everything.loc[other.index]
+    pairs = llm.summary_by_test(llm.validation_table(rows, include_screened=True))
+    ratio = rows["throughput_tokens_s"] / llm.predict_reference(rows)
+    short, long = rows["tokens"].min(), rows["tokens"].max()
+    cat = specs.load_catalogue().set_index("gpu")
+    builds = sorted({llm.llama_cpp_build(e) for e in rows["engine"]} - {None})
+    out = ["", "## Prompts on a current llama.cpp, beside the grading", "",
+           f"{len(rows)} configurations' prompts from llama.cpp build{'s' if len(builds) > 1 else ''} "
+           f"{', '.join(map(str, builds))} ({', '.join(sorted(rows['source'].unique()))}), left out of the grading "
+           "above because the model's prefill follows build 2824's path. Graded as the rest are, among themselves: "
+           + "; ".join(f"{r['within_tolerance']} of {r['pairs']} pairs within ±{llm.RATIO_TOLERANCE:.0%}, "
+                       f"winners right in {r['winners_right']} of {r['decisive_pairs']}, median error "
+                       f"{r['median_abs_error_pct']:.1f}%" for _, r in pairs.iterrows() if r["pairs"])
+           + ". Published over predicted tokens/s per GPU (the median over its models), and the path the run's "
+           "prompt took there:", "",
+           f"| GPU | compute capability | path | configurations | pp{short} | pp{long} |",
+           "|---|---:|---|---:|---:|---:|"]
+    for gpu in sorted(rows["gpu"].unique()):
+        mine = rows["gpu"] == gpu
+        path = "int8 kernels (MMQ), flash attention" if "MMQ" in other[mine].iloc[0] else \
+            "unpacked to FP16 for cuBLAS, flash attention"
+        cells = [ratio[mine & (rows["tokens"] == n)] for n in (short, long)]
+        out.append(f"| {gpu} | {cat.loc[gpu, 'compute_capability']} | {path} | {int(mine.sum())} | "
+                   + " | ".join(f"{c.median():.2f}" if len(c) else "—" for c in cells) + " |")
+    return out
 
 
 def _ablation(label: str, table) -> str:

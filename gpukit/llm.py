@@ -1167,6 +1167,15 @@ LLAMA_CPP_MMQ_BUILD = 3216
 #: is the faster of the two. An FP16 series slower than a quantised one of the same run by more than
 #: this share at some length was disturbed, and :func:`screened` leaves it out.
 UNPACKED_TOLERANCE = 0.10
+#: The first CUDA compute capability whose GPUs llama.cpp from :data:`LLAMA_CPP_MMQ_BUILD` on gives a
+#: quantised prompt to its int8 kernels (MMQ) at any size (``new_mma_available``: Turing's int8 mma);
+#: on Volta a prompt of 64 tokens or more still goes to cuBLAS unpacked (``ggml_cuda_should_use_mmq``
+#: in ``ggml/src/ggml-cuda/mmq.cu``, read at build 4748).
+MMQ_COMPUTE_CAPABILITY = 7.5
+#: What the model's llama.cpp prefill follows: build 2824's path, flash attention off, a quantised
+#: prompt unpacked to FP16 for cuBLAS. A prompt a run timed another way is published beside the
+#: graded ones and left out of the grading (:func:`screened`).
+FLASH_ATTENTION_ON = "flash attention on"
 #: A run whose GPUs' power limit (``power_limit_w``: the lowest nvidia-smi showed among them) sat below
 #: this share of the board's datasheet power (the catalogue's ``tdp_w``) ran its compute-bound prompts
 #: at the clock the cap allowed, which the model of a stock board does not know; :func:`screened`
@@ -1176,7 +1185,7 @@ UNPACKED_TOLERANCE = 0.10
 POWER_LIMIT_SHARE = 0.85
 
 
-def _llama_cpp_build(engine) -> int | None:
+def llama_cpp_build(engine) -> int | None:
     """The build number a reference row's ``engine`` names (``llama.cpp build 2824 ...``), if any."""
     found = re.search(r"llama\.cpp build (\d+)", str(engine))
     return int(found.group(1)) if found else None
@@ -1226,7 +1235,36 @@ def screened(reference: pd.DataFrame) -> pd.Series:
             a, b, up = max(rises, key=lambda x: x[2])
             reason[series.index] = (f"one GPU's {'prefill' if series['test'].iloc[0] == 'pp' else 'decode'} speed "
                                     f"rises {up:.0%} from {a} to {b} tokens; it can only fall as the length grows")
+    for i, why in other_prefill_path(reference).items():
+        reason[i] = why
     return reason
+
+
+def other_prefill_path(reference: pd.DataFrame) -> pd.Series:
+    """The llama.cpp prompts of ``reference`` timed on a path the model's prefill does not follow, each
+    with what differs: flash attention on (:data:`FLASH_ATTENTION_ON` in the run's ``engine``), and a
+    quantised prompt given to the int8 kernels (MMQ) of a build from :data:`LLAMA_CPP_MMQ_BUILD` on, on a
+    GPU of compute capability :data:`MMQ_COMPUTE_CAPABILITY` or later. The model's prefill is build
+    2824's, with neither; :func:`screened` leaves these out, and ``docs/llm-accuracy.md`` shows them."""
+    out = pd.Series(dtype=object)
+    if "engine" not in reference:
+        return out
+    pp = reference[(reference["test"] == "pp") & reference["engine"].astype(str).str.startswith("llama.cpp")]
+    cc = pp["gpu"].map(specs.load_catalogue().set_index("gpu")["compute_capability"].astype(float))
+    for i, r in pp.iterrows():
+        build = llama_cpp_build(r["engine"])
+        mmq = (build is not None and build >= LLAMA_CPP_MMQ_BUILD and cc[i] >= MMQ_COMPUTE_CAPABILITY
+               and weights_format(r["weights"]).dequantized)
+        fa = FLASH_ATTENTION_ON in str(r["engine"])
+        if not (mmq or fa):
+            continue
+        how = " and ".join(part for part, on in (
+            (f"its {r['weights']} weights in llama.cpp's int8 kernels (MMQ, from build {LLAMA_CPP_MMQ_BUILD} on, on "
+             f"compute capability {MMQ_COMPUTE_CAPABILITY:g} and later)", mmq),
+            ("flash attention on", fa)) if on)
+        out[i] = (f"build {build} ran this prompt with {how}; the model follows build 2824 (weights unpacked to FP16 "
+                  "for cuBLAS, attention scores through memory)")
+    return out
 
 
 def fp16_against_unpacked(reference: pd.DataFrame) -> pd.DataFrame:
@@ -1239,7 +1277,7 @@ def fp16_against_unpacked(reference: pd.DataFrame) -> pd.DataFrame:
                "slower", "fp16_rows"]
     if "engine" not in reference:
         return pd.DataFrame(columns=columns)
-    builds = reference["engine"].map(_llama_cpp_build)
+    builds = reference["engine"].map(llama_cpp_build)
     pp = reference[(reference["test"] == "pp") & (builds.fillna(LLAMA_CPP_MMQ_BUILD) < LLAMA_CPP_MMQ_BUILD)]
     hosts = pp["host"].fillna("") if "host" in pp else pd.Series("", index=pp.index)
     rows = []
@@ -1412,7 +1450,7 @@ def _graded_versions(rows: pd.DataFrame) -> str:
     4753`` (one source's llama.cpp builds as a range), ``vLLM 0.22.1``."""
     named, count = [], 0
     for _, part in rows.groupby("source", sort=False):
-        builds = sorted({b for b in map(_llama_cpp_build, part["engine"]) if b is not None})
+        builds = sorted({b for b in map(llama_cpp_build, part["engine"]) if b is not None})
         count += len(builds)
         if builds:
             named.append(f"{builds[0]}" if len(builds) == 1 else f"{builds[0]}-{builds[-1]}")
@@ -1445,7 +1483,28 @@ def engine_scope(engine: str, weights: str) -> str:
                  f"multiplied by cuBLAS; from build {LLAMA_CPP_MMQ_BUILD} on llama.cpp multiplies a quantised "
                  "prompt on the int8 tensor cores (MMQ) instead, a path the model does not follow, so prefill on a "
                  "current build is outside what was graded")
+        beside = _other_path_summary()
+        if beside:
+            text += f" ({beside})"
     return text + "."
+
+
+@functools.lru_cache(maxsize=1)
+def _other_path_summary() -> str:
+    """How the model fares, pair by pair, on the shipped prompts :func:`other_prefill_path` leaves out of
+    the grading, as a clause ('' where there are none)."""
+    if not REFERENCE_PATH.exists():
+        return ""
+    everything = by_configuration(load_reference())
+    other = other_prefill_path(everything)
+    if other.empty:
+        return ""
+    rows = everything.loc[other.index]
+    s = summarize(validation_table(rows, include_screened=True), "pp")
+    builds = sorted({b for b in map(llama_cpp_build, rows["engine"]) if b is not None})
+    return (f"the published prompts of build{'s' if len(builds) > 1 else ''} {', '.join(map(str, builds))}, set "
+            f"against it beside the grading: {s['within_tolerance']} of {s['pairs']} pairs within "
+            f"±{RATIO_TOLERANCE:.0%}, docs/llm-accuracy.md")
 
 
 def save_for_report(verdicts: list[str], weights: str, context: int) -> str | None:

@@ -518,7 +518,8 @@ def test_a_single_gpu_series_that_rises_with_length_is_left_out():
     assert "decode speed rises 4% from 512 to 1024" in why[16]
     # the shipped table: three runs, four series, and the grading leaves them out unless asked
     ref = llm.load_reference()
-    out = ref[llm.screened(ref) != ""]
+    # (the prompts timed on another path than the model's are left out by a rule of their own, tested below)
+    out = ref[(llm.screened(ref) != "") & ~ref.index.isin(llm.other_prefill_path(ref).index)]
     assert set(zip(out["gpu"], out["gpus"], out["model"], out["weights"], out["test"])) == {
         ("A100 SXM4 80GB", 1, "llama-3-8b", "f16", "pp"), ("L40S", 1, "llama-3-8b", "f16", "pp"),
         ("A40", 1, "llama-3-70b", "q4_k_m", "pp"), ("A40", 1, "llama-3-70b", "q4_k_m", "tg"),
@@ -586,8 +587,10 @@ def test_an_fp16_prompt_slower_than_its_unpacked_quantised_one_is_left_out():
                          + series(4, "q4_k_m", "pp", (6100, 9000, 10600, 9000), build=4753, source="t")
                          + series(4, "f16", "pp", (3000, 4000, 5000, 4500), build=4753, source="t"))  # MMQ: kept
     why = llm.screened(frame)
-    assert list(why != "") == [False] * 4 + [True] * 4 + [False] * 20
+    # (the MMQ build's quantised prompt is left out by its own rule: a path the model does not follow)
+    assert list(why != "") == [False] * 4 + [True] * 4 + [False] * 12 + [True] * 4 + [False] * 4
     assert why[4].startswith("its FP16 prefill is slower than its q4_k_m's (2500 against 9000 tokens/s at 1024")
+    assert why[20].startswith("build 4753 ran this prompt with its q4_k_m weights in llama.cpp's int8 kernels (MMQ")
     # the comparison behind it, one row per run with both (the MMQ build's run is not one)
     runs = llm.fp16_against_unpacked(frame).set_index("gpus")
     assert len(runs) == 2 and list(runs.loc[4, "fp16_rows"]) == [4, 5, 6, 7]
@@ -821,13 +824,16 @@ def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, mo
     path = tmp_path / "reference_llm.csv"
     _reference_lines(path, [header, pp, tg, tg_later, cloud, vllm])
     monkeypatch.setattr(llm, "REFERENCE_PATH", path)
-    llm._graded_reference.cache_clear()
+    caches = (llm._graded_reference, llm._other_path_summary)
+    for cached in caches:
+        cached.cache_clear()
     try:
         quantised = llm.engine_scope("llama.cpp", "q4_k_m")
         f16 = llm.engine_scope("llama.cpp", "f16")
         served = llm.engine_scope("vllm", "bf16")
     finally:
-        llm._graded_reference.cache_clear()
+        for cached in caches:
+            cached.cache_clear()
     assert quantised.startswith("llama.cpp's decode is graded on builds 2824-2843 and 4753, its prefill on build "
                                 "2824 only (flash attention off). Its prefill of q4_k_m is modelled as those builds "
                                 "run it: every weight unpacked to FP16")
@@ -841,6 +847,32 @@ def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, mo
                       "no source here times a prompt apart from serving it.")
     with pytest.raises(ParameterError, match="engine 'tgi'"):
         llm.engine_scope("tgi", "f16")
+
+
+def test_prompts_timed_on_another_path_are_left_out_with_what_differs():
+    """A current llama.cpp (SpareCores' build 4753) gives a quantised prompt to its int8 kernels (MMQ) on
+    Turing and later GPUs, and those runs had flash attention on; on the V100 the prompt still goes to
+    cuBLAS unpacked. The model's prefill is build 2824's, so those prompts are published beside the
+    grading, each with what differs; build 2824's prompts and every decode stay graded."""
+    ref = llm.by_configuration(llm.load_reference())
+    other = llm.other_prefill_path(ref)
+    why = llm.screened(ref)
+    current = ref["engine"].str.contains("build 4753")
+    assert set(other.index) == set(ref.index[current & (ref["test"] == "pp")]) and len(other) > 50
+    assert (why[other.index] == other).all()
+    cc = ref["gpu"].map(specs.load_catalogue().set_index("gpu")["compute_capability"].astype(float))
+    for i, text in other.items():
+        assert text.startswith("build 4753 ran this prompt with ") and text.endswith(
+            "flash attention on; the model follows build 2824 (weights unpacked to FP16 for cuBLAS, attention "
+            "scores through memory)")
+        assert ("int8 kernels (MMQ" in text) == (cc[i] >= 7.5), (ref.at[i, "gpu"], text)
+    assert {ref.at[i, "gpu"] for i, t in other.items() if "MMQ" not in t} == {"V100 PCIe 16GB", "V100 SXM2 16GB",
+                                                                              "V100 SXM2 32GB"}
+    # build 2824's prompts are not touched by this rule (the other rules leave out a few), nor is any decode
+    old = ref[ref["source"] == "xiongjiedai-llama3"]
+    assert not set(other.index) & set(old.index) and not why[old.index].str.startswith("build ").any()
+    assert (why[old.index][old["test"] == "pp"] == "").sum() == 248  # of its 312 prompts, as before this rule
+    assert (ref.loc[other.index, "test"] == "pp").all()
 
 
 def test_gpukit_llm_says_what_its_speeds_describe(capsys):

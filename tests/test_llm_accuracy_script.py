@@ -40,3 +40,28 @@ def test_a_layer_splits_single_micro_batch_is_set_against_one_card(script, monke
     assert lines[7] == "| G | 4 | m | w | 1.33 | 1.11 | 0.50 | 0.20 | 1.20 | 0.90 |"
     # H: pp512 50/50, pp8192 90/90, second micro-batch 2*50/80 - 1 and 2*50/50 - 1; no single card
     assert lines[8] == "| H | 2 | m | w | 1.00 | 1.00 | 0.25 | 1.00 |  |  |"
+
+
+def test_prompts_on_another_path_are_set_against_the_model_apart(script, monkeypatch):
+    """The prompts llm.other_prefill_path leaves out get a section of their own: the pairs among them
+    graded as the rest are, and per GPU the median of published over predicted at the shortest and
+    longest prompt, with the path each took (worked by hand on made-up rows)."""
+    engine = "llama.cpp build 4753 (commit x), flash attention on (-fa 1)"
+    published = {("T4", 512): 1200.0, ("T4", 4096): 1000.0, ("V100 SXM2 16GB", 512): 3000.0,
+                 ("V100 SXM2 16GB", 4096): 2000.0}
+    predicted = {("T4", 512): 1000.0, ("T4", 4096): 1000.0, ("V100 SXM2 16GB", 512): 3000.0,
+                 ("V100 SXM2 16GB", 4096): 2500.0}
+    ref = pd.DataFrame([{"source": "s", "gpu": g, "gpus": 1, "split": "layer", "model": "llama-1-7b",
+                         "weights": "q4_k_m", "test": "pp", "tokens": t, "throughput_tokens_s": v, "engine": engine}
+                        for (g, t), v in published.items()])
+    monkeypatch.setattr(llm, "predict_reference", lambda frame, *args, **kwargs: pd.Series(
+        [predicted[(r.gpu, r.tokens)] for r in frame.itertuples()], index=frame.index))
+    lines = script.current_build_section(ref)
+    assert lines[1] == "## Prompts on a current llama.cpp, beside the grading"
+    # pairs: at 512 V100/T4 published 2.5, predicted 3.0 (+20.0%: within); at 4096 2.0 against 2.5 (+25%: not)
+    assert "4 configurations' prompts from llama.cpp build 4753 (s)" in lines[3]
+    assert "1 of 2 pairs within ±20%, winners right in 2 of 2, median error 22.5%" in lines[3]
+    assert lines[5] == "| GPU | compute capability | path | configurations | pp512 | pp4096 |"
+    assert lines[7] == "| T4 | 7.5 | int8 kernels (MMQ), flash attention | 2 | 1.20 | 1.00 |"
+    assert lines[8] == "| V100 SXM2 16GB | 7.0 | unpacked to FP16 for cuBLAS, flash attention | 2 | 1.00 | 0.80 |"
+    assert script.current_build_section(ref.assign(engine="llama.cpp build 2824 (commit y)")) == []
