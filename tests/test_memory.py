@@ -496,26 +496,42 @@ def test_gpukit_fit_quotes_the_band_of_the_family_the_grid_measured_a_zoo_model_
     assert {(f, m) for f in expected.values() for m in memory.MODES} <= set(memory.error_bands())
 
 
-def test_a_model_measured_outside_the_grid_is_quoted_and_judged_by_its_own_band(monkeypatch, tmp_path, gpu):
+BAND_COLUMNS = "cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source"
+
+
+@pytest.fixture
+def bands_file(monkeypatch, tmp_path):
+    """``use(kind, *rows)``: gpukit.memory reads its bands from a file of these rows for the test,
+    ``kind`` "family" (data/memory_error.csv: family,mode,...) or "model" (data/memory_error_models.csv:
+    model,precision,...); the cached bands are dropped before and after."""
+    kinds = {"family": ("ERROR_BANDS_PATH", "family,mode", memory.error_bands),
+             "model": ("MODEL_BANDS_PATH", "model,precision", memory.model_error_bands)}
+
+    def use(kind, *rows):
+        attr, keys, reader = kinds[kind]
+        path = tmp_path / f"{kind}_bands.csv"
+        path.write_text(f"{keys},{BAND_COLUMNS}\n" + "".join(f"{r}\n" for r in rows))
+        monkeypatch.setattr(memory, attr, path)
+        reader.cache_clear()
+
+    yield use
+    for _, _, reader in kinds.values():
+        reader.cache_clear()
+
+
+def test_a_model_measured_outside_the_grid_is_quoted_and_judged_by_its_own_band(bands_file, gpu):
     """A zoo model measured apart from the grid (keras-cnn) carries its own band per precision in
     data/memory_error_models.csv: gpukit fit quotes that one, and calls fits borderline by it, not by
     its family's; a precision it was not measured in falls back to the family's band."""
-    path = tmp_path / "memory_error_models.csv"
-    path.write_text("model,precision,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,"
-                    "source\nbert-base,fp32,3,0.2,0.5,-0.5,-0.1,CPU test,2026-12-02,test\n")
-    monkeypatch.setattr(memory, "MODEL_BANDS_PATH", path)
-    memory.model_error_bands.cache_clear()
-    try:
-        est = memory.Estimator("bert-base", seq_len=128)
-        family = memory.error_bands()[(est.family, "train")]
-        assert memory.error_band(est, "float32") == ("bert-base itself in fp32 (measured outside the grid)",
-                                                     memory.model_error_bands()[("bert-base", "fp32")])
-        assert memory.error_band(est, "fp16") == (f"{est.family}, training", family)
-        fit = memory.fit_report(["bert-base"], [8], ["RTX A4000"], "fp32", "adam", seq_len=128)
-        summary = memory.fit_summary(fit)
-        text = memory.format_fit(fit)
-    finally:
-        memory.model_error_bands.cache_clear()
+    bands_file("model", "bert-base,fp32,3,0.2,0.5,-0.5,-0.1,CPU test,2026-12-02,test")
+    est = memory.Estimator("bert-base", seq_len=128)
+    family = memory.error_bands()[(est.family, "train")]
+    assert memory.error_band(est, "float32") == ("bert-base itself in fp32 (measured outside the grid)",
+                                                 memory.model_error_bands()[("bert-base", "fp32")])
+    assert memory.error_band(est, "fp16") == (f"{est.family}, training", family)
+    fit = memory.fit_report(["bert-base"], [8], ["RTX A4000"], "fp32", "adam", seq_len=128)
+    summary = memory.fit_summary(fit)
+    text = memory.format_fit(fit)
     row = fit.iloc[0]
     assert row["family"] == est.family and (row["error_low"], row["error_high"]) == (-0.5, -0.1)
     assert summary["estimate_error"].iloc[0] == "bert-base itself in fp32 (measured outside the grid): median 20%, " \
@@ -608,25 +624,18 @@ def test_fit_table_states_the_measured_error_of_the_models_family_in_its_mode(mo
     assert f"estimate's measured error: transformer encoder, {word}" in memory.format_fit(fit)
 
 
-def test_training_and_inference_are_judged_by_their_own_bands(monkeypatch, tmp_path):
+def test_training_and_inference_are_judged_by_their_own_bands(bands_file):
     """A family's training and inference cases give bands of their own, and a fit in one mode is
     called borderline by that mode's band alone: with training measured within +-1% and inference
     within -50% to 0%, a GPU a third larger than the estimate is borderline for inference only."""
-    path = tmp_path / "memory_error.csv"
-    path.write_text("family,mode,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source\n"
-                    "transformer encoder,train,4,0.005,0.01,-0.01,0.01,CPU test,2026-12-02,test\n"
-                    "transformer encoder,infer,4,0.2,0.5,-0.5,0.0,CPU test,2026-12-02,test\n")
-    monkeypatch.setattr(memory, "ERROR_BANDS_PATH", path)
-    memory.error_bands.cache_clear()
-    try:
-        est = memory.Estimator("bert-base", seq_len=128)
-        assert memory.error_band(est, "fp32", "train") == ("transformer encoder, training",
-                                                           memory.error_bands()[("transformer encoder", "train")])
-        assert memory.error_band(est, "fp32", "infer")[1]["error_low"] == -0.5
-        with pytest.raises(ParameterError, match="mode 'serve'"):
-            memory.error_band(est, "fp32", "serve")
-    finally:
-        memory.error_bands.cache_clear()
+    bands_file("family", "transformer encoder,train,4,0.005,0.01,-0.01,0.01,CPU test,2026-12-02,test",
+               "transformer encoder,infer,4,0.2,0.5,-0.5,0.0,CPU test,2026-12-02,test")
+    est = memory.Estimator("bert-base", seq_len=128)
+    assert memory.error_band(est, "fp32", "train") == ("transformer encoder, training",
+                                                       memory.error_bands()[("transformer encoder", "train")])
+    assert memory.error_band(est, "fp32", "infer")[1]["error_low"] == -0.5
+    with pytest.raises(ParameterError, match="mode 'serve'"):
+        memory.error_band(est, "fp32", "serve")
     # by hand: a run peaks at most tensors / (1 + error_low); 4/3 of the tensors is inside -50% only
     tensors, reserve = 3 * 2**30, 2**30
     capacity = reserve + tensors * 4 // 3
@@ -634,21 +643,13 @@ def test_training_and_inference_are_judged_by_their_own_bands(monkeypatch, tmp_p
     assert memory.verdict(reserve + tensors, tensors, capacity, {"error_low": -0.5, "error_high": 0.0}) == "borderline"
 
 
-def test_a_family_without_a_band_in_a_mode_says_not_measured(monkeypatch, tmp_path):
+def test_a_family_without_a_band_in_a_mode_says_not_measured(bands_file):
     """Where the grid measured a family in one mode only, a fit in the other says so instead of
     borrowing the measured mode's band."""
-    path = tmp_path / "memory_error.csv"
-    path.write_text("family,mode,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source\n"
-                    "transformer encoder,train,4,0.005,0.01,-0.01,0.01,CPU test,2026-12-02,test\n")
-    monkeypatch.setattr(memory, "ERROR_BANDS_PATH", path)
-    memory.error_bands.cache_clear()
-    try:
-        est = memory.Estimator("bert-base", seq_len=128)
-        assert memory.error_band(est, "fp32", "infer") == ("transformer encoder", None)
-        summary = memory.fit_summary(memory.fit_report(["bert-base"], [8], ["A40"], "fp32", "adam", "infer",
-                                                       seq_len=128))
-    finally:
-        memory.error_bands.cache_clear()
+    bands_file("family", "transformer encoder,train,4,0.005,0.01,-0.01,0.01,CPU test,2026-12-02,test")
+    est = memory.Estimator("bert-base", seq_len=128)
+    assert memory.error_band(est, "fp32", "infer") == ("transformer encoder", None)
+    summary = memory.fit_summary(memory.fit_report(["bert-base"], [8], ["A40"], "fp32", "adam", "infer", seq_len=128))
     assert list(summary["estimate_error"]) == ["transformer encoder: not measured"]
 
 

@@ -117,6 +117,18 @@ def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
     assert script.outside_section([{**rows[0], "error": None}], "runs.json") == []
 
 
+def _read_back(text: str, path_attr: str, reader, monkeypatch, tmp_path) -> dict:
+    """What gpukit.memory's ``reader`` makes of ``text`` as the bands file ``path_attr`` names."""
+    path = tmp_path / "bands.csv"
+    path.write_text(text)
+    monkeypatch.setattr(memory, path_attr, path)
+    reader.cache_clear()
+    try:
+        return reader()
+    finally:
+        reader.cache_clear()
+
+
 def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, monkeypatch, tmp_path):
     """--model-bands writes each outside model's band in each precision, over every run, in the form
     gpukit.memory reads back; it needs --outside to have anything to write."""
@@ -138,14 +150,7 @@ def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, mo
     assert lines[1] == "keras-cnn,fp16,1,0.8947,0.8947,-0.9000,-0.8889" + where
     # fp32: errors -16.7% (10/12) and 0% -> median 8.3%; runs 10/13 - 1 = -23.1% to 5/4 - 1 = +25.0%
     assert lines[2] == "keras-cnn,fp32,2,0.0833,0.1667,-0.2308,0.2500" + where
-    path = tmp_path / "memory_error_models.csv"
-    path.write_text(text)
-    monkeypatch.setattr(memory, "MODEL_BANDS_PATH", path)
-    memory.model_error_bands.cache_clear()
-    try:
-        read = memory.model_error_bands()
-    finally:
-        memory.model_error_bands.cache_clear()
+    read = _read_back(text, "MODEL_BANDS_PATH", memory.model_error_bands, monkeypatch, tmp_path)
     assert set(read) == {("keras-cnn", "fp32"), ("keras-cnn", "fp16")}
     assert read[("keras-cnn", "fp32")]["error_low"] == pytest.approx(-0.2308)
     assert read[("keras-cnn", "fp32")]["cases"] == 2
@@ -170,14 +175,7 @@ def test_the_grids_bands_are_per_family_and_mode_and_read_back_by_gpukit(script,
     assert lines[1] == "transformer encoder,infer,1,0.2857,0.2857,-0.3750,-0.1667" + where
     # training: 0% and 10/8 - 1 = +25% -> median 12.5%; runs 10/11 - 1 = -9.1% to 10/8 - 1 = +25%
     assert lines[2] == "transformer encoder,train,2,0.1250,0.2500,-0.0909,0.2500" + where
-    path = tmp_path / "memory_error.csv"
-    path.write_text(text)
-    monkeypatch.setattr(memory, "ERROR_BANDS_PATH", path)
-    memory.error_bands.cache_clear()
-    try:
-        read = memory.error_bands()
-    finally:
-        memory.error_bands.cache_clear()
+    read = _read_back(text, "ERROR_BANDS_PATH", memory.error_bands, monkeypatch, tmp_path)
     assert set(read) == {("transformer encoder", "train"), ("transformer encoder", "infer")}
     assert read[("transformer encoder", "infer")]["error_low"] == pytest.approx(-0.375)
 
