@@ -301,8 +301,8 @@ def screened_section(everything, why) -> list[str]:
              "the FP16 prompt has less to do." + _unpacked_text(everything) + _power_text(everything)
              + " And a llama.cpp prompt timed on a path the model's prefill does not follow "
              "(`gpukit.llm.other_prefill_path`: flash attention on, or a quantised prompt in the int8 kernels of a "
-             f"build from {llm.LLAMA_CPP_MMQ_BUILD} on, on compute capability {llm.MMQ_COMPUTE_CAPABILITY:g} and later), "
-             "set against the model in the section after the table.",
+             f"build from {llm.LLAMA_CPP_MMQ_BUILD} on, on compute capability {llm.MMQ_COMPUTE_CAPABILITY:g} and "
+             "later), set against the model in the section after the table.",
              "", "| GPU | cards | model | weights | test | published tokens/s, shortest to longest | why |",
              "|---|---:|---|---|---|---|---|"]
     for (gpu, n, model, weights, test), series in out_.groupby(["gpu", "gpus", "model", "weights", "test"],
@@ -330,35 +330,30 @@ def screened_section(everything, why) -> list[str]:
 
 def current_build_section(everything) -> list[str]:
     """The prompts timed on a path the model does not follow (``llm.other_prefill_path``: a current
-    llama.cpp's int8 kernels, flash attention), set against the model: what grading them would give,
-    and each GPU's published over predicted speed at the shortest and longest prompt."""
-    other = llm.other_prefill_path(everything)
-    if other.empty:
+    llama.cpp's int8 kernels, flash attention), set against the model: what grading them would give
+    (``llm.other_path_grading``), and each GPU's published over predicted speed at the shortest and
+    longest prompt (``llm.other_path_table``)."""
+    table = llm.other_path_table(everything)
+    if table.empty:
         return []
-    rows = everything.loc[other.index]
-    pairs = llm.summary_by_test(llm.validation_table(rows, include_screened=True))
-    ratio = rows["throughput_tokens_s"] / llm.predict_reference(rows)
+    rows = everything.loc[llm.other_prefill_path(everything).index]
+    g = llm.other_path_grading(everything)
     short, long = rows["tokens"].min(), rows["tokens"].max()
-    cat = specs.load_catalogue().set_index("gpu")
     builds = sorted({llm.llama_cpp_build(e) for e in rows["engine"]} - {None})
     out = ["", "## Prompts on a current llama.cpp, beside the grading", "",
            f"{len(rows)} configurations' prompts from llama.cpp build{'s' if len(builds) > 1 else ''} "
            f"{', '.join(map(str, builds))} ({', '.join(sorted(rows['source'].unique()))}), left out of the grading "
            "above because the model's prefill follows build 2824's path. Graded as the rest are, among themselves: "
-           + "; ".join(f"{r['within_tolerance']} of {r['pairs']} pairs within ±{llm.RATIO_TOLERANCE:.0%}, "
-                       f"winners right in {r['winners_right']} of {r['decisive_pairs']}, median error "
-                       f"{r['median_abs_error_pct']:.1f}%" for _, r in pairs.iterrows() if r["pairs"])
-           + ". Published over predicted tokens/s per GPU (the median over its models), and the path the run's "
-           "prompt took there:", "",
+           f"{g['within_tolerance']} of {g['pairs']} pairs within ±{llm.RATIO_TOLERANCE:.0%}, winners right in "
+           f"{g['winners_right']} of {g['decisive_pairs']}, median error {g['median_abs_error_pct']:.1f}%. Published "
+           "over predicted tokens/s per GPU (the median over its models; `gpukit.llm.other_path_table` gives every "
+           "length), and the path the run's prompt took there:", "",
            f"| GPU | compute capability | path | configurations | pp{short} | pp{long} |",
            "|---|---:|---|---:|---:|---:|"]
-    for gpu in sorted(rows["gpu"].unique()):
-        mine = rows["gpu"] == gpu
-        path = "int8 kernels (MMQ), flash attention" if "MMQ" in other[mine].iloc[0] else \
-            "unpacked to FP16 for cuBLAS, flash attention"
-        cells = [ratio[mine & (rows["tokens"] == n)] for n in (short, long)]
-        out.append(f"| {gpu} | {cat.loc[gpu, 'compute_capability']} | {path} | {int(mine.sum())} | "
-                   + " | ".join(f"{c.median():.2f}" if len(c) else "—" for c in cells) + " |")
+    for _, r in table.iterrows():
+        cells = [r[f"pp{n}"] for n in (short, long)]
+        out.append(f"| {r['gpu']} | {r['compute_capability']} | {r['path']} | {r['configurations']} | "
+                   + " | ".join("—" if c != c else f"{c:.2f}" for c in cells) + " |")
     return out
 
 

@@ -1489,18 +1489,54 @@ def engine_scope(engine: str, weights: str) -> str:
     return text + "."
 
 
+def _other_path_rows(everything: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.Series]:
+    """The configurations (``everything``: :func:`by_configuration` rows, the shipped ones by default)
+    whose prompts :func:`other_prefill_path` leaves out, and why."""
+    if everything is None:
+        everything = by_configuration(load_reference())
+    other = other_prefill_path(everything)
+    return everything.loc[other.index], other
+
+
+def other_path_grading(everything: pd.DataFrame | None = None) -> dict:
+    """The prompts :func:`other_prefill_path` leaves out of the grading, graded among themselves as the
+    rest are (:func:`summarize` of their pairs)."""
+    rows, _ = _other_path_rows(everything)
+    return summarize(validation_table(rows, include_screened=True) if len(rows) else pd.DataFrame(), "pp")
+
+
+def other_path_table(everything: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per GPU, the prompts :func:`other_prefill_path` leaves out of the grading set against the model:
+    its compute capability, the path its prompts took, how many configurations, and published over
+    predicted tokens/s at each prompt length (``pp512``, ...: the median over its models)."""
+    rows, why = _other_path_rows(everything)
+    columns = ["gpu", "compute_capability", "path", "configurations"]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    ratio = rows["throughput_tokens_s"] / predict_reference(rows)
+    cc = specs.load_catalogue().set_index("gpu")["compute_capability"]
+    lengths = sorted(rows["tokens"].astype(int).unique())
+    out = []
+    for gpu in sorted(rows["gpu"].unique()):
+        mine = rows["gpu"] == gpu
+        path = ("int8 kernels (MMQ), flash attention" if "MMQ" in why[mine].iloc[0]
+                else "unpacked to FP16 for cuBLAS, flash attention")
+        cells = {f"pp{n}": ratio[mine & (rows["tokens"] == n)].median() for n in lengths}
+        out.append({"gpu": gpu, "compute_capability": cc[gpu], "path": path, "configurations": int(mine.sum()),
+                    **cells})
+    return pd.DataFrame(out)
+
+
 @functools.lru_cache(maxsize=1)
 def _other_path_summary() -> str:
     """How the model fares, pair by pair, on the shipped prompts :func:`other_prefill_path` leaves out of
     the grading, as a clause ('' where there are none)."""
     if not REFERENCE_PATH.exists():
         return ""
-    everything = by_configuration(load_reference())
-    other = other_prefill_path(everything)
-    if other.empty:
+    rows, _ = _other_path_rows(None)
+    if rows.empty:
         return ""
-    rows = everything.loc[other.index]
-    s = summarize(validation_table(rows, include_screened=True), "pp")
+    s = other_path_grading()
     builds = sorted({b for b in map(llama_cpp_build, rows["engine"]) if b is not None})
     return (f"the published prompts of build{'s' if len(builds) > 1 else ''} {', '.join(map(str, builds))}, set "
             f"against it beside the grading: {s['within_tolerance']} of {s['pairs']} pairs within "

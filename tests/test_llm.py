@@ -881,3 +881,28 @@ def test_gpukit_llm_says_what_its_speeds_describe(capsys):
     assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--gpu", "A40"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[2] == llm.engine_scope("llama.cpp", "q4_k_m") and "(MMQ)" in out[2]
+
+
+def test_the_prompts_on_another_path_are_set_against_the_model_per_gpu_and_length():
+    """other_path_table: per GPU the path its left-out prompts took and published over predicted at
+    each length, the median over its models (checked by hand for the T4 at 512 tokens);
+    other_path_grading: their pairs graded among themselves."""
+    import pandas as pd
+
+    ref = llm.by_configuration(llm.load_reference())
+    table = llm.other_path_table(ref).set_index("gpu")
+    assert list(table.columns[:3]) == ["compute_capability", "path", "configurations"]
+    assert [c for c in table.columns if c.startswith("pp")] == ["pp512", "pp1024", "pp4096", "pp16384"]
+    assert table.loc["T4", "path"] == "int8 kernels (MMQ), flash attention"
+    assert table.loc["V100 SXM2 16GB", "path"] == "unpacked to FP16 for cuBLAS, flash attention"
+    assert pd.isna(table.loc["T4", "pp16384"])  # SpareCores ran no 16384-token prompt on the T4
+    t4 = ref[(ref["gpu"] == "T4") & (ref["test"] == "pp") & (ref["tokens"] == 512)
+             & ref.index.isin(llm.other_prefill_path(ref).index)]
+    by_hand = [r.throughput_tokens_s / llm.speeds(llm.resolve_model(r.model), "T4", r.weights, 512,
+                                                  prompt=512)["prefill_tokens_per_s"] for r in t4.itertuples()]
+    assert len(by_hand) == 2 and table.loc["T4", "pp512"] == pytest.approx(sum(by_hand) / 2)  # two models
+    assert table["configurations"].sum() == len(llm.other_prefill_path(ref))
+    graded = llm.other_path_grading(ref)
+    rows = ref.loc[llm.other_prefill_path(ref).index]
+    assert graded == llm.summarize(llm.validation_table(rows, include_screened=True), "pp")
+    assert 0 < graded["within_tolerance"] < graded["pairs"]
