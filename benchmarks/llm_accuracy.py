@@ -336,13 +336,12 @@ def current_build_section(everything) -> list[str]:
     table = llm.other_path_table(everything)
     if table.empty:
         return []
-    rows = everything.loc[llm.other_prefill_path(everything).index]
+    rows = everything.loc[llm.other_prefill_flags(everything).index]
     g = llm.other_path_grading(everything)
     short, long = rows["tokens"].min(), rows["tokens"].max()
-    builds = sorted({llm.llama_cpp_build(e) for e in rows["engine"]} - {None})
     out = ["", "## Prompts on a current llama.cpp, beside the grading", "",
-           f"{len(rows)} configurations' prompts from llama.cpp build{'s' if len(builds) > 1 else ''} "
-           f"{', '.join(map(str, builds))} ({', '.join(sorted(rows['source'].unique()))}), left out of the grading "
+           f"{len(rows)} configurations' prompts from llama.cpp {llm.engine_versions(rows)} "
+           f"({', '.join(sorted(rows['source'].unique()))}), left out of the grading "
            "above because the model's prefill follows build 2824's path. Graded as the rest are, among themselves: "
            f"{g['within_tolerance']} of {g['pairs']} pairs within ±{llm.RATIO_TOLERANCE:.0%}, winners right in "
            f"{g['winners_right']} of {g['decisive_pairs']}, median error {g['median_abs_error_pct']:.1f}%. Published "

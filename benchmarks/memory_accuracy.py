@@ -643,7 +643,7 @@ def main(argv=None) -> int:
                         help=f"only the long-sequence cases ({', '.join(LONG_MODELS)} at {LONG_SEQ} tokens)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
-    parser.add_argument("--bands", metavar="FILE", help="write the per-family error bands (CSV) here")
+    parser.add_argument("--bands", metavar="FILE", help="write the error bands per family and mode (CSV) here")
     parser.add_argument("--raw", metavar="FILE", help="also write every measured row (JSON), for --from-raw; "
                         "written after each case, so a run stopped part way keeps what it measured")
     parser.add_argument("--resume", action="store_true",

@@ -271,6 +271,10 @@ def _model_at_published(found: list[dict]) -> str:
     return "At " + "; at ".join(parts)
 
 
+#: The fit table's columns that say under what a memory verdict holds.
+FIT_CONDITIONS = ("precision", "optimizer", "input")
+
+
 def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], precision: str,
               optimizer: str, cat: pd.DataFrame) -> pd.DataFrame:
     frames = []
@@ -279,10 +283,6 @@ def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], pre
         # what the verdicts say they were estimated at: the precision, optimizer and one example's size
         frames.append(memory.fit_summary(report).assign(model=m, **{c: report[c] for c in FIT_CONDITIONS}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-#: The fit table's columns that say under what a memory verdict holds.
-FIT_CONDITIONS = ("precision", "optimizer", "input")
 
 
 def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, price_kind: str,
@@ -410,7 +410,7 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
         if lsmall == 0:
             verdict = f"{model} does not fit on {small} even at batch 1; {big} takes batch {lbig}"
         # what the batches were estimated at: precision, optimizer, one example's size
-        notes = [", ".join(str(g[c].iloc[0]) for c in FIT_CONDITIONS if c in g)]
+        said = [", ".join(str(g[c].iloc[0]) for c in FIT_CONDITIONS if c in g)]
         reason = f"{big} has {rbig['memory_gb']:g} GB against {rsmall['memory_gb']:g} GB."
         gbig, gsmall = (ga, gb) if big == a else (gb, ga)
         error = gbig["estimate_error"].iloc[0] if "estimate_error" in g else ""
@@ -420,11 +420,11 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
             ranges = [memory.batch_range(x["largest_batch_low"].iloc[0], x["largest_batch_high"].iloc[0])
                       for x in (gbig, gsmall)]
             small_high = int(gsmall["largest_batch_high"].iloc[0])
-            notes.append(f"estimated; {ranges[0]} and {ranges[1]} within its measured error")
+            said.append(f"estimated; {ranges[0]} and {ranges[1]} within its measured error")
             reason += f" The estimate's measured error: {error}."
         elif error:
             reason += f" The estimate's error for this model: {error}."
-        notes = "; ".join(n for n in notes if n)
+        notes = "; ".join(n for n in said if n)
         verdict += f" ({notes})." if notes else "."
         condition = (f"At batch {', '.join(map(str, only))} only {big} fits, whatever the speed."
                      if only else f"Above batch {lsmall} only {big} fits, whatever the speed"

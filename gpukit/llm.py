@@ -1240,30 +1240,36 @@ def screened(reference: pd.DataFrame) -> pd.Series:
     return reason
 
 
-def other_prefill_path(reference: pd.DataFrame) -> pd.Series:
-    """The llama.cpp prompts of ``reference`` timed on a path the model's prefill does not follow, each
-    with what differs: flash attention on (:data:`FLASH_ATTENTION_ON` in the run's ``engine``), and a
-    quantised prompt given to the int8 kernels (MMQ) of a build from :data:`LLAMA_CPP_MMQ_BUILD` on, on a
-    GPU of compute capability :data:`MMQ_COMPUTE_CAPABILITY` or later. The model's prefill is build
-    2824's, with neither; :func:`screened` leaves these out, and ``docs/llm-accuracy.md`` shows them."""
-    out = pd.Series(dtype=object)
+def other_prefill_flags(reference: pd.DataFrame) -> pd.DataFrame:
+    """The llama.cpp prompts of ``reference`` timed on a path the model's prefill does not follow, one
+    row each (index labels of ``reference``) with what differs: ``mmq``, a quantised prompt given to
+    the int8 kernels of a build from :data:`LLAMA_CPP_MMQ_BUILD` on, on a GPU of compute capability
+    :data:`MMQ_COMPUTE_CAPABILITY` or later; ``flash_attention``, :data:`FLASH_ATTENTION_ON` in the
+    run's ``engine``; and the ``build``. The model's prefill is build 2824's, with neither."""
+    columns = ["build", "mmq", "flash_attention"]
     if "engine" not in reference:
-        return out
+        return pd.DataFrame(columns=columns)
     pp = reference[(reference["test"] == "pp") & reference["engine"].astype(str).str.startswith("llama.cpp")]
     cc = pp["gpu"].map(specs.load_catalogue().set_index("gpu")["compute_capability"].astype(float))
-    for i, r in pp.iterrows():
-        build = llama_cpp_build(r["engine"])
-        mmq = (build is not None and build >= LLAMA_CPP_MMQ_BUILD and cc[i] >= MMQ_COMPUTE_CAPABILITY
-               and weights_format(r["weights"]).dequantized)
-        fa = FLASH_ATTENTION_ON in str(r["engine"])
-        if not (mmq or fa):
-            continue
+    build = pp["engine"].map(llama_cpp_build)
+    quantised = pp["weights"].map(lambda w: weights_format(w).dequantized).astype(bool)
+    mmq = (build.fillna(0) >= LLAMA_CPP_MMQ_BUILD) & (cc >= MMQ_COMPUTE_CAPABILITY) & quantised
+    fa = pp["engine"].astype(str).str.contains(FLASH_ATTENTION_ON, regex=False)
+    flags = pd.DataFrame({"build": build, "mmq": mmq.astype(bool), "flash_attention": fa.astype(bool)}, index=pp.index)
+    return flags[flags["mmq"] | flags["flash_attention"]]
+
+
+def other_prefill_path(reference: pd.DataFrame) -> pd.Series:
+    """Why each prompt :func:`other_prefill_flags` finds is left out of the grading (:func:`screened`),
+    as text; ``docs/llm-accuracy.md`` sets them against the model apart."""
+    out = pd.Series(dtype=object)
+    for i, r in other_prefill_flags(reference).iterrows():
         how = " and ".join(part for part, on in (
-            (f"its {r['weights']} weights in llama.cpp's int8 kernels (MMQ, from build {LLAMA_CPP_MMQ_BUILD} on, on "
-             f"compute capability {MMQ_COMPUTE_CAPABILITY:g} and later)", mmq),
-            ("flash attention on", fa)) if on)
-        out[i] = (f"build {build} ran this prompt with {how}; the model follows build 2824 (weights unpacked to FP16 "
-                  "for cuBLAS, attention scores through memory)")
+            (f"its {reference.at[i, 'weights']} weights in llama.cpp's int8 kernels (MMQ, from build "
+             f"{LLAMA_CPP_MMQ_BUILD} on, on compute capability {MMQ_COMPUTE_CAPABILITY:g} and later)", r["mmq"]),
+            ("flash attention on", r["flash_attention"])) if on)
+        out[i] = (f"build {r['build']:g} ran this prompt with {how}; the model follows build 2824 (weights unpacked to "
+                  "FP16 for cuBLAS, attention scores through memory)")
     return out
 
 
@@ -1445,7 +1451,7 @@ def grading_statement(gpus: int | Sequence[int] = 1, model: str | None = None, w
     return "Graded (docs/llm-accuracy.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
 
 
-def _graded_versions(rows: pd.DataFrame) -> str:
+def engine_versions(rows: pd.DataFrame) -> str:
     """The engine versions reference ``rows`` name, per source, as text: ``builds 2824-2843 and
     4753`` (one source's llama.cpp builds as a range), ``vLLM 0.22.1``."""
     named, count = [], 0
@@ -1468,8 +1474,8 @@ def engine_scope(engine: str, weights: str) -> str:
         raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
     ref = _graded_reference()
     mine = ref[ref["engine"].map(_engine_of) == engine]
-    decode = _graded_versions(mine[mine["test"] == "tg"])
-    prefill = _graded_versions(mine[mine["test"] == "pp"])
+    decode = engine_versions(mine[mine["test"] == "tg"])
+    prefill = engine_versions(mine[mine["test"] == "pp"])
     name = "llama.cpp" if engine == "llama.cpp" else "vLLM"
     text = f"{name}'s decode is graded on {decode}" if decode else f"{name}'s decode is not graded"
     if engine != "llama.cpp":
@@ -1489,13 +1495,13 @@ def engine_scope(engine: str, weights: str) -> str:
     return text + "."
 
 
-def _other_path_rows(everything: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.Series]:
+def _other_path_rows(everything: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The configurations (``everything``: :func:`by_configuration` rows, the shipped ones by default)
-    whose prompts :func:`other_prefill_path` leaves out, and why."""
+    whose prompts :func:`other_prefill_flags` finds, and their flags."""
     if everything is None:
         everything = by_configuration(load_reference())
-    other = other_prefill_path(everything)
-    return everything.loc[other.index], other
+    flags = other_prefill_flags(everything)
+    return everything.loc[flags.index], flags
 
 
 def other_path_grading(everything: pd.DataFrame | None = None) -> dict:
@@ -1509,7 +1515,7 @@ def other_path_table(everything: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per GPU, the prompts :func:`other_prefill_path` leaves out of the grading set against the model:
     its compute capability, the path its prompts took, how many configurations, and published over
     predicted tokens/s at each prompt length (``pp512``, ...: the median over its models)."""
-    rows, why = _other_path_rows(everything)
+    rows, flags = _other_path_rows(everything)
     columns = ["gpu", "compute_capability", "path", "configurations"]
     if rows.empty:
         return pd.DataFrame(columns=columns)
@@ -1519,8 +1525,8 @@ def other_path_table(everything: pd.DataFrame | None = None) -> pd.DataFrame:
     out = []
     for gpu in sorted(rows["gpu"].unique()):
         mine = rows["gpu"] == gpu
-        path = ("int8 kernels (MMQ), flash attention" if "MMQ" in why[mine].iloc[0]
-                else "unpacked to FP16 for cuBLAS, flash attention")
+        path = ("int8 kernels (MMQ)" if flags.loc[mine, "mmq"].any() else "unpacked to FP16 for cuBLAS") \
+            + (", flash attention" if flags.loc[mine, "flash_attention"].any() else "")
         cells = {f"pp{n}": ratio[mine & (rows["tokens"] == n)].median() for n in lengths}
         out.append({"gpu": gpu, "compute_capability": cc[gpu], "path": path, "configurations": int(mine.sum()),
                     **cells})
@@ -1537,10 +1543,8 @@ def _other_path_summary() -> str:
     if rows.empty:
         return ""
     s = other_path_grading()
-    builds = sorted({b for b in map(llama_cpp_build, rows["engine"]) if b is not None})
-    return (f"the published prompts of build{'s' if len(builds) > 1 else ''} {', '.join(map(str, builds))}, set "
-            f"against it beside the grading: {s['within_tolerance']} of {s['pairs']} pairs within "
-            f"±{RATIO_TOLERANCE:.0%}, docs/llm-accuracy.md")
+    return (f"the published prompts of {engine_versions(rows)}, set against it beside the grading: "
+            f"{s['within_tolerance']} of {s['pairs']} pairs within ±{RATIO_TOLERANCE:.0%}, docs/llm-accuracy.md")
 
 
 def save_for_report(verdicts: list[str], weights: str, context: int) -> str | None:

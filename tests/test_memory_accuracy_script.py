@@ -117,6 +117,14 @@ def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
     assert script.outside_section([{**rows[0], "error": None}], "runs.json") == []
 
 
+def _band_case(model, family, precision, mode, predicted, low, high, measured) -> dict:
+    """A measured case as the script's rows hold it, sizes in MiB."""
+    mib = 2**20
+    return {"model": model, "input": "", "batch": 8, "precision": precision, "optimizer": "adam", "mode": mode,
+            "predicted": predicted * mib, "measured": measured * mib, "low": low * mib, "high": high * mib,
+            "error": predicted / measured - 1, "family": family}
+
+
 def _read_back(text: str, path_attr: str, reader, monkeypatch, tmp_path) -> dict:
     """What gpukit.memory's ``reader`` makes of ``text`` as the bands file ``path_attr`` names."""
     path = tmp_path / "bands.csv"
@@ -132,12 +140,8 @@ def _read_back(text: str, path_attr: str, reader, monkeypatch, tmp_path) -> dict
 def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, monkeypatch, tmp_path):
     """--model-bands writes each outside model's band in each precision, over every run, in the form
     gpukit.memory reads back; it needs --outside to have anything to write."""
-    mib = 2**20
-
     def row(precision, mode, predicted, low, high, measured):
-        return {"model": "keras-cnn", "input": "", "batch": 8, "precision": precision, "optimizer": "adam",
-                "mode": mode, "predicted": predicted * mib, "measured": measured * mib, "low": low * mib,
-                "high": high * mib, "error": predicted / measured - 1, "family": "CNN"}
+        return _band_case("keras-cnn", "CNN", precision, mode, predicted, low, high, measured)
 
     rows = [row("fp32", "train", 10, 11, 13, 12), row("fp32", "infer", 5, 4, 5, 5),
             row("fp16", "train", 10, 90, 100, 95)]
@@ -159,12 +163,8 @@ def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, mo
 def test_the_grids_bands_are_per_family_and_mode_and_read_back_by_gpukit(script, monkeypatch, tmp_path):
     """--bands writes a band per family and mode (a training fit is judged by the training cases, an
     inference fit by the inference cases), in the form gpukit.memory.error_bands reads back."""
-    mib = 2**20
-
     def row(mode, predicted, low, high, measured):
-        return {"model": "keras-encoder", "input": "", "batch": 8, "precision": "fp32", "optimizer": "adam",
-                "mode": mode, "predicted": predicted * mib, "measured": measured * mib, "low": low * mib,
-                "high": high * mib, "error": predicted / measured - 1, "family": "transformer encoder"}
+        return _band_case("keras-encoder", "transformer encoder", "fp32", mode, predicted, low, high, measured)
 
     rows = [row("train", 10, 10, 11, 10), row("train", 10, 8, 9, 8), row("infer", 5, 6, 8, 7)]
     text = script.bands_csv(rows, "2026-12-02", "CPU test")
