@@ -200,11 +200,45 @@ def _issue_section(ref: pd.DataFrame, table: pd.DataFrame, cat) -> list[str]:
 SM_BYTES_SCAN = (0.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0)
 
 
+def _scan_rows(ref: pd.DataFrame, cat, name: str, values, label) -> tuple[list[str], dict, pd.Series]:
+    """The grading with the efficiency field ``name`` at each of ``values`` (every other factor at its
+    default): a table row per value (``label`` words it), the pairs within ±15 % and the log error
+    at each (:func:`gpukit.perfmodel.scan_error`, the quantity the efficiencies are fitted to)."""
+    d = perfmodel.DEFAULT_EFFICIENCY
+    errors = perfmodel.scan_error(ref, name, values, catalogue=cat)
+    rows, within = [], {}
+    for k in values:
+        t = perfmodel.validation_table(ref, replace(d, **{name: k}), cat)
+        by = perfmodel.summarize_by_family(t).set_index("family")
+        within[k] = int(by["within_tolerance"].sum())
+        text = "0 (without the term)" if not k else label(k) + (" (default)" if k == getattr(d, name) else "")
+        rows.append(f"| {text} | " + " | ".join(f"{by.loc[f, 'within_tolerance']} of {by.loc[f, 'pairs']}"
+                                                for f in ("CNN", "transformer"))
+                    + f" | {int(by['winners_right'].sum())} of {int(by['decisive_pairs'].sum())} | {errors[k]:.4f} |")
+    return rows, within, errors
+
+
+def _scan_verdict(errors: pd.Series, name: str, unit: str) -> str:
+    """Where the log error is lowest, and whether the default moves there (the efficiencies' rule:
+    a constant moves only where that lowers the error by more than the margin)."""
+    best, now = errors.idxmin(), errors[getattr(perfmodel.DEFAULT_EFFICIENCY, name)]
+    if best == getattr(perfmodel.DEFAULT_EFFICIENCY, name):
+        verdict = ", the default"
+    else:
+        verdict = (f"; the default's {now:.4f} is {(now - errors[best]) / now:.1%} higher, within "
+                   f"{perfmodel.REFIT_MARGIN:.0%}, so it stays")
+    return (f"The log error is lowest at {best:g} {unit} ({errors[best]:.4f}; {errors[0.0]:.4f} without the "
+            f"term){verdict}.")
+
+
+_SCAN_HEADER = "| {} | CNN: within ±15 % | transformer: within ±15 % | winners right | log error |"
+
+
 def _sm_bytes_section(ref: pd.DataFrame, cat) -> list[str]:
     """The elementwise kernels' second limit, the SMs' loads and stores, scanned."""
     d = perfmodel.DEFAULT_EFFICIENCY
     values = sorted(set(SM_BYTES_SCAN) | {d.sm_bytes_per_cycle})
-    errors = perfmodel.scan_error(ref, "sm_bytes_per_cycle", values, catalogue=cat)
+    rows, within, errors = _scan_rows(ref, cat, "sm_bytes_per_cycle", values, lambda k: f"{k:g}")
     out = ["", "### Elementwise kernels: DRAM and the SMs' loads and stores", "",
            "A normalisation, activation or residual kernel moves its bytes from DRAM through the SMs' load and "
            "store path, with its indexing and conversions between. The model charges it both: its bytes over "
@@ -215,45 +249,81 @@ def _sm_bytes_section(ref: pd.DataFrame, cat) -> list[str]:
            "over 1008 GB/s) gets through these kernels faster than its bandwidth alone says, and one with wide "
            "HBM against fewer SMs (the A100 and H100) slower. The grading scanned (every other factor at its "
            "default), with the mean absolute log error of the speedups, which the efficiencies are fitted to:", "",
-           "| bytes per SM per cycle | CNN: within ±15 % | transformer: within ±15 % | winners right | "
-           "log error |", "|---|---:|---:|---:|---:|"]
-    within = {}
-    for k in values:
-        t = perfmodel.validation_table(ref, replace(d, sm_bytes_per_cycle=k), cat)
-        by = perfmodel.summarize_by_family(t).set_index("family")
-        within[k] = int(by["within_tolerance"].sum())
-        label = "0 (without the term)" if not k else f"{k:g}" + (" (default)" if k == d.sm_bytes_per_cycle else "")
-        out.append(f"| {label} | " + " | ".join(f"{by.loc[f, 'within_tolerance']} of {by.loc[f, 'pairs']}"
-                                               for f in ("CNN", "transformer"))
-                   + f" | {int(by['winners_right'].sum())} of {int(by['decisive_pairs'].sum())} | {errors[k]:.4f} |")
-    best, most = errors.idxmin(), max(within, key=within.get)
+           _SCAN_HEADER.format("bytes per SM per cycle"), "|---|---:|---:|---:|---:|"] + rows
+    most = max(within, key=within.get)
     capped = _capped_errors(ref, [k for k in values if k], cat)
-    now = errors[d.sm_bytes_per_cycle]
-    if best == d.sm_bytes_per_cycle:
-        verdict = ", the default"
-    else:  # the efficiencies' rule: a constant moves only where that lowers the error by more than the margin
-        verdict = (f"; the default's {now:.4f} is {(now - errors[best]) / now:.1%} higher, within "
-                   f"{perfmodel.REFIT_MARGIN:.0%}, so it stays")
-    out += ["", f"The log error is lowest at {best:g} bytes per SM per cycle ({errors[best]:.4f}; {errors[0.0]:.4f} "
-            f"without the term){verdict}. The most pairs land "
+    out += ["", _scan_verdict(errors, "sm_bytes_per_cycle", "bytes per SM per cycle") + " The most pairs land "
             f"within ±15 % at {most:g} ({within[most]}; {within[0.0]} without the term). As a hard cap instead "
             f"(the slower of the two limits alone), the lowest log error is {capped.min():.4f}, at "
-            f"{capped.idxmin():g} bytes per SM per cycle.", ""] + _sm_bytes_left_out(ref, values, cat)
+            f"{capped.idxmin():g} bytes per SM per cycle.", ""] + _left_out(ref, "sm_bytes_per_cycle", values, cat)
     return out
 
 
-def _sm_bytes_left_out(ref: pd.DataFrame, values, cat) -> list[str]:
-    """The constant chosen without each publication in turn, and graded on that publication's pairs
-    with it and without the term: whether the choice carries to measurements it did not see."""
+#: The shares of the L2 cache the on-chip cache term is graded at (0: without it).
+L2_SHARE_SCAN = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def _l2_section(ref: pd.DataFrame, cat) -> list[str]:
+    """The on-chip cache term: what the L2 holds of the kernel before's output, scanned, with the
+    catalogue's L2 sizes and where each comes from."""
+    d = perfmodel.DEFAULT_EFFICIENCY
+    values = sorted(set(L2_SHARE_SCAN) | {d.l2_share})
+    rows, within, errors = _scan_rows(ref, cat, "l2_share", values, lambda k: f"{k:g}")
+    sized = cat.dropna(subset=["l2_cache_mib"]).sort_values(["l2_cache_mib", "gpu"])
+    unsized = sorted(set(cat["gpu"]) - set(sized["gpu"]))
+    most = max(within, key=within.get)
+    out = ["", "### On-chip cache: what the L2 holds of the kernel before's output", "",
+           "An elementwise kernel (a normalisation, an activation, a residual add, a softmax) mostly reads what "
+           "the kernel before it has just written: a layer's input in the forward pass, its output gradient in "
+           "the backward (`gpukit.perfmodel.OpCost.reread`). Where that tensor fits in a share of the GPU's L2 "
+           "cache (`l2_share`, `gpukit.perfmodel.Efficiency`), the read comes from the L2 and moves no DRAM bytes; "
+           "it still passes through the SMs' loads and stores, and the writes still reach DRAM, as the cache "
+           "writes back what it evicts. The catalogue's L2 sizes (`l2_cache_mib`, `l2_source_url` in "
+           "`data/gpus.csv`) are what each GPU's driver reports (CUDA's deviceQuery, `cudaDeviceProp.l2CacheSize`), "
+           "in published logs that name the device:", "",
+           "| L2 (MiB) | GPUs |", "|---:|---|"]
+    for mib, group in sized.groupby("l2_cache_mib", sort=True):
+        out.append(f"| {mib:g} | {', '.join(group['gpu'])} |")
+    if unsized:
+        out += ["", f"No device report was reached for {', '.join(unsized)}: the term leaves them out (all their "
+                "reads from DRAM)."]
+    out += ["", _l2_fits_text(ref, cat) + " The grading scanned:", "", _SCAN_HEADER.format("share of the L2"),
+            "|---|---:|---:|---:|---:|"] + rows
+    out += ["", _scan_verdict(errors, "l2_share", "of the L2") + f" The most pairs land within ±15 % at {most:g} "
+            f"({within[most]}; {within[0.0]} without the term).", ""] + _left_out(ref, "l2_share", values, cat)
+    return out
+
+
+def _l2_fits_text(ref: pd.DataFrame, cat) -> str:
+    """In how many published single-GPU BERT runs a layer's output (batch x tokens x hidden) fits in
+    the GPU's L2, and on which GPUs: the batch sizes grow with the card's memory."""
+    from gpukit import precision as prec
+    from gpukit.models import transformer_task
+
+    runs = ref[(ref["gpus"] == 1) & (ref["workload"].map(perfmodel.family) == "transformer")]
+    l2 = cat.set_index("gpu")["l2_cache_mib"] * 2**20
+    sizes = [(r["gpu"], int(r["batch_size"]) * int(r["seq_len"]) * transformer_task(r["workload"])[0].hidden
+              * prec.itemsize(prec.trainable(r["precision"]))) for _, r in runs.iterrows()]
+    fits = sorted({gpu for gpu, size in sizes if size <= l2.get(gpu, 0)})
+    largest = max(sizes, key=lambda item: item[1])
+    return (f"The published runs' batch sizes grow with the card's memory, so a layer's output (batch x tokens x "
+            f"hidden size) fits in the L2 in {sum(size <= l2.get(gpu, 0) for gpu, size in sizes)} of the "
+            f"{len(sizes)} single-GPU BERT runs, on {', '.join(fits)}; the largest is {largest[1] / 1e6:.0f} MB "
+            f"({largest[0]}).")
+
+
+def _left_out(ref: pd.DataFrame, name: str, values, cat) -> list[str]:
+    """The constant ``name`` chosen without each publication in turn, and graded on that publication's
+    pairs with it and without the term: whether the choice carries to measurements it did not see."""
     d = perfmodel.DEFAULT_EFFICIENCY
     parts = []
     for source in sorted(ref["source"].unique()):
         held = ref[ref["source"] == source]
-        without = perfmodel.validation_table(held, replace(d, sm_bytes_per_cycle=0.0), cat)
+        without = perfmodel.validation_table(held, replace(d, **{name: 0.0}), cat)
         if without.empty:  # one GPU alone in that publication: no pair to grade
             continue
-        k = perfmodel.scan_error(ref[ref["source"] != source], "sm_bytes_per_cycle", values, catalogue=cat).idxmin()
-        chosen = perfmodel.validation_table(held, replace(d, sm_bytes_per_cycle=k), cat)
+        k = perfmodel.scan_error(ref[ref["source"] != source], name, values, catalogue=cat).idxmin()
+        chosen = perfmodel.validation_table(held, replace(d, **{name: k}), cat)
         parts.append(f"{source}: {k:g} chosen without it, {int(chosen['within_tolerance'].sum())} of {len(chosen)} "
                      f"of its pairs within ±15 % with it, {int(without['within_tolerance'].sum())} without the term")
     return ["Chosen on the other publications and graded on the one left out: " + "; ".join(parts) + "."]
@@ -496,12 +566,12 @@ def markdown() -> str:
         "What the errors point to: they concentrate on GPUs, not on workloads. The model counts FLOPs and the "
         "least device-memory traffic per op; clocks held below boost by the board power limit enter through "
         "the measured matmul rates (below), but only where a step is bound by its matrix multiplies, and what "
-        "each GPU's memory streams through the measured bandwidths (below); it has no term for on-chip cache "
-        "(Ada's L2 is far larger than Ampere GA102's) or for one harness's "
-        "batch sizes running a card near its memory limit. An L2 term needs each catalogue GPU's shipped L2 "
-        "size from a vendor source; none was reached for the Ada cards (RTX 4090, RTX 6000 Ada, L40S, L4), "
-        "the T4, A30, RTX A4000, H200, H100 NVL or RTX PRO 6000, so the term is not in the model.",
-        ""] + _issue_section(ref, table, cat) + _sm_bytes_section(ref, cat) \
+        "each GPU's memory streams through the measured bandwidths (below); the on-chip cache enters where a "
+        "kernel reads what the one before it wrote and that fits in the L2 (below: Ada's L2 is far larger "
+        "than Ampere GA102's, but at the published batch sizes most layers' activations outgrow it, and the "
+        "term moves few pairs). The model has no term for one harness's batch sizes running a card near its "
+        "memory limit.",
+        ""] + _issue_section(ref, table, cat) + _sm_bytes_section(ref, cat) + _l2_section(ref, cat) \
         + _sustained_section(ref, table, scaling, cat) \
         + _bandwidth_section(ref, table, scaling, cat) \
         + _update_section(ref, table, cat) + [

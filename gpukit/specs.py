@@ -46,6 +46,8 @@ SCHEMA: tuple[Field, ...] = (
     Field("memory_data_rate_gbps", "float", required=False, low=0.5, high=50,
           help="per-pin data rate, Gbit/s"),
     Field("memory_bandwidth_gbs", "float", low=10, high=20_000),
+    Field("l2_cache_mib", "float", required=False, low=0.25, high=1_024,
+          help="L2 cache in MiB, as the driver reports it (cudaDeviceProp.l2CacheSize / 2**20)"),
     Field("fp64_tflops", "float", low=0.01, high=1_000),
     Field("fp32_tflops", "float", low=0.1, high=1_000),
     Field("tf32_tensor_tflops", "float", required=False, low=0.1, high=10_000),
@@ -59,6 +61,7 @@ SCHEMA: tuple[Field, ...] = (
     Field("msrp_source_url", "url", required=False),
     Field("source_url", "url"),
     Field("whitepaper_url", "url", required=False),
+    Field("l2_source_url", "url", required=False),
     Field("retrieved", "date", help="when the figures were checked against the source, YYYY-MM-DD"),
     Field("notes", "text", required=False),
 )
@@ -129,6 +132,9 @@ def _cross_check(row: dict) -> list[tuple[str, str]]:
         out.append(("tf32_tensor_tflops", (
             f"{tf32:g} is not half the dense FP16 figure {fp16:g} as on every architecture with TF32; "
             f"is one of them a sparse figure?")))
+    if row["l2_cache_mib"] is not None and row["l2_source_url"] is None:
+        out.append(("l2_source_url", "is empty, but l2_cache_mib is set; cite the device report or vendor "
+                                     "document that gives it"))
     if row["msrp_usd"] is not None and row["msrp_source_url"] is None:
         out.append(("msrp_source_url", "is empty, but msrp_usd is set; cite where the price was published"))
     if row["launch"] > row["retrieved"][:7]:

@@ -90,6 +90,47 @@ def test_an_elementwise_kernels_bytes_also_pass_through_the_sms(gpu):
         pm.Efficiency(sm_bytes_per_cycle=-1)
 
 
+def test_the_l2_holds_what_the_kernel_before_wrote_where_it_fits(gpu):
+    """An elementwise kernel reading 0.3 GB that the kernel before it wrote: on an A100 SXM4 80GB
+    given 40 MiB of L2 nothing of it stays (0.3 GB is far more), given 512 MiB the read moves no
+    DRAM bytes; its bytes still pass through the SMs, and its writes still reach DRAM. The share
+    scales the room: 0.3 GB fits in 512 MiB (0.54 GB) at share 1, not at 0.5. A GPU the catalogue
+    gives no L2 size, or ``l2_share`` 0, keeps every byte in DRAM."""
+    nbytes, fresh = 1e9, 3e8
+    ops = (pm.OpCost("norm", "LayerNormalization", "forward", 0.0, nbytes, matmul=False, reread=fresh),
+           pm.OpCost("mm", "Dense", "forward", 0.0, nbytes, matmul=True))
+    prof = pm.Profile("hand", "fp16", 1, "train", 1.0, "items/s", ops)
+    bw, sms = 1704.6805e9, 108 * 1410e6 * 16
+    row = gpu("A100 SXM4 80GB").row.copy()
+    for mib, share, dram in ((40, 1.0, nbytes), (512, 1.0, nbytes - fresh), (512, 0.5, nbytes), (512, 0.0, nbytes),
+                             (None, 1.0, nbytes)):
+        row["l2_cache_mib"] = mib
+        eff = pm.Efficiency(memory=0.3, sm_bytes_per_cycle=16, l2_share=share)
+        _, memory = pm.op_times(pm.place(prof, row), eff)
+        assert memory[0] == pytest.approx(dram / (bw * 0.3) + nbytes / sms, rel=1e-9), (mib, share)
+        assert memory[1] == pytest.approx(nbytes / (bw * 0.3), rel=1e-9)
+    with pytest.raises(ParameterError, match="l2_share"):
+        pm.Efficiency(l2_share=-0.5)
+
+
+def test_a_profile_says_what_each_kernel_reads_of_the_one_before():
+    """BERT-base at batch 2, 128 tokens, fp16: the embeddings' layer norm reads the sum the Add before
+    it wrote (2 x 128 x 768 x 2 bytes), in its forward pass and, as the Add's backward wrote its
+    output gradient just before, in its backward; the softmax reads the scores the matrix multiply
+    before it wrote (2 x 12 heads x 128 x 128 x 2 bytes). Matrix multiplies are left to the
+    roofline's compute (nothing of theirs is counted), and a transpose whose output the next kernel
+    does not read gets nothing in its backward."""
+    prof = pm.profile("bert-base-squad", batch=2, precision="fp16", seq_len=128)
+    by = {(o.name, o.phase): o for o in prof.ops}
+    hidden, scores = 2 * 128 * 768 * 2, 2 * 12 * 128 * 128 * 2
+    assert by["embeddings/norm", "forward"].reread == hidden
+    assert by["embeddings/norm", "backward"].reread == hidden
+    assert by["layer0/attention/softmax", "forward"].reread == scores
+    assert by["layer0/attention/q/transpose", "backward"].reread == 0
+    assert all(o.reread == 0 for o in prof.ops if o.matmul or o.phase == "update")
+    assert by["token_embedding", "forward"].reread == 0  # the first kernel of the step
+
+
 def test_a_copy_is_memory_bound_at_the_hand_computed_time(gpu):
     """A V100 SXM2 16GB streams 822.476 GB/s (the median of data/bandwidth_rates.csv's bandwidthTest
     run, 739.8, and two cloud machines' nvbandwidth, 822.476 and 822.554): a copy runs at that times

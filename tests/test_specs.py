@@ -88,6 +88,20 @@ def test_every_row_is_sourced_and_dated(catalogue):
             assert r["msrp_source_url"].startswith("https://")
 
 
+def test_l2_sizes_cite_a_device_report_at_a_commit_and_line(catalogue):
+    """Every L2 size points at the line of a published device report, pinned to a commit; a GPU
+    without one has no size (the cache term then leaves it out), and the sizes are whole or half
+    MiB as drivers report them (the B200's 132644864 bytes: 126.5 MiB)."""
+    import re
+
+    sized = catalogue.dropna(subset=["l2_cache_mib"])
+    assert len(sized) >= 20
+    for _, r in sized.iterrows():
+        assert re.match(r"https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/.+#L\d+$", r["l2_source_url"]), r["gpu"]
+        assert (r["l2_cache_mib"] * 2) == int(r["l2_cache_mib"] * 2), r["gpu"]
+    assert catalogue.loc[catalogue["l2_cache_mib"].isna(), "l2_source_url"].isna().all()
+
+
 def test_fp32_matches_cores_times_clock_for_every_row(catalogue):
     expected = 2 * catalogue["cuda_cores"] * catalogue["boost_clock_mhz"] * 1e6 / 1e12
     assert ((catalogue["fp32_tflops"] - expected).abs() / expected).max() < specs.FP32_TOLERANCE
@@ -148,6 +162,8 @@ def one_line(exc: Exception) -> str:
      ["column tf32_tensor_tflops", "not half the dense FP16"]),
     ({("V100 PCIe 16GB", "tf32_tensor_tflops"): "56"}, ["column tf32_tensor_tflops", "has no TF32 tensor mode"]),
     ({("A40", "msrp_usd"): "4500"}, ["column msrp_source_url", "cite where the price was published"]),
+    ({("A40", "l2_cache_mib"): "6", ("A40", "l2_source_url"): ""},
+     ["column l2_source_url", "l2_cache_mib is set", "cite the device report"]),
 ])
 def test_bad_cells_are_named_with_line_column_and_fix(catalogue_copy, gpu, changes, expected):
     changes = changes(gpu) if callable(changes) else changes
@@ -172,7 +188,7 @@ def test_several_problems_are_all_collected(catalogue_copy):
 @pytest.mark.parametrize("kwargs, expected", [
     ({"drop_columns": ["tdp_w"]}, "header lacks column(s) tdp_w; add them"),
     ({"rename": {"tdp_w": "tdp_watts"}}, "column tdp_watts: is not a column of this file; did you mean tdp_w?"),
-    ({"extra_lines": ["Z1,NVIDIA,Ampere"]}, "has 3 fields, the header has 30; quote any value that contains a comma"),
+    ({"extra_lines": ["Z1,NVIDIA,Ampere"]}, "has 3 fields, the header has 32; quote any value that contains a comma"),
 ])
 def test_bad_shape(catalogue_copy, kwargs, expected):
     with pytest.raises(DataError) as info:

@@ -34,6 +34,7 @@ class OpCost:
     matmul: bool
     kernels: int = 1
     stream: bool = False  # one pass over its operands at a streaming kernel's bandwidth (a fused update)
+    reread: float = 0.0  # bytes it reads of the tensor the kernel before it has just written (L2 may hold them)
 
 
 @dataclass(frozen=True)
@@ -91,15 +92,38 @@ ELEMENTWISE_FLOPS = {"BatchNormalization": (8, 14), "LayerNormalization": (10, 1
 _NO_TRAFFIC = {"InputLayer", "Flatten", "Reshape", "ZeroPadding2D", "Dropout", "Identity"}
 
 
+def _just_written(graph, costed) -> tuple[list[int], list[bool]]:
+    """Per costed op of a walk: the elements per example of its inputs that the op before it has
+    just written (its forward pass), and whether the op after it reads its outputs (then its
+    backward pass reads an output gradient the kernel before it, the next op's backward, has just
+    written). Ops that move nothing (a reshape, a dropout the profile does not price) pass their
+    input on."""
+    alias = {}
+    for op in graph.ops:
+        if op.kind in _NO_TRAFFIC and not op.flops and op.inputs:
+            alias.update({t: op.inputs[0] for t in op.outputs})
+
+    def root(t):
+        while t in alias:
+            t = alias[t]
+        return t
+
+    written = [{root(t) for t in op.outputs} for op in costed]
+    forward = [0] + [sum(graph.sizes[t] for t in op.inputs if root(t) in before)
+                     for op, before in zip(costed[1:], written)]
+    backward = [any(root(t) in mine for t in after.inputs) for mine, after in zip(written, costed[1:])] + [False]
+    return forward, backward
+
+
 def _graph_profile(graph, name: str, batch: int, precision: str, mode: str, optimizer: str,
                    unit: str, items_per_example: float, update: str = "per-tensor") -> Profile:
     item = prec.itemsize(precision)
     train = mode == "train"
     fused = update == "fused"
     ops: list[OpCost] = []
-    for op in graph.ops:
-        if op.kind in _NO_TRAFFIC and not op.flops:
-            continue
+    costed = [op for op in graph.ops if not (op.kind in _NO_TRAFFIC and not op.flops)]
+    fresh_fwd, fresh_bwd = _just_written(graph, costed)
+    for op, fwd_fresh, bwd_fresh in zip(costed, fresh_fwd, fresh_bwd):
         ins = sum(graph.sizes[t] for t in op.inputs) * batch * item
         outs = sum(graph.sizes[t] for t in op.outputs) * batch * item
         weights = op.params * item
@@ -118,10 +142,12 @@ def _graph_profile(graph, name: str, batch: int, precision: str, mode: str, opti
             per_fwd, per_bwd = ELEMENTWISE_FLOPS.get(op.kind, (1, 2))
             flops = flops or float(elements * per_fwd)
             bwd_flops, bwd_kernels = float(elements * per_bwd), 1
-        ops.append(OpCost(op.name, op.kind, "forward", flops, float(fwd_bytes), op.matmul or False))
+        elementwise = not (op.matmul or op.kind == "DepthwiseConv2D")
+        ops.append(OpCost(op.name, op.kind, "forward", flops, float(fwd_bytes), op.matmul or False,
+                          reread=float(fwd_fresh * batch * item) if elementwise else 0.0))
         if train:
             ops.append(OpCost(op.name, op.kind, "backward", float(bwd_flops), float(bwd_bytes), op.matmul,
-                              bwd_kernels))
+                              bwd_kernels, reread=float(outs if bwd_fresh and elementwise else 0.0)))
             if op.trainable_params:
                 per = UPDATE_BYTES_PER_PARAM.get(optimizer, 20) + (2 if item == 2 else 0)
                 ops.append(OpCost(op.name, op.kind, "update", 2.0 * op.trainable_params,

@@ -64,6 +64,14 @@ class Efficiency:
       alone says, and one with a wide memory against few SMs (the HBM cards) slower. Scanned
       against the published measurements like ``host_op_s`` (``docs/perfmodel-accuracy.md``);
       0 leaves the term out;
+    * ``l2_share``: the share of a GPU's L2 cache (``l2_cache_mib`` in the catalogue) a tensor may
+      take and still be read from it by the kernel after the one that wrote it: an elementwise
+      kernel's read of what the kernel before it has just written (a layer's input in the forward
+      pass, its output gradient in the backward) then moves no DRAM bytes (its bytes still pass
+      through the SMs' loads and stores). Writes still reach DRAM, as the cache writes back what it
+      evicts. 1 by default: a tensor no larger than the L2 is read from it, a physical bound rather
+      than a fitted figure; ``docs/perfmodel-accuracy.md`` scans smaller shares against the published
+      measurements. 0 leaves the term out, as does a GPU the catalogue gives no L2 size;
     * ``sustained``: the tensor cores at the share of their datasheet peak the GPU sustains
       (:func:`gpukit.matmul_rates.tensor_share`; False: at the datasheet peak, to show what the
       measured rates change);
@@ -90,6 +98,7 @@ class Efficiency:
     launch_s: float = 5e-6
     host_op_s: float = 100e-6
     sm_bytes_per_cycle: float = 16.0
+    l2_share: float = 1.0
     scale: float = 1.0
     sustained: bool = True
     measured_bandwidth: bool = True
@@ -100,7 +109,7 @@ class Efficiency:
             v = getattr(self, name)
             if not (0 < v <= 1):
                 raise ParameterError(f"efficiency {name}={v!r} must be in (0, 1]")
-        for name in ("launch_s", "host_op_s", "sm_bytes_per_cycle"):
+        for name in ("launch_s", "host_op_s", "sm_bytes_per_cycle", "l2_share"):
             if getattr(self, name) < 0:
                 raise ParameterError(f"{name}={getattr(self, name)!r} must not be negative")
         if not self.scale > 0:
@@ -154,6 +163,8 @@ class Placed:
     tensor_share: float = 1.0  # share of the datasheet tensor peak the GPU sustains (gpukit.matmul_rates)
     sm_cycles_per_s: float = 0.0  # SMs x boost clock: what elementwise kernels' loads and stores pass through
     bandwidth_share: float = 1.0  # share of the datasheet bandwidth a streaming kernel reaches (gpukit.bandwidth_rates)
+    reread: np.ndarray | None = None  # bytes each op reads of what the kernel before it has just written
+    l2_bytes: float = 0.0  # the GPU's L2 cache (0: not in the catalogue)
 
 
 def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
@@ -170,18 +181,30 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
                   np.array([o.kind == "Stream" or o.stream for o in prof.ops]), sum(o.kernels for o in prof.ops),
                   float(gpu["memory_bandwidth_gbs"]) * 1e9, prof.items_per_step,
                   tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})), prof.host_ops,
-                  tensor_share(gpu)[0], issue * 1e12 / ISSUE_PER_SM_CLOCK, bandwidth_share(gpu)[0])
+                  tensor_share(gpu)[0], issue * 1e12 / ISSUE_PER_SM_CLOCK, bandwidth_share(gpu)[0],
+                  np.array([o.reread for o in prof.ops], float), l2_cache_bytes(gpu))
+
+
+def l2_cache_bytes(gpu: pd.Series | dict) -> float:
+    """A catalogue GPU's L2 cache in bytes, 0 where the catalogue has no size for it."""
+    mib = gpu.get("l2_cache_mib")
+    return float(mib) * 2**20 if mib is not None and not pd.isna(mib) else 0.0
 
 
 def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
-    """Per-op compute time (FLOPs ÷ the unit's peak × its efficiency) and memory time (bytes ÷
-    bandwidth × the memory or stream efficiency, and for an elementwise kernel, its bytes through
-    the SMs' loads and stores: ÷ SMs × clock × ``sm_bytes_per_cycle``), in seconds."""
+    """Per-op compute time (FLOPs ÷ the unit's peak × its efficiency) and memory time (DRAM bytes ÷
+    bandwidth × the memory or stream efficiency, less what the L2 holds of the kernel before's
+    output, ``l2_share``; and for an elementwise kernel, its bytes through the SMs' loads and
+    stores: ÷ SMs × clock × ``sm_bytes_per_cycle``), in seconds."""
     factors = np.array([eff.tensor * (placed.tensor_share if eff.sustained else 1.0), eff.cuda, eff.elementwise])
     with np.errstate(divide="ignore", invalid="ignore"):
         compute = np.where(placed.flops > 0, placed.flops / (placed.peak_flops * factors[placed.unit]), 0.0)
     bandwidth = placed.bandwidth * (placed.bandwidth_share if eff.measured_bandwidth else shipped_typical_share())
-    memory = placed.bytes / (bandwidth * np.where(placed.stream, eff.stream, eff.memory))
+    dram = placed.bytes
+    if eff.l2_share and placed.l2_bytes and placed.reread is not None:
+        held = (placed.reread > 0) & (placed.reread <= eff.l2_share * placed.l2_bytes)
+        dram = dram - np.where(held, placed.reread, 0.0)
+    memory = dram / (bandwidth * np.where(placed.stream, eff.stream, eff.memory))
     if eff.sm_bytes_per_cycle and placed.sm_cycles_per_s:
         elementwise = (placed.unit == 2) & ~placed.stream
         memory = memory + np.where(elementwise, placed.bytes / (placed.sm_cycles_per_s * eff.sm_bytes_per_cycle), 0.0)
