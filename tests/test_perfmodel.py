@@ -467,7 +467,8 @@ def test_the_defaults_are_the_fit_and_leave_one_out_is_reported(cat):
         f"DEFAULT_EFFICIENCY is no longer the fit on the reference data and the catalogue ({why}): refit it"
     # the constants outside the fit's grid are chosen by the same error and kept by the same rule: each
     # default's error is within REFIT_MARGIN of the scan's minimum and below the scan's lowest value's
-    for name, values in (("host_op_s", (50e-6, 100e-6, 200e-6)), ("sm_bytes_per_cycle", (0.0, 8.0, 16.0, 32.0))):
+    for name, values in (("host_op_s", (50e-6, 100e-6, 200e-6)), ("sm_bytes_per_cycle", (0.0, 8.0, 16.0, 32.0)),
+                         ("l2_share", (0.0, 0.5, 1.0))):
         errors = pm.scan_error(ref, name, values, d, cat)
         now = errors[getattr(d, name)]
         assert now - errors.min() <= pm.REFIT_MARGIN * now, (name, errors.to_dict())

@@ -97,7 +97,7 @@ class Efficiency:
     stream: float = 1.0
     launch_s: float = 5e-6
     host_op_s: float = 100e-6
-    sm_bytes_per_cycle: float = 16.0
+    sm_bytes_per_cycle: float = 32.0
     l2_share: float = 1.0
     scale: float = 1.0
     sustained: bool = True
