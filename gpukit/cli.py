@@ -336,7 +336,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if _emit(frame, args.format):
         return 0
     cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "tensor_share",
-            "bandwidth_share", "measured_throughput", "graded", "note"]
+            "bandwidth_share", "l2_cache_mib", "measured_throughput", "graded", "note"]
     if args.gpus > 1:
         cols[3:3] = ["scaling_efficiency", "link"]
     rows = _rounded(frame[cols].to_dict(orient="records"))
@@ -354,6 +354,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(f"{column}: the share of its datasheet {what}, as published runs measured it ({path})"
               + (f"; no run measured {', '.join(unmeasured)}: the median share of those measured" if unmeasured
                  else "") + ".")
+    unsized = frame.loc[frame["l2_cache_mib"].isna() & frame["throughput"].notna(), "gpu"].tolist()
+    print("l2_cache_mib: the L2 each GPU's driver reports (data/gpus.csv, with its source); a kernel reads from it "
+          "what the kernel before it wrote where that fits" + (f"; none in the catalogue for {', '.join(unsized)}: "
+                                                                "the cache term leaves them out" if unsized else "")
+          + ".")
     return 0
 
 

@@ -35,7 +35,8 @@ SPEC_ROWS = (
     ("fp16_tensor_tflops", "FP16 tensor, dense", "TFLOPS"), ("bf16_tensor_tflops", "BF16 tensor, dense", "TFLOPS"),
     ("int8_tensor_tops", "INT8 tensor, dense", "TOPS"), ("memory_gb", "memory", "GB"),
     ("memory_type", "memory type", ""), ("memory_bandwidth_gbs", "memory bandwidth", "GB/s"),
-    ("l2_cache_mib", "L2 cache", "MiB"), ("tdp_w", "board power", "W"), ("nvlink_gbs", "NVLink", "GB/s"), ("pcie_gen", "PCIe generation", ""),
+    ("l2_cache_mib", "L2 cache", "MiB"), ("tdp_w", "board power", "W"), ("nvlink_gbs", "NVLink", "GB/s"),
+    ("pcie_gen", "PCIe generation", ""),
 )
 #: ResNet-50 and BERT-base fine-tuned on SQuAD (384 tokens): the CNN and the transformer that
 #: publications measure across GPUs, so their speedups are graded (docs/perfmodel-accuracy.md).

@@ -613,6 +613,12 @@ def test_predict_says_what_was_graded_and_what_was_not(capsys):
     assert "(data/matmul_rates.csv); no run measured A10: the median share of those measured" in out
     assert "bandwidth_share: the share of its datasheet memory bandwidth" in out
     assert "(data/bandwidth_rates.csv)." in out
+    # the A10's driver reports 6 MiB of L2; no device report of the RTX A4000's was found, and the
+    # table says the cache term leaves it out
+    assert row["l2_cache_mib"] == "6.0"
+    assert "l2_cache_mib: the L2 each GPU's driver reports" in out and "none in the catalogue" not in out
+    assert cli.main(["predict", "--workload", "bert-base-squad", "--gpu", "A10", "--gpu", "RTX A4000"]) == 0
+    assert "none in the catalogue for RTX A4000: the cache term leaves them out." in capsys.readouterr().out
     assert pm.graded_workloads() == {"resnet50", "bert-base-squad", "bert-large-squad"}
     # the B200 was measured on one GPU, but alone in its source: no pair grades it; its scaling is graded
     ref = pm.load_reference()

@@ -19,7 +19,7 @@ from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
 PREDICTION_COLUMNS = ("gpu", "workload", "precision", "batch_size", "mode", "gpus", "link", "step_time_s",
                       "throughput", "throughput_unit", "scaling_efficiency", "bound", "compute_bound_share", "math",
                       "achieved_tflops", "arithmetic_intensity", "tensor_share", "tensor_share_measured",
-                      "bandwidth_share", "bandwidth_share_measured", "measured_throughput", "graded",
+                      "bandwidth_share", "bandwidth_share_measured", "l2_cache_mib", "measured_throughput", "graded",
                       "efficiency_source", "note")
 
 
@@ -39,7 +39,9 @@ def predict_table(workload: str = "resnet50", precision: str = "float32", batch:
     datasheet tensor peak the GPU's tensor cores run at, and ``tensor_share_measured`` whether a
     published matmul run measured it (:func:`gpukit.matmul_rates.tensor_share`; otherwise the median);
     ``bandwidth_share`` and ``bandwidth_share_measured`` the same of its datasheet memory bandwidth,
-    as published streaming runs measured it (:func:`gpukit.bandwidth_rates.bandwidth_share`).
+    as published streaming runs measured it (:func:`gpukit.bandwidth_rates.bandwidth_share`);
+    ``l2_cache_mib`` the L2 the cache term reads from (empty where the catalogue has none: the term
+    then leaves the GPU out, ``Efficiency.l2_share``).
 
     ``results`` (a benchmark results document) calibrates the factors (:func:`calibrate`) unless
     ``efficiency`` is given, and where it measured this very configuration on a catalogued GPU,
@@ -76,6 +78,7 @@ def predict_table(workload: str = "resnet50", precision: str = "float32", batch:
         row["arithmetic_intensity"] = prof.intensity
         row["tensor_share"], row["tensor_share_measured"] = tensor_share(gpu)
         row["bandwidth_share"], row["bandwidth_share_measured"] = bandwidth_share(gpu)
+        row["l2_cache_mib"] = gpu.get("l2_cache_mib")
         row["measured_throughput"] = measured[pr.gpu][0] if pr.gpu in measured else None
         row["note"] = measured[pr.gpu][1] if pr.gpu in measured else ""
         out.append(row)
