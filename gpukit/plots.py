@@ -590,14 +590,14 @@ def predicted_roofline_figure(predictions: pd.DataFrame, catalogue: pd.DataFrame
     return _finish(fig)
 
 
-#: What the predicted-roofline figure's "-bound" means, printed beside it.
-ROOFLINE_BOUND_NOTE = ("-bound: what limits most of the step, op by op.\n"
-                       "Compute counts the elementwise ops too, at the\n"
-                       "SMs' instruction issue rate, which the matrix-math\n"
-                       "lines do not draw; their bytes pass through the\n"
-                       "SMs' loads and stores as well as DRAM, and every\n"
-                       "op pays launch and host time, so the points sit\n"
-                       "below the lines.")
+#: What "compute-bound" and "memory-bound" mean in the predicted-roofline figure's legend, printed beside it.
+ROOFLINE_BOUND_NOTE = ("Compute- or memory-bound: what limits most of\n"
+                       "the step, op by op. Compute counts the elementwise\n"
+                       "ops too, at the SMs' instruction issue rate, which\n"
+                       "the matrix-math lines do not draw; their bytes pass\n"
+                       "through the SMs' loads and stores as well as DRAM,\n"
+                       "and every op pays launch and host time, so the\n"
+                       "points sit below the lines.")
 
 
 def predicted_throughput_figure(predictions: pd.DataFrame) -> Figure:

@@ -784,7 +784,7 @@ def test_predicted_roofline_figure_places_each_gpu_on_its_roofline(bf16_matmul, 
     assert ax.get_xscale() == ax.get_yscale() == "log"
     entries = legend_texts(ax)
     assert [e.split(":")[0] for e in entries] == ran["gpu"].tolist()  # GPUs without BF16 are left out
-    assert [t.get_text() for t in ax.texts] == [plots.ROOFLINE_BOUND_NOTE]  # what "-bound" means, beside it
+    assert [t.get_text() for t in ax.texts] == [plots.ROOFLINE_BOUND_NOTE]  # what "compute-bound" and "memory-bound" mean, beside it
     rooflines = [ln for ln in ax.lines if len(ln.get_xdata()) > 2]
     assert len(rooflines) == len(ran)
     for (_, r), entry in zip(ran.iterrows(), entries):
