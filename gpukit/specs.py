@@ -46,7 +46,7 @@ SCHEMA: tuple[Field, ...] = (
     Field("memory_data_rate_gbps", "float", required=False, low=0.5, high=50,
           help="per-pin data rate, Gbit/s"),
     Field("memory_bandwidth_gbs", "float", low=10, high=20_000),
-    Field("l2_cache_mib", "float", required=False, low=0.25, high=1_024,
+    Field("l2_cache_mib", "float", required=False, low=0.25, high=1_024, default="",
           help="L2 cache in MiB, as the driver reports it (cudaDeviceProp.l2CacheSize / 2**20)"),
     Field("fp64_tflops", "float", low=0.01, high=1_000),
     Field("fp32_tflops", "float", low=0.1, high=1_000),
@@ -61,7 +61,7 @@ SCHEMA: tuple[Field, ...] = (
     Field("msrp_source_url", "url", required=False),
     Field("source_url", "url"),
     Field("whitepaper_url", "url", required=False),
-    Field("l2_source_url", "url", required=False),
+    Field("l2_source_url", "url", required=False, default=""),
     Field("retrieved", "date", help="when the figures were checked against the source, YYYY-MM-DD"),
     Field("notes", "text", required=False),
 )

@@ -102,6 +102,13 @@ def test_l2_sizes_cite_a_device_report_at_a_commit_and_line(catalogue):
     assert catalogue.loc[catalogue["l2_cache_mib"].isna(), "l2_source_url"].isna().all()
 
 
+def test_a_catalogue_written_before_the_l2_columns_still_loads(catalogue_copy):
+    """A user's own catalogue in the layout before ``l2_cache_mib`` and ``l2_source_url`` loads as it
+    is, every GPU without an L2 size (the cache term then leaves them out)."""
+    frame = specs.validate_catalogue(catalogue_copy(drop_columns=["l2_cache_mib", "l2_source_url"]))
+    assert len(frame) == 27 and frame["l2_cache_mib"].isna().all() and frame["l2_source_url"].isna().all()
+
+
 def test_fp32_matches_cores_times_clock_for_every_row(catalogue):
     expected = 2 * catalogue["cuda_cores"] * catalogue["boost_clock_mhz"] * 1e6 / 1e12
     assert ((catalogue["fp32_tflops"] - expected).abs() / expected).max() < specs.FP32_TOLERANCE
