@@ -109,8 +109,9 @@ def test_the_l2_holds_what_the_kernel_before_wrote_where_it_fits(gpu):
         _, memory = pm.op_times(pm.place(prof, row), eff)
         assert memory[0] == pytest.approx(dram / (bw * 0.3) + nbytes / sms, rel=1e-9), (mib, share)
         assert memory[1] == pytest.approx(nbytes / (bw * 0.3), rel=1e-9)
-    with pytest.raises(ParameterError, match="l2_share"):
-        pm.Efficiency(l2_share=-0.5)
+    for bad in (-0.5, 1.5):
+        with pytest.raises(ParameterError, match="l2_share"):
+            pm.Efficiency(l2_share=bad)
 
 
 def test_a_profile_says_what_each_kernel_reads_of_the_one_before():

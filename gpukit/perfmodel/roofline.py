@@ -112,6 +112,9 @@ class Efficiency:
         for name in ("launch_s", "host_op_s", "sm_bytes_per_cycle", "l2_share"):
             if getattr(self, name) < 0:
                 raise ParameterError(f"{name}={getattr(self, name)!r} must not be negative")
+        if self.l2_share > 1:
+            raise ParameterError(f"l2_share={self.l2_share!r} must be at most 1: a tensor cannot take more than the "
+                                 "whole L2 cache")
         if not self.scale > 0:
             raise ParameterError(f"scale={self.scale!r} must be positive")
 
