@@ -6,6 +6,8 @@ and the cost model. Hidden unless the notebook runs with ``reveal_answers = True
 """
 from __future__ import annotations
 
+import pandas as pd
+
 from . import claims, cost, memory, perfmodel, prices, specs
 from .tables import Note
 
@@ -114,12 +116,65 @@ def _sustained() -> str:
                    "runs every GPU's tensor cores at them.")
 
 
+#: The cards and batch sizes of the on-chip cache question: Ada's large L2 against GA102's small one,
+#: at a small batch and at the batch Lambda's harness gave the RTX 4090 for BERT-base in fp16.
+CACHE_GPUS = ("GeForce RTX 4090", "A40")
+CACHE_BATCHES = (8, 96)
+#: The workload of the cache question: BERT-base fine-tuned on SQuAD (384 tokens), in fp16.
+CACHE_WORKLOAD = ("bert-base-squad", "fp16")
+
+
+def cache_table(batches: tuple[int, ...] = CACHE_BATCHES) -> pd.DataFrame:
+    """:data:`CACHE_GPUS` on :data:`CACHE_WORKLOAD` at each of ``batches``: each GPU's L2, a layer's
+    output at that batch, and the predicted throughput with the performance model's on-chip cache
+    term and without it (``l2_share`` 0)."""
+    from dataclasses import replace
+
+    from .models import transformer_task
+    from .precision import itemsize
+
+    workload, precision = CACHE_WORKLOAD
+    spec, _, tokens = transformer_task(workload)
+    off = replace(perfmodel.DEFAULT_EFFICIENCY, l2_share=0.0, source="without the cache term")
+    rows = []
+    for batch in batches:
+        with_term, without = (perfmodel.predict_table(workload, precision, batch, "train", list(CACHE_GPUS),
+                                                      efficiency=eff).set_index("gpu")
+                              for eff in (perfmodel.DEFAULT_EFFICIENCY, off))
+        for gpu in CACHE_GPUS:
+            rows.append({"gpu": gpu, "l2_cache_mib": with_term.loc[gpu, "l2_cache_mib"], "batch": batch,
+                         "layer_output_mib": batch * tokens * spec.hidden * itemsize(precision) / 2**20,
+                         "throughput": with_term.loc[gpu, "throughput"],
+                         "throughput_without_cache_term": without.loc[gpu, "throughput"],
+                         "throughput_unit": with_term.loc[gpu, "throughput_unit"]})
+    return pd.DataFrame(rows)
+
+
+def _cache() -> str:
+    a, b = CACHE_GPUS
+    workload, precision = CACHE_WORKLOAD
+    table = cache_table()
+    parts, gains = [], []
+    for batch, rows in table.groupby("batch", sort=False):
+        r = rows.set_index("gpu")
+        with_term, without = (r.loc[a, col] / r.loc[b, col] for col in ("throughput", "throughput_without_cache_term"))
+        parts.append(f"at batch {batch} a layer's output is {r.loc[a, 'layer_output_mib']:.1f} MiB, and {a} is "
+                     f"predicted {with_term:.2f}x as fast as {b} with the cache term, {without:.2f}x without it")
+        gains.append(f"{r.loc[a, 'throughput'] / r.loc[a, 'throughput_without_cache_term'] - 1:+.1%} at batch {batch}")
+    l2 = table.groupby("gpu")["l2_cache_mib"].first()
+    return (f"L2: {a} {l2[a]:g} MiB, {b} {l2[b]:g} MiB, as their drivers report it. Training {workload} in "
+            f"{precision}, " + "; ".join(parts) + f". The cache serves only the reads of what the kernel before has "
+            f"just written, where that fits; the matrix multiplies and every write still go through DRAM, so "
+            f"{l2[a] / l2[b]:.0f} times the L2 moves {a}'s prediction by " + " and ".join(gains) + ", not by its "
+            "ratio. " + perfmodel.grading_statement(workload) + ".")
+
+
 ANSWERS = {"q1": lambda: _speed("A40", "V100"), "q2": lambda: _speed("RTX A5000", "RTX A4000"), "q3": _fit,
-           "q4": _claim, "q5": _rent_or_buy, "q6": _llm, "q7": _sustained}
+           "q4": _claim, "q5": _rent_or_buy, "q6": _llm, "q7": _sustained, "q8": _cache}
 
 
 def answer(question: str, reveal: bool) -> Answer:
-    """The computed answer to ``question`` (``q1``…``q7``), or a reminder that it is hidden."""
+    """The computed answer to ``question`` (``q1``…``q8``), or a reminder that it is hidden."""
     if question not in ANSWERS:
         raise KeyError(f"no workshop question {question!r}; questions: {', '.join(ANSWERS)}")
     return Answer(ANSWERS[question]() if reveal else HIDDEN)

@@ -241,6 +241,19 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
     cheapest = table.sort_values("cloud_usd_per_sustained_tflop_hour").iloc[0]
     assert f"Per delivered TFLOPS-hour: {cheapest['gpu']} USD {cheapest['cloud_usd_per_sustained_tflop_hour']:.4f}" \
         in sustained
+    # the on-chip cache: the predictions with and without the cache term, as the exercise's table has them
+    cache = workshop.answer("q8", True).text
+    table = workshop.cache_table()
+    assert list(table["batch"].unique()) == list(workshop.CACHE_BATCHES)
+    assert (table["throughput"] >= table["throughput_without_cache_term"]).all()
+    r = table[table["batch"] == 96].set_index("gpu")
+    a, b = workshop.CACHE_GPUS
+    assert r.loc[a, "l2_cache_mib"] == 72 and r.loc[b, "l2_cache_mib"] == 6
+    assert r.loc[a, "layer_output_mib"] == pytest.approx(96 * 384 * 768 * 2 / 2**20)  # batch x tokens x hidden, fp16
+    assert f"{r.loc[a, 'throughput'] / r.loc[b, 'throughput']:.2f}x as fast as {b} with the cache term" in cache
+    gain = r.loc[a, "throughput"] / r.loc[a, "throughput_without_cache_term"] - 1
+    assert 0 < gain < 0.15 and f"{gain:+.1%} at batch 96" in cache  # a few percent, not the L2's ratio of 12
+    assert workshop.answer("q8", False).text == workshop.HIDDEN
     with pytest.raises(KeyError):
         workshop.answer("q9", True)
 
