@@ -297,13 +297,10 @@ def _l2_section(ref: pd.DataFrame, cat) -> list[str]:
 def _l2_fits_text(ref: pd.DataFrame, cat) -> str:
     """In how many published single-GPU BERT runs a layer's output (batch x tokens x hidden) fits in
     the GPU's L2, and on which GPUs: the batch sizes grow with the card's memory."""
-    from gpukit import precision as prec
-    from gpukit.models import transformer_task
-
     runs = ref[(ref["gpus"] == 1) & (ref["workload"].map(perfmodel.family) == "transformer")]
     l2 = cat.set_index("gpu")["l2_cache_mib"] * 2**20
-    sizes = [(r["gpu"], int(r["batch_size"]) * int(r["seq_len"]) * transformer_task(r["workload"])[0].hidden
-              * prec.itemsize(prec.trainable(r["precision"]))) for _, r in runs.iterrows()]
+    sizes = [(r["gpu"], perfmodel.hidden_state_bytes(r["workload"], int(r["batch_size"]), r["precision"],
+                                                     int(r["seq_len"]))) for _, r in runs.iterrows()]
     fits = sorted({gpu for gpu, size in sizes if size <= l2.get(gpu, 0)})
     largest = max(sizes, key=lambda item: item[1])
     return (f"The published runs' batch sizes grow with the card's memory, so a layer's output (batch x tokens x "

@@ -130,11 +130,7 @@ def cache_table(batches: tuple[int, ...] = CACHE_BATCHES) -> pd.DataFrame:
     term and without it (``l2_share`` 0)."""
     from dataclasses import replace
 
-    from .models import transformer_task
-    from .precision import itemsize
-
     workload, precision = CACHE_WORKLOAD
-    spec, _, tokens = transformer_task(workload)
     off = replace(perfmodel.DEFAULT_EFFICIENCY, l2_share=0.0, source="without the cache term")
     rows = []
     for batch in batches:
@@ -143,7 +139,7 @@ def cache_table(batches: tuple[int, ...] = CACHE_BATCHES) -> pd.DataFrame:
                               for eff in (perfmodel.DEFAULT_EFFICIENCY, off))
         for gpu in CACHE_GPUS:
             rows.append({"gpu": gpu, "l2_cache_mib": with_term.loc[gpu, "l2_cache_mib"], "batch": batch,
-                         "layer_output_mib": batch * tokens * spec.hidden * itemsize(precision) / 2**20,
+                         "layer_output_mib": perfmodel.hidden_state_bytes(workload, batch, precision) / 2**20,
                          "throughput": with_term.loc[gpu, "throughput"],
                          "throughput_without_cache_term": without.loc[gpu, "throughput"],
                          "throughput_unit": with_term.loc[gpu, "throughput_unit"]})

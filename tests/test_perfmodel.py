@@ -130,6 +130,12 @@ def test_a_profile_says_what_each_kernel_reads_of_the_one_before():
     assert by["layer0/attention/q/transpose", "backward"].reread == 0
     assert all(o.reread == 0 for o in prof.ops if o.matmul or o.phase == "update")
     assert by["token_embedding", "forward"].reread == 0  # the first kernel of the step
+    # one layer's output, which the cache term asks to fit: batch x tokens x hidden x the activations' bytes
+    assert pm.hidden_state_bytes("bert-base-squad", 2, "fp16", 128) == by["embeddings/norm", "forward"].reread
+    assert pm.hidden_state_bytes("bert-large-squad", 112, "fp16") == 112 * 384 * 1024 * 2  # SQuAD's 384 tokens
+    assert pm.hidden_state_bytes("bert-base", 8, "float32") == 8 * 512 * 768 * 4
+    with pytest.raises(ParameterError, match="not a built-in transformer"):
+        pm.hidden_state_bytes("resnet50", 8, "fp16")
 
 
 def test_a_copy_is_memory_bound_at_the_hand_computed_time(gpu):

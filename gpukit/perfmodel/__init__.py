@@ -23,7 +23,7 @@ from .grading import (FAMILY_TARGET, FIT_GRID, KEY_PAIRS, RATIO_TOLERANCE, REFER
                       summarize_by_family, summarize_validation, throughput_ratios, validation_table)
 from .predictions import PREDICTION_COLUMNS, predict_table, speedup
 from .profiles import (DEFAULT_PARAMS, ELEMENTWISE_FLOPS, MODES, UPDATE_BYTES_PER_PARAM, UPDATES, WORKLOADS,
-                       OpCost, Profile, profile)
+                       OpCost, Profile, hidden_state_bytes, profile)
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, Prediction, op_times, place, predict, step_time
 from .scaling import LINK_EFFICIENCY, PCIE_X16_GBS, interconnect, predict_scaling, scaling_summary, scaling_table
 

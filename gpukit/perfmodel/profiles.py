@@ -92,6 +92,19 @@ ELEMENTWISE_FLOPS = {"BatchNormalization": (8, 14), "LayerNormalization": (10, 1
 _NO_TRAFFIC = {"InputLayer", "Flatten", "Reshape", "ZeroPadding2D", "Dropout", "Identity"}
 
 
+def hidden_state_bytes(workload: str, batch: int, precision: str, seq_len: int | None = None) -> float:
+    """Bytes of one layer's output of a built-in transformer workload (batch x tokens x hidden size, in
+    the precision's activations; ``seq_len`` defaults to the workload's): what the on-chip cache
+    term asks to fit in a GPU's L2."""
+    from ..models import transformer_task
+
+    task = transformer_task(workload)
+    if task is None:
+        raise ParameterError(f"{workload!r} is not a built-in transformer workload")
+    spec, _, default_len = task
+    return float(batch * (seq_len or default_len) * spec.hidden * prec.itemsize(prec.trainable(precision)))
+
+
 def _just_written(graph, costed) -> tuple[list[int], list[bool]]:
     """Per costed op of a walk: the elements per example of its inputs that the op before it has
     just written (its forward pass), and whether the op after it reads its outputs (then its
