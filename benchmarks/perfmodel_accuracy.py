@@ -200,9 +200,9 @@ def _issue_section(ref: pd.DataFrame, table: pd.DataFrame, cat) -> list[str]:
 SM_BYTES_SCAN = (0.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0)
 
 
-def _scan_rows(ref: pd.DataFrame, cat, name: str, values, label) -> tuple[list[str], dict, pd.Series]:
+def _scan_rows(ref: pd.DataFrame, cat, name: str, values) -> tuple[list[str], dict, pd.Series]:
     """The grading with the efficiency field ``name`` at each of ``values`` (every other factor at its
-    default): a table row per value (``label`` words it), the pairs within ±15 % and the log error
+    default): a table row per value, the pairs within ±15 % and the log error
     at each (:func:`gpukit.perfmodel.scan_error`, the quantity the efficiencies are fitted to)."""
     d = perfmodel.DEFAULT_EFFICIENCY
     errors = perfmodel.scan_error(ref, name, values, catalogue=cat)
@@ -211,7 +211,7 @@ def _scan_rows(ref: pd.DataFrame, cat, name: str, values, label) -> tuple[list[s
         t = perfmodel.validation_table(ref, replace(d, **{name: k}), cat)
         by = perfmodel.summarize_by_family(t).set_index("family")
         within[k] = int(by["within_tolerance"].sum())
-        text = "0 (without the term)" if not k else label(k) + (" (default)" if k == getattr(d, name) else "")
+        text = "0 (without the term)" if not k else f"{k:g}" + (" (default)" if k == getattr(d, name) else "")
         rows.append(f"| {text} | " + " | ".join(f"{by.loc[f, 'within_tolerance']} of {by.loc[f, 'pairs']}"
                                                 for f in ("CNN", "transformer"))
                     + f" | {int(by['winners_right'].sum())} of {int(by['decisive_pairs'].sum())} | {errors[k]:.4f} |")
@@ -238,7 +238,7 @@ def _sm_bytes_section(ref: pd.DataFrame, cat) -> list[str]:
     """The elementwise kernels' second limit, the SMs' loads and stores, scanned."""
     d = perfmodel.DEFAULT_EFFICIENCY
     values = sorted(set(SM_BYTES_SCAN) | {d.sm_bytes_per_cycle})
-    rows, within, errors = _scan_rows(ref, cat, "sm_bytes_per_cycle", values, lambda k: f"{k:g}")
+    rows, within, errors = _scan_rows(ref, cat, "sm_bytes_per_cycle", values)
     out = ["", "### Elementwise kernels: DRAM and the SMs' loads and stores", "",
            "A normalisation, activation or residual kernel moves its bytes from DRAM through the SMs' load and "
            "store path, with its indexing and conversions between. The model charges it both: its bytes over "
@@ -268,7 +268,7 @@ def _l2_section(ref: pd.DataFrame, cat) -> list[str]:
     catalogue's L2 sizes and where each comes from."""
     d = perfmodel.DEFAULT_EFFICIENCY
     values = sorted(set(L2_SHARE_SCAN) | {d.l2_share})
-    rows, within, errors = _scan_rows(ref, cat, "l2_share", values, lambda k: f"{k:g}")
+    rows, within, errors = _scan_rows(ref, cat, "l2_share", values)
     sized = cat.dropna(subset=["l2_cache_mib"]).sort_values(["l2_cache_mib", "gpu"])
     unsized = sorted(set(cat["gpu"]) - set(sized["gpu"]))
     most = max(within, key=within.get)
