@@ -1,5 +1,6 @@
 """What every script under benchmarks/ does with the Markdown it makes: print it, and with
 ``--write FILE`` also write it there atomically (a reader never sees half a report)."""
+
 from __future__ import annotations
 
 import sys

@@ -14,6 +14,7 @@ by more than noise) and at least NumPy's.
     .venv/bin/python benchmarks/harness_vs_reference.py                # print the table
     .venv/bin/python benchmarks/harness_vs_reference.py --write docs/benchmarks.md
 """
+
 from __future__ import annotations
 
 import argparse
@@ -105,8 +106,12 @@ def quick_run() -> tuple[float, results.Results]:
     import subprocess
 
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "gpukit", "bench", "--quick", "--no-progress", "--format", "json"],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpukit", "bench", "--quick", "--no-progress", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return time.perf_counter() - t0, results.Results.from_dict(json.loads(proc.stdout))
 
 
@@ -115,8 +120,10 @@ def blas_info() -> str:
         from threadpoolctl import threadpool_info
     except ImportError:
         return "threadpoolctl not installed"
-    return "; ".join(f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')} "
-                     f"{i.get('num_threads')} threads" for i in threadpool_info())
+    return "; ".join(
+        f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')} {i.get('num_threads')} threads"
+        for i in threadpool_info()
+    )
 
 
 def main(argv=None) -> int:
@@ -166,10 +173,16 @@ def main(argv=None) -> int:
     ]
     for n, h, h_iqr, b, b_lo, b_hi, p, diff in rows:
         verdict = []
-        verdict.append("within bare range" if b_lo <= h <= b_hi else ("ABOVE bare range" if h > b_hi else "below bare range"))
+        verdict.append(
+            "within bare range"
+            if b_lo <= h <= b_hi
+            else ("ABOVE bare range" if h > b_hi else "below bare range")
+        )
         verdict.append(">= NumPy" if h >= p else "below NumPy")
-        lines.append(f"| {n} | {h:.4f} | {h_iqr:.1%} | {b:.4f} | {b_lo:.4f}–{b_hi:.4f} | {p:.4f} | {diff:+.1%} | "
-                     f"{'; '.join(verdict)} |")
+        lines.append(
+            f"| {n} | {h:.4f} | {h_iqr:.1%} | {b:.4f} | {b_lo:.4f}–{b_hi:.4f} | {p:.4f} | {diff:+.1%} | "
+            f"{'; '.join(verdict)} |"
+        )
     lines += [
         "",
         "Harness overhead per step (a trivial compiled step `x + 1`, loops calibrated as in a run):",
@@ -177,8 +190,11 @@ def main(argv=None) -> int:
         f"- through the harness: {h_over * 1e6:.1f} µs per step",
         f"- bare loop: {bare_over * 1e6:.1f} µs per step",
         f"- overhead: {(h_over - bare_over) * 1e6:+.1f} µs per step"
-        + (" (negative: the difference is below the run-to-run noise of dispatching a step here)"
-           if h_over < bare_over else ""),
+        + (
+            " (negative: the difference is below the run-to-run noise of dispatching a step here)"
+            if h_over < bare_over
+            else ""
+        ),
         "",
         "`gpukit bench --quick` as a user runs it (wall clock, TensorFlow import included):",
         "",

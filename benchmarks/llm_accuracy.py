@@ -8,6 +8,7 @@ benchmark decoder's memory on this device against the estimate. Writes Markdown.
 
     .venv/bin/python benchmarks/llm_accuracy.py --write docs/llm-accuracy.md
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,13 +27,17 @@ from _report import publish
 
 
 def _rows(frame) -> list[str]:
-    out = ["| model | weights | test | faster | slower | published | predicted | error |",
-           "|---|---|---|---|---|---:|---:|---:|"]
+    out = [
+        "| model | weights | test | faster | slower | published | predicted | error |",
+        "|---|---|---|---|---|---:|---:|---:|",
+    ]
     for _, r in frame.iterrows():
         a = f"{r['gpus_a']}x {r['gpu_a']}" if r["gpus_a"] > 1 else r["gpu_a"]
         b = f"{r['gpus_b']}x {r['gpu_b']}" if r["gpus_b"] > 1 else r["gpu_b"]
-        out.append(f"| {r['model']} | {r['weights']} | {r['test']} | {a} | {b} | {r['published_speedup']:.2f} | "
-                   f"{r['predicted_speedup']:.2f} | {r['error_pct']:+.1f}% |")
+        out.append(
+            f"| {r['model']} | {r['weights']} | {r['test']} | {a} | {b} | {r['published_speedup']:.2f} | "
+            f"{r['predicted_speedup']:.2f} | {r['error_pct']:+.1f}% |"
+        )
     return out
 
 
@@ -106,40 +111,74 @@ def markdown(measure: bool = True) -> str:
     for _, r in summary.iterrows():
         if not r["pairs"]:
             continue
-        out.append(f"| {r['test']} | {r['pairs']} | {r['within_tolerance']} ({r['within_share']:.0%}) | "
-                   f"{r['winners_right']} of {r['decisive_pairs']} | {r['median_abs_error_pct']:.1f}% | "
-                   f"{r['max_abs_error_pct']:.1f}% | {'met' if r['meets_target'] else 'not met'} |")
+        out.append(
+            f"| {r['test']} | {r['pairs']} | {r['within_tolerance']} ({r['within_share']:.0%}) | "
+            f"{r['winners_right']} of {r['decisive_pairs']} | {r['median_abs_error_pct']:.1f}% | "
+            f"{r['max_abs_error_pct']:.1f}% | {'met' if r['meets_target'] else 'not met'} |"
+        )
     by = llm.summary_by_test(table, by_setting=True)
-    out += ["", "Between single GPUs, and in pairs with several GPUs on at least one side (a layer split's pipeline, "
-            "where the largest errors below are):", "",
-            "| test | compared | pairs | within ±20 % | winners right | median abs. error |",
-            "|---|---|---:|---:|---:|---:|"]
+    out += [
+        "",
+        "Between single GPUs, and in pairs with several GPUs on at least one side (a layer split's pipeline, "
+        "where the largest errors below are):",
+        "",
+        "| test | compared | pairs | within ±20 % | winners right | median abs. error |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     for _, r in by.iterrows():
         if r["pairs"]:
-            out.append(f"| {r['test'].split(' (')[0]} | {r['setting']} | {r['pairs']} | {r['within_tolerance']} "
-                       f"({r['within_share']:.1%}) | {r['winners_right']} of {r['decisive_pairs']} | "
-                       f"{r['median_abs_error_pct']:.1f}% |")
-    out += ["", "Per source (only `xiongjiedai-llama3` set a constant of the model; `sparecores-vllm` on several GPUs "
-            "splits by tensor, the others by layer):", "",
-            "| source | test | compared | pairs | within ±20 % | winners right | median abs. error |",
-            "|---|---|---|---:|---:|---:|---:|"]
+            out.append(
+                f"| {r['test'].split(' (')[0]} | {r['setting']} | {r['pairs']} | {r['within_tolerance']} "
+                f"({r['within_share']:.1%}) | {r['winners_right']} of {r['decisive_pairs']} | "
+                f"{r['median_abs_error_pct']:.1f}% |"
+            )
+    out += [
+        "",
+        "Per source (only `xiongjiedai-llama3` set a constant of the model; `sparecores-vllm` on several GPUs "
+        "splits by tensor, the others by layer):",
+        "",
+        "| source | test | compared | pairs | within ±20 % | winners right | median abs. error |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
     for _, r in llm.summary_by_test(table, by_setting=True, by_source=True).iterrows():
-        out.append(f"| {r['source']} | {r['test'].split(' (')[0]} | {r['setting']} | {r['pairs']} | "
-                   f"{r['within_tolerance']} ({r['within_share']:.1%}) | {r['winners_right']} of "
-                   f"{r['decisive_pairs']} | {r['median_abs_error_pct']:.1f}% |")
+        out.append(
+            f"| {r['source']} | {r['test'].split(' (')[0]} | {r['setting']} | {r['pairs']} | "
+            f"{r['within_tolerance']} ({r['within_share']:.1%}) | {r['winners_right']} of "
+            f"{r['decisive_pairs']} | {r['median_abs_error_pct']:.1f}% |"
+        )
     out += misses_section(table)
     datasheet = llm.validation_table(ref, efficiency=replace(llm.default_efficiency(), sustained=False))
-    out += ["", _ablation("With the tensor cores at their datasheet peaks instead of the measured rates", datasheet)]
+    out += [
+        "",
+        _ablation("With the tensor cores at their datasheet peaks instead of the measured rates", datasheet),
+    ]
     own = llm.validation_table(ref, efficiency=replace(llm.default_efficiency(), measured_bandwidth=True))
-    out += ["", _ablation("With each GPU's memory at its own share of its datasheet bandwidth in published copy "
-                          "kernels (`gpukit.bandwidth_rates`, as the performance model streams) instead of the "
-                          f"measured GPUs' median share ({bandwidth_rates.shipped_typical_share():.0%})", own)]
+    out += [
+        "",
+        _ablation(
+            "With each GPU's memory at its own share of its datasheet bandwidth in published copy "
+            "kernels (`gpukit.bandwidth_rates`, as the performance model streams) instead of the "
+            f"measured GPUs' median share ({bandwidth_rates.shipped_typical_share():.0%})",
+            own,
+        ),
+    ]
     with _decode_cap_per_second():
-        out += ["", _ablation(f"With llama.cpp's decode cap a rate per second ({PER_SECOND_CAP / 1e9:g} GB/s per SM, "
-                              "its best fit as such) instead of per clock cycle", llm.validation_table(ref))]
+        out += [
+            "",
+            _ablation(
+                f"With llama.cpp's decode cap a rate per second ({PER_SECOND_CAP / 1e9:g} GB/s per SM, "
+                "its best fit as such) instead of per clock cycle",
+                llm.validation_table(ref),
+            ),
+        ]
     with _streaming_prompts():
-        out += ["", _ablation("With llama.cpp's prompt kernels at the streaming rate instead of the per-SM "
-                              "cap", llm.validation_table(ref))]
+        out += [
+            "",
+            _ablation(
+                "With llama.cpp's prompt kernels at the streaming rate instead of the per-SM cap",
+                llm.validation_table(ref),
+            ),
+        ]
     out += screened_section(everything, why)
     out += current_build_section(everything)
     for test, label in (("tg", "decode"), ("pp", "prefill")):
@@ -151,13 +190,18 @@ def markdown(measure: bool = True) -> str:
         wrong = part[part["decisive"] & (part["winner_right"] == False)]  # noqa: E712 -- object column
         if len(wrong):
             out += ["", f"Winners called wrong ({len(wrong)}):", ""] + _rows(wrong.head(20))
-    out += ["", "## Decode, measured over predicted, per GPU", "",
-            "Single-GPU text generation, every model, format and length: the median of published over predicted "
-            "tokens/s as modelled (llama.cpp's decode held to the per-SM streaming cap, vLLM's not), then with "
-            "every engine's decode held to the cap and with none. Ratios, not absolute speeds, are graded, so what "
-            "matters is how alike they are across one source's GPUs.", "",
-            "| source | GPU | memory | configurations | as modelled | every engine capped | none capped |",
-            "|---|---|---|---:|---:|---:|---:|"]
+    out += [
+        "",
+        "## Decode, measured over predicted, per GPU",
+        "",
+        "Single-GPU text generation, every model, format and length: the median of published over predicted "
+        "tokens/s as modelled (llama.cpp's decode held to the per-SM streaming cap, vLLM's not), then with "
+        "every engine's decode held to the cap and with none. Ratios, not absolute speeds, are graded, so what "
+        "matters is how alike they are across one source's GPUs.",
+        "",
+        "| source | GPU | memory | configurations | as modelled | every engine capped | none capped |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
     single = ref[(ref["gpus"] == 1) & (ref["test"] == "tg")]
     modelled = single["throughput_tokens_s"] / llm.predict_reference(single)
     with _engines("gemv_per_sm", True):
@@ -167,18 +211,32 @@ def markdown(measure: bool = True) -> str:
     cat = specs.load_catalogue().set_index("gpu")
     for source, gpu in sorted(set(zip(single["source"], single["gpu"]))):
         sel = (single["gpu"] == gpu) & (single["source"] == source)
-        out.append(f"| {source} | {gpu} | {cat.loc[gpu, 'memory_type']} | {int(sel.sum())} | "
-                   f"{modelled[sel].median():.2f} | {capped[sel].median():.2f} | {uncapped[sel].median():.2f} |")
+        out.append(
+            f"| {source} | {gpu} | {cat.loc[gpu, 'memory_type']} | {int(sel.sum())} | "
+            f"{modelled[sel].median():.2f} | {capped[sel].median():.2f} | {uncapped[sel].median():.2f} |"
+        )
     out += prefill_ratio_section(ref, cat)
     seeds = ["A40", "RTX A5000", "RTX A4000", "V100 PCIe 16GB"]
-    key = table[(table["gpu_a"].isin(seeds) | table["gpu_b"].isin(seeds)) & (table["gpus_a"] == 1)
-                & (table["gpus_b"] == 1)] if len(table) else table
+    key = (
+        table[
+            (table["gpu_a"].isin(seeds) | table["gpu_b"].isin(seeds))
+            & (table["gpus_a"] == 1)
+            & (table["gpus_b"] == 1)
+        ]
+        if len(table)
+        else table
+    )
     if len(key):  # each source's shortest test of each kind
         key = key[key["tokens"] == key.groupby(["source", "test"])["tokens"].transform("min")]
     if len(key):
-        out += ["", "## Pairs with the seed cards", "",
-                "Single GPUs, at each source's shortest prompt or generation (the other lengths are in "
-                "`gpukit.llm.validation_table()`):", ""] + _rows(key)
+        out += [
+            "",
+            "## Pairs with the seed cards",
+            "",
+            "Single GPUs, at each source's shortest prompt or generation (the other lengths are in "
+            "`gpukit.llm.validation_table()`):",
+            "",
+        ] + _rows(key)
     if measure:
         out += decoder_memory_section()
     out += ["", f"Total time: {time.perf_counter() - t0:.1f} s.", ""]
@@ -190,27 +248,48 @@ def misses_section(table) -> list[str]:
     configurations that take part in the most of them."""
     if table.empty:
         return []
-    out = ["", "## Where the misses are", "",
-           f"Pairs outside ±{llm.RATIO_TOLERANCE:.0%} per test, model, weights format and setting, and the share of "
-           "the test's misses each slice holds:", "",
-           "| test | model | weights | compared | pairs | within ±20 % | misses | share of the test's misses |",
-           "|---|---|---|---|---:|---:|---:|---:|"]
+    out = [
+        "",
+        "## Where the misses are",
+        "",
+        f"Pairs outside ±{llm.RATIO_TOLERANCE:.0%} per test, model, weights format and setting, and the share of "
+        "the test's misses each slice holds:",
+        "",
+        "| test | model | weights | compared | pairs | within ±20 % | misses | share of the test's misses |",
+        "|---|---|---|---|---:|---:|---:|---:|",
+    ]
     for test, part in table.groupby("test", sort=False):
         missed = int((~part["within_tolerance"]).sum())
         if not missed:
             continue
         for (model, weights, setting), sub in part.groupby(["model", "weights", "setting"], sort=True):
             miss = int((~sub["within_tolerance"]).sum())
-            out.append(f"| {test} | {model} | {weights} | {setting} | {len(sub)} | "
-                       f"{int(sub['within_tolerance'].sum())} ({sub['within_tolerance'].mean():.0%}) | {miss} | "
-                       f"{miss / missed:.0%} |")
-    out += ["", "The configurations (a GPU and number of cards) that take part in the most misses, per test:", ""]
+            out.append(
+                f"| {test} | {model} | {weights} | {setting} | {len(sub)} | "
+                f"{int(sub['within_tolerance'].sum())} ({sub['within_tolerance'].mean():.0%}) | {miss} | "
+                f"{miss / missed:.0%} |"
+            )
+    out += [
+        "",
+        "The configurations (a GPU and number of cards) that take part in the most misses, per test:",
+        "",
+    ]
     for test, part in table.groupby("test", sort=False):
         bad = part[~part["within_tolerance"]]
-        sides = pd.concat([bad["gpus_a"].astype(str) + "x " + bad["gpu_a"], bad["gpus_b"].astype(str) + "x "
-                           + bad["gpu_b"]]).value_counts().head(5)
+        sides = (
+            pd.concat(
+                [
+                    bad["gpus_a"].astype(str) + "x " + bad["gpu_a"],
+                    bad["gpus_b"].astype(str) + "x " + bad["gpu_b"],
+                ]
+            )
+            .value_counts()
+            .head(5)
+        )
         label = "decode" if test == "tg" else "prefill"
-        out.append(f"- {label}, {len(bad)} misses: " + "; ".join(f"{k} in {v}" for k, v in sides.items()) + ".")
+        out.append(
+            f"- {label}, {len(bad)} misses: " + "; ".join(f"{k} in {v}" for k, v in sides.items()) + "."
+        )
     return out
 
 
@@ -224,13 +303,17 @@ def source_lines(everything) -> list[str]:
     out = []
     for source, part in everything.groupby("source", sort=True):
         hosts = part[part["hosts"] > 1]
-        line = (f"- `{source}`: {part['engine'].iloc[0]}; {len(part)} configurations on "
-                f"{part['gpu'].nunique()} GPUs, tests {', '.join(sorted(part['test'].unique()))}.")
+        line = (
+            f"- `{source}`: {part['engine'].iloc[0]}; {len(part)} configurations on "
+            f"{part['gpu'].nunique()} GPUs, tests {', '.join(sorted(part['test'].unique()))}."
+        )
         if len(hosts):
-            line += (f" It ran {int(hosts['gpu'].nunique())} of its GPUs on several machines (cloud instance types, "
-                     f"`host`): each configuration is graded at the median of its hosts "
-                     f"(`gpukit.llm.by_configuration`), which lie {hosts['host_low'].min():+.1%} to "
-                     f"{hosts['host_high'].max():+.1%} from it.")
+            line += (
+                f" It ran {int(hosts['gpu'].nunique())} of its GPUs on several machines (cloud instance types, "
+                f"`host`): each configuration is graded at the median of its hosts "
+                f"(`gpukit.llm.by_configuration`), which lie {hosts['host_low'].min():+.1%} to "
+                f"{hosts['host_high'].max():+.1%} from it."
+            )
         out.append(line)
     return out
 
@@ -246,8 +329,10 @@ def _spread_text(everything, out_) -> str:
     left = out_["note"].map(_spread).dropna()
     if every.empty or left.empty:
         return ""
-    return (f" Their repetitions spread {left.min():.1%} to {left.max():.1%} of the mean (llama-bench's ± in each "
-            f"row's note), against a median of {every.median():.1%} over the whole table.")
+    return (
+        f" Their repetitions spread {left.min():.1%} to {left.max():.1%} of the mean (llama-bench's ± in each "
+        f"row's note), against a median of {every.median():.1%} over the whole table."
+    )
 
 
 def _unpacked_text(everything) -> str:
@@ -257,9 +342,11 @@ def _unpacked_text(everything) -> str:
     if runs.empty:
         return ""
     slower = int(runs["slower"].sum())
-    return (f" Of the {len(runs)} runs with both (one source's GPU configuration and model), "
-            f"{len(runs) - slower} have the FP16 prompt nowhere more than {llm.UNPACKED_TOLERANCE:.0%} slower; "
-            f"the {slower} others are in the table below.")
+    return (
+        f" Of the {len(runs)} runs with both (one source's GPU configuration and model), "
+        f"{len(runs) - slower} have the FP16 prompt nowhere more than {llm.UNPACKED_TOLERANCE:.0%} slower; "
+        f"the {slower} others are in the table below."
+    )
 
 
 def _power_text(everything) -> str:
@@ -274,14 +361,19 @@ def _power_text(everything) -> str:
     kin = decode & ~capped & everything["gpu"].isin(gpus) & everything["power_limit_w"].notna()
     runs = everything[capped].groupby(["gpu", "gpus"])["power_limit_w"].min()
     tdp = board.groupby(everything["gpu"]).first()
-    return (f" And the prefill of a run whose GPUs were power-capped below {llm.POWER_LIMIT_SHARE:.0%} of the "
-            "board's datasheet power (`power_limit_w`: the lowest cap the notebook's nvidia-smi shows among the run's "
-            "GPUs): " + ", ".join(f"{n}x {gpu} at {w:g} W" for (gpu, n), w in runs.items()) + ", against "
-            + ", ".join(f"{tdp[g]:g} W for the {g}" for g in gpus) + " on the datasheet. Under the cap a "
-            "prompt's multiplies run at the clock it allows, which a model of a stock board does not know; a "
-            "memory-bound decode step draws less and keeps its clocks, so the same runs' decode stays in: their "
-            f"published over predicted decode, median {ratio[decode & capped].median():.2f}, against "
-            f"{ratio[kin].median():.2f} for the same GPUs' uncapped runs.")
+    return (
+        f" And the prefill of a run whose GPUs were power-capped below {llm.POWER_LIMIT_SHARE:.0%} of the "
+        "board's datasheet power (`power_limit_w`: the lowest cap the notebook's nvidia-smi shows among the run's "
+        "GPUs): "
+        + ", ".join(f"{n}x {gpu} at {w:g} W" for (gpu, n), w in runs.items())
+        + ", against "
+        + ", ".join(f"{tdp[g]:g} W for the {g}" for g in gpus)
+        + " on the datasheet. Under the cap a "
+        "prompt's multiplies run at the clock it allows, which a model of a stock board does not know; a "
+        "memory-bound decode step draws less and keeps its clocks, so the same runs' decode stays in: their "
+        f"published over predicted decode, median {ratio[decode & capped].median():.2f}, against "
+        f"{ratio[kin].median():.2f} for the same GPUs' uncapped runs."
+    )
 
 
 def screened_section(everything, why) -> list[str]:
@@ -289,42 +381,66 @@ def screened_section(everything, why) -> list[str]:
     out_ = everything[why != ""]
     if out_.empty:
         return []
-    lines = ["", "## Left out of the grading", "",
-             "Four rules leave a series (one run, one test, every length) out whole (`gpukit.llm.screened`). "
-             f"On one GPU, a series that rises by more than {llm.RISING_TOLERANCE:.0%} with the length: llama.cpp "
-             "prefills a prompt in 512-token micro-batches one after another, each attending to more context, and "
-             "decodes each token over a longer cache, so one GPU's speed can only fall."
-             + _spread_text(everything, out_.loc[out_["gpus"] == 1])
-             + f" On one GPU or several, an FP16 prefill series slower than the same run's quantised one by more than "
-             f"{llm.UNPACKED_TOLERANCE:.0%} at some length: before build {llm.LLAMA_CPP_MMQ_BUILD} llama.cpp unpacks "
-             "a quantised prompt's weights to FP16 and multiplies them as FP16 (`ggml_cuda_op_mul_mat_cublas`), so "
-             "the FP16 prompt has less to do." + _unpacked_text(everything) + _power_text(everything)
-             + " And a llama.cpp prompt timed on a path the model's prefill does not follow "
-             "(`gpukit.llm.other_prefill_path`: flash attention on, or a quantised prompt in the int8 kernels of a "
-             f"build from {llm.LLAMA_CPP_MMQ_BUILD} on, on compute capability {llm.MMQ_COMPUTE_CAPABILITY:g} and "
-             "later), set against the model in the section after the table.",
-             "", "| GPU | cards | model | weights | test | published tokens/s, shortest to longest | why |",
-             "|---|---:|---|---|---|---|---|"]
-    for (gpu, n, model, weights, test), series in out_.groupby(["gpu", "gpus", "model", "weights", "test"],
-                                                               sort=True):
+    lines = [
+        "",
+        "## Left out of the grading",
+        "",
+        "Four rules leave a series (one run, one test, every length) out whole (`gpukit.llm.screened`). "
+        f"On one GPU, a series that rises by more than {llm.RISING_TOLERANCE:.0%} with the length: llama.cpp "
+        "prefills a prompt in 512-token micro-batches one after another, each attending to more context, and "
+        "decodes each token over a longer cache, so one GPU's speed can only fall."
+        + _spread_text(everything, out_.loc[out_["gpus"] == 1])
+        + f" On one GPU or several, an FP16 prefill series slower than the same run's quantised one by more than "
+        f"{llm.UNPACKED_TOLERANCE:.0%} at some length: before build {llm.LLAMA_CPP_MMQ_BUILD} llama.cpp unpacks "
+        "a quantised prompt's weights to FP16 and multiplies them as FP16 (`ggml_cuda_op_mul_mat_cublas`), so "
+        "the FP16 prompt has less to do."
+        + _unpacked_text(everything)
+        + _power_text(everything)
+        + " And a llama.cpp prompt timed on a path the model's prefill does not follow "
+        "(`gpukit.llm.other_prefill_path`: flash attention on, or a quantised prompt in the int8 kernels of a "
+        f"build from {llm.LLAMA_CPP_MMQ_BUILD} on, on compute capability {llm.MMQ_COMPUTE_CAPABILITY:g} and "
+        "later), set against the model in the section after the table.",
+        "",
+        "| GPU | cards | model | weights | test | published tokens/s, shortest to longest | why |",
+        "|---|---:|---|---|---|---|---|",
+    ]
+    for (gpu, n, model, weights, test), series in out_.groupby(
+        ["gpu", "gpus", "model", "weights", "test"], sort=True
+    ):
         speeds = ", ".join(f"{v:g}" for v in series.sort_values("tokens")["throughput_tokens_s"])
         lines.append(f"| {gpu} | {n} | {model} | {weights} | {test} | {speeds} | {why[series.index[0]]} |")
     with_them = llm.summary_by_test(llm.validation_table(everything, include_screened=True))
-    lines += ["", "Graded with them: " + "; ".join(
-        f"{r['test'].split(' (')[0]} {r['within_tolerance']} of {r['pairs']} within ±{llm.RATIO_TOLERANCE:.0%}, "
-        f"winners {r['winners_right']} of {r['decisive_pairs']}" for _, r in with_them.iterrows() if r["pairs"])
-        + "."]
-    kin = everything[why == ""].merge(out_[["source", "gpu", "model", "weights", "test"]].drop_duplicates(),
-                                      on=["source", "gpu", "model", "weights", "test"])
+    lines += [
+        "",
+        "Graded with them: "
+        + "; ".join(
+            f"{r['test'].split(' (')[0]} {r['within_tolerance']} of {r['pairs']} within ±{llm.RATIO_TOLERANCE:.0%}, "
+            f"winners {r['winners_right']} of {r['decisive_pairs']}"
+            for _, r in with_them.iterrows()
+            if r["pairs"]
+        )
+        + ".",
+    ]
+    kin = everything[why == ""].merge(
+        out_[["source", "gpu", "model", "weights", "test"]].drop_duplicates(),
+        on=["source", "gpu", "model", "weights", "test"],
+    )
     kin = kin[kin["gpus"] > 1]
     if len(kin):
-        lines += ["", "The same source's runs of these GPUs, models, formats and tests on several cards stay in: a "
-                  "layer split may speed up as the prompt grows, so the first rule cannot judge them. Their tokens/s, "
-                  "shortest to longest: " + "; ".join(
-                      f"{n}x {gpu} {model} {weights} {test} " + ", ".join(
-                          f"{v:g}" for v in series.sort_values("tokens")["throughput_tokens_s"])
-                      for (gpu, n, model, weights, test), series in kin.groupby(
-                          ["gpu", "gpus", "model", "weights", "test"], sort=True)) + "."]
+        lines += [
+            "",
+            "The same source's runs of these GPUs, models, formats and tests on several cards stay in: a "
+            "layer split may speed up as the prompt grows, so the first rule cannot judge them. Their tokens/s, "
+            "shortest to longest: "
+            + "; ".join(
+                f"{n}x {gpu} {model} {weights} {test} "
+                + ", ".join(f"{v:g}" for v in series.sort_values("tokens")["throughput_tokens_s"])
+                for (gpu, n, model, weights, test), series in kin.groupby(
+                    ["gpu", "gpus", "model", "weights", "test"], sort=True
+                )
+            )
+            + ".",
+        ]
     return lines
 
 
@@ -339,31 +455,46 @@ def current_build_section(everything) -> list[str]:
     rows = everything.loc[llm.other_prefill_flags(everything).index]
     g = llm.other_path_grading(everything)
     short, long = rows["tokens"].min(), rows["tokens"].max()
-    out = ["", "## Prompts on a current llama.cpp, beside the grading", "",
-           f"{len(rows)} configurations' prompts from llama.cpp {llm.engine_versions(rows)} "
-           f"({', '.join(sorted(rows['source'].unique()))}), left out of the grading "
-           "above because the model's prefill follows build 2824's path. Graded as the rest are, among themselves: "
-           f"{g['within_tolerance']} of {g['pairs']} pairs within ±{llm.RATIO_TOLERANCE:.0%}, winners right in "
-           f"{g['winners_right']} of {g['decisive_pairs']}, median error {g['median_abs_error_pct']:.1f}%. Published "
-           "over predicted tokens/s per GPU (the median over its models; `gpukit.llm.other_path_table` gives every "
-           "length), and the path the run's prompt took there:", "",
-           f"| GPU | compute capability | path | configurations | pp{short} | pp{long} |",
-           "|---|---:|---|---:|---:|---:|"]
+    out = [
+        "",
+        "## Prompts on a current llama.cpp, beside the grading",
+        "",
+        f"{len(rows)} configurations' prompts from llama.cpp {llm.engine_versions(rows)} "
+        f"({', '.join(sorted(rows['source'].unique()))}), left out of the grading "
+        "above because the model's prefill follows build 2824's path. Graded as the rest are, among themselves: "
+        f"{g['within_tolerance']} of {g['pairs']} pairs within ±{llm.RATIO_TOLERANCE:.0%}, winners right in "
+        f"{g['winners_right']} of {g['decisive_pairs']}, median error {g['median_abs_error_pct']:.1f}%. Published "
+        "over predicted tokens/s per GPU (the median over its models; `gpukit.llm.other_path_table` gives every "
+        "length), and the path the run's prompt took there:",
+        "",
+        f"| GPU | compute capability | path | configurations | pp{short} | pp{long} |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
     for _, r in table.iterrows():
         cells = [r[f"pp{n}"] for n in (short, long)]
-        out.append(f"| {r['gpu']} | {r['compute_capability']} | {r['path']} | {r['configurations']} | "
-                   + " | ".join("—" if c != c else f"{c:.2f}" for c in cells) + " |")
+        out.append(
+            f"| {r['gpu']} | {r['compute_capability']} | {r['path']} | {r['configurations']} | "
+            + " | ".join("—" if c != c else f"{c:.2f}" for c in cells)
+            + " |"
+        )
     return out
 
 
 def _ablation(label: str, table) -> str:
     """One line: each test's pairs within the tolerance under a variant of the model, and between single GPUs."""
     by = llm.summary_by_test(table, by_setting=True)
-    return label + ": " + "; ".join(
-        f"{test.split(' (')[0]} {int(part['within_tolerance'].sum())} of {int(part['pairs'].sum())} within "
-        f"±{llm.RATIO_TOLERANCE:.0%} ({int(one['within_tolerance'])} of {int(one['pairs'])} between single GPUs)"
-        for test, part in by.groupby("test", sort=False) if part["pairs"].sum()
-        for one in [part[part["setting"] == llm.SETTINGS[0]].iloc[0]]) + "."
+    return (
+        label
+        + ": "
+        + "; ".join(
+            f"{test.split(' (')[0]} {int(part['within_tolerance'].sum())} of {int(part['pairs'].sum())} within "
+            f"±{llm.RATIO_TOLERANCE:.0%} ({int(one['within_tolerance'])} of {int(one['pairs'])} between single GPUs)"
+            for test, part in by.groupby("test", sort=False)
+            if part["pairs"].sum()
+            for one in [part[part["setting"] == llm.SETTINGS[0]].iloc[0]]
+        )
+        + "."
+    )
 
 
 @contextlib.contextmanager
@@ -419,23 +550,37 @@ def prefill_ratio_section(ref, cat) -> list[str]:
     finally:
         llm.prefill_traffic_bytes = saved
     short, long = single["tokens"].min(), single["tokens"].max()
-    out = ["", "## Prefill, measured over predicted, per GPU", "",
-           f"Single-GPU prompt processing, every model and format: the median of published over predicted tokens/s "
-           f"at the shortest ({short}) and longest ({long}) prompt; then with the prompt's kernels other than the "
-           "matrix multiplies at the streaming rate (no per-SM cap), and without the memory traffic "
-           "between the matrix multiplies at all. Without the traffic the prediction barely slows as the prompt "
-           "grows and the published speeds fall; with it the ratio stays level across prompt lengths. Without the "
-           "cap, the HBM cards (the most bandwidth per SM) stand apart below the rest.", "",
-           f"| GPU | memory | rows | pp{short} | pp{long} | pp{short} no cap | pp{long} no cap | pp{short} no traffic "
-           f"| pp{long} no traffic |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        "",
+        "## Prefill, measured over predicted, per GPU",
+        "",
+        f"Single-GPU prompt processing, every model and format: the median of published over predicted tokens/s "
+        f"at the shortest ({short}) and longest ({long}) prompt; then with the prompt's kernels other than the "
+        "matrix multiplies at the streaming rate (no per-SM cap), and without the memory traffic "
+        "between the matrix multiplies at all. Without the traffic the prediction barely slows as the prompt "
+        "grows and the published speeds fall; with it the ratio stays level across prompt lengths. Without the "
+        "cap, the HBM cards (the most bandwidth per SM) stand apart below the rest.",
+        "",
+        f"| GPU | memory | rows | pp{short} | pp{long} | pp{short} no cap | pp{long} no cap | pp{short} no traffic "
+        f"| pp{long} no traffic |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for gpu in sorted(single["gpu"].unique()):
         rows = single["gpu"] == gpu
-        cells = [f"{frame[rows & (single['tokens'] == n)].median():.2f}"
-                 for frame in (with_traffic, uncapped, without) for n in (short, long)]
-        out.append(f"| {gpu} | {cat.loc[gpu, 'memory_type']} | {int(rows.sum())} | " + " | ".join(cells) + " |")
+        cells = [
+            f"{frame[rows & (single['tokens'] == n)].median():.2f}"
+            for frame in (with_traffic, uncapped, without)
+            for n in (short, long)
+        ]
+        out.append(
+            f"| {gpu} | {cat.loc[gpu, 'memory_type']} | {int(rows.sum())} | " + " | ".join(cells) + " |"
+        )
     within = lambda r: f"{((r - 1).abs() <= llm.RATIO_TOLERANCE).mean():.0%}"  # noqa: E731
-    out += ["", f"Absolute speeds within ±{llm.RATIO_TOLERANCE:.0%} of the published ones: {within(with_traffic)} "
-            f"of these rows ({within(uncapped)} without the cap, {within(without)} without the traffic term)."]
+    out += [
+        "",
+        f"Absolute speeds within ±{llm.RATIO_TOLERANCE:.0%} of the published ones: {within(with_traffic)} "
+        f"of these rows ({within(uncapped)} without the cap, {within(without)} without the traffic term).",
+    ]
     return out + several_gpus_section(ref)
 
 
@@ -450,35 +595,52 @@ def several_gpus_section(ref) -> list[str]:
     pp = pp.assign(ratio=pp["throughput_tokens_s"] / pp["predicted"])
     short, long = pp["tokens"].min(), pp["tokens"].max()
     second = 2 * llm.PROMPT_CHUNK
-    out = ["", "## Prefill on several GPUs, measured over predicted", "",
-           f"A layer split (llama.cpp's) gains nothing on a single {llm.PROMPT_CHUNK}-token micro-batch and pipelines "
-           "the micro-batches of a longer prompt as llama.cpp's scheduler runs them (`gpukit.llm.pipeline_makespan`); "
-           f"the ratio at pp{short} and at pp{long} shows whether the published runs pipelined as much. The next two "
-           f"columns isolate the overlap: what the second micro-batch of a pp{second} adds to the time of the first "
-           f"(pp{short}), as a share of it, published and predicted; 1 where the cards run one micro-batch at a time, "
-           "1/N where N cards overlap two perfectly. The last two set the cards' single micro-batch (pp"
-           f"{short}) against one card of the same GPU on the same model, where the source ran one: the cards run "
-           "their layers one after another and hand the hidden state on, so no more than 1 is predicted; a "
-           "published figure above it is cards running faster than the one card did.", "",
-           f"| GPU | cards | model | weights | pp{short} | pp{long} | second micro-batch, published | predicted "
-           f"| pp{short} over one card, published | predicted |",
-           "|---|---:|---|---|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        "",
+        "## Prefill on several GPUs, measured over predicted",
+        "",
+        f"A layer split (llama.cpp's) gains nothing on a single {llm.PROMPT_CHUNK}-token micro-batch and pipelines "
+        "the micro-batches of a longer prompt as llama.cpp's scheduler runs them (`gpukit.llm.pipeline_makespan`); "
+        f"the ratio at pp{short} and at pp{long} shows whether the published runs pipelined as much. The next two "
+        f"columns isolate the overlap: what the second micro-batch of a pp{second} adds to the time of the first "
+        f"(pp{short}), as a share of it, published and predicted; 1 where the cards run one micro-batch at a time, "
+        "1/N where N cards overlap two perfectly. The last two set the cards' single micro-batch (pp"
+        f"{short}) against one card of the same GPU on the same model, where the source ran one: the cards run "
+        "their layers one after another and hand the hidden state on, so no more than 1 is predicted; a "
+        "published figure above it is cards running faster than the one card did.",
+        "",
+        f"| GPU | cards | model | weights | pp{short} | pp{long} | second micro-batch, published | predicted "
+        f"| pp{short} over one card, published | predicted |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
     keys = ["gpu", "gpus", "model", "weights"]
     grid = pp.pivot_table(index=keys, columns="tokens", values="ratio", aggfunc="median")
-    rates = {col: pp.pivot_table(index=keys, columns="tokens", values=col, aggfunc="median")
-             for col in ("throughput_tokens_s", "predicted")}
+    rates = {
+        col: pp.pivot_table(index=keys, columns="tokens", values=col, aggfunc="median")
+        for col in ("throughput_tokens_s", "predicted")
+    }
     one = ref[(ref["test"] == "pp") & (ref["gpus"] == 1) & (ref["tokens"] == short)]
     one = one.assign(predicted=llm.predict_reference(one))
-    alone = {col: one.groupby(["gpu", "model", "weights"])[col].median()
-             for col in ("throughput_tokens_s", "predicted")}
+    alone = {
+        col: one.groupby(["gpu", "model", "weights"])[col].median()
+        for col in ("throughput_tokens_s", "predicted")
+    }
     for key, r in grid.iterrows():
-        added = [f"{2 * t.loc[key, short] / t.loc[key, second] - 1:.2f}" if second in t.columns else ""
-                 for t in rates.values()]
+        added = [
+            f"{2 * t.loc[key, short] / t.loc[key, second] - 1:.2f}" if second in t.columns else ""
+            for t in rates.values()
+        ]
         solo = (key[0], key[2], key[3])
-        against = [f"{rates[col].loc[key, short] / alone[col][solo]:.2f}" if solo in alone[col].index else ""
-                   for col in ("throughput_tokens_s", "predicted")]
-        out.append("| {} | {} | {} | {} | ".format(*key) + f"{r[short]:.2f} | {r[long]:.2f} | "
-                   + " | ".join(added + against) + " |")
+        against = [
+            f"{rates[col].loc[key, short] / alone[col][solo]:.2f}" if solo in alone[col].index else ""
+            for col in ("throughput_tokens_s", "predicted")
+        ]
+        out.append(
+            "| {} | {} | {} | {} | ".format(*key)
+            + f"{r[short]:.2f} | {r[long]:.2f} | "
+            + " | ".join(added + against)
+            + " |"
+        )
     return out + _pipeline_variants(ref, grid, short, long)
 
 
@@ -507,7 +669,10 @@ def _hop_latency_only():
 @contextlib.contextmanager
 def _earlier_rule():
     """A layer split's pipeline as the model ran it before it followed llama.cpp's scheduler."""
-    with _engines("sched_copies", None, ["llama.cpp"]), _engines("pipeline_across_passes", False, ["llama.cpp"]):
+    with (
+        _engines("sched_copies", None, ["llama.cpp"]),
+        _engines("pipeline_across_passes", False, ["llama.cpp"]),
+    ):
         yield
 
 
@@ -518,46 +683,67 @@ def _pipeline_variants(ref, grid, short, long) -> list[str]:
     def several(table):
         return table[(table["test"] == "pp") & (table["setting"] == llm.SETTINGS[1])]
 
-    variants = [("the model", contextlib.nullcontext()),
-                ("each pass of the prompt drained before the next", _engines("pipeline_across_passes", False,
-                                                                              ["llama.cpp"])),
-                ("no wait for the scheduler's copies", _engines("sched_copies", 10 ** 6, ["llama.cpp"])),
-                ("the same number of layers on every GPU", _equal_layers()),
-                (f"each hand-off {llm.LAYER_HOP_S * 1e6:.0f} µs whatever its bytes", _hop_latency_only()),
-                ("the earlier rule: each pass drained, m micro-batches through n equal stages in m + n - 1 stage "
-                 "times", _earlier_rule())]
+    variants = [
+        ("the model", contextlib.nullcontext()),
+        (
+            "each pass of the prompt drained before the next",
+            _engines("pipeline_across_passes", False, ["llama.cpp"]),
+        ),
+        ("no wait for the scheduler's copies", _engines("sched_copies", 10**6, ["llama.cpp"])),
+        ("the same number of layers on every GPU", _equal_layers()),
+        (f"each hand-off {llm.LAYER_HOP_S * 1e6:.0f} µs whatever its bytes", _hop_latency_only()),
+        (
+            "the earlier rule: each pass drained, m micro-batches through n equal stages in m + n - 1 stage "
+            "times",
+            _earlier_rule(),
+        ),
+    ]
     tables = []
     for label, context in variants:
         with context:
             tables.append((label, several(llm.validation_table(ref))))
     models = sorted(tables[0][1]["model"].unique())
-    out = ["", f"The model follows llama.cpp's source at the benchmarked build (2824). Each GPU holds the layers "
-           "`llm_load_tensors` gives it (`gpukit.llm.layer_stages`: the extra layer on the first GPU, the output "
-           "layer on the last; Llama 3 8B on four GPUs 9, 8, 8 and 7 layers, as a published run's log shows in its "
-           "KV-cache buffers, 288, 256, 256 and 224 MiB). The hidden state passes to the next GPU on the sending "
-           "GPU's stream, through host memory, as llama.cpp enables peer access only for row-split weights "
-           f"(`LAYER_HOP_S` plus its float32 bytes over PCIe through the host). llama-bench calls `llama_decode` once "
-           f"a pass of {llm.PROMPT_BATCH} tokens and synchronises only when the prompt is done, so the pipeline runs "
-           f"on from one pass into the next; and the scheduler keeps {llm.SCHED_COPIES} copies of each GPU's inputs "
-           "(`GGML_SCHED_MAX_COPIES`; the runs' logs print `pipeline parallelism enabled (n_copies=4)`), so before "
-           f"it copies a micro-batch's inputs to a GPU the host waits until that GPU has finished the micro-batch "
-           f"{llm.SCHED_COPIES} earlier (`ggml_backend_sched_compute_splits`), which on more GPUs than copies paces "
-           "the pipeline. Prefill pairs with several GPUs within ±20 %, with each part undone in turn:", "",
-           "| pipeline | " + " | ".join(models) + " | all | winners right |",
-           "|---|" + "---:|" * (len(models) + 2)]
+    out = [
+        "",
+        f"The model follows llama.cpp's source at the benchmarked build (2824). Each GPU holds the layers "
+        "`llm_load_tensors` gives it (`gpukit.llm.layer_stages`: the extra layer on the first GPU, the output "
+        "layer on the last; Llama 3 8B on four GPUs 9, 8, 8 and 7 layers, as a published run's log shows in its "
+        "KV-cache buffers, 288, 256, 256 and 224 MiB). The hidden state passes to the next GPU on the sending "
+        "GPU's stream, through host memory, as llama.cpp enables peer access only for row-split weights "
+        f"(`LAYER_HOP_S` plus its float32 bytes over PCIe through the host). llama-bench calls `llama_decode` once "
+        f"a pass of {llm.PROMPT_BATCH} tokens and synchronises only when the prompt is done, so the pipeline runs "
+        f"on from one pass into the next; and the scheduler keeps {llm.SCHED_COPIES} copies of each GPU's inputs "
+        "(`GGML_SCHED_MAX_COPIES`; the runs' logs print `pipeline parallelism enabled (n_copies=4)`), so before "
+        f"it copies a micro-batch's inputs to a GPU the host waits until that GPU has finished the micro-batch "
+        f"{llm.SCHED_COPIES} earlier (`ggml_backend_sched_compute_splits`), which on more GPUs than copies paces "
+        "the pipeline. Prefill pairs with several GPUs within ±20 %, with each part undone in turn:",
+        "",
+        "| pipeline | " + " | ".join(models) + " | all | winners right |",
+        "|---|" + "---:|" * (len(models) + 2),
+    ]
     for label, table in tables:
-        cells = [f"{int(table[table['model'] == m]['within_tolerance'].sum())} of {int((table['model'] == m).sum())}"
-                 for m in models]
+        cells = [
+            f"{int(table[table['model'] == m]['within_tolerance'].sum())} of {int((table['model'] == m).sum())}"
+            for m in models
+        ]
         decisive = table[table["decisive"]]
-        out.append(f"| {label} | " + " | ".join(cells) + f" | {int(table['within_tolerance'].sum())} of {len(table)} "
-                   f"| {int(decisive['winner_right'].sum())} of {len(decisive)} |")
-    return out + ["", "Over the table above, published over predicted from the shortest to the longest prompt "
-                  "changes by a median factor of " + ", ".join(f"{rise[m]:.2f} for {m}" for m in rise.index)
-                  + "; below 1, the runs pipelined less than the model lets them. The 70B runs on two to four GPUs "
-                  "in Q4_K_M hardly pipeline at all, and nothing read in that build's source (the scheduler, the graph "
-                  "allocator's reserve for the largest graph, `llama_decode_internal`, the CUDA backend's memory "
-                  "pools and peer access) tells them apart, so the model keeps one rule for both and the "
-                  "difference stays in these errors."]
+        out.append(
+            f"| {label} | "
+            + " | ".join(cells)
+            + f" | {int(table['within_tolerance'].sum())} of {len(table)} "
+            f"| {int(decisive['winner_right'].sum())} of {len(decisive)} |"
+        )
+    return out + [
+        "",
+        "Over the table above, published over predicted from the shortest to the longest prompt "
+        "changes by a median factor of "
+        + ", ".join(f"{rise[m]:.2f} for {m}" for m in rise.index)
+        + "; below 1, the runs pipelined less than the model lets them. The 70B runs on two to four GPUs "
+        "in Q4_K_M hardly pipeline at all, and nothing read in that build's source (the scheduler, the graph "
+        "allocator's reserve for the largest graph, `llama_decode_internal`, the CUDA backend's memory "
+        "pools and peer access) tells them apart, so the model keeps one rule for both and the "
+        "difference stays in these errors.",
+    ]
 
 
 def decoder_memory_section() -> list[str]:
@@ -565,31 +751,45 @@ def decoder_memory_section() -> list[str]:
     from gpukit import device, workloads as wl
 
     info = device.describe_attached()
-    out = ["", "## The benchmark decoder's memory, measured here", "",
-           f"`gpukit bench`'s decoder workload (a LLaMA-shaped decoder with a KV cache), one prefill and one decode "
-           f"step on {info['kind'].upper()} {info['name']}, each size in a fresh process: the allocator's peak "
-           "against `gpukit.llm.inference_memory` of the same shape (its weights and KV cache at float32, the "
-           "prompt's activations and attention scores; no runtime reserve).", "",
-           "| layers | hidden | batch | prompt | context | measured MiB | estimated MiB | error |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    sizes = [wl.sizes("cpu", True)["decoder"], wl.sizes("cpu", False)["decoder"],
-             {**wl.sizes("cpu", True)["decoder"], "batch": 4, "prompt": 256, "context": 1024}]
+    out = [
+        "",
+        "## The benchmark decoder's memory, measured here",
+        "",
+        f"`gpukit bench`'s decoder workload (a LLaMA-shaped decoder with a KV cache), one prefill and one decode "
+        f"step on {info['kind'].upper()} {info['name']}, each size in a fresh process: the allocator's peak "
+        "against `gpukit.llm.inference_memory` of the same shape (its weights and KV cache at float32, the "
+        "prompt's activations and attention scores; no runtime reserve).",
+        "",
+        "| layers | hidden | batch | prompt | context | measured MiB | estimated MiB | error |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    sizes = [
+        wl.sizes("cpu", True)["decoder"],
+        wl.sizes("cpu", False)["decoder"],
+        {**wl.sizes("cpu", True)["decoder"], "batch": 4, "prompt": 256, "context": 1024},
+    ]
     for p in sizes:
         got = llm.measure_decoder_memory(p, "fp32")
         if got["status"] != "ok":
-            out.append(f"| {p['layers']} | {p['hidden']} | {p['batch']} | {p['prompt']} | {p['context']} | "
-                       f"{got['status']} | | |")
+            out.append(
+                f"| {p['layers']} | {p['hidden']} | {p['batch']} | {p['prompt']} | {p['context']} | "
+                f"{got['status']} | | |"
+            )
             continue
-        out.append(f"| {p['layers']} | {p['hidden']} | {p['batch']} | {p['prompt']} | {p['context']} | "
-                   f"{got['measured_peak_bytes'] / 2**20:.1f} | {got['estimated_bytes'] / 2**20:.1f} | "
-                   f"{got['estimate_error']:+.1%} |")
+        out.append(
+            f"| {p['layers']} | {p['hidden']} | {p['batch']} | {p['prompt']} | {p['context']} | "
+            f"{got['measured_peak_bytes'] / 2**20:.1f} | {got['estimated_bytes'] / 2**20:.1f} | "
+            f"{got['estimate_error']:+.1%} |"
+        )
     return out
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", metavar="FILE", help="write the Markdown here (default: print it)")
-    parser.add_argument("--no-measure", action="store_true", help="skip measuring the benchmark decoder's memory")
+    parser.add_argument(
+        "--no-measure", action="store_true", help="skip measuring the benchmark decoder's memory"
+    )
     args = parser.parse_args(argv)
     text = markdown(not args.no_measure)
     publish(text, args.write)

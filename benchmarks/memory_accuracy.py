@@ -30,6 +30,7 @@ Every measurement runs oneDNN's CPU kernels (``gpukit.memory.MEASURE_ONEDNN``), 
 LSTM or GRU layers Eigen's (``MEASURE_ONEDNN_RECURRENT``); ``--kernels`` compares a raw file of
 the same cases measured with the other ones.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,14 @@ from gpukit import _atomic, device, memory, zoo
 from _report import publish
 
 #: keras.applications families with an input size each accepts, kept small for a CPU.
-CNNS = {"ResNet50": (96, 96, 3), "MobileNetV2": (96, 96, 3), "EfficientNetB0": (96, 96, 3),
-        "DenseNet121": (96, 96, 3), "VGG16": (64, 64, 3), "InceptionV3": (96, 96, 3)}
+CNNS = {
+    "ResNet50": (96, 96, 3),
+    "MobileNetV2": (96, 96, 3),
+    "EfficientNetB0": (96, 96, 3),
+    "DenseNet121": (96, 96, 3),
+    "VGG16": (64, 64, 3),
+    "InceptionV3": (96, 96, 3),
+}
 #: Zoo models measured like the grid's but kept out of its statistics and error bands (``--outside``
 #: reports them in a section of their own). keras-cnn, a plain image classifier: its float16 training
 #: on a CPU without float16 convolutions runs the convolution gradients through Eigen's kernels and
@@ -62,8 +69,12 @@ TOLERANCE = 0.15
 #: length, inference at two batch sizes in float32 and bfloat16, and adam training at the smaller.
 LONG_SEQ = 512
 LONG_MODELS = ("keras-encoder", "keras-decoder")
-LONG_CASES = ((8, "fp32", "none", "infer"), (32, "fp32", "none", "infer"), (8, "bf16", "none", "infer"),
-              (8, "fp32", "adam", "train"))
+LONG_CASES = (
+    (8, "fp32", "none", "infer"),
+    (32, "fp32", "none", "infer"),
+    (8, "bf16", "none", "infer"),
+    (8, "fp32", "adam", "train"),
+)
 
 
 def cases(models, batches, optimizers=OPTIMIZERS, mixed=MIXED):
@@ -100,8 +111,15 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
     for name, batch, precision, optimizer, mode, *rest in grid:
         seq_len = rest[0] if rest else None
         shape = MODELS.get(name)
-        case = {"model": name, "input": _input_label(shape, seq_len), "seq_len": seq_len, "batch": batch,
-                "precision": precision, "optimizer": optimizer, "mode": mode}
+        case = {
+            "model": name,
+            "input": _input_label(shape, seq_len),
+            "seq_len": seq_len,
+            "batch": batch,
+            "precision": precision,
+            "optimizer": optimizer,
+            "mode": mode,
+        }
         if _case(case) in skip:
             continue
         est = estimators.get(f"{name}/{seq_len}") or memory.Estimator(name, shape, seq_len)
@@ -120,19 +138,28 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
                 native.append(tuple(got.get("native_16bit") or ()))
             else:
                 notes.append(got.get("error", got["status"]))
-        row = {**case, "runs": measured, **estimated,
-               "measured": statistics.median(measured) if measured else None,
-               "low": min(measured) if measured else None, "high": max(measured) if measured else None,
-               "inter_op_threads": sorted(set(threads)), "onednn": sorted(set(onednn), key=str),
-               "native_16bit": sorted(set().union(*native)) if native else None,
-               "measured_on": f"{datetime.now(timezone.utc):%Y-%m-%d}",
-               "note": "; ".join(notes)}
+        row = {
+            **case,
+            "runs": measured,
+            **estimated,
+            "measured": statistics.median(measured) if measured else None,
+            "low": min(measured) if measured else None,
+            "high": max(measured) if measured else None,
+            "inter_op_threads": sorted(set(threads)),
+            "onednn": sorted(set(onednn), key=str),
+            "native_16bit": sorted(set().union(*native)) if native else None,
+            "measured_on": f"{datetime.now(timezone.utc):%Y-%m-%d}",
+            "note": "; ".join(notes),
+        }
         row["error"] = predicted / row["measured"] - 1 if row["measured"] else None
         rows.append(row)
         err = f"{row['error']:+.1%}" if row["error"] is not None else row["note"]
-        print(f"{est.label} b{batch} {precision} {optimizer} {mode}: predicted {predicted / 2**20:.1f} MiB, "
-              f"measured {[round(m / 2**20, 1) for m in measured]} MiB, {err} ({time.perf_counter() - t0:.0f} s)",
-              file=log, flush=True)
+        print(
+            f"{est.label} b{batch} {precision} {optimizer} {mode}: predicted {predicted / 2**20:.1f} MiB, "
+            f"measured {[round(m / 2**20, 1) for m in measured]} MiB, {err} ({time.perf_counter() - t0:.0f} s)",
+            file=log,
+            flush=True,
+        )
         if on_row is not None:
             on_row(rows)
     return rows
@@ -143,8 +170,15 @@ def _write_raw(path: str, repeats: int, rows: list[dict]) -> None:
 
 
 def _case(row: dict) -> tuple:
-    return (row["model"], row["input"], row.get("seq_len"), row["batch"], row["precision"], row["optimizer"],
-            row["mode"])
+    return (
+        row["model"],
+        row["input"],
+        row.get("seq_len"),
+        row["batch"],
+        row["precision"],
+        row["optimizer"],
+        row["mode"],
+    )
 
 
 def merge_into(path: str, rows: list[dict]) -> list[dict]:
@@ -161,12 +195,15 @@ def _estimated(est, batch: int, precision: str, optimizer: str, mode: str) -> di
     """What a row records of its estimate: the bytes, and what a refit of the update terms needs
     (the sizes they multiply, the passes' own peak and what was resident)."""
     e = est.estimate(batch, precision, optimizer, mode)
-    return {"predicted": e.tensor_bytes, "trainable_bytes": est.graph.trainable_params * 4,
-            "largest_variable_bytes": est.graph.largest_variable * 4,
-            "largest_embedding_bytes": est.graph.largest_embedding * 4,
-            "step_peak_bytes": e.step_peak_bytes,
-            "resident_bytes": e.weights_bytes + e.optimizer_bytes + e.input_bytes,
-            "family": est.family}  # as gpukit fit names it, from the model's layers
+    return {
+        "predicted": e.tensor_bytes,
+        "trainable_bytes": est.graph.trainable_params * 4,
+        "largest_variable_bytes": est.graph.largest_variable * 4,
+        "largest_embedding_bytes": est.graph.largest_embedding * 4,
+        "step_peak_bytes": e.step_peak_bytes,
+        "resident_bytes": e.weights_bytes + e.optimizer_bytes + e.input_bytes,
+        "family": est.family,
+    }  # as gpukit fit names it, from the model's layers
 
 
 def reestimate(rows: list[dict]) -> list[dict]:
@@ -175,8 +212,9 @@ def reestimate(rows: list[dict]) -> list[dict]:
     out = []
     for r in rows:
         seq_len = r.get("seq_len")
-        est = estimators.setdefault(f"{r['model']}/{seq_len}",
-                                    memory.Estimator(r["model"], MODELS.get(r["model"]), seq_len))
+        est = estimators.setdefault(
+            f"{r['model']}/{seq_len}", memory.Estimator(r["model"], MODELS.get(r["model"]), seq_len)
+        )
         opt = r["optimizer"] if r["mode"] == "train" else "sgd"
         if r.get("runs"):
             r = {**r, "measured": statistics.median(r["runs"]), "low": min(r["runs"]), "high": max(r["runs"])}
@@ -202,17 +240,28 @@ def fit_update_terms(rows: list[dict], bounded: bool = True) -> dict[str, tuple[
             high = (float("inf"),) * 3 + high[3:]
         out[opt] = memory.fit_update_terms(
             [(r["trainable_bytes"], r["largest_variable_bytes"], r["largest_embedding_bytes"]) for r in rs],
-            [r["measured"] for r in rs], [r["step_peak_bytes"] for r in rs], [r["resident_bytes"] for r in rs],
-            low, high)
+            [r["measured"] for r in rs],
+            [r["step_peak_bytes"] for r in rs],
+            [r["resident_bytes"] for r in rs],
+            low,
+            high,
+        )
     return out
 
 
 def _refit_error(r: dict, terms: dict) -> float:
     pred = r["predicted"]
     if r["mode"] == "train" and r["optimizer"] in terms:
-        pred = float(memory.with_update(r["resident_bytes"], r["step_peak_bytes"], r["trainable_bytes"],
-                                        r["largest_variable_bytes"], r["largest_embedding_bytes"],
-                                        terms[r["optimizer"]]))
+        pred = float(
+            memory.with_update(
+                r["resident_bytes"],
+                r["step_peak_bytes"],
+                r["trainable_bytes"],
+                r["largest_variable_bytes"],
+                r["largest_embedding_bytes"],
+                terms[r["optimizer"]],
+            )
+        )
     return pred / r["measured"] - 1
 
 
@@ -235,11 +284,17 @@ def bands(rows: list[dict], keys: tuple[str, ...] = ("family",)) -> list[dict]:
         if not rs:
             continue
         errs = [r["predicted"] / m - 1 for r in rs for m in (r["low"], r["high"])]
-        out.append({**dict(zip(keys, group)), "cases": len(rs),
-                    "median_abs_error": statistics.median(abs(r["error"]) for r in rs),
-                    "worst_abs_error": max(abs(r["error"]) for r in rs),
-                    "worst_vs_highest": min(r["predicted"] / r["high"] - 1 for r in rs),
-                    "error_low": min(errs), "error_high": max(errs)})
+        out.append(
+            {
+                **dict(zip(keys, group)),
+                "cases": len(rs),
+                "median_abs_error": statistics.median(abs(r["error"]) for r in rs),
+                "worst_abs_error": max(abs(r["error"]) for r in rs),
+                "worst_vs_highest": min(r["predicted"] / r["high"] - 1 for r in rs),
+                "error_low": min(errs),
+                "error_high": max(errs),
+            }
+        )
     return out
 
 
@@ -252,11 +307,16 @@ def bands_csv(rows: list[dict], when: str, device_name: str, keys: tuple[str, ..
     """:func:`bands` as ``data/memory_error.csv`` (by family and mode) or, with
     ``keys=("model", "precision")``, ``data/memory_error_models.csv`` (the models kept out of the
     grid, each by itself)."""
-    lines = [",".join(keys) + ",cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source"]
+    lines = [
+        ",".join(keys)
+        + ",cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source"
+    ]
     for b in bands(rows, keys):
-        lines.append(",".join(str(b[k]) for k in keys) + f",{b['cases']},{b['median_abs_error']:.4f},"
-                     f"{b['worst_abs_error']:.4f},{b['error_low']:.4f},{b['error_high']:.4f},{device_name},{when},"
-                     "benchmarks/memory_accuracy.py")
+        lines.append(
+            ",".join(str(b[k]) for k in keys) + f",{b['cases']},{b['median_abs_error']:.4f},"
+            f"{b['worst_abs_error']:.4f},{b['error_low']:.4f},{b['error_high']:.4f},{device_name},{when},"
+            "benchmarks/memory_accuracy.py"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -303,16 +363,22 @@ def _conditions_lines(rows: list[dict]) -> list[str]:
         + _per_family(rows, _recorded("onednn", lambda v: "oneDNN" if v else "Eigen")),
         "- the 16-bit formats the CPU of each 16-bit run had dot-product instructions for "
         "(`gpukit.device.cpu_native_16bit`; without them a 16-bit matrix multiply works through float32 copies): "
-        + "; ".join(f"{p} cases: {_per_family([r for r in rows if r['precision'] == p], _native_label)}"
-                    for p in ("bf16", "fp16") if any(r["precision"] == p for r in rows)),
+        + "; ".join(
+            f"{p} cases: {_per_family([r for r in rows if r['precision'] == p], _native_label)}"
+            for p in ("bf16", "fp16")
+            if any(r["precision"] == p for r in rows)
+        ),
     ]
 
 
 def _paired(rows: list[dict], others: list[dict], differ) -> list[tuple[dict, dict]]:
     """(grid row, other row) for each case of ``others`` the grid measured too, where ``differ(grid, other)``."""
     mine = {_case(r): r for r in rows if r["measured"]}
-    return [(mine[_case(o)], o) for o in others
-            if o.get("measured") and _case(o) in mine and differ(mine[_case(o)], o)]
+    return [
+        (mine[_case(o)], o)
+        for o in others
+        if o.get("measured") and _case(o) in mine and differ(mine[_case(o)], o)
+    ]
 
 
 #: How far apart two kernels' peaks must be for the comparison to list the case.
@@ -328,20 +394,28 @@ def kernels_section(rows: list[dict], other: dict, path: str) -> list[str]:
     """The grid's cases measured again under the other CPU kernels (``other``: a ``--raw`` file
     whose rows say by ``onednn`` how they ran and whose ``kernels`` describes each way), against
     the grid's runs: Eigen's peak over oneDNN's, how much they move, and where."""
-    pairs = _paired(rows, other["rows"], lambda r, o: _onednn(o) != _onednn(r)
-                    and (o["precision"] == "fp32" or _native(o) == _native(r)))  # on one CPU's 16 bits
+    pairs = _paired(
+        rows,
+        other["rows"],
+        lambda r, o: _onednn(o) != _onednn(r) and (o["precision"] == "fp32" or _native(o) == _native(r)),
+    )  # on one CPU's 16 bits
     if not pairs:
         return []
     # each pair as (oneDNN's row, Eigen's row, the grid's row)
     oriented = [(r, o, r) if _onednn(r) else (o, r, r) for r, o in pairs]
     ratio = [e["measured"] / d["measured"] for d, e, _ in oriented]
-    moved = sorted((p for p, x in zip(oriented, ratio) if abs(x - 1) > KERNEL_GAP),
-                   key=lambda p: -p[1]["measured"] / p[0]["measured"])
+    moved = sorted(
+        (p for p, x in zip(oriented, ratio) if abs(x - 1) > KERNEL_GAP),
+        key=lambda p: -p[1]["measured"] / p[0]["measured"],
+    )
     errs = [abs(r["predicted"] / o["measured"] - 1) for r, o in pairs]
     eigen_grid = sorted({r["model"] for r, _ in pairs if not _onednn(r)})
     names = {"eigen": "Eigen's", "onednn": "oneDNN's"}
-    described = "; ".join(f"{names.get(name, name)}: {text}" for name, text in other["kernels"].items()) \
-        if isinstance(other["kernels"], dict) else other["kernels"]
+    described = (
+        "; ".join(f"{names.get(name, name)}: {text}" for name, text in other["kernels"].items())
+        if isinstance(other["kernels"], dict)
+        else other["kernels"]
+    )
     lines = [
         "",
         "## The CPU kernels: Eigen's against oneDNN's",
@@ -365,9 +439,11 @@ def kernels_section(rows: list[dict], other: dict, path: str) -> list[str]:
         return f"{row['measured'] / 2**20:.1f}{mark} ({row['low'] / 2**20:.1f}–{row['high'] / 2**20:.1f})"
 
     for d, e, r in moved:
-        lines.append(f"| {r['model']} | {r['batch']} | {r['precision']} | {r['optimizer']} | {r['mode']} | "
-                     f"{r['predicted'] / 2**20:.1f} | {cell(d, r)} | {cell(e, r)} | "
-                     f"{e['measured'] / d['measured']:.2f} |")
+        lines.append(
+            f"| {r['model']} | {r['batch']} | {r['precision']} | {r['optimizer']} | {r['mode']} | "
+            f"{r['predicted'] / 2**20:.1f} | {cell(d, r)} | {cell(e, r)} | "
+            f"{e['measured'] / d['measured']:.2f} |"
+        )
     return lines
 
 
@@ -414,10 +490,12 @@ def other_cpu_section(rows: list[dict], other: dict, path: str) -> list[str]:
         return f"{row['measured'] / 2**20:.1f} ({row['low'] / 2**20:.1f}–{row['high'] / 2**20:.1f})"
 
     for r, o in pairs:
-        lines.append(f"| {r['model']} | {r['input']} | {r['batch']} | {r['precision']} | {r['optimizer']} | "
-                     f"{r['mode']} | {r['predicted'] / 2**20:.1f} | {cell(r)} | {says(r)} | {cell(o)} | {says(o)} | "
-                     f"{r['measured'] / o['measured']:.2f} | {r['error']:+.1%} | "
-                     f"{r['predicted'] / o['measured'] - 1:+.1%} |")
+        lines.append(
+            f"| {r['model']} | {r['input']} | {r['batch']} | {r['precision']} | {r['optimizer']} | "
+            f"{r['mode']} | {r['predicted'] / 2**20:.1f} | {cell(r)} | {says(r)} | {cell(o)} | {says(o)} | "
+            f"{r['measured'] / o['measured']:.2f} | {r['error']:+.1%} | "
+            f"{r['predicted'] / o['measured'] - 1:+.1%} |"
+        )
     return lines
 
 
@@ -436,26 +514,46 @@ def outside_section(rows: list[dict], path: str, family_bands: dict[tuple, dict]
         mine = [r for r in ok if r["family"] == fam and (fam, r["mode"]) in bands_of]
         if not mine:
             continue
-        out = [r for r in mine if not bands_of[fam, r["mode"]]["error_low"] <= r["predicted"] / r["high"] - 1
-               <= r["predicted"] / r["low"] - 1 <= bands_of[fam, r["mode"]]["error_high"]]
-        quoted = ", ".join(f"{memory.MODE_WORDS[m]} {b['error_low']:+.1%} to {b['error_high']:+.1%}"
-                           for m, b in ((m, bands_of[fam, m]) for m in memory.MODES if (fam, m) in bands_of)
-                           if any(r["mode"] == m for r in mine))
-        missed.append(f"{len(out)} of the {len(mine)} {fam} cases have runs outside the band `gpukit fit` quotes "
-                      f"for that family in their mode ({quoted})")
-    lines = ["", "## Outside the grid", "",
-             f"Measured as the grid's cases are, and left out of its figures and of the families' error bands "
-             f"(`OUTSIDE_GRID` in the script says why; the runs: `{path}`): {models}. `gpukit fit` quotes and uses "
-             "each one's own band in each precision (`--model-bands`, `data/memory_error_models.csv`) in place of "
-             f"its family's. "
-             f"{len(ok)} cases: median |error| {statistics.median(errs):.1%}, "
-             f"{sum(e <= TOLERANCE for e in errs)} within ±{TOLERANCE:.0%}, worst {errs[-1]:.1%}"
-             + ("; " + "; ".join(missed) if missed else "") + ".", ""]
+        out = [
+            r
+            for r in mine
+            if not bands_of[fam, r["mode"]]["error_low"]
+            <= r["predicted"] / r["high"] - 1
+            <= r["predicted"] / r["low"] - 1
+            <= bands_of[fam, r["mode"]]["error_high"]
+        ]
+        quoted = ", ".join(
+            f"{memory.MODE_WORDS[m]} {b['error_low']:+.1%} to {b['error_high']:+.1%}"
+            for m, b in ((m, bands_of[fam, m]) for m in memory.MODES if (fam, m) in bands_of)
+            if any(r["mode"] == m for r in mine)
+        )
+        missed.append(
+            f"{len(out)} of the {len(mine)} {fam} cases have runs outside the band `gpukit fit` quotes "
+            f"for that family in their mode ({quoted})"
+        )
+    lines = [
+        "",
+        "## Outside the grid",
+        "",
+        f"Measured as the grid's cases are, and left out of its figures and of the families' error bands "
+        f"(`OUTSIDE_GRID` in the script says why; the runs: `{path}`): {models}. `gpukit fit` quotes and uses "
+        "each one's own band in each precision (`--model-bands`, `data/memory_error_models.csv`) in place of "
+        f"its family's. "
+        f"{len(ok)} cases: median |error| {statistics.median(errs):.1%}, "
+        f"{sum(e <= TOLERANCE for e in errs)} within ±{TOLERANCE:.0%}, worst {errs[-1]:.1%}"
+        + ("; " + "; ".join(missed) if missed else "")
+        + ".",
+        "",
+    ]
     return lines + _case_table(ok)
 
 
-def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
-             other_cpu: tuple[dict, str] | None = None, outside: tuple[list[dict], str] | None = None) -> str:
+def markdown(
+    rows: list[dict],
+    kernels: tuple[dict, str] | None = None,
+    other_cpu: tuple[dict, str] | None = None,
+    outside: tuple[list[dict], str] | None = None,
+) -> str:
     info = device.describe_attached()
     env = device.bench_environment()
     ok = [r for r in rows if r["error"] is not None]
@@ -478,14 +576,25 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         *_conditions_lines(rows),
         f"- {len(ok)} cases: median |error| {statistics.median(errs):.1%}, {within} within ±{TOLERANCE:.0%}, "
         f"worst when a family is left out of the fit {max(leave_one_family_out(rows).values()):.1%}"
-        + (f"; worst: {worst['model']} batch {worst['batch']} {worst['precision']} {worst['optimizer']} "
-           f"{worst['mode']} at {worst['error']:+.1%}" if worst else ""),
-        "- targets: " + "; ".join(
+        + (
+            f"; worst: {worst['model']} batch {worst['batch']} {worst['precision']} {worst['optimizer']} "
+            f"{worst['mode']} at {worst['error']:+.1%}"
+            if worst
+            else ""
+        ),
+        "- targets: "
+        + "; ".join(
             f"{label} {value:.1%} (≤ {TARGETS[key]:.0%}: {'met' if value <= TARGETS[key] else 'not met'})"
-            for key, label, value in (("median", "median |error|", statistics.median(errs)),
-                                      ("worst", "worst |error|", max(errs)),
-                                      ("leave_one_family_out", "worst left out of the fit",
-                                       max(leave_one_family_out(rows).values())))),
+            for key, label, value in (
+                ("median", "median |error|", statistics.median(errs)),
+                ("worst", "worst |error|", max(errs)),
+                (
+                    "leave_one_family_out",
+                    "worst left out of the fit",
+                    max(leave_one_family_out(rows).values()),
+                ),
+            )
+        ),
         "",
         "## Per family",
         "",
@@ -495,9 +604,11 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
     ]
     lofo = leave_one_family_out(rows)
     for b in bands(rows):
-        lines.append(f"| {b['family']} | {b['cases']} | {b['median_abs_error']:.1%} | {b['worst_abs_error']:.1%} | "
-                     f"{b['worst_vs_highest']:+.1%} | {b['error_low']:+.1%} to {b['error_high']:+.1%} | "
-                     f"{lofo.get(b['family'], float('nan')):.1%} |")
+        lines.append(
+            f"| {b['family']} | {b['cases']} | {b['median_abs_error']:.1%} | {b['worst_abs_error']:.1%} | "
+            f"{b['worst_vs_highest']:+.1%} | {b['error_low']:+.1%} to {b['error_high']:+.1%} | "
+            f"{lofo.get(b['family'], float('nan')):.1%} |"
+        )
     lines += [
         "",
         "Per family and mode: the bands `gpukit fit` quotes and calls borderline by (`data/memory_error.csv`), "
@@ -507,8 +618,10 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         "|---|---|---:|---:|---:|---|",
     ]
     for b in bands(rows, BAND_KEYS):
-        lines.append(f"| {b['family']} | {b['mode']} | {b['cases']} | {b['median_abs_error']:.1%} | "
-                     f"{b['worst_abs_error']:.1%} | {b['error_low']:+.1%} to {b['error_high']:+.1%} |")
+        lines.append(
+            f"| {b['family']} | {b['mode']} | {b['cases']} | {b['median_abs_error']:.1%} | "
+            f"{b['worst_abs_error']:.1%} | {b['error_low']:+.1%} to {b['error_high']:+.1%} |"
+        )
     lines += [
         "",
         "The update terms (`gpukit.memory.UPDATE_WORKSPACE_FIT`: beside the backward pass a share of the "
@@ -521,7 +634,9 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         + ", ".join(f"{v:.0%} ({k})" for k, v in leave_one_family_out(rows, bounded=False).items())
         + "; the bounds matter where one family has the large variables (the CNNs' fully connected kernels). "
         "Refitted on this run's float32 training cases they come out as "
-        + ", ".join(f"{k} ({', '.join(f'{v:.2f}' for v in terms)})" for k, terms in fit_update_terms(rows).items())
+        + ", ".join(
+            f"{k} ({', '.join(f'{v:.2f}' for v in terms)})" for k, terms in fit_update_terms(rows).items()
+        )
         + "; the last column refits them without the family and predicts it.",
         "",
         "## What the estimate counts, and what it cannot see here",
@@ -586,8 +701,12 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         "bfloat16 where it has AVX-512 BF16 or AMX (`gpukit.device.NATIVE_16BIT_FLAGS`) and runs oneDNN's kernels "
         "(Eigen's, which the models with LSTM or GRU layers run, go through the copies all the same), so the "
         "grid's bfloat16 cases are measured on such a CPU: the line above says which each family's runs had"
-        + ("; '16-bit formats on a CPU without their instructions' below compares them with runs on a CPU "
-           "without." if other_cpu else ".")
+        + (
+            "; '16-bit formats on a CPU without their instructions' below compares them with runs on a CPU "
+            "without."
+            if other_cpu
+            else "."
+        )
         + " The CPU the float16 cases ran on has no float16 dot products (AVX-512 FP16 or AMX-FP16; the line "
         "above says what each run's CPU had): they hold the copies, which the estimate, counting what a GPU "
         "holds, does not count, so they stay in the families' bands (the encoder's float16 inference). "
@@ -608,8 +727,11 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
         "runtime reserve (CUDA context, cuDNN/cuBLAS workspaces) is added separately on a GPU.",
         *(kernels_section(rows, *kernels) if kernels else []),
         *(other_cpu_section(rows, *other_cpu) if other_cpu else []),
-        *(outside_section(*outside, {(b["family"], b["mode"]): b for b in bands(rows, BAND_KEYS)})
-          if outside else []),
+        *(
+            outside_section(*outside, {(b["family"], b["mode"]): b for b in bands(rows, BAND_KEYS)})
+            if outside
+            else []
+        ),
         "",
         "## Every case",
         "",
@@ -619,14 +741,23 @@ def markdown(rows: list[dict], kernels: tuple[dict, str] | None = None,
 
 def _case_table(rows: list[dict]) -> list[str]:
     """A Markdown table of cases: the estimate, the median run, the range of runs and the error."""
-    lines = ["| model | input | batch | precision | optimizer | mode | predicted MiB | measured MiB | range MiB "
-             "| error |", "|---|---|---:|---|---|---|---:|---:|---|---:|"]
+    lines = [
+        "| model | input | batch | precision | optimizer | mode | predicted MiB | measured MiB | range MiB "
+        "| error |",
+        "|---|---|---:|---|---|---|---:|---:|---|---:|",
+    ]
     for r in rows:
         measured = f"{r['measured'] / 2**20:.1f}" if r["measured"] else r["note"][:60]
-        spread = f"{r['low'] / 2**20:.1f}–{r['high'] / 2**20:.1f}" if r["measured"] and r["low"] != r["high"] else ""
+        spread = (
+            f"{r['low'] / 2**20:.1f}–{r['high'] / 2**20:.1f}"
+            if r["measured"] and r["low"] != r["high"]
+            else ""
+        )
         err = f"{r['error']:+.1%}" if r["error"] is not None else "—"
-        lines.append(f"| {r['model']} | {r['input']} | {r['batch']} | {r['precision']} | {r['optimizer']} | "
-                     f"{r['mode']} | {r['predicted'] / 2**20:.1f} | {measured} | {spread} | {err} |")
+        lines.append(
+            f"| {r['model']} | {r['input']} | {r['batch']} | {r['precision']} | {r['optimizer']} | "
+            f"{r['mode']} | {r['predicted'] / 2**20:.1f} | {measured} | {spread} | {err} |"
+        )
     return lines
 
 
@@ -636,39 +767,75 @@ def main(argv=None) -> int:
     parser.add_argument("--batches", nargs="+", type=int, default=list(BATCHES))
     parser.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
     parser.add_argument("--no-mixed", action="store_true", help="float32 only")
-    parser.add_argument("--precisions", nargs="+", choices=("fp32", "fp16", "bf16"),
-                        help="only the grid's cases in these precisions (with --merge-into: one policy "
-                             "measured again)")
-    parser.add_argument("--long", action="store_true",
-                        help=f"only the long-sequence cases ({', '.join(LONG_MODELS)} at {LONG_SEQ} tokens)")
+    parser.add_argument(
+        "--precisions",
+        nargs="+",
+        choices=("fp32", "fp16", "bf16"),
+        help="only the grid's cases in these precisions (with --merge-into: one policy measured again)",
+    )
+    parser.add_argument(
+        "--long",
+        action="store_true",
+        help=f"only the long-sequence cases ({', '.join(LONG_MODELS)} at {LONG_SEQ} tokens)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
-    parser.add_argument("--bands", metavar="FILE", help="write the error bands per family and mode (CSV) here")
-    parser.add_argument("--raw", metavar="FILE", help="also write every measured row (JSON), for --from-raw; "
-                        "written after each case, so a run stopped part way keeps what it measured")
-    parser.add_argument("--resume", action="store_true",
-                        help="keep the rows already in --raw FILE and measure only the cases it lacks")
-    parser.add_argument("--merge-into", metavar="FILE",
-                        help="put the measured rows into this --raw file in place of the same cases")
-    parser.add_argument("--kernels", metavar="FILE",
-                        help="a --raw file of the same cases measured with other CPU kernels (its 'kernels' "
-                             "key says which): the report compares the two")
-    parser.add_argument("--other-cpu", metavar="FILE",
-                        help="a --raw file of the same cases measured on a CPU with other 16-bit instructions "
-                             "(its 'cpu' key describes it): the report compares the two")
-    parser.add_argument("--outside", metavar="FILE",
-                        help="a --raw file of models kept out of the grid (OUTSIDE_GRID): estimated again and "
-                             "reported in a section of their own, outside the figures and bands")
-    parser.add_argument("--model-bands", metavar="FILE",
-                        help="with --outside: write each of its models' own error bands, per precision (CSV), "
-                             "which gpukit fit uses for them in place of their family's")
-    parser.add_argument("--from-raw", metavar="FILE", nargs="+",
-                        help="measure nothing: read rows written by --raw (several runs are merged) and "
-                             "estimate them again with this version of gpukit")
+    parser.add_argument(
+        "--bands", metavar="FILE", help="write the error bands per family and mode (CSV) here"
+    )
+    parser.add_argument(
+        "--raw",
+        metavar="FILE",
+        help="also write every measured row (JSON), for --from-raw; "
+        "written after each case, so a run stopped part way keeps what it measured",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the rows already in --raw FILE and measure only the cases it lacks",
+    )
+    parser.add_argument(
+        "--merge-into",
+        metavar="FILE",
+        help="put the measured rows into this --raw file in place of the same cases",
+    )
+    parser.add_argument(
+        "--kernels",
+        metavar="FILE",
+        help="a --raw file of the same cases measured with other CPU kernels (its 'kernels' "
+        "key says which): the report compares the two",
+    )
+    parser.add_argument(
+        "--other-cpu",
+        metavar="FILE",
+        help="a --raw file of the same cases measured on a CPU with other 16-bit instructions "
+        "(its 'cpu' key describes it): the report compares the two",
+    )
+    parser.add_argument(
+        "--outside",
+        metavar="FILE",
+        help="a --raw file of models kept out of the grid (OUTSIDE_GRID): estimated again and "
+        "reported in a section of their own, outside the figures and bands",
+    )
+    parser.add_argument(
+        "--model-bands",
+        metavar="FILE",
+        help="with --outside: write each of its models' own error bands, per precision (CSV), "
+        "which gpukit fit uses for them in place of their family's",
+    )
+    parser.add_argument(
+        "--from-raw",
+        metavar="FILE",
+        nargs="+",
+        help="measure nothing: read rows written by --raw (several runs are merged) and "
+        "estimate them again with this version of gpukit",
+    )
     args = parser.parse_args(argv)
     if args.model_bands and not args.outside:
-        parser.error("--model-bands writes the bands of the models kept out of the grid: "
-                     "name their runs with --outside")
+        parser.error(
+            "--model-bands writes the bands of the models kept out of the grid: "
+            "name their runs with --outside"
+        )
     for name in args.models:
         MODELS.setdefault(name, None)
     if args.from_raw:
@@ -694,10 +861,16 @@ def main(argv=None) -> int:
                     kept = json.loads(Path(args.raw).read_text())["rows"]
                     done = {_case(r) for r in kept}
                 except (ValueError, KeyError, TypeError) as exc:
-                    parser.error(f"--resume: {args.raw} is not a --raw file of this script ({exc!r}); "
-                                 "name another file or move this one away")
-        new = run(grid, args.repeats, done=done,
-                  on_row=(lambda new: _write_raw(args.raw, args.repeats, kept + new)) if args.raw else None)
+                    parser.error(
+                        f"--resume: {args.raw} is not a --raw file of this script ({exc!r}); "
+                        "name another file or move this one away"
+                    )
+        new = run(
+            grid,
+            args.repeats,
+            done=done,
+            on_row=(lambda new: _write_raw(args.raw, args.repeats, kept + new)) if args.raw else None,
+        )
         rows = kept + new
         # the report estimates every row with this version: a resumed file's rows may be an earlier one's
         reported = reestimate(kept) + new
@@ -705,10 +878,17 @@ def main(argv=None) -> int:
         _write_raw(args.raw, args.repeats, rows)
     if args.merge_into and not args.from_raw:
         merge_into(args.merge_into, rows)
-    outside = (reestimate(json.loads(Path(args.outside).read_text())["rows"]), args.outside) if args.outside else None
-    text = markdown(reported, (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None,
-                    (json.loads(Path(args.other_cpu).read_text()), args.other_cpu) if args.other_cpu else None,
-                    outside)
+    outside = (
+        (reestimate(json.loads(Path(args.outside).read_text())["rows"]), args.outside)
+        if args.outside
+        else None
+    )
+    text = markdown(
+        reported,
+        (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None,
+        (json.loads(Path(args.other_cpu).read_text()), args.other_cpu) if args.other_cpu else None,
+        outside,
+    )
     publish(text, args.write)
     if args.bands or args.model_bands:
         info = device.describe_attached()

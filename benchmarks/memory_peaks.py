@@ -7,6 +7,7 @@ gives them. It is how the estimate's terms are checked against what a real step 
     .venv/bin/python benchmarks/memory_peaks.py --write docs/memory-peaks.md
     .venv/bin/python benchmarks/memory_peaks.py --case VGG16:8:fp32:momentum:train:64x64x3 --top 12
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,22 +40,42 @@ def parse_case(text: str) -> dict:
     """``model:batch:precision:optimizer:mode[:HxWxC]`` as keyword arguments, with a one-line error."""
     parts = text.split(":")
     if len(parts) not in (5, 6) or not parts[1].isdigit():
-        raise SystemExit(f"memory_peaks.py: case {text!r}: write model:batch:precision:optimizer:mode[:HxWxC], "
-                         "such as VGG16:8:fp32:momentum:train:64x64x3")
+        raise SystemExit(
+            f"memory_peaks.py: case {text!r}: write model:batch:precision:optimizer:mode[:HxWxC], "
+            "such as VGG16:8:fp32:momentum:train:64x64x3"
+        )
     shape = tuple(int(v) for v in parts[5].split("x")) if len(parts) == 6 else None
-    return {"model": parts[0], "batch": int(parts[1]), "precision": parts[2], "optimizer": parts[3],
-            "mode": parts[4], "input_shape": shape}
+    return {
+        "model": parts[0],
+        "batch": int(parts[1]),
+        "precision": parts[2],
+        "optimizer": parts[3],
+        "mode": parts[4],
+        "input_shape": shape,
+    }
 
 
 def measure(case: dict, top: int) -> dict:
     opt = case["optimizer"] if case["mode"] == "train" else "sgd"
     est = memory.Estimator(case["model"], case["input_shape"])
     estimate = est.estimate(case["batch"], case["precision"], opt, case["mode"])
-    got = memory.measure_in_subprocess(case["model"], case["batch"], case["precision"], opt, case["mode"],
-                                       case["input_shape"], profile_top=top)
+    got = memory.measure_in_subprocess(
+        case["model"],
+        case["batch"],
+        case["precision"],
+        opt,
+        case["mode"],
+        case["input_shape"],
+        profile_top=top,
+    )
     trainable = est.graph.trainable_params * 4
-    return {**case, "estimate": estimate, "got": got, "trainable_bytes": trainable,
-            "pending_bytes": memory.pending_update_bytes(opt, trainable) if case["mode"] == "train" else 0}
+    return {
+        **case,
+        "estimate": estimate,
+        "got": got,
+        "trainable_bytes": trainable,
+        "pending_bytes": memory.pending_update_bytes(opt, trainable) if case["mode"] == "train" else 0,
+    }
 
 
 def _mib(n: float) -> str:
@@ -83,9 +104,11 @@ def markdown(rows: list[dict], notes: dict[str, str]) -> str:
     ]
     for r in rows:
         got, est = r["got"], r["estimate"]
-        label = f"{r['model']} batch {r['batch']} {r['precision']} {r['mode']}" + (
-            f" {r['optimizer']}" if r["mode"] == "train" else "") + (
-            f" at {'x'.join(map(str, r['input_shape']))}" if r["input_shape"] else "")
+        label = (
+            f"{r['model']} batch {r['batch']} {r['precision']} {r['mode']}"
+            + (f" {r['optimizer']}" if r["mode"] == "train" else "")
+            + (f" at {'x'.join(map(str, r['input_shape']))}" if r["input_shape"] else "")
+        )
         note = notes.get(r["key"], "")
         lines += [f"## {label}", ""] + ([note, ""] if note else [])
         if got.get("status") != "ok":
@@ -113,8 +136,12 @@ def markdown(rows: list[dict], notes: dict[str, str]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", action="append", metavar="MODEL:BATCH:PRECISION:OPTIMIZER:MODE[:HxWxC]",
-                        help="measure this case (repeatable) instead of the default ones")
+    parser.add_argument(
+        "--case",
+        action="append",
+        metavar="MODEL:BATCH:PRECISION:OPTIMIZER:MODE[:HxWxC]",
+        help="measure this case (repeatable) instead of the default ones",
+    )
     parser.add_argument("--top", type=int, default=8, help="how many of the largest tensors to list")
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
     args = parser.parse_args(argv)
@@ -129,8 +156,11 @@ def main(argv=None) -> int:
         row["key"] = text
         rows.append(row)
         got = row["got"]
-        print(f"{text}: {got.get('status')} {_mib(got.get('measured_peak_bytes') or 0)} MiB", file=sys.stderr,
-              flush=True)
+        print(
+            f"{text}: {got.get('status')} {_mib(got.get('measured_peak_bytes') or 0)} MiB",
+            file=sys.stderr,
+            flush=True,
+        )
     publish(markdown(rows, dict(chosen)), args.write)
     return 0
 

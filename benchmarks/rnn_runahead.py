@@ -23,6 +23,7 @@ loaded machine (CI, a second job) does.
         --busy 2 --kernels onednn --write docs/memory-rnn-runahead-busy-onednn.md \
         --raw docs/memory-rnn-runahead-busy-onednn-runs.json  # and --kernels eigen: ...-busy-eigen*
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,13 @@ KERNELS = {"measure": None, "onednn": "1", "eigen": "0"}
 
 def kernel_bytes(model) -> int:
     """float32 bytes of the recurrent layers' kernels and recurrent kernels."""
-    return sum(math.prod(w.shape) * 4 for layer in model.layers if layer.__class__.__name__ == "LSTM"
-               for w in layer.trainable_weights if len(w.shape) == 2)
+    return sum(
+        math.prod(w.shape) * 4
+        for layer in model.layers
+        if layer.__class__.__name__ == "LSTM"
+        for w in layer.trainable_weights
+        if len(w.shape) == 2
+    )
 
 
 def run(hidden_sizes, batches, repeats: int, optimizer: str, log=sys.stderr) -> list[dict]:
@@ -68,17 +74,22 @@ def run(hidden_sizes, batches, repeats: int, optimizer: str, log=sys.stderr) -> 
                 for key, threads in (("one", 1), ("default", None)):
                     runs, used, kernels_used = [], set(), set()
                     for _ in range(repeats):
-                        m = memory.measure_in_subprocess(path, batch, "fp32", optimizer, "train",
-                                                         inter_op_threads=threads)
+                        m = memory.measure_in_subprocess(
+                            path, batch, "fp32", optimizer, "train", inter_op_threads=threads
+                        )
                         if m["status"] == "ok":
                             runs.append(m["measured_peak_bytes"])
                             used.add(m.get("inter_op_threads"))
                             kernels_used.add(m.get("onednn"))
                     row[key], row[f"{key}_threads"] = runs, sorted(used)
                     row[f"{key}_onednn"] = sorted(kernels_used, key=str)
-                print(f"hidden {hidden} batch {batch}: predicted {predicted / MIB:.1f} MiB, one thread "
-                      f"{[round(r / MIB, 1) for r in row['one']]}, {row['default_threads']} threads "
-                      f"{[round(r / MIB, 1) for r in row['default']]}", file=log, flush=True)
+                print(
+                    f"hidden {hidden} batch {batch}: predicted {predicted / MIB:.1f} MiB, one thread "
+                    f"{[round(r / MIB, 1) for r in row['one']]}, {row['default_threads']} threads "
+                    f"{[round(r / MIB, 1) for r in row['default']]}",
+                    file=log,
+                    flush=True,
+                )
                 rows.append(row)
     return rows
 
@@ -120,8 +131,11 @@ def markdown(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str |
         "(as in `docs/memory-accuracy.md`), predicted is `gpukit.memory`'s `tensor_bytes`. Each case ran with "
         f"one inter-op thread (TensorFlow's executor pool) and with {many}, as every measurement of the kit "
         "does (`gpukit.memory.measure_env`: at least two); TensorFlow's CPU kernels: "
-        + _kernels(rows) + "."
-        + (f" {busy} busy-looping processes ran beside every measurement (a loaded machine)." if busy else ""),
+        + _kernels(rows)
+        + "."
+        + (
+            f" {busy} busy-looping processes ran beside every measurement (a loaded machine)." if busy else ""
+        ),
         "",
         "The excess is (measured - predicted) in units of the LSTM kernels' float32 size: how many extra "
         "kernel-sized gradients were alive at the peak.",
@@ -131,10 +145,14 @@ def markdown(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str |
         "|---:|---:|---:|---:|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['hidden']} | {r['batch']} | {r['kernel_bytes'] / MIB:.1f} | {r['predicted'] / MIB:.1f} | "
-                     f"{_cells(r, r['one'])} | {_cells(r, r['default'])} |")
-    largest = {key: max((e for r in rows for e in _excess(r, r[key])), default=float("nan"))
-               for key in ("one", "default")}
+        lines.append(
+            f"| {r['hidden']} | {r['batch']} | {r['kernel_bytes'] / MIB:.1f} | {r['predicted'] / MIB:.1f} | "
+            f"{_cells(r, r['one'])} | {_cells(r, r['default'])} |"
+        )
+    largest = {
+        key: max((e for r in rows for e in _excess(r, r[key])), default=float("nan"))
+        for key in ("one", "default")
+    }
     top = max(r["batch"] for r in rows)
     big = max((e for r in rows if r["batch"] == top for e in _excess(r, r["one"])), default=float("nan"))
     excess = [e for r in rows for e in _excess(r, r["default"])]
@@ -142,7 +160,8 @@ def markdown(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str |
     lines += [
         "",
         f"Largest excess with one thread: {largest['one']:+.1f} kernels"
-        + (f" (at batch {top}: {big:+.1f})" if len({r["batch"] for r in rows}) > 1 else "") + "; "
+        + (f" (at batch {top}: {big:+.1f})" if len({r["batch"] for r in rows}) > 1 else "")
+        + "; "
         f"with {many}: {largest['default']:+.1f} kernels.",
         "",
         "Reading it: with one inter-op thread the executor runs the backward loop's ready steps one after "
@@ -173,11 +192,22 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
     parser.add_argument("--raw", metavar="FILE", help="also write every measured run (JSON), for --from-raw")
-    parser.add_argument("--from-raw", metavar="FILE", help="measure nothing: write the report of a --raw file")
-    parser.add_argument("--kernels", choices=sorted(KERNELS), default="measure",
-                        help="TensorFlow's CPU kernels (default: what gpukit.memory.measure_env gives an LSTM)")
-    parser.add_argument("--busy", type=int, default=0, metavar="N",
-                        help="keep N busy-looping processes running while measuring (a loaded machine)")
+    parser.add_argument(
+        "--from-raw", metavar="FILE", help="measure nothing: write the report of a --raw file"
+    )
+    parser.add_argument(
+        "--kernels",
+        choices=sorted(KERNELS),
+        default="measure",
+        help="TensorFlow's CPU kernels (default: what gpukit.memory.measure_env gives an LSTM)",
+    )
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="keep N busy-looping processes running while measuring (a loaded machine)",
+    )
     args = parser.parse_args(argv)
     if args.from_raw:
         raw = json.loads(Path(args.from_raw).read_text())
@@ -195,8 +225,12 @@ def main(argv=None) -> int:
         optimizer, busy = args.optimizer, args.busy
         measured_on = f"{datetime.now(timezone.utc):%Y-%m-%d}"
     if args.raw:
-        _atomic.write_text(args.raw, json.dumps({"optimizer": optimizer, "busy": busy, "measured_on": measured_on,
-                                                 "rows": rows}, indent=1))
+        _atomic.write_text(
+            args.raw,
+            json.dumps(
+                {"optimizer": optimizer, "busy": busy, "measured_on": measured_on, "rows": rows}, indent=1
+            ),
+        )
     publish(markdown(rows, optimizer, busy, measured_on), args.write)
     return 0
 

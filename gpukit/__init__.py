@@ -4,6 +4,7 @@ The public face is small: the catalogue (:func:`load_catalogue`, :func:`lookup`,
 :func:`resolve`), the report (:func:`render_report`) and the error family
 (:class:`GpukitError`). Everything else lives in its own module.
 """
+
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
@@ -25,6 +26,14 @@ def render_report(*args, **kwargs):
 
 
 __all__ = [
-    "DataError", "GpukitError", "ParameterError", "ReportError", "UnknownGPUError",
-    "load_catalogue", "lookup", "render_report", "resolve", "__version__",
+    "DataError",
+    "GpukitError",
+    "ParameterError",
+    "ReportError",
+    "UnknownGPUError",
+    "load_catalogue",
+    "lookup",
+    "render_report",
+    "resolve",
+    "__version__",
 ]

@@ -1,4 +1,5 @@
 """Write files so that a reader never sees half of one: a temporary file, then a rename."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Strict CSV reading shared by the data files (catalogue, prices): a schema of typed
 columns, and problems that name the file, line, column and the fix."""
+
 from __future__ import annotations
 
 import csv
@@ -38,14 +39,18 @@ def parse_cell(field: Field, raw: str, today: date):
     text = raw.strip()
     if text == "":
         if field.required:
-            raise CellError(f"is empty; {field.name} is required" + (f" ({field.help})" if field.help else ""))
+            raise CellError(
+                f"is empty; {field.name} is required" + (f" ({field.help})" if field.help else "")
+            )
         return None
     kind = field.kind
     if kind in ("int", "float"):
         try:
             value = float(text.replace("_", ""))
         except ValueError:
-            raise CellError(f"{text!r} is not a number; write a plain number such as 19.2 (no units)") from None
+            raise CellError(
+                f"{text!r} is not a number; write a plain number such as 19.2 (no units)"
+            ) from None
         if math.isnan(value) or math.isinf(value):
             raise CellError(f"{text!r} is not a finite number")
         if kind == "int":
@@ -97,14 +102,19 @@ def read_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
             header = next(reader, None)
             rows = [(reader.line_num, r) for r in reader]
     except UnicodeDecodeError as exc:
-        raise DataError([Problem(path, None, None, f"is not UTF-8 text ({exc.reason}); save it as UTF-8 CSV")]) from None
+        raise DataError(
+            [Problem(path, None, None, f"is not UTF-8 text ({exc.reason}); save it as UTF-8 CSV")]
+        ) from None
     except csv.Error as exc:
         raise DataError([Problem(path, None, None, f"is not valid CSV ({exc})")]) from None
-    return ([h.strip() for h in header] if header else []), [(n, r) for n, r in rows if any(c.strip() for c in r)]
+    return ([h.strip() for h in header] if header else []), [
+        (n, r) for n, r in rows if any(c.strip() for c in r)
+    ]
 
 
-def parse_rows(path: Path, schema: tuple[Field, ...], today: date, what: str = "data") -> \
-        tuple[list[tuple[int, dict]], list[Problem]]:
+def parse_rows(
+    path: Path, schema: tuple[Field, ...], today: date, what: str = "data"
+) -> tuple[list[tuple[int, dict]], list[Problem]]:
     """Check the header against ``schema`` and parse every row.
 
     A wrong header raises at once; cell problems are returned with the rows that parsed, so a
@@ -135,9 +145,17 @@ def parse_rows(path: Path, schema: tuple[Field, ...], today: date, what: str = "
     for line, raw in rows:
         label = raw[0].strip() if raw and raw[0].strip() else None
         if len(raw) != len(header):
-            problems.append(Problem(path, line, None, (
-                f"has {len(raw)} fields, the header has {len(header)}; quote any value that contains a comma"),
-                label))
+            problems.append(
+                Problem(
+                    path,
+                    line,
+                    None,
+                    (
+                        f"has {len(raw)} fields, the header has {len(header)}; quote any value that contains a comma"
+                    ),
+                    label,
+                )
+            )
             continue
         cells = {**{f.name: f.default for f in schema if f.default is not None}, **dict(zip(header, raw))}
         row: dict = {}

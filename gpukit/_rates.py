@@ -3,6 +3,7 @@
 (device-memory streaming) share. A table holds one row per published run with its source; a
 GPU's rate is the median of its runs, and its share is that over the datasheet figure; a GPU
 no run names is taken at the median share of those measured."""
+
 from __future__ import annotations
 
 import os
@@ -21,21 +22,32 @@ from .errors import DataError, Problem
 def run_schema(*measured: Field) -> tuple[Field, ...]:
     """The columns of a table of published runs: the source and the GPU, then ``measured`` (what the
     run measured and how), then where it was published and when."""
-    return (Field("source", "text", help="a short id of the harness and where it was published"),
-            Field("gpu", "text", help="a GPU name the catalogue knows"),
-            Field("source_gpu_name", "text", help="the GPU as the source names it"),
-            *measured,
-            Field("software", "text", required=False),
-            Field("source_url", "url"),
-            Field("measured", "date", required=False, help="when the run was made, YYYY-MM-DD, if the source says"),
-            Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
-            Field("note", "text", required=False))
+    return (
+        Field("source", "text", help="a short id of the harness and where it was published"),
+        Field("gpu", "text", help="a GPU name the catalogue knows"),
+        Field("source_gpu_name", "text", help="the GPU as the source names it"),
+        *measured,
+        Field("software", "text", required=False),
+        Field("source_url", "url"),
+        Field(
+            "measured", "date", required=False, help="when the run was made, YYYY-MM-DD, if the source says"
+        ),
+        Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
+        Field("note", "text", required=False),
+    )
 
 
-def load_runs(path: str | os.PathLike, schema: tuple[Field, ...], value: str, catalogue: pd.DataFrame,
-              datasheet: Callable[[pd.Series, dict], tuple[str, float | None, str, str]],
-              share_range: tuple[float, float], what_is_wrong: str, today: date | None = None,
-              key: tuple[str, ...] = ("source", "gpu", "source_url")) -> pd.DataFrame:
+def load_runs(
+    path: str | os.PathLike,
+    schema: tuple[Field, ...],
+    value: str,
+    catalogue: pd.DataFrame,
+    datasheet: Callable[[pd.Series, dict], tuple[str, float | None, str, str]],
+    share_range: tuple[float, float],
+    what_is_wrong: str,
+    today: date | None = None,
+    key: tuple[str, ...] = ("source", "gpu", "source_url"),
+) -> pd.DataFrame:
     """The runs of the CSV at ``path``, validated: each cell against ``schema``, each row naming a
     catalogue GPU (once per ``key``) whose datasheet figure exists and whose
     share of it, ``value`` over the figure, lies within ``share_range``. ``datasheet(gpu, run)``
@@ -44,8 +56,14 @@ def load_runs(path: str | os.PathLike, schema: tuple[Field, ...], value: str, ca
     range. Problems name the file, line, column and the fix, and are raised together."""
     p = Path(path)
     parsed, problems = parse_rows(p, schema, today or date.today(), "measurement")
-    records = specs.resolve_rows(p, parsed, catalogue, lambda r: tuple(r[k] for k in key), problems,
-                                 "same " + ", ".join(k.replace("source_url", "address") for k in key))
+    records = specs.resolve_rows(
+        p,
+        parsed,
+        catalogue,
+        lambda r: tuple(r[k] for k in key),
+        problems,
+        "same " + ", ".join(k.replace("source_url", "address") for k in key),
+    )
     lines = {id(r): line for line, r in parsed}
     kept = []
     for r in records:
@@ -57,9 +75,17 @@ def load_runs(path: str | os.PathLike, schema: tuple[Field, ...], value: str, ca
             continue
         share = r[value] / float(figure)
         if not share_range[0] <= share <= share_range[1]:
-            problems.append(Problem(p, line, value, f"{r[value]:g} is {share:.0%} of {r['gpu']}'s datasheet "
-                                    f"{float(figure):g} ({column}); expected {share_range[0]:.0%} to "
-                                    f"{share_range[1]:.0%} ({what_is_wrong})", r["gpu"]))
+            problems.append(
+                Problem(
+                    p,
+                    line,
+                    value,
+                    f"{r[value]:g} is {share:.0%} of {r['gpu']}'s datasheet "
+                    f"{float(figure):g} ({column}); expected {share_range[0]:.0%} to "
+                    f"{share_range[1]:.0%} ({what_is_wrong})",
+                    r["gpu"],
+                )
+            )
             continue
         kept.append(r)
     if problems:
@@ -70,10 +96,17 @@ def load_runs(path: str | os.PathLike, schema: tuple[Field, ...], value: str, ca
 def per_gpu(runs: pd.DataFrame, value: str, datasheet: pd.Series) -> pd.DataFrame:
     """One row per measured GPU: its runs and sources, the median, lowest and highest ``value``,
     the datasheet figure (``datasheet``, indexed by GPU) and the share, median over datasheet."""
-    out = (runs.groupby("gpu", sort=True)
-           .agg(runs=(value, "size"), sources=("source", "nunique"), rate=(value, "median"),
-                low=(value, "min"), high=(value, "max"))
-           .reset_index())
+    out = (
+        runs.groupby("gpu", sort=True)
+        .agg(
+            runs=(value, "size"),
+            sources=("source", "nunique"),
+            rate=(value, "median"),
+            low=(value, "min"),
+            high=(value, "max"),
+        )
+        .reset_index()
+    )
     out["datasheet"] = out["gpu"].map(datasheet).astype(float)
     out["share"] = out["rate"] / out["datasheet"]
     return out

@@ -19,6 +19,7 @@ those measured (:func:`typical_share`), and :func:`bandwidth_share` says so. The
 (:func:`gpukit.llm.speeds`) streams every GPU at that median share (:func:`streaming_gbs` with
 ``measured=False``; ``gpukit.llm.default_efficiency`` says why).
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,12 +37,18 @@ PATH = DATA_DIR / "bandwidth_rates.csv"
 #: What the kernel does per element; every figure counts the bytes it reads and writes.
 KERNELS = ("copy", "mul", "add", "triad", "d2d")
 SCHEMA: tuple[Field, ...] = _rates.run_schema(
-    Field("kernel", "choice", choices=KERNELS,
-          help="copy and mul read one array and write one; add and triad read two and write one; "
-               "d2d is cudaMemcpy device to device (bandwidthTest; nvbandwidth's device_local_copy doubled), "
-               "counting the read and the write"),
+    Field(
+        "kernel",
+        "choice",
+        choices=KERNELS,
+        help="copy and mul read one array and write one; add and triad read two and write one; "
+        "d2d is cudaMemcpy device to device (bandwidthTest; nvbandwidth's device_local_copy doubled), "
+        "counting the read and the write",
+    ),
     Field("gbs", "float", low=1, high=100_000, help="GB/s (10^9 bytes a second) read plus written"),
-    Field("array_bytes", "float", required=False, low=1, high=1e13, help="bytes per array, if the source says"),
+    Field(
+        "array_bytes", "float", required=False, low=1, high=1e13, help="bytes per array, if the source says"
+    ),
 )
 #: A run's share of the datasheet that is believable: above it the datasheet figure is probably
 #: another card's or the array fitted in the cache; below it the kernel was not streaming (too
@@ -50,19 +57,32 @@ SHARE_RANGE = (0.5, 1.05)
 
 
 def _datasheet(gpu, run) -> tuple[str, float | None, str, str]:
-    return ("memory_bandwidth_gbs", gpu.get("memory_bandwidth_gbs"), "gpu",
-            f"{run['gpu']} has no memory_bandwidth_gbs in the catalogue; add it there first")
+    return (
+        "memory_bandwidth_gbs",
+        gpu.get("memory_bandwidth_gbs"),
+        "gpu",
+        f"{run['gpu']} has no memory_bandwidth_gbs in the catalogue; add it there first",
+    )
 
 
-def load(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
-         today: date | None = None) -> pd.DataFrame:
+def load(
+    path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
+) -> pd.DataFrame:
     """The measured runs, validated: sourced, dated, naming a catalogue GPU, and within
     :data:`SHARE_RANGE` of its datasheet bandwidth."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    return _rates.load_runs(Path(path) if path else PATH, SCHEMA, "gbs", cat, _datasheet, SHARE_RANGE,
-                            "check the GPU and that the figure counts both the bytes read and those written, "
-                            "over arrays larger than the GPU's cache", today,
-                            key=("source", "gpu", "kernel", "source_url"))
+    return _rates.load_runs(
+        Path(path) if path else PATH,
+        SCHEMA,
+        "gbs",
+        cat,
+        _datasheet,
+        SHARE_RANGE,
+        "check the GPU and that the figure counts both the bytes read and those written, "
+        "over arrays larger than the GPU's cache",
+        today,
+        key=("source", "gpu", "kernel", "source_url"),
+    )
 
 
 def rates(runs: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:

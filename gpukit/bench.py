@@ -15,6 +15,7 @@ TensorFlow import costs seconds). Out-of-memory is a result (``status: oom``); a
 failure is ``status: error`` with its message; a configuration the device cannot run is
 ``status: skipped`` with the reason.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,8 +50,11 @@ class Settings:
     @classmethod
     def for_run(cls, quick: bool, time_budget_s: float | None = None, n_configs: int = 1) -> Settings:
         """Quick runs measure each configuration for ~1 s; a budget spreads its seconds over them."""
-        base = cls(min_time_s=1.0, min_samples=5) if quick else cls(warmup_steps=5, warmup_min_s=1.0,
-                                                                     min_time_s=3.0, min_samples=10)
+        base = (
+            cls(min_time_s=1.0, min_samples=5)
+            if quick
+            else cls(warmup_steps=5, warmup_min_s=1.0, min_time_s=3.0, min_samples=10)
+        )
         if time_budget_s:
             per = max(0.3, time_budget_s / max(n_configs, 1) / 2)  # half for warm-up and building
             base = Settings(**{**base.__dict__, "min_time_s": min(base.min_time_s, per)})
@@ -79,8 +83,13 @@ def summarize(times: Sequence[float]) -> dict:
         cv = 0.0
     iqr = q3 - q1
     mad = statistics.median(abs(x - median) for x in xs)
-    return {"median_s": median, "iqr_s": iqr, "mad_s": mad, "cv": cv,
-            "noisy": bool(median > 0 and iqr / median >= NOISY_SPREAD)}
+    return {
+        "median_s": median,
+        "iqr_s": iqr,
+        "mad_s": mad,
+        "cv": cv,
+        "noisy": bool(median > 0 and iqr / median >= NOISY_SPREAD),
+    }
 
 
 def sync(value) -> None:
@@ -95,9 +104,13 @@ def sync(value) -> None:
         value.numpy()
 
 
-def measure(step: Callable[[], Any], settings: Settings, synchronize: Callable[[Any], None] = sync,
-            clock: Callable[[], float] = time.perf_counter,
-            agree: Callable[[float], float] | None = None) -> Timing:
+def measure(
+    step: Callable[[], Any],
+    settings: Settings,
+    synchronize: Callable[[Any], None] = sync,
+    clock: Callable[[], float] = time.perf_counter,
+    agree: Callable[[float], float] | None = None,
+) -> Timing:
     """Time ``step`` by the rules in the module docstring.
 
     ``agree`` is for steps that run in lockstep with other processes (a multi-worker strategy's
@@ -116,8 +129,9 @@ def measure(step: Callable[[], Any], settings: Settings, synchronize: Callable[[
         t1 = clock()
         warmup.append(t1 - t0)
         first_done = first_done if first_done is not None else t1
-        done = (len(warmup) >= settings.warmup_steps and t1 - first_done >= settings.warmup_min_s) \
-            or t1 - first_done > settings.max_time_s
+        done = (
+            len(warmup) >= settings.warmup_steps and t1 - first_done >= settings.warmup_min_s
+        ) or t1 - first_done > settings.max_time_s
         if agree(float(done)):  # any process done warming up: all are
             break
     # Calibrate loops from the last warm-up step (the steadiest one); the slowest process's.
@@ -134,8 +148,11 @@ def measure(step: Callable[[], Any], settings: Settings, synchronize: Callable[[
         t1 = clock()
         times.append((t1 - t0) / loops)
         elapsed = t1 - start
-        stop = len(times) >= settings.max_samples or elapsed >= settings.max_time_s \
+        stop = (
+            len(times) >= settings.max_samples
+            or elapsed >= settings.max_time_s
             or (len(times) >= settings.min_samples and elapsed >= settings.min_time_s)
+        )
         if agree(float(stop)):
             break
     return Timing(warmup, times, loops)
@@ -145,8 +162,15 @@ def measure(step: Callable[[], Any], settings: Settings, synchronize: Callable[[
 
 
 def _record(config: Config, status: str, **values) -> Record:
-    return Record(workload=config.workload, precision=config.precision, params=dict(config.params),
-                  status=status, xla=config.xla, label=config.label(), **values)
+    return Record(
+        workload=config.workload,
+        precision=config.precision,
+        params=dict(config.params),
+        status=status,
+        xla=config.xla,
+        label=config.label(),
+        **values,
+    )
 
 
 def _peak_for(config: Config, math: str, peak_row: dict | None) -> float | None:
@@ -160,7 +184,9 @@ def _peak_for(config: Config, math: str, peak_row: dict | None) -> float | None:
     return value if value and value == value else None
 
 
-def run_config(config: Config, device: DeviceInfo, settings: Settings, peak_row: dict | None = None) -> Record:
+def run_config(
+    config: Config, device: DeviceInfo, settings: Settings, peak_row: dict | None = None
+) -> Record:
     """Build and time one configuration here; never raises for a failure of the workload."""
     from . import workloads
 
@@ -186,19 +212,40 @@ def run_config(config: Config, device: DeviceInfo, settings: Settings, peak_row:
     fraction = None
     if peak:
         fraction = (throughput if built.unit == "GB/s" else achieved) / peak
-    return _record(config, "ok", math_mode=built.math_mode, warmup_s=timing.warmup_s, times_s=timing.times_s,
-                   loops=timing.loops, **stats, throughput=throughput, throughput_unit=built.unit,
-                   achieved_tflops=achieved, flops_per_step=built.flops_per_step,
-                   bytes_per_step=built.bytes_per_step, items_per_step=built.items_per_step,
-                   peak=peak, peak_fraction=fraction)
+    return _record(
+        config,
+        "ok",
+        math_mode=built.math_mode,
+        warmup_s=timing.warmup_s,
+        times_s=timing.times_s,
+        loops=timing.loops,
+        **stats,
+        throughput=throughput,
+        throughput_unit=built.unit,
+        achieved_tflops=achieved,
+        flops_per_step=built.flops_per_step,
+        bytes_per_step=built.bytes_per_step,
+        items_per_step=built.items_per_step,
+        peak=peak,
+        peak_fraction=fraction,
+    )
 
 
-def run_config_subprocess(config: Config, device: DeviceInfo, settings: Settings, peak_row: dict | None = None,
-                          timeout_s: float = 1800) -> Record:
+def run_config_subprocess(
+    config: Config,
+    device: DeviceInfo,
+    settings: Settings,
+    peak_row: dict | None = None,
+    timeout_s: float = 1800,
+) -> Record:
     """:func:`run_config` in a fresh Python (:func:`gpukit.runner.run`); a crash, an abort on
     out-of-memory or a timeout becomes the record's status."""
-    payload = {"config": config.to_dict(), "device": asdict(device), "settings": asdict(settings),
-               "peak_row": peak_row}
+    payload = {
+        "config": config.to_dict(),
+        "device": asdict(device),
+        "settings": asdict(settings),
+        "peak_row": peak_row,
+    }
     child = runner.run("gpukit.bench:config_child", payload, timeout_s)
     if child.ok:
         return Record.from_dict(child.value)
@@ -207,8 +254,12 @@ def run_config_subprocess(config: Config, device: DeviceInfo, settings: Settings
 
 def config_child(payload: dict) -> dict:
     """Child side of :func:`run_config_subprocess`."""
-    rec = run_config(Config.from_dict(payload["config"]), DeviceInfo(**payload["device"]),
-                     Settings(**payload["settings"]), payload["peak_row"])
+    rec = run_config(
+        Config.from_dict(payload["config"]),
+        DeviceInfo(**payload["device"]),
+        Settings(**payload["settings"]),
+        payload["peak_row"],
+    )
     return asdict(rec)
 
 
@@ -223,11 +274,17 @@ def attached_device() -> tuple[DeviceInfo, dict]:
     return DeviceInfo(info["kind"], info.get("compute_capability")), info
 
 
-def run_benchmarks(workloads: Iterable[str] | None = None, precisions: Iterable[str] | None = None,
-                   quick: bool = True, xla: bool = False, isolation: str = "auto",
-                   time_budget_s: float | None = None, settings: Settings | None = None,
-                   configs: Sequence[Config] | None = None,
-                   progress: Callable[[int, int, Record], None] | None = None) -> Results:
+def run_benchmarks(
+    workloads: Iterable[str] | None = None,
+    precisions: Iterable[str] | None = None,
+    quick: bool = True,
+    xla: bool = False,
+    isolation: str = "auto",
+    time_budget_s: float | None = None,
+    settings: Settings | None = None,
+    configs: Sequence[Config] | None = None,
+    progress: Callable[[int, int, Record], None] | None = None,
+) -> Results:
     """Run the benchmark set on the attached device and return the results document.
 
     ``isolation`` is ``subprocess``, ``process`` or ``auto`` (subprocess on a GPU, process on
@@ -240,7 +297,9 @@ def run_benchmarks(workloads: Iterable[str] | None = None, precisions: Iterable[
     if configs is None:
         check_selection(workloads, precisions)  # fail on a typo before TensorFlow loads
     device, device_info = attached_device()
-    todo = list(configs) if configs is not None else default_configs(device, quick, workloads, precisions, xla)
+    todo = (
+        list(configs) if configs is not None else default_configs(device, quick, workloads, precisions, xla)
+    )
     settings = settings or Settings.for_run(quick, time_budget_s, len(todo))
     mode = isolation if isolation != "auto" else ("subprocess" if device.kind == "gpu" else "process")
     peak_row = device_info.get("catalogue_row")
@@ -254,13 +313,25 @@ def run_benchmarks(workloads: Iterable[str] | None = None, precisions: Iterable[
         records.append(rec)
         if progress:
             progress(i, len(todo), rec)
-    return Results("bench", started.strftime("%Y-%m-%dT%H:%M:%SZ"), bench_environment(xla=xla),
-                   Device.from_dict(device_info), tuple(records),
-                   (datetime.now(timezone.utc) - started).total_seconds(), quick, mode, asdict(settings))
+    return Results(
+        "bench",
+        started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        bench_environment(xla=xla),
+        Device.from_dict(device_info),
+        tuple(records),
+        (datetime.now(timezone.utc) - started).total_seconds(),
+        quick,
+        mode,
+        asdict(settings),
+    )
 
 
-def plan(workloads: Iterable[str] | None = None, precisions: Iterable[str] | None = None, quick: bool = True,
-         xla: bool = False):
+def plan(
+    workloads: Iterable[str] | None = None,
+    precisions: Iterable[str] | None = None,
+    quick: bool = True,
+    xla: bool = False,
+):
     """What :func:`run_benchmarks` would run on the attached device, without running it: one row per
     configuration with the math it runs at (:func:`gpukit.precision.device_math`), or why it is
     skipped, and the datasheet peak of a catalogued GPU at that math."""
@@ -276,6 +347,13 @@ def plan(workloads: Iterable[str] | None = None, precisions: Iterable[str] | Non
             math, note = device_math(config.precision, device.kind, device.compute_capability), ""
         except Unsupported as exc:
             math, note = None, f"skipped: {exc}"
-        rows.append({"configuration": config.label(), "precision": config.precision, "math": math,
-                     "peak": _peak_for(config, math, info.get("catalogue_row")) if math else None, "note": note})
+        rows.append(
+            {
+                "configuration": config.label(),
+                "precision": config.precision,
+                "math": math,
+                "peak": _peak_for(config, math, info.get("catalogue_row")) if math else None,
+                "note": note,
+            }
+        )
     return pd.DataFrame(rows, columns=["configuration", "precision", "math", "peak", "note"])

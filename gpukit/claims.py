@@ -23,6 +23,7 @@ every one: ``confirmed`` when the claim holds for all of them, ``wrong`` when fo
 probably is when the catalogue can tell: a 2:4-sparse tensor figure passed off as dense, or
 another GPU's value of the same field.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -41,10 +42,27 @@ CLAIMS_PATH = specs.DATA_DIR / "claims.csv"
 RELATIONS = ("eq", "max", "gt", "lt", "approx")
 VERDICTS = ("confirmed", "wrong", "unclear")
 #: Fields a claim can be about: every catalogue figure and a few descriptive ones.
-FIELDS = ("architecture", "memory_type", "form_factor", "cuda_cores", "tensor_cores", "boost_clock_mhz",
-          "memory_gb", "memory_bus_bits", "memory_bandwidth_gbs", "fp64_tflops", "fp32_tflops",
-          "tf32_tensor_tflops", "fp16_tensor_tflops", "bf16_tensor_tflops", "int8_tensor_tops", "tdp_w",
-          "nvlink_gbs", "pcie_gen", "launch")
+FIELDS = (
+    "architecture",
+    "memory_type",
+    "form_factor",
+    "cuda_cores",
+    "tensor_cores",
+    "boost_clock_mhz",
+    "memory_gb",
+    "memory_bus_bits",
+    "memory_bandwidth_gbs",
+    "fp64_tflops",
+    "fp32_tflops",
+    "tf32_tensor_tflops",
+    "fp16_tensor_tflops",
+    "bf16_tensor_tflops",
+    "int8_tensor_tops",
+    "tdp_w",
+    "nvlink_gbs",
+    "pcie_gen",
+    "launch",
+)
 _TEXT_FIELDS = {"architecture", "memory_type", "form_factor"}
 _DATE_FIELDS = {"launch"}
 _TENSOR_FIELDS = {"tf32_tensor_tflops", "fp16_tensor_tflops", "bf16_tensor_tflops", "int8_tensor_tops"}
@@ -64,8 +82,9 @@ SCHEMA: tuple[Field, ...] = (
 COLUMNS = ("source", "gpu", "field", "claimed_value", "catalogue_value", "verdict", "note", "quote")
 
 
-def load_claims(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
-                today: date | None = None) -> pd.DataFrame:
+def load_claims(
+    path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
+) -> pd.DataFrame:
     """The claims file, validated: fields exist, GPUs resolve, each relation has what it needs."""
     p = Path(path) if path else CLAIMS_PATH
     cat = specs.load_catalogue() if catalogue is None else catalogue
@@ -82,31 +101,71 @@ def load_claims(path: str | os.PathLike | None = None, catalogue: pd.DataFrame |
                     ok = False
         value = row["claimed_value"]
         if row["relation"] in ("eq", "max") and not value:
-            problems.append(Problem(p, line, "claimed_value", f"relation {row['relation']} needs the claimed "
-                                    "value; add it", row["gpu"]))
+            problems.append(
+                Problem(
+                    p,
+                    line,
+                    "claimed_value",
+                    f"relation {row['relation']} needs the claimed value; add it",
+                    row["gpu"],
+                )
+            )
             ok = False
         if row["relation"] in ("gt", "lt", "approx") and bool(value) == bool(row["other_gpu"]):
-            problems.append(Problem(p, line, "other_gpu", f"relation {row['relation']} compares with either "
-                                    "another GPU or a value; give exactly one of other_gpu and claimed_value",
-                                    row["gpu"]))
+            problems.append(
+                Problem(
+                    p,
+                    line,
+                    "other_gpu",
+                    f"relation {row['relation']} compares with either "
+                    "another GPU or a value; give exactly one of other_gpu and claimed_value",
+                    row["gpu"],
+                )
+            )
             ok = False
-        allowed = ("eq",) if row["field"] in _TEXT_FIELDS else ("eq", "gt", "lt") \
-            if row["field"] in _DATE_FIELDS else RELATIONS
+        allowed = (
+            ("eq",)
+            if row["field"] in _TEXT_FIELDS
+            else ("eq", "gt", "lt")
+            if row["field"] in _DATE_FIELDS
+            else RELATIONS
+        )
         if row["relation"] not in allowed:
-            problems.append(Problem(p, line, "relation", f"{row['field']} takes {', '.join(allowed)} only, not "
-                                    f"{row['relation']}", row["gpu"]))
+            problems.append(
+                Problem(
+                    p,
+                    line,
+                    "relation",
+                    f"{row['field']} takes {', '.join(allowed)} only, not {row['relation']}",
+                    row["gpu"],
+                )
+            )
             ok = False
         elif value and row["field"] in _DATE_FIELDS:
             if not re.fullmatch(r"\d{4}(-(0[1-9]|1[0-2]))?", value):
-                problems.append(Problem(p, line, "claimed_value", f"{value!r} is not a year or month; write "
-                                        "2017 or 2017-06", row["gpu"]))
+                problems.append(
+                    Problem(
+                        p,
+                        line,
+                        "claimed_value",
+                        f"{value!r} is not a year or month; write 2017 or 2017-06",
+                        row["gpu"],
+                    )
+                )
                 ok = False
         elif value and row["field"] not in _TEXT_FIELDS:
             try:
                 float(value)
             except ValueError:
-                problems.append(Problem(p, line, "claimed_value", f"{value!r} is not a number; {row['field']} "
-                                        "is numeric (write 1000, not 1 TB/s)", row["gpu"]))
+                problems.append(
+                    Problem(
+                        p,
+                        line,
+                        "claimed_value",
+                        f"{value!r} is not a number; {row['field']} is numeric (write 1000, not 1 TB/s)",
+                        row["gpu"],
+                    )
+                )
                 ok = False
         if ok:
             records.append(row)
@@ -154,7 +213,9 @@ def _explain_wrong(claimed, values: dict[str, object], field: str, cat: pd.DataF
     if field in _TENSOR_FIELDS and all(_same(c, 2 * float(v), field) for v in values.values()):
         return f"that is the 2:4-sparse figure; the dense figure is {_show(values)}"
     # a figure the catalogue leaves empty (NaN or pandas' NA) matches no claim
-    others = [g for g, v in zip(cat["gpu"], cat[field]) if g not in values and not pd.isna(v) and _same(c, v, field)]
+    others = [
+        g for g, v in zip(cat["gpu"], cat[field]) if g not in values and not pd.isna(v) and _same(c, v, field)
+    ]
     if others:
         return f"that is the {', '.join(others)}'s {field}; the datasheet says {_show(values)}"
     return f"the datasheet says {_show(values)}"
@@ -167,8 +228,12 @@ def _check_one(row: dict, cat: pd.DataFrame) -> dict:
     sign = {"gt": "> ", "lt": "< ", "max": "up to ", "approx": "≈ "}.get(rel, "")
     out["claimed_value"] = f"{sign}{claimed if claimed else row['other_gpu']}"
     if not values:
-        return {**out, "catalogue_value": "", "verdict": "unclear",
-                "note": f"the catalogue has no {field} for {row['gpu']}"}
+        return {
+            **out,
+            "catalogue_value": "",
+            "verdict": "unclear",
+            "note": f"the catalogue has no {field} for {row['gpu']}",
+        }
     out["catalogue_value"] = _show(values)
     if rel == "eq":
         hold = [g for g, v in values.items() if _same(claimed, v, field)]
@@ -181,8 +246,11 @@ def _check_one(row: dict, cat: pd.DataFrame) -> dict:
     if rel == "max":
         top = max(float(v) for v in values.values())
         ok = _same(claimed, top, field)
-        return {**out, "verdict": "confirmed" if ok else "wrong",
-                "note": "the largest variant" if ok else f"the largest variant has {top:g}"}
+        return {
+            **out,
+            "verdict": "confirmed" if ok else "wrong",
+            "note": "the largest variant" if ok else f"the largest variant has {top:g}",
+        }
     if row["other_gpu"]:
         right = _values(row["other_gpu"], field, cat)
         out["catalogue_value"] += f" vs {_show(right)} ({row['other_gpu']})"
@@ -202,8 +270,11 @@ def _check_one(row: dict, cat: pd.DataFrame) -> dict:
             ratios = [float(va) / float(vb) for (_, va), (_, vb) in combos if float(vb)]
             lo, hi = (min(ratios), max(ratios)) if ratios else (0.0, 0.0)
             span = f"{lo:.2g}" if f"{lo:.2g}" == f"{hi:.2g}" else f"{lo:.2g} to {hi:.2g}"
-            return {**out, "verdict": "wrong",
-                    "note": f"not within ±{APPROX_TOLERANCE:.0%}: it is {span} times the other figure"}
+            return {
+                **out,
+                "verdict": "wrong",
+                "note": f"not within ±{APPROX_TOLERANCE:.0%}: it is {span} times the other figure",
+            }
         return {**out, "verdict": "wrong", "note": "the reverse holds" if row["other_gpu"] else ""}
     held = sorted({a for a, _ in holds})
     return {**out, "verdict": "unclear", "note": f"true for {', '.join(held)} only"}
@@ -221,8 +292,10 @@ def check(claims: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = N
     """Every claim with its catalogue value, computed verdict and a note (see the module doc)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     table = load_claims(catalogue=cat) if claims is None else claims
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in table.to_dict(orient="records")]
+    records = [
+        {k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+        for r in table.to_dict(orient="records")
+    ]
     rows = [_check_one(r, cat) for r in records]
     return pd.DataFrame(rows, columns=list(COLUMNS))
 

@@ -3,6 +3,7 @@
 A :class:`~gpukit.errors.GpukitError` becomes one line on stderr and exit status 2;
 anything else is a bug and keeps its traceback.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,12 +19,24 @@ from .errors import GpukitError, ParameterError
 from .models import check_optimizer
 
 #: The precision vocabulary in one line, for every command's help (see gpukit.precision).
-PRECISION_HELP = ("float32 (TensorFlow's default: TF32 on Ampere+), fp32 (TF32 off), tf32, "
-                  "fp16 (= mixed_float16), bf16 (= mixed_bfloat16)")
+PRECISION_HELP = (
+    "float32 (TensorFlow's default: TF32 on Ampere+), fp32 (TF32 off), tf32, "
+    "fp16 (= mixed_float16), bf16 (= mixed_bfloat16)"
+)
 
 #: Columns of the human-readable table (``--format csv``/``json`` carry every column).
-TABLE_COLUMNS = ("gpu", "architecture", "memory_gb", "memory_bandwidth_gbs", "fp32_tflops",
-                 "tf32_tensor_tflops", "fp16_tensor_tflops", "int8_tensor_tops", "tdp_w", "nvlink_gbs")
+TABLE_COLUMNS = (
+    "gpu",
+    "architecture",
+    "memory_gb",
+    "memory_bandwidth_gbs",
+    "fp32_tflops",
+    "tf32_tensor_tflops",
+    "fp16_tensor_tflops",
+    "int8_tensor_tops",
+    "tdp_w",
+    "nvlink_gbs",
+)
 
 
 def _fmt(value) -> str:
@@ -37,11 +50,15 @@ def _fmt(value) -> str:
 def format_table(rows: list[dict], columns: Sequence[str]) -> str:
     """A plain fixed-width table; empty cells where the GPU lacks a mode."""
     cells = [[_fmt(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(columns)]
+    widths = [
+        max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(columns)
+    ]
     numeric = [all(_is_number(row[i]) for row in cells) for i in range(len(columns))]
 
     def line(values):
-        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
+        return "  ".join(
+            v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)
+        ).rstrip()
 
     out = [line(columns), line(["-" * w for w in widths])]
     out += [line(row) for row in cells]
@@ -84,8 +101,10 @@ def cmd_specs(args: argparse.Namespace) -> int:
         print(format_card(rows[0]))
     else:
         print(format_table(rows, TABLE_COLUMNS))
-        print(f"\n{len(rows)} GPU(s); dense tensor figures, FP16 with FP32 accumulate. "
-              "All columns and sources: --format csv or json.")
+        print(
+            f"\n{len(rows)} GPU(s); dense tensor figures, FP16 with FP32 accumulate. "
+            "All columns and sources: --format csv or json."
+        )
     return 0
 
 
@@ -102,15 +121,24 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         folder = Path(args.results)
         if not folder.is_dir():
-            raise ParameterError(f"--results {args.results}: not a folder; give a folder of `gpukit bench --out` files")
+            raise ParameterError(
+                f"--results {args.results}: not a folder; give a folder of `gpukit bench --out` files"
+            )
         if "results_dir" in cli_params:
             raise ParameterError("give the results folder once: --results DIR or -p results_dir DIR")
         cli_params["results_dir"] = str(folder.resolve())
     timeout = {} if args.cell_timeout is None else {"cell_timeout_s": args.cell_timeout}
     try:
-        render_report(out_dir=args.out, cli_parameters=cli_params, params_file=args.params_file,
-                      notebooks_dir=args.notebooks, only=args.only, kernel_name=args.kernel, pairs=args.pair,
-                      **timeout)
+        render_report(
+            out_dir=args.out,
+            cli_parameters=cli_params,
+            params_file=args.params_file,
+            notebooks_dir=args.notebooks,
+            only=args.only,
+            kernel_name=args.kernel,
+            pairs=args.pair,
+            **timeout,
+        )
     except KeyboardInterrupt as exc:  # the message says where the partial output was kept
         detail = str(exc)
         print(f"gpukit: interrupted{'; ' + detail if detail else ''}", file=sys.stderr)
@@ -125,13 +153,24 @@ def _date(text: str, option: str):
     try:
         return date.fromisoformat(text)
     except ValueError:
-        raise ParameterError(f"{option} {text!r} is not a date; write YYYY-MM-DD such as 2024-06-01") from None
+        raise ParameterError(
+            f"{option} {text!r} is not a date; write YYYY-MM-DD such as 2024-06-01"
+        ) from None
 
 
 def _rounded(rows: list[dict]) -> list[dict]:
     """Rows for a text table: floats to three significant figures, NaN as empty."""
-    return [{k: (float(f"{v:.3g}") if isinstance(v, float) and v == v else (None if isinstance(v, float) else v))
-             for k, v in r.items()} for r in rows]
+    return [
+        {
+            k: (
+                float(f"{v:.3g}")
+                if isinstance(v, float) and v == v
+                else (None if isinstance(v, float) else v)
+            )
+            for k, v in r.items()
+        }
+        for r in rows
+    ]
 
 
 def _progress_printer(stream=None):
@@ -141,7 +180,9 @@ def _progress_printer(stream=None):
 
     def show(i: int, n: int, rec) -> None:
         value = rec.throughput
-        result = (f"{value:,.3g} {rec.throughput_unit}" if value is not None else f"{rec.status}: {rec.error or ''}")
+        result = (
+            f"{value:,.3g} {rec.throughput_unit}" if value is not None else f"{rec.status}: {rec.error or ''}"
+        )
         bar = "#" * round(20 * i / n)
         line = f"[{bar:<20}] {i}/{n} {rec.label} {rec.precision}: {result}"
         if tty:
@@ -170,9 +211,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         else:
             print(format_table(plan.to_dict(orient="records"), list(plan.columns)))
         return 0
-    results = bench.run_benchmarks(workloads=workloads, precisions=precisions, quick=args.quick, xla=args.xla,
-                                   isolation=args.isolation, time_budget_s=args.time_budget,
-                                   progress=None if args.no_progress else _progress_printer())
+    results = bench.run_benchmarks(
+        workloads=workloads,
+        precisions=precisions,
+        quick=args.quick,
+        xla=args.xla,
+        isolation=args.isolation,
+        time_budget_s=args.time_budget,
+        progress=None if args.no_progress else _progress_printer(),
+    )
     if args.out:
         results.save(args.out)
         print(f"gpukit: results written to {args.out}", file=sys.stderr)
@@ -185,8 +232,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 0
     dev = results.device
     print(f"device: {dev.kind.upper()} {dev.name}; {dev.catalogue_note or ''}")
-    cols = ["configuration", "precision", "math_mode", "status", "median_ms", "iqr_pct", "throughput", "unit",
-            "achieved_tflops", "peak_fraction", "note"]
+    cols = [
+        "configuration",
+        "precision",
+        "math_mode",
+        "status",
+        "median_ms",
+        "iqr_pct",
+        "throughput",
+        "unit",
+        "achieved_tflops",
+        "peak_fraction",
+        "note",
+    ]
     rows = frame[cols].to_dict(orient="records")
     for r in rows:
         for k in ("median_ms", "iqr_pct", "throughput", "achieved_tflops", "peak_fraction"):
@@ -206,20 +264,30 @@ def _bench_scaling(args: argparse.Namespace) -> int:
     from . import distributed, precision
 
     workloads = [w for part in args.workloads or [] for w in part.split(",") if w.strip()] or None
-    precs = [precision.trainable(p) for p in precision.normalize_all(",".join(args.precision))] \
-        if args.precision else ["fp32"]
+    precs = (
+        [precision.trainable(p) for p in precision.normalize_all(",".join(args.precision))]
+        if args.precision
+        else ["fp32"]
+    )
     if len(precs) != 1:
         raise ParameterError("--devices runs one precision at a time, such as fp32, fp16 or bf16")
     devices = args.devices if args.devices is not None else 1
     distributed.check(devices, args.strategy, workloads)  # fail before TensorFlow loads
     doc = distributed.run_scaling(devices, args.strategy, workloads, precs[0], args.quick)
-    task = (_json.loads(os.environ.get("TF_CONFIG") or "{}").get("task") or {}) if args.strategy == "multiworker" else {}
+    task = (
+        (_json.loads(os.environ.get("TF_CONFIG") or "{}").get("task") or {})
+        if args.strategy == "multiworker"
+        else {}
+    )
     chief = int(task.get("index", 0)) == 0
     if args.out and chief:
         doc.save(args.out)
         print(f"gpukit: results written to {args.out}", file=sys.stderr)
     elif args.out:
-        print(f"gpukit: worker {task.get('index')} is not the chief; worker 0 writes the results", file=sys.stderr)
+        print(
+            f"gpukit: worker {task.get('index')} is not the chief; worker 0 writes the results",
+            file=sys.stderr,
+        )
     frame = doc.frame()
     if args.format == "json":
         print(_json.dumps(doc.to_dict(), indent=1))
@@ -246,8 +314,10 @@ def _bisect_on_gpu(memory, name: str, p: str, args: argparse.Namespace, shape):
     from .device import physical_gpus
 
     if not physical_gpus():
-        print("gpukit: no GPU attached: the real largest batch is found by bisection on a GPU only",
-              file=sys.stderr)
+        print(
+            "gpukit: no GPU attached: the real largest batch is found by bisection on a GPU only",
+            file=sys.stderr,
+        )
         return None
     found = memory.bisect_largest_batch(name, p, args.optimizer, args.mode, shape, seq_len=args.seq_len)
     return found["largest_batch"]
@@ -275,8 +345,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
     for name in args.model:
         est = memory.Estimator(name, shape, args.seq_len)
         if args.seq_len and est.transformer is None and not est.spec.sizes:
-            print(f"gpukit: {est.name} has no sequence length to set; --seq-len applies to the built-in "
-                  "transformers and the Keras-layer token models", file=sys.stderr)
+            print(
+                f"gpukit: {est.name} has no sequence length to set; --seq-len applies to the built-in "
+                "transformers and the Keras-layer token models",
+                file=sys.stderr,
+            )
         frame = memory.fit_table(est, args.batch, gpus, p, args.optimizer, args.mode, reserve)
         if args.measure:
             frame = memory.with_measurements(frame, est, shape, args.repeats or 1)
@@ -298,25 +371,52 @@ def cmd_cost(args: argparse.Namespace) -> int:
     book = prices.load_prices(args.prices, max_age_days=args.max_age_days)
     if args.as_of:
         book = book.as_of(_date(args.as_of, "--as-of"))
-    frame = cost.cost_table(book, args.gpu, precs, args.price_kind, args.electricity_usd_per_kwh, args.years,
-                            args.utilization, args.pue, args.cloud, cloud_kind=args.cloud_kind)
+    frame = cost.cost_table(
+        book,
+        args.gpu,
+        precs,
+        args.price_kind,
+        args.electricity_usd_per_kwh,
+        args.years,
+        args.utilization,
+        args.pue,
+        args.cloud,
+        cloud_kind=args.cloud_kind,
+    )
     if not _emit(frame, args.format):
-        cols = ["gpu", "precision", "peak_tflops", "sustained_tflops", "price_usd", "usd_per_tflop",
-                "usd_per_sustained_tflop", "tco_usd_per_tflop", "cloud_usd_per_hour", "cloud_usd_per_tflop_hour",
-                "break_even_months", "tflops_per_watt", "note"]
+        cols = [
+            "gpu",
+            "precision",
+            "peak_tflops",
+            "sustained_tflops",
+            "price_usd",
+            "usd_per_tflop",
+            "usd_per_sustained_tflop",
+            "tco_usd_per_tflop",
+            "cloud_usd_per_hour",
+            "cloud_usd_per_tflop_hour",
+            "break_even_months",
+            "tflops_per_watt",
+            "note",
+        ]
         rows = _rounded(frame[cols].to_dict(orient="records"))
         print(format_table(rows, cols))
-        print(f"\nTCO over {args.years:g} years at {args.utilization:.0%} use, ${args.electricity_usd_per_kwh:g}/kWh, "
-              f"PUE {args.pue:g}; cloud: {args.cloud} {args.cloud_kind}; purchase price: {args.price_kind}"
-              + (f"; prices as of {args.as_of}." if args.as_of else ".")
-              + "\nsustained_tflops: the tensor-core peak at the share the GPU was measured to sustain in a large "
-              "matrix multiply (data/matmul_rates.csv; the median share where none was measured: "
-              "sustained_basis in --format csv/json).")
+        print(
+            f"\nTCO over {args.years:g} years at {args.utilization:.0%} use, ${args.electricity_usd_per_kwh:g}/kWh, "
+            f"PUE {args.pue:g}; cloud: {args.cloud} {args.cloud_kind}; purchase price: {args.price_kind}"
+            + (f"; prices as of {args.as_of}." if args.as_of else ".")
+            + "\nsustained_tflops: the tensor-core peak at the share the GPU was measured to sustain in a large "
+            "matrix multiply (data/matmul_rates.csv; the median share where none was measured: "
+            "sustained_basis in --format csv/json)."
+        )
     used = frame.drop_duplicates("gpu")  # the prices this table priced with, one purchase and one cloud a GPU
     stale = int(used["price_stale"].sum() + used["cloud_stale"].sum())
     if stale:
-        print(f"gpukit: {stale} price(s) in use are older than {book.max_age_days} days and marked stale "
-              "(see the note column)", file=sys.stderr)
+        print(
+            f"gpukit: {stale} price(s) in use are older than {book.max_age_days} days and marked stale "
+            "(see the note column)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -331,34 +431,73 @@ def cmd_predict(args: argparse.Namespace) -> int:
         raise ParameterError("--gpus predicts data-parallel training; leave out --mode infer")
     results = res.load(args.results) if args.results else None
     extra = {"seq_len": args.seq_len} if args.seq_len is not None else {}
-    frame = perfmodel.predict_table(args.workload, args.precision, args.batch, args.mode, args.gpu,
-                                    results=results, count=args.gpus, link=args.link, **extra)
+    frame = perfmodel.predict_table(
+        args.workload,
+        args.precision,
+        args.batch,
+        args.mode,
+        args.gpu,
+        results=results,
+        count=args.gpus,
+        link=args.link,
+        **extra,
+    )
     if _emit(frame, args.format):
         return 0
-    cols = ["gpu", "step_time_s", "throughput", "throughput_unit", "bound", "math", "tensor_share",
-            "bandwidth_share", "l2_cache_mib", "measured_throughput", "graded", "note"]
+    cols = [
+        "gpu",
+        "step_time_s",
+        "throughput",
+        "throughput_unit",
+        "bound",
+        "math",
+        "tensor_share",
+        "bandwidth_share",
+        "l2_cache_mib",
+        "measured_throughput",
+        "graded",
+        "note",
+    ]
     if args.gpus > 1:
         cols[3:3] = ["scaling_efficiency", "link"]
     rows = _rounded(frame[cols].to_dict(orient="records"))
     first = frame.iloc[0]
     many = f" per GPU, {args.gpus} GPUs data-parallel" if args.gpus > 1 else ""
-    print(f"{first['workload']} {first['mode']}, {first['precision']}, batch {first['batch_size']}{many}; "
-          f"efficiency: {first['efficiency_source']}")
+    print(
+        f"{first['workload']} {first['mode']}, {first['precision']}, batch {first['batch_size']}{many}; "
+        f"efficiency: {first['efficiency_source']}"
+    )
     print(perfmodel.grading_statement(str(first["workload"]), args.gpus, frame))
     print(format_table(rows, cols))
-    for column, what, path in (("tensor_share", "tensor peak each GPU sustains in a large matrix multiply",
-                                "data/matmul_rates.csv"),
-                               ("bandwidth_share", "memory bandwidth each GPU streams in a copy or triad kernel",
-                                "data/bandwidth_rates.csv")):
+    for column, what, path in (
+        ("tensor_share", "tensor peak each GPU sustains in a large matrix multiply", "data/matmul_rates.csv"),
+        (
+            "bandwidth_share",
+            "memory bandwidth each GPU streams in a copy or triad kernel",
+            "data/bandwidth_rates.csv",
+        ),
+    ):
         unmeasured = frame.loc[frame[f"{column}_measured"] == False, "gpu"].tolist()  # noqa: E712 -- NaN rows
-        print(f"{column}: the share of its datasheet {what}, as published runs measured it ({path})"
-              + (f"; no run measured {', '.join(unmeasured)}: the median share of those measured" if unmeasured
-                 else "") + ".")
+        print(
+            f"{column}: the share of its datasheet {what}, as published runs measured it ({path})"
+            + (
+                f"; no run measured {', '.join(unmeasured)}: the median share of those measured"
+                if unmeasured
+                else ""
+            )
+            + "."
+        )
     unsized = frame.loc[frame["l2_cache_mib"].isna() & frame["throughput"].notna(), "gpu"].tolist()
-    print("l2_cache_mib: the L2 each GPU's driver reports (data/gpus.csv, with its source); a kernel reads from it "
-          "what the kernel before it wrote where that fits" + (f"; none in the catalogue for {', '.join(unsized)}: "
-                                                                "the cache term leaves them out" if unsized else "")
-          + ".")
+    print(
+        "l2_cache_mib: the L2 each GPU's driver reports (data/gpus.csv, with its source); a kernel reads from it "
+        "what the kernel before it wrote where that fits"
+        + (
+            f"; none in the catalogue for {', '.join(unsized)}: the cache term leaves them out"
+            if unsized
+            else ""
+        )
+        + "."
+    )
     return 0
 
 
@@ -367,21 +506,51 @@ def cmd_llm(args: argparse.Namespace) -> int:
 
     if args.list:
         models = llm.models_frame()
-        cols = ["model", "family", "layers", "hidden", "heads", "kv_heads", "experts", "params_b", "active_params_b",
-                "published_params_b", "max_context", "kv_cache_mib_per_1k_tokens"]
+        cols = [
+            "model",
+            "family",
+            "layers",
+            "hidden",
+            "heads",
+            "kv_heads",
+            "experts",
+            "params_b",
+            "active_params_b",
+            "published_params_b",
+            "max_context",
+            "kv_cache_mib_per_1k_tokens",
+        ]
         print(format_table(_rounded(models[cols].to_dict(orient="records")), cols))
         print()
         weights = llm.weights_frame()
-        print(format_table(_rounded(weights[["weights", "bits_per_weight", "basis"]].to_dict(orient="records")),
-                           ["weights", "bits_per_weight", "basis"]))
+        print(
+            format_table(
+                _rounded(weights[["weights", "bits_per_weight", "basis"]].to_dict(orient="records")),
+                ["weights", "bits_per_weight", "basis"],
+            )
+        )
         return 0
     if args.weights is not None and args.mode != "infer":
-        raise ParameterError(f"--weights {args.weights} is the format served (--mode infer); {args.mode} fine-tunes "
-                             f"{llm.FINETUNE_WEIGHTS[args.mode]} weights, so leave --weights out")
+        raise ParameterError(
+            f"--weights {args.weights} is the format served (--mode infer); {args.mode} fine-tunes "
+            f"{llm.FINETUNE_WEIGHTS[args.mode]} weights, so leave --weights out"
+        )
     weights = args.weights or "q4_k_m"
-    frame = llm.llm_table(args.model, weights, args.context, args.batch, args.gpu, args.mode, args.kv_cache,
-                          args.lora_rank, args.lora_targets, not args.no_checkpointing, args.gpus, args.prices,
-                          args.engine)
+    frame = llm.llm_table(
+        args.model,
+        weights,
+        args.context,
+        args.batch,
+        args.gpu,
+        args.mode,
+        args.kv_cache,
+        args.lora_rank,
+        args.lora_targets,
+        not args.no_checkpointing,
+        args.gpus,
+        args.prices,
+        args.engine,
+    )
     if _emit(frame, args.format):
         return 0
     m = llm.resolve_model(args.model)
@@ -389,24 +558,42 @@ def cmd_llm(args: argparse.Namespace) -> int:
     engine = args.engine or llm.default_engine(weights)
     many = f" on {args.gpus} GPUs each (split by {llm.ENGINES[engine]['split']})" if args.gpus > 1 else ""
     what += f" with {engine}" if args.mode == "infer" else ""
-    print(f"{m.name} ({m.params() / 1e9:.1f} B parameters), {what}, {frame['weights'].iloc[0]}, context "
-          f"{args.context}, batch {args.batch}{many}")
-    cols = ["gpu", "fits", "total_gib", "weights_gib", "kv_cache_gib", "max_context", "gpus_needed",
-            "prefill_tokens_per_s", "decode_tokens_per_s", "usd_per_million_tokens", "graded", "note"]
+    print(
+        f"{m.name} ({m.params() / 1e9:.1f} B parameters), {what}, {frame['weights'].iloc[0]}, context "
+        f"{args.context}, batch {args.batch}{many}"
+    )
+    cols = [
+        "gpu",
+        "fits",
+        "total_gib",
+        "weights_gib",
+        "kv_cache_gib",
+        "max_context",
+        "gpus_needed",
+        "prefill_tokens_per_s",
+        "decode_tokens_per_s",
+        "usd_per_million_tokens",
+        "graded",
+        "note",
+    ]
     if args.mode == "infer":
         # graded in each setting the rows ran in (a GPU too small for the model runs on several)
         print(llm.grading_statement([args.gpus, *frame.attrs["cards"]], m.name, weights))
         print(llm.engine_scope(engine, weights))
     else:  # a memory answer; speed and cost are for serving
         cols = ["gpu", "fits", "total_gib", "weights_gib", "max_context", "max_batch", "gpus_needed", "note"]
-        print("Memory only (where one GPU is too small, gpus_needed shards weights, gradients and optimizer state "
-              "over several as ZeRO-3/FSDP); serving speed and cost: --mode infer.")
+        print(
+            "Memory only (where one GPU is too small, gpus_needed shards weights, gradients and optimizer state "
+            "over several as ZeRO-3/FSDP); serving speed and cost: --mode infer."
+        )
     print(format_table(_rounded(frame[cols].to_dict(orient="records")), cols))
     checked = frame.dropna(subset=["published_source"])
     if len(checked):
         cols = ["gpu", *llm.PUBLISHED_COLUMNS]
-        print("\nPublished for the same configuration (GPU, cards, model, weights, engine) at the nearest length; "
-              "error: predicted against published there, in %:")
+        print(
+            "\nPublished for the same configuration (GPU, cards, model, weights, engine) at the nearest length; "
+            "error: predicted against published there, in %:"
+        )
         print(format_table(_rounded(checked[cols].to_dict(orient="records")), cols))
     return 0
 
@@ -439,9 +626,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         kwargs["precisions"] = _split(args.precision)
     if args.models:
         kwargs["models"] = _split(args.models)
-    result = compare.compare(args.a, args.b, batch_size=args.batch, price_files=args.prices,
-                             price_kind=args.price_kind, electricity_usd_per_kwh=args.electricity_usd_per_kwh,
-                             years=args.years, utilization=args.utilization, results=results, **kwargs)
+    result = compare.compare(
+        args.a,
+        args.b,
+        batch_size=args.batch,
+        price_files=args.prices,
+        price_kind=args.price_kind,
+        electricity_usd_per_kwh=args.electricity_usd_per_kwh,
+        years=args.years,
+        utilization=args.utilization,
+        results=results,
+        **kwargs,
+    )
     if args.format == "csv":
         sys.stdout.write(result.long().to_csv(index=False))
     elif args.format == "json":
@@ -484,208 +680,406 @@ def cmd_kernel(args: argparse.Namespace) -> int:
 
 def _add_price_options(p: argparse.ArgumentParser) -> None:
     """Options shared by the commands that price GPUs (cost, compare)."""
-    p.add_argument("--price-kind", default="any", choices=("msrp", "street", "used", "cloud", "any"),
-                   help="which purchase price (any: street, then used, then msrp)")
+    p.add_argument(
+        "--price-kind",
+        default="any",
+        choices=("msrp", "street", "used", "cloud", "any"),
+        help="which purchase price (any: street, then used, then msrp)",
+    )
     p.add_argument("--electricity-usd-per-kwh", type=float, default=0.15, metavar="USD")
     p.add_argument("--years", type=float, default=3.0, help="ownership period for the TCO")
     p.add_argument("--utilization", type=float, default=0.5, help="share of hours the GPU works, 0 to 1")
-    p.add_argument("--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV (repeatable)")
+    p.add_argument(
+        "--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV (repeatable)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpukit",
         description="Choose GPUs for deep learning with numbers you can trust.",
-        epilog="Run 'gpukit COMMAND --help' for the options of each command.")
+        epilog="Run 'gpukit COMMAND --help' for the options of each command.",
+    )
     parser.add_argument("--version", action="version", version=f"gpukit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("specs", help="print the GPU catalogue or the named GPUs",
-                       description="Print the sourced GPU catalogue (data/gpus.csv), or the named GPUs. "
-                       "Names are forgiving: 'v100 sxm2 32gb', 'NVIDIA A100-PCIE-40GB', 'rtx 4090'.")
-    p.add_argument("--gpu", action="append", metavar="NAME",
-                   help="a GPU to show (repeatable); a bare family name picks its default variant")
-    p.add_argument("--format", choices=("table", "csv", "json"), default="table",
-                   help="table (default: key columns), csv or json (every column, with sources)")
-    p.add_argument("--catalogue", metavar="FILE", help="a catalogue CSV of the same shape instead of data/gpus.csv "
-                   "(validated; errors name line, column and fix)")
+    p = sub.add_parser(
+        "specs",
+        help="print the GPU catalogue or the named GPUs",
+        description="Print the sourced GPU catalogue (data/gpus.csv), or the named GPUs. "
+        "Names are forgiving: 'v100 sxm2 32gb', 'NVIDIA A100-PCIE-40GB', 'rtx 4090'.",
+    )
+    p.add_argument(
+        "--gpu",
+        action="append",
+        metavar="NAME",
+        help="a GPU to show (repeatable); a bare family name picks its default variant",
+    )
+    p.add_argument(
+        "--format",
+        choices=("table", "csv", "json"),
+        default="table",
+        help="table (default: key columns), csv or json (every column, with sources)",
+    )
+    p.add_argument(
+        "--catalogue",
+        metavar="FILE",
+        help="a catalogue CSV of the same shape instead of data/gpus.csv "
+        "(validated; errors name line, column and fix)",
+    )
     p.set_defaults(func=cmd_specs)
 
-    p = sub.add_parser("report", help="render the report (papermill + HTML) into outputs/",
-                       description="Execute the report notebooks with papermill and write executed .ipynb, "
-                       "HTML and an index.html into a new run folder; OUT/latest points at the newest good run.")
-    p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
-                   help="set a notebook parameter (repeatable); VALUE is YAML: 3, 0.5, true, '[A40, V100]'")
-    p.add_argument("--params-file", metavar="FILE",
-                   help="YAML/JSON mapping of parameters; a notebook name as key scopes a mapping to it")
+    p = sub.add_parser(
+        "report",
+        help="render the report (papermill + HTML) into outputs/",
+        description="Execute the report notebooks with papermill and write executed .ipynb, "
+        "HTML and an index.html into a new run folder; OUT/latest points at the newest good run.",
+    )
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        help="set a notebook parameter (repeatable); VALUE is YAML: 3, 0.5, true, '[A40, V100]'",
+    )
+    p.add_argument(
+        "--params-file",
+        metavar="FILE",
+        help="YAML/JSON mapping of parameters; a notebook name as key scopes a mapping to it",
+    )
     p.add_argument("--out", metavar="DIR", help="output folder (default: outputs/ in the checkout)")
-    p.add_argument("--results", metavar="DIR",
-                   help="merge every gpukit bench results file in DIR (one per machine) into the benchmark, "
-                   "performance-model and head-to-head pages; corrupt files are named and skipped, none changed")
-    p.add_argument("--pair", action="append", nargs=2, metavar=("GPU_A", "GPU_B"),
-                   help="render the head-to-head notebook for this pair too (repeatable); "
-                   "the default report has A40 vs V100 and RTX A4000 vs RTX A5000")
-    p.add_argument("--only", action="append", metavar="NOTEBOOK",
-                   help="render only this notebook (repeatable): 01_specs, 01 or specs")
-    p.add_argument("--notebooks", metavar="DIR", help="folder of NN_name.ipynb notebooks (default: notebooks/)")
+    p.add_argument(
+        "--results",
+        metavar="DIR",
+        help="merge every gpukit bench results file in DIR (one per machine) into the benchmark, "
+        "performance-model and head-to-head pages; corrupt files are named and skipped, none changed",
+    )
+    p.add_argument(
+        "--pair",
+        action="append",
+        nargs=2,
+        metavar=("GPU_A", "GPU_B"),
+        help="render the head-to-head notebook for this pair too (repeatable); "
+        "the default report has A40 vs V100 and RTX A4000 vs RTX A5000",
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        metavar="NOTEBOOK",
+        help="render only this notebook (repeatable): 01_specs, 01 or specs",
+    )
+    p.add_argument(
+        "--notebooks", metavar="DIR", help="folder of NN_name.ipynb notebooks (default: notebooks/)"
+    )
     p.add_argument("--kernel", default="gpukit", help="Jupyter kernel to run them with (default: gpukit)")
-    p.add_argument("--cell-timeout", type=float, metavar="SECONDS",
-                   help="fail the run when one cell runs longer than this (default: 600; 0: no limit)")
+    p.add_argument(
+        "--cell-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="fail the run when one cell runs longer than this (default: 600; 0: no limit)",
+    )
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("bench", help="time TensorFlow workloads on the attached device (GPU, else CPU)",
-                       description="Run short TensorFlow workloads on the attached device with warm-up, "
-                       "calibrated repeats and device synchronisation; print median, spread and throughput.")
+    p = sub.add_parser(
+        "bench",
+        help="time TensorFlow workloads on the attached device (GPU, else CPU)",
+        description="Run short TensorFlow workloads on the attached device with warm-up, "
+        "calibrated repeats and device synchronisation; print median, spread and throughput.",
+    )
     p.add_argument("--quick", action="store_true", help="the short set (about a minute on a 2-core CPU)")
-    p.add_argument("--workloads", action="append", metavar="LIST",
-                   help="comma-separated subset of matmul,bandwidth,conv,resnet50,transformer,decoder")
-    p.add_argument("--precision", action="append", metavar="LIST",
-                   help=f"comma-separated precisions: {PRECISION_HELP}")
-    p.add_argument("--dry-run", action="store_true",
-                   help="list the configurations this device would run and the math each runs at, without running")
+    p.add_argument(
+        "--workloads",
+        action="append",
+        metavar="LIST",
+        help="comma-separated subset of matmul,bandwidth,conv,resnet50,transformer,decoder",
+    )
+    p.add_argument(
+        "--precision", action="append", metavar="LIST", help=f"comma-separated precisions: {PRECISION_HELP}"
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the configurations this device would run and the math each runs at, without running",
+    )
     p.add_argument("--xla", action="store_true", help="compile the steps with XLA (jit_compile=True)")
-    p.add_argument("--isolation", choices=("auto", "process", "subprocess"), default="auto",
-                   help="run each configuration in a child process (default on a GPU) or here (default on a CPU)")
-    p.add_argument("--time-budget", type=float, metavar="SECONDS",
-                   help="spread about this many seconds of measuring over the configurations")
+    p.add_argument(
+        "--isolation",
+        choices=("auto", "process", "subprocess"),
+        default="auto",
+        help="run each configuration in a child process (default on a GPU) or here (default on a CPU)",
+    )
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="spread about this many seconds of measuring over the configurations",
+    )
     p.add_argument("--out", metavar="FILE", help="also write the versioned results document (JSON) here")
-    p.add_argument("--devices", type=int, metavar="N",
-                   help="train resnet50 and transformer under tf.distribute on N devices (N GPUs; without GPUs "
-                   "the CPU split into N logical devices) and report scaling against one device")
-    p.add_argument("--strategy", choices=("mirrored", "multiworker"), default="mirrored",
-                   help="MirroredStrategy on this machine, or MultiWorkerMirroredStrategy across the workers "
-                   "in TF_CONFIG (worker 0 writes --out)")
+    p.add_argument(
+        "--devices",
+        type=int,
+        metavar="N",
+        help="train resnet50 and transformer under tf.distribute on N devices (N GPUs; without GPUs "
+        "the CPU split into N logical devices) and report scaling against one device",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=("mirrored", "multiworker"),
+        default="mirrored",
+        help="MirroredStrategy on this machine, or MultiWorkerMirroredStrategy across the workers "
+        "in TF_CONFIG (worker 0 writes --out)",
+    )
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("fit", help="will this model at this batch size fit on that GPU?",
-                       description="Estimate the memory one training or inference step needs (weights, gradients, "
-                       "optimizer state, activations, workspace) and check it against each GPU's memory.")
-    p.add_argument("--model", action="append", required=True, metavar="NAME",
-                   help="a keras.applications name (ResNet50, MobileNetV2...), a .keras file, a built-in "
-                   "transformer (bert-base, bert-large, gpt2-small, gpt2-medium, llama-7b) or a Keras-layer model "
-                   f"({', '.join(zoo.ZOO)}) (repeatable)")
-    p.add_argument("--batch", type=int, nargs="+", action="extend", required=True, metavar="B",
-                   help="batch sizes (--batch 8 64, or repeated: --batch 8 --batch 64)")
+    p = sub.add_parser(
+        "fit",
+        help="will this model at this batch size fit on that GPU?",
+        description="Estimate the memory one training or inference step needs (weights, gradients, "
+        "optimizer state, activations, workspace) and check it against each GPU's memory.",
+    )
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="NAME",
+        help="a keras.applications name (ResNet50, MobileNetV2...), a .keras file, a built-in "
+        "transformer (bert-base, bert-large, gpt2-small, gpt2-medium, llama-7b) or a Keras-layer model "
+        f"({', '.join(zoo.ZOO)}) (repeatable)",
+    )
+    p.add_argument(
+        "--batch",
+        type=int,
+        nargs="+",
+        action="extend",
+        required=True,
+        metavar="B",
+        help="batch sizes (--batch 8 64, or repeated: --batch 8 --batch 64)",
+    )
     p.add_argument("--precision", default="float32", help=PRECISION_HELP)
-    p.add_argument("--optimizer", default="adam", help="sgd, momentum, adam, adamw, rmsprop, ... (train only)")
+    p.add_argument(
+        "--optimizer", default="adam", help="sgd, momentum, adam, adamw, rmsprop, ... (train only)"
+    )
     p.add_argument("--mode", choices=("train", "infer"), default="train")
-    p.add_argument("--seq-len", type=int, metavar="N",
-                   help="sequence length of a built-in transformer or of a Keras-layer token model "
-                        "(keras-encoder, keras-decoder, keras-bert, keras-lstm, ...); image models have none")
+    p.add_argument(
+        "--seq-len",
+        type=int,
+        metavar="N",
+        help="sequence length of a built-in transformer or of a Keras-layer token model "
+        "(keras-encoder, keras-decoder, keras-bert, keras-lstm, ...); image models have none",
+    )
     p.add_argument("--input-shape", metavar="H,W,C", help="input shape of a keras.applications model")
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs to check (repeatable; default: all)")
-    p.add_argument("--runtime-reserve-mib", type=float, default=1024.0, metavar="MIB",
-                   help="CUDA context and workspaces a GPU process holds besides tensors (default 1024)")
-    p.add_argument("--measure", action="store_true",
-                   help="also run one real step per batch on the attached device and show the measured peak")
-    p.add_argument("--repeats", type=int, metavar="N",
-                   help="with --measure: measure each batch N times, each in a fresh process, and show the median "
-                        "and the lowest and highest run (the peak moves from run to run; default 1)")
+    p.add_argument(
+        "--runtime-reserve-mib",
+        type=float,
+        default=1024.0,
+        metavar="MIB",
+        help="CUDA context and workspaces a GPU process holds besides tensors (default 1024)",
+    )
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="also run one real step per batch on the attached device and show the measured peak",
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        metavar="N",
+        help="with --measure: measure each batch N times, each in a fresh process, and show the median "
+        "and the lowest and highest run (the peak moves from run to run; default 1)",
+    )
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_fit)
 
-    p = sub.add_parser("cost", help="cost per TFLOP to buy, own and rent each GPU",
-                       description="Cost per peak TFLOP from dated, sourced prices: purchase, total cost of "
-                       "ownership with electricity, cloud $/hour, and the break-even between buying and renting.")
+    p = sub.add_parser(
+        "cost",
+        help="cost per TFLOP to buy, own and rent each GPU",
+        description="Cost per peak TFLOP from dated, sourced prices: purchase, total cost of "
+        "ownership with electricity, cloud $/hour, and the break-even between buying and renting.",
+    )
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
-    p.add_argument("--precision", action="append", metavar="LIST",
-                   help=f"comma-separated (default fp32,fp16): {PRECISION_HELP}, fp64, int8")
+    p.add_argument(
+        "--precision",
+        action="append",
+        metavar="LIST",
+        help=f"comma-separated (default fp32,fp16): {PRECISION_HELP}, fp64, int8",
+    )
     _add_price_options(p)
-    p.add_argument("--pue", type=float, default=1.0, help="power usage effectiveness (1.0 at a desk, ~1.4 in a data centre)")
+    p.add_argument(
+        "--pue",
+        type=float,
+        default=1.0,
+        help="power usage effectiveness (1.0 at a desk, ~1.4 in a data centre)",
+    )
     p.add_argument("--cloud", default="cheapest", help="cheapest, median or a provider's name")
-    p.add_argument("--cloud-kind", default="on-demand", choices=("on-demand", "spot", "serverless"),
-                   help="which cloud prices (never mixed): on-demand instances, spot, or serverless per-second rates")
-    p.add_argument("--as-of", metavar="YYYY-MM-DD", help="price on this day: the prices that held then (default: today)")
+    p.add_argument(
+        "--cloud-kind",
+        default="on-demand",
+        choices=("on-demand", "spot", "serverless"),
+        help="which cloud prices (never mixed): on-demand instances, spot, or serverless per-second rates",
+    )
+    p.add_argument(
+        "--as-of", metavar="YYYY-MM-DD", help="price on this day: the prices that held then (default: today)"
+    )
     p.add_argument("--max-age-days", type=int, default=365, help="prices older than this are marked stale")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_cost)
 
-    p = sub.add_parser("predict", help="predict each catalogue GPU's speed on a workload",
-                       description="Predict step time and throughput of a workload on catalogue GPUs with the "
-                       "roofline performance model (per op: compute or memory bound). Predictions are graded "
-                       "against published measurements in the report; speedups are what they are for.")
-    p.add_argument("--workload", default="resnet50",
-                   help="resnet50, transformer, matmul, conv, bandwidth, a built-in transformer (bert-base, "
-                   "bert-large, gpt2-small, gpt2-medium, llama-7b; with --seq-len), one fine-tuned on SQuAD "
-                   "(bert-base-squad, bert-large-squad) or a keras.applications name")
+    p = sub.add_parser(
+        "predict",
+        help="predict each catalogue GPU's speed on a workload",
+        description="Predict step time and throughput of a workload on catalogue GPUs with the "
+        "roofline performance model (per op: compute or memory bound). Predictions are graded "
+        "against published measurements in the report; speedups are what they are for.",
+    )
+    p.add_argument(
+        "--workload",
+        default="resnet50",
+        help="resnet50, transformer, matmul, conv, bandwidth, a built-in transformer (bert-base, "
+        "bert-large, gpt2-small, gpt2-medium, llama-7b; with --seq-len), one fine-tuned on SQuAD "
+        "(bert-base-squad, bert-large-squad) or a keras.applications name",
+    )
     p.add_argument("--precision", default="float32", help=PRECISION_HELP)
     p.add_argument("--batch", type=int, help="batch size (default: the workload's)")
     p.add_argument("--mode", choices=("train", "infer"), default="train")
-    p.add_argument("--seq-len", type=int, metavar="N",
-                   help="tokens per sequence of a built-in transformer workload (default: 512 or its maximum; "
-                   "384 for a -squad workload)")
-    p.add_argument("--gpus", type=int, default=1, metavar="N",
-                   help="N GPUs of each kind training data-parallel over their real link (batch per GPU)")
-    p.add_argument("--link", choices=("nvlink", "pcie", "host"),
-                   help="with --gpus: the link (default: NVLink on SXM boards, none between GeForce cards, "
-                   "PCIe peer-to-peer otherwise; nvlink on PCIe cards means a bridge, two cards only)")
+    p.add_argument(
+        "--seq-len",
+        type=int,
+        metavar="N",
+        help="tokens per sequence of a built-in transformer workload (default: 512 or its maximum; "
+        "384 for a -squad workload)",
+    )
+    p.add_argument(
+        "--gpus",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N GPUs of each kind training data-parallel over their real link (batch per GPU)",
+    )
+    p.add_argument(
+        "--link",
+        choices=("nvlink", "pcie", "host"),
+        help="with --gpus: the link (default: NVLink on SXM boards, none between GeForce cards, "
+        "PCIe peer-to-peer otherwise; nvlink on PCIe cards means a bridge, two cards only)",
+    )
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
-    p.add_argument("--results", metavar="FILE",
-                   help="a gpukit bench results file: calibrates the model when it was measured on a catalogued GPU")
+    p.add_argument(
+        "--results",
+        metavar="FILE",
+        help="a gpukit bench results file: calibrates the model when it was measured on a catalogued GPU",
+    )
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_predict)
 
-    p = sub.add_parser("llm", help="which LLMs fit on which GPU, how fast they generate, what a million tokens cost",
-                       description="An open LLM on every catalogue GPU: memory to serve it (weights, KV cache, one "
-                       "step's activations, runtime reserve) or fine-tune it (full, LoRA, QLoRA), the largest context "
-                       "and batch, how many GPUs it needs, prefill and decode tokens per second, and dollars per "
-                       "million generated tokens.")
-    p.add_argument("--model", default="llama-3-8b",
-                   help="a model of data/llm_models.csv (gpukit llm --list) or a .json/.yaml file of its shape")
-    p.add_argument("--weights", help="weights format served (--mode infer; default q4_k_m): f16, bf16, int8, q8_0, "
-                   "q4_0, q4_k_m, q5_k_m, gptq-4bit, awq-4bit (data/llm_weights.csv)")
-    p.add_argument("--context", type=int, default=4096, help="tokens of context (sequence length to fine-tune)")
+    p = sub.add_parser(
+        "llm",
+        help="which LLMs fit on which GPU, how fast they generate, what a million tokens cost",
+        description="An open LLM on every catalogue GPU: memory to serve it (weights, KV cache, one "
+        "step's activations, runtime reserve) or fine-tune it (full, LoRA, QLoRA), the largest context "
+        "and batch, how many GPUs it needs, prefill and decode tokens per second, and dollars per "
+        "million generated tokens.",
+    )
+    p.add_argument(
+        "--model",
+        default="llama-3-8b",
+        help="a model of data/llm_models.csv (gpukit llm --list) or a .json/.yaml file of its shape",
+    )
+    p.add_argument(
+        "--weights",
+        help="weights format served (--mode infer; default q4_k_m): f16, bf16, int8, q8_0, "
+        "q4_0, q4_k_m, q5_k_m, gptq-4bit, awq-4bit (data/llm_weights.csv)",
+    )
+    p.add_argument(
+        "--context", type=int, default=4096, help="tokens of context (sequence length to fine-tune)"
+    )
     p.add_argument("--batch", type=int, default=1, help="sequences served at once (or per fine-tuning step)")
     p.add_argument("--mode", choices=("infer", "lora", "qlora", "full"), default="infer")
     p.add_argument("--kv-cache", choices=("f16", "q8_0"), default="f16", help="KV cache format")
     p.add_argument("--lora-rank", type=int, default=16)
-    p.add_argument("--lora-targets", choices=("attention", "all"), default="all",
-                   help="the matrices LoRA adapts: attention only, or all linear maps")
-    p.add_argument("--no-checkpointing", action="store_true", help="fine-tune without activation checkpointing")
-    p.add_argument("--gpus", type=int, default=1, metavar="N", help="split the model over N GPUs of each kind")
-    p.add_argument("--engine", choices=("llama.cpp", "vllm"),
-                   help="serving engine: llama.cpp (FP16-accumulate prompts, layer split) or vllm (FP32 accumulate, "
-                   "tensor parallel); default llama.cpp for GGUF quantisations, vllm otherwise")
+    p.add_argument(
+        "--lora-targets",
+        choices=("attention", "all"),
+        default="all",
+        help="the matrices LoRA adapts: attention only, or all linear maps",
+    )
+    p.add_argument(
+        "--no-checkpointing", action="store_true", help="fine-tune without activation checkpointing"
+    )
+    p.add_argument(
+        "--gpus", type=int, default=1, metavar="N", help="split the model over N GPUs of each kind"
+    )
+    p.add_argument(
+        "--engine",
+        choices=("llama.cpp", "vllm"),
+        help="serving engine: llama.cpp (FP16-accumulate prompts, layer split) or vllm (FP32 accumulate, "
+        "tensor parallel); default llama.cpp for GGUF quantisations, vllm otherwise",
+    )
     p.add_argument("--gpu", action="append", metavar="NAME", help="GPUs (repeatable; default: all)")
     p.add_argument("--prices", action="append", metavar="FILE", help="your own price file(s)")
     p.add_argument("--list", action="store_true", help="list the shipped models and weights formats")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_llm)
 
-    p = sub.add_parser("compare", help="head-to-head: two GPUs, with verdicts computed from the numbers",
-                       description="Compare two GPUs: spec ratios, throughput per workload and precision "
-                       "(measured where a results file has it, predicted otherwise), memory fit, cost, and "
-                       "verdicts generated from those numbers with their reasons and conditions.")
+    p = sub.add_parser(
+        "compare",
+        help="head-to-head: two GPUs, with verdicts computed from the numbers",
+        description="Compare two GPUs: spec ratios, throughput per workload and precision "
+        "(measured where a results file has it, predicted otherwise), memory fit, cost, and "
+        "verdicts generated from those numbers with their reasons and conditions.",
+    )
     p.add_argument("a", help="first GPU, e.g. A40")
     p.add_argument("b", help="second GPU, e.g. V100")
-    p.add_argument("--workloads", action="append", metavar="LIST",
-                   help="comma-separated (default resnet50,bert-base-squad: the CNN and the transformer "
-                   "graded against publications)")
-    p.add_argument("--precision", action="append", metavar="LIST",
-                   help=f"comma-separated (default float32,fp16): {PRECISION_HELP}")
-    p.add_argument("--batch", type=int, help="batch size of the throughput comparison (default: the workload's)")
-    p.add_argument("--models", action="append", metavar="LIST",
-                   help="models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium,keras-bert)")
+    p.add_argument(
+        "--workloads",
+        action="append",
+        metavar="LIST",
+        help="comma-separated (default resnet50,bert-base-squad: the CNN and the transformer "
+        "graded against publications)",
+    )
+    p.add_argument(
+        "--precision",
+        action="append",
+        metavar="LIST",
+        help=f"comma-separated (default float32,fp16): {PRECISION_HELP}",
+    )
+    p.add_argument(
+        "--batch", type=int, help="batch size of the throughput comparison (default: the workload's)"
+    )
+    p.add_argument(
+        "--models",
+        action="append",
+        metavar="LIST",
+        help="models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium,keras-bert)",
+    )
     _add_price_options(p)
     p.add_argument("--results", metavar="FILE", help="a gpukit bench results file (measured rows win)")
     p.add_argument("--format", choices=("table", "csv", "json", "md"), default="table")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("claims", help="fact-check the articles' spec claims against the catalogue",
-                       description="Check every claim of data/claims.csv (or your own file of that shape) "
-                       "against the sourced catalogue: confirmed, wrong, or unclear (true for some variants only).")
+    p = sub.add_parser(
+        "claims",
+        help="fact-check the articles' spec claims against the catalogue",
+        description="Check every claim of data/claims.csv (or your own file of that shape) "
+        "against the sourced catalogue: confirmed, wrong, or unclear (true for some variants only).",
+    )
     p.add_argument("--claims", metavar="FILE", help="a claims CSV (default: data/claims.csv)")
     p.add_argument("--verdict", choices=("confirmed", "wrong", "unclear"), help="show only this verdict")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.set_defaults(func=cmd_claims)
 
-    p = sub.add_parser("kernel", help="register the gpukit Jupyter kernel (make setup does this)",
-                       description="Register this environment's Python as a Jupyter kernel for the notebooks "
-                       "and reports, with TensorFlow's C++ logging turned down.")
+    p = sub.add_parser(
+        "kernel",
+        help="register the gpukit Jupyter kernel (make setup does this)",
+        description="Register this environment's Python as a Jupyter kernel for the notebooks "
+        "and reports, with TensorFlow's C++ logging turned down.",
+    )
     p.add_argument("--name", default="gpukit", help="kernel name (default: gpukit)")
-    p.add_argument("--user", action="store_true", help="register for this user instead of inside the environment")
+    p.add_argument(
+        "--user", action="store_true", help="register for this user instead of inside the environment"
+    )
     p.set_defaults(func=cmd_kernel)
     return parser
 

@@ -14,6 +14,7 @@
 * ``verdicts`` — sentences generated from those tables, each with its reason and the condition
   under which it turns (never hand-written conclusions).
 """
+
 from __future__ import annotations
 
 import html
@@ -30,12 +31,19 @@ from .errors import ParameterError
 
 #: Spec rows of the comparison: (column, label, unit).
 SPEC_ROWS = (
-    ("architecture", "architecture", ""), ("form_factor", "form factor", ""),
-    ("fp32_tflops", "FP32 (CUDA cores)", "TFLOPS"), ("tf32_tensor_tflops", "TF32 tensor", "TFLOPS"),
-    ("fp16_tensor_tflops", "FP16 tensor, dense", "TFLOPS"), ("bf16_tensor_tflops", "BF16 tensor, dense", "TFLOPS"),
-    ("int8_tensor_tops", "INT8 tensor, dense", "TOPS"), ("memory_gb", "memory", "GB"),
-    ("memory_type", "memory type", ""), ("memory_bandwidth_gbs", "memory bandwidth", "GB/s"),
-    ("l2_cache_mib", "L2 cache", "MiB"), ("tdp_w", "board power", "W"), ("nvlink_gbs", "NVLink", "GB/s"),
+    ("architecture", "architecture", ""),
+    ("form_factor", "form factor", ""),
+    ("fp32_tflops", "FP32 (CUDA cores)", "TFLOPS"),
+    ("tf32_tensor_tflops", "TF32 tensor", "TFLOPS"),
+    ("fp16_tensor_tflops", "FP16 tensor, dense", "TFLOPS"),
+    ("bf16_tensor_tflops", "BF16 tensor, dense", "TFLOPS"),
+    ("int8_tensor_tops", "INT8 tensor, dense", "TOPS"),
+    ("memory_gb", "memory", "GB"),
+    ("memory_type", "memory type", ""),
+    ("memory_bandwidth_gbs", "memory bandwidth", "GB/s"),
+    ("l2_cache_mib", "L2 cache", "MiB"),
+    ("tdp_w", "board power", "W"),
+    ("nvlink_gbs", "NVLink", "GB/s"),
     ("pcie_gen", "PCIe generation", ""),
 )
 #: ResNet-50 and BERT-base fine-tuned on SQuAD (384 tokens): the CNN and the transformer that
@@ -60,38 +68,86 @@ class Comparison:
     efficiency_source: str = ""
 
     def frames(self) -> dict[str, pd.DataFrame]:
-        return {"specs": self.specs, "throughput": self.throughput, "fit": self.fit, "cost": self.cost,
-                "verdicts": pd.DataFrame(self.verdicts, columns=["topic", "verdict", "reason", "condition"])}
+        return {
+            "specs": self.specs,
+            "throughput": self.throughput,
+            "fit": self.fit,
+            "cost": self.cost,
+            "verdicts": pd.DataFrame(self.verdicts, columns=["topic", "verdict", "reason", "condition"]),
+        }
 
     def long(self) -> pd.DataFrame:
         """Every section as rows of ``section, item, a, b, a_over_b, note`` (the CSV form)."""
         rows = []
         for _, r in self.specs.iterrows():
-            rows.append({"section": "specs", "item": f"{r['spec']} ({r['unit']})" if r["unit"] else r["spec"],
-                         "a": r["a"], "b": r["b"], "a_over_b": r["a_over_b"], "note": ""})
+            rows.append(
+                {
+                    "section": "specs",
+                    "item": f"{r['spec']} ({r['unit']})" if r["unit"] else r["spec"],
+                    "a": r["a"],
+                    "b": r["b"],
+                    "a_over_b": r["a_over_b"],
+                    "note": "",
+                }
+            )
         for _, r in self.throughput.iterrows():
-            rows.append({"section": "throughput", "item": f"{r['workload']} {r['precision']} ({r['unit']})",
-                         "a": r["throughput_a"], "b": r["throughput_b"], "a_over_b": r["speedup_a_over_b"],
-                         "note": f"{r['basis_a']}/{r['basis_b']}; bound {r['bound_a']}/{r['bound_b']}; "
-                                 f"model error on this family: {r['model_error']}"
-                                 + (f"; published: {r['published']}" if r["published"] else "")
-                                 + (f"; {r['note']}" if r["note"] else "")})
+            rows.append(
+                {
+                    "section": "throughput",
+                    "item": f"{r['workload']} {r['precision']} ({r['unit']})",
+                    "a": r["throughput_a"],
+                    "b": r["throughput_b"],
+                    "a_over_b": r["speedup_a_over_b"],
+                    "note": f"{r['basis_a']}/{r['basis_b']}; bound {r['bound_a']}/{r['bound_b']}; "
+                    f"model error on this family: {r['model_error']}"
+                    + (f"; published: {r['published']}" if r["published"] else "")
+                    + (f"; {r['note']}" if r["note"] else ""),
+                }
+            )
         for (model, batch), g in self.fit.groupby(["model", "batch_size"], sort=False):
             ra, rb = g[g["gpu"] == self.a].iloc[0], g[g["gpu"] == self.b].iloc[0]
-            rows.append({"section": "fit", "item": f"{model} batch {batch} fits", "a": ra["fits"], "b": rb["fits"],
-                         "a_over_b": None, "note": f"needs {ra['total_gib']:.1f} GiB; largest batch "
-                                                   f"{ra['largest_batch']} vs {rb['largest_batch']}"})
+            rows.append(
+                {
+                    "section": "fit",
+                    "item": f"{model} batch {batch} fits",
+                    "a": ra["fits"],
+                    "b": rb["fits"],
+                    "a_over_b": None,
+                    "note": f"needs {ra['total_gib']:.1f} GiB; largest batch "
+                    f"{ra['largest_batch']} vs {rb['largest_batch']}",
+                }
+            )
         for _, r in self.cost.iterrows():
-            rows.append({"section": "cost", "item": r["item"], "a": r["a"], "b": r["b"], "a_over_b": r["a_over_b"],
-                         "note": r["note"]})
+            rows.append(
+                {
+                    "section": "cost",
+                    "item": r["item"],
+                    "a": r["a"],
+                    "b": r["b"],
+                    "a_over_b": r["a_over_b"],
+                    "note": r["note"],
+                }
+            )
         for v in self.verdicts:
-            rows.append({"section": "verdict", "item": v["topic"], "a": None, "b": None, "a_over_b": None,
-                         "note": f"{v['verdict']} Because {v['reason']} {v['condition']}".strip()})
+            rows.append(
+                {
+                    "section": "verdict",
+                    "item": v["topic"],
+                    "a": None,
+                    "b": None,
+                    "a_over_b": None,
+                    "note": f"{v['verdict']} Because {v['reason']} {v['condition']}".strip(),
+                }
+            )
         return pd.DataFrame(rows, columns=["section", "item", "a", "b", "a_over_b", "note"])
 
     def to_json(self) -> str:
-        doc = {"a": self.a, "b": self.b, "efficiency_source": self.efficiency_source,
-               "verdicts": self.verdicts}
+        doc = {
+            "a": self.a,
+            "b": self.b,
+            "efficiency_source": self.efficiency_source,
+            "verdicts": self.verdicts,
+        }
         for name, frame in self.frames().items():
             if name != "verdicts":
                 doc[name] = json.loads(frame.to_json(orient="records"))
@@ -110,21 +166,30 @@ class Comparison:
         for _, r in self.specs.iterrows():
             unit = f" ({r['unit']})" if r["unit"] else ""
             out.append(f"| {r['spec']}{unit} | {fmt(r['a'])} | {fmt(r['b'])} | {fmt(r['a_over_b'])} |")
-        out += ["", "## Throughput", "",
-                f"| workload | precision | {self.a} | {self.b} | a/b | bound | model error | published |",
-                "|---|---|---|---|---|---|---|---|"]
+        out += [
+            "",
+            "## Throughput",
+            "",
+            f"| workload | precision | {self.a} | {self.b} | a/b | bound | model error | published |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for _, r in self.throughput.iterrows():
-            out.append(f"| {r['workload']} ({r['unit']}) | {r['precision']} | {fmt(r['throughput_a'])} "
-                       f"({r['basis_a']}) | {fmt(r['throughput_b'])} ({r['basis_b']}) | "
-                       f"{fmt(r['speedup_a_over_b'])} | {r['bound_a']} / {r['bound_b']} | {r['model_error']} | "
-                       f"{r['published'] or '—'} |")
+            out.append(
+                f"| {r['workload']} ({r['unit']}) | {r['precision']} | {fmt(r['throughput_a'])} "
+                f"({r['basis_a']}) | {fmt(r['throughput_b'])} ({r['basis_b']}) | "
+                f"{fmt(r['speedup_a_over_b'])} | {r['bound_a']} / {r['bound_b']} | {r['model_error']} | "
+                f"{r['published'] or '—'} |"
+            )
         out += ["", f"Efficiency factors: {self.efficiency_source}.", ""]
         return "\n".join(out)
 
     def verdicts_html(self) -> str:
-        items = "".join(f"<li><b>{html.escape(v['topic'])}</b>: {html.escape(v['verdict'])} "
-                        f"<span class='reason'>{html.escape(v['reason'])}</span> "
-                        f"<i>{html.escape(v['condition'])}</i></li>" for v in self.verdicts)
+        items = "".join(
+            f"<li><b>{html.escape(v['topic'])}</b>: {html.escape(v['verdict'])} "
+            f"<span class='reason'>{html.escape(v['reason'])}</span> "
+            f"<i>{html.escape(v['condition'])}</i></li>"
+            for v in self.verdicts
+        )
         return f"<ul class='gpukit-verdicts'>{items}</ul>"
 
     def _repr_html_(self) -> str:
@@ -175,14 +240,28 @@ def spec_table(ra: pd.Series, rb: pd.Series) -> pd.DataFrame:
         va, vb = ra[col], rb[col]
         va = None if isinstance(va, float) and va != va else va
         vb = None if isinstance(vb, float) and vb != vb else vb
-        rows.append({"spec": label, "unit": unit, "a": va, "b": vb,
-                     "a_over_b": _ratio(va, vb) if not isinstance(va, str) else None})
+        rows.append(
+            {
+                "spec": label,
+                "unit": unit,
+                "a": va,
+                "b": vb,
+                "a_over_b": _ratio(va, vb) if not isinstance(va, str) else None,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def throughput_table(a: str, b: str, workloads: Sequence[str], precisions: Sequence[str],
-                     batch_size: int | None, results: list | None, cat: pd.DataFrame,
-                     asked: tuple[str, str] | None = None) -> tuple[pd.DataFrame, str]:
+def throughput_table(
+    a: str,
+    b: str,
+    workloads: Sequence[str],
+    precisions: Sequence[str],
+    batch_size: int | None,
+    results: list | None,
+    cat: pd.DataFrame,
+    asked: tuple[str, str] | None = None,
+) -> tuple[pd.DataFrame, str]:
     """Throughput of catalogue GPUs ``a`` and ``b`` per workload and precision (measured where a
     results document has it, else predicted), with the model's measured error for the workload's
     family and the published speedups of the names ``asked`` (any of their variants)."""
@@ -204,14 +283,27 @@ def throughput_table(a: str, b: str, workloads: Sequence[str], precisions: Seque
             tb, basis_b = pick(rb)
             note = "; ".join(n for n in (ra["note"], rb["note"]) if n and not n.startswith("measured"))
             published = published_speedups(*(asked or (a, b)), w, ra["precision"], cat)
-            rows.append({"workload": w, "precision": ra["precision"], "batch_size": int(ra["batch_size"]),
-                         "unit": ra["throughput_unit"], "throughput_a": ta, "throughput_b": tb,
-                         "basis_a": basis_a, "basis_b": basis_b, "speedup_a_over_b": _ratio(ta, tb),
-                         "bound_a": ra["bound"] if ta is not None else "", "bound_b": rb["bound"] if tb is not None else "",
-                         "math_a": ra["math"], "math_b": rb["math"],
-                         "model_error": perfmodel.accuracy_text(perfmodel.family(w)),
-                         "published": _published_text(published), "published_rows": published,
-                         "note": note})
+            rows.append(
+                {
+                    "workload": w,
+                    "precision": ra["precision"],
+                    "batch_size": int(ra["batch_size"]),
+                    "unit": ra["throughput_unit"],
+                    "throughput_a": ta,
+                    "throughput_b": tb,
+                    "basis_a": basis_a,
+                    "basis_b": basis_b,
+                    "speedup_a_over_b": _ratio(ta, tb),
+                    "bound_a": ra["bound"] if ta is not None else "",
+                    "bound_b": rb["bound"] if tb is not None else "",
+                    "math_a": ra["math"],
+                    "math_b": rb["math"],
+                    "model_error": perfmodel.accuracy_text(perfmodel.family(w)),
+                    "published": _published_text(published),
+                    "published_rows": published,
+                    "note": note,
+                }
+            )
     return pd.DataFrame(rows), source
 
 
@@ -229,11 +321,25 @@ def published_speedups(a: str, b: str, workload: str, precision: str, cat: pd.Da
     out = []
     for _, r in rows.iterrows():
         if r["gpu_a"] in fa and r["gpu_b"] in fb:
-            out.append({"source": r["source"], "a": r["gpu_a"], "b": r["gpu_b"],
-                        "published": r["published_speedup"], "predicted": r["predicted_speedup"]})
+            out.append(
+                {
+                    "source": r["source"],
+                    "a": r["gpu_a"],
+                    "b": r["gpu_b"],
+                    "published": r["published_speedup"],
+                    "predicted": r["predicted_speedup"],
+                }
+            )
         elif r["gpu_a"] in fb and r["gpu_b"] in fa:
-            out.append({"source": r["source"], "a": r["gpu_b"], "b": r["gpu_a"],
-                        "published": 1 / r["published_speedup"], "predicted": 1 / r["predicted_speedup"]})
+            out.append(
+                {
+                    "source": r["source"],
+                    "a": r["gpu_b"],
+                    "b": r["gpu_a"],
+                    "published": 1 / r["published_speedup"],
+                    "predicted": 1 / r["predicted_speedup"],
+                }
+            )
     return out
 
 
@@ -248,7 +354,7 @@ def _oriented(found: dict, a_first: bool | None = None) -> tuple[str, str, float
 
 
 def _published_text(found: list[dict], a_is_faster: bool | None = True, with_model: bool = True) -> str:
-    """"lambda-2021 measured RTX A5000 at 1.51× RTX A4000; the model gives 1.66× for its batch sizes",
+    """ "lambda-2021 measured RTX A5000 at 1.51× RTX A4000; the model gives 1.66× for its batch sizes",
     each source's measurement of the pair: the faster card first when ``a_is_faster`` (as the
     verdict states it), the card the source measured faster first when it is None; the model's
     ratio for the source's batch sizes with ``with_model``."""
@@ -261,14 +367,16 @@ def _published_text(found: list[dict], a_is_faster: bool | None = True, with_mod
 
 
 def _model_at_published(found: list[dict]) -> str:
-    """"At lambda-2021's batch sizes the model gives A40 0.97× V100 SXM2 32GB, -21% from the
+    """ "At lambda-2021's batch sizes the model gives A40 0.97× V100 SXM2 32GB, -21% from the
     published ratio": the model's ratio where each source measured the pair, the card the source
     measured faster first, and how far it is from that measurement (this pair's own error)."""
     parts = []
     for f in found:
         fast, slow, pub, pred = _oriented(f)
-        parts.append(f"{f['source']}'s batch sizes the model gives {fast} {_times(pred)} {slow}, "
-                     f"{pred / pub - 1:+.0%} from the published ratio")
+        parts.append(
+            f"{f['source']}'s batch sizes the model gives {fast} {_times(pred)} {slow}, "
+            f"{pred / pub - 1:+.0%} from the published ratio"
+        )
     return "At " + "; at ".join(parts)
 
 
@@ -276,8 +384,15 @@ def _model_at_published(found: list[dict]) -> str:
 FIT_CONDITIONS = ("precision", "optimizer", "input")
 
 
-def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], precision: str,
-              optimizer: str, cat: pd.DataFrame) -> pd.DataFrame:
+def fit_table(
+    a: str,
+    b: str,
+    models: Sequence[str],
+    batches: Sequence[int],
+    precision: str,
+    optimizer: str,
+    cat: pd.DataFrame,
+) -> pd.DataFrame:
     frames = []
     for m in models:
         report = memory.fit_report([m], batches, [a, b], precision, optimizer, "train", catalogue=cat)
@@ -286,12 +401,22 @@ def fit_table(a: str, b: str, models: Sequence[str], batches: Sequence[int], pre
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, price_kind: str,
-              electricity_usd_per_kwh: float, years: float, utilization: float, cat: pd.DataFrame) -> pd.DataFrame:
+def cost_rows(
+    a: str,
+    b: str,
+    book: prices.Prices,
+    throughput: pd.DataFrame,
+    price_kind: str,
+    electricity_usd_per_kwh: float,
+    years: float,
+    utilization: float,
+    cat: pd.DataFrame,
+) -> pd.DataFrame:
     if price_kind == "any":  # compare like with like: a kind of price both cards have
         price_kind = cost.common_kind(book, [a, b]) or price_kind
-    table = cost.cost_table(book, [a, b], ["fp32", "fp16"], price_kind, electricity_usd_per_kwh, years,
-                            utilization, catalogue=cat)
+    table = cost.cost_table(
+        book, [a, b], ["fp32", "fp16"], price_kind, electricity_usd_per_kwh, years, utilization, catalogue=cat
+    )
     kinds = {g: table.loc[table["gpu"] == g, "price_kind"].iloc[0] for g in (a, b)}
     kind_label = kinds[a] if kinds[a] == kinds[b] else f"{a} {kinds[a]}, {b} {kinds[b]}"
     rows = []
@@ -302,37 +427,67 @@ def cost_rows(a: str, b: str, book: prices.Prices, throughput: pd.DataFrame, pri
     for p in ("fp32", "fp16"):
         ta = table[(table["gpu"] == a) & (table["precision"] == p)].iloc[0]
         tb = table[(table["gpu"] == b) & (table["precision"] == p)].iloc[0]
-        add(f"USD per peak {p} TFLOPS (purchase)", _num(ta["usd_per_tflop"]), _num(tb["usd_per_tflop"]),
-            _both_notes(a, ta["purchase_note"], b, tb["purchase_note"]))
+        add(
+            f"USD per peak {p} TFLOPS (purchase)",
+            _num(ta["usd_per_tflop"]),
+            _num(tb["usd_per_tflop"]),
+            _both_notes(a, ta["purchase_note"], b, tb["purchase_note"]),
+        )
     ta = table[(table["gpu"] == a)].iloc[0]
     tb = table[(table["gpu"] == b)].iloc[0]
-    bought = _both_notes(a, _dated(ta, "price", "purchase_note", f"{kinds[a]} price"),
-                         b, _dated(tb, "price", "purchase_note", f"{kinds[b]} price"))
+    bought = _both_notes(
+        a,
+        _dated(ta, "price", "purchase_note", f"{kinds[a]} price"),
+        b,
+        _dated(tb, "price", "purchase_note", f"{kinds[b]} price"),
+    )
     if kinds[a] != kinds[b]:
         bought += ("; " if bought else "") + "different kinds of price: no kind both cards have"
     add(f"purchase price (USD, {kind_label})", _num(ta["price_usd"]), _num(tb["price_usd"]), bought)
     add(f"TCO over {years:g} years (USD)", _num(ta["tco_usd"]), _num(tb["tco_usd"]))
-    add("cloud price (USD per GPU-hour)", _num(ta["cloud_usd_per_hour"]), _num(tb["cloud_usd_per_hour"]),
-        _both_notes(a, _cloud_note(ta), b, _cloud_note(tb)))
+    add(
+        "cloud price (USD per GPU-hour)",
+        _num(ta["cloud_usd_per_hour"]),
+        _num(tb["cloud_usd_per_hour"]),
+        _both_notes(a, _cloud_note(ta), b, _cloud_note(tb)),
+    )
     if not throughput.empty:
         mixed = throughput[throughput["precision"] == "fp16"]
         first = (mixed if len(mixed) else throughput).iloc[0]
         unit = first["unit"].split("/")[0]
-        speeds = pd.DataFrame({"gpu": [a, b], "throughput": [first["throughput_a"], first["throughput_b"]],
-                               "throughput_unit": [first["unit"]] * 2})
-        work = cost.work_cost_table(book, speeds, price_kind, electricity_usd_per_kwh, years, utilization,
-                                    catalogue=cat).set_index("gpu")
+        speeds = pd.DataFrame(
+            {
+                "gpu": [a, b],
+                "throughput": [first["throughput_a"], first["throughput_b"]],
+                "throughput_unit": [first["unit"]] * 2,
+            }
+        )
+        work = cost.work_cost_table(
+            book, speeds, price_kind, electricity_usd_per_kwh, years, utilization, catalogue=cat
+        ).set_index("gpu")
         label = f"{first['workload']} {first['precision']}"
-        add(f"USD per million {unit}, renting ({label})", _num(work.loc[a, "cloud_usd_per_million_items"]),
-            _num(work.loc[b, "cloud_usd_per_million_items"]))
-        add(f"USD per million {unit}, owning ({label})", _num(work.loc[a, "owned_usd_per_million_items"]),
-            _num(work.loc[b, "owned_usd_per_million_items"]))
+        add(
+            f"USD per million {unit}, renting ({label})",
+            _num(work.loc[a, "cloud_usd_per_million_items"]),
+            _num(work.loc[b, "cloud_usd_per_million_items"]),
+        )
+        add(
+            f"USD per million {unit}, owning ({label})",
+            _num(work.loc[a, "owned_usd_per_million_items"]),
+            _num(work.loc[b, "owned_usd_per_million_items"]),
+        )
         ra, rb = cat[cat["gpu"] == a].iloc[0], cat[cat["gpu"] == b].iloc[0]
-        add(f"{unit} per second per watt ({label})", _ratio(first["throughput_a"], ra["tdp_w"]),
-            _ratio(first["throughput_b"], rb["tdp_w"]), "board power at full load")
-        add(f"{unit} per second per 1000 USD of purchase ({label})",
+        add(
+            f"{unit} per second per watt ({label})",
+            _ratio(first["throughput_a"], ra["tdp_w"]),
+            _ratio(first["throughput_b"], rb["tdp_w"]),
+            "board power at full load",
+        )
+        add(
+            f"{unit} per second per 1000 USD of purchase ({label})",
             _ratio(first["throughput_a"], (_num(ta["price_usd"]) or math.nan) / 1000),
-            _ratio(first["throughput_b"], (_num(tb["price_usd"]) or math.nan) / 1000))
+            _ratio(first["throughput_b"], (_num(tb["price_usd"]) or math.nan) / 1000),
+        )
     return pd.DataFrame(rows)
 
 
@@ -343,11 +498,21 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
     out = []
     for _, r in thr.iterrows():
         topic = f"{r['workload']} training, {r['precision']}"
-        basis = r["basis_a"] if r["basis_a"] == r["basis_b"] else f"{r['basis_a']} for {a}, {r['basis_b']} for {b}"
+        basis = (
+            r["basis_a"]
+            if r["basis_a"] == r["basis_b"]
+            else f"{r['basis_a']} for {a}, {r['basis_b']} for {b}"
+        )
         if r["speedup_a_over_b"] is None:
             runs = a if r["throughput_a"] is not None else b
-            out.append({"topic": topic, "verdict": f"Only {runs} runs this natively.", "reason": r["note"] + ".",
-                        "condition": "Use fp16 (mixed_float16) on the other card."})
+            out.append(
+                {
+                    "topic": topic,
+                    "verdict": f"Only {runs} runs this natively.",
+                    "reason": r["note"] + ".",
+                    "condition": "Use fp16 (mixed_float16) on the other card.",
+                }
+            )
             continue
         s = r["speedup_a_over_b"]
         fast, slow, k = (a, b, s) if s >= 1 else (b, a, 1 / s)
@@ -363,24 +528,32 @@ def _speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Ser
         if "predicted" in basis:
             acc = perfmodel.family_accuracy(perfmodel.family(r["workload"]))
             if acc.get("pairs"):
-                shown += (f"; median error {acc['median_abs_error_pct']:.0f}% on published "
-                          f"{perfmodel.family(r['workload'])} speedups")
+                shown += (
+                    f"; median error {acc['median_abs_error_pct']:.0f}% on published "
+                    f"{perfmodel.family(r['workload'])} speedups"
+                )
             if r.get("published_rows"):
                 shown += "; published: " + _published_text(r["published_rows"], None, with_model=False)
         if k < SAME_SPEED:
             verdict = f"{fast} and {slow} are about as fast ({fast} by {_times(k)}, {shown})."
         else:
             verdict = f"{fast} is {_times(k)} as fast as {slow} ({shown})."
-        reason = (f"The step is mostly {bound_f}-bound on {fast}; it has {_times(bw)} the memory bandwidth "
-                  f"({rf['memory_bandwidth_gbs']:g} vs {rs['memory_bandwidth_gbs']:g} GB/s) and {_times(compute)} "
-                  f"the matrix throughput ({math_f} {peak_f:g} vs {math_s} {peak_s:g} TFLOPS).")
+        reason = (
+            f"The step is mostly {bound_f}-bound on {fast}; it has {_times(bw)} the memory bandwidth "
+            f"({rf['memory_bandwidth_gbs']:g} vs {rs['memory_bandwidth_gbs']:g} GB/s) and {_times(compute)} "
+            f"the matrix throughput ({math_f} {peak_f:g} vs {math_s} {peak_s:g} TFLOPS)."
+        )
         if k < SAME_SPEED:
             condition = "Within 10 %: memory, price and power decide between them."
         elif compute < 1:
-            condition = (f"More TFLOPS does not mean faster: {slow} has more peak compute, but this step is "
-                         f"held back by memory traffic, where {fast} leads.")
+            condition = (
+                f"More TFLOPS does not mean faster: {slow} has more peak compute, but this step is "
+                f"held back by memory traffic, where {fast} leads."
+            )
         elif bw < 1:
-            condition = f"{fast} wins on compute although {slow} has more bandwidth; memory-heavier steps narrow it."
+            condition = (
+                f"{fast} wins on compute although {slow} has more bandwidth; memory-heavier steps narrow it."
+            )
         else:
             condition = "Holds while the batch fits on both (see memory fit)."
         if r.get("published_rows"):
@@ -400,8 +573,12 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
     for model, g in fit.groupby("model", sort=False):
         ga, gb = g[g["gpu"] == a], g[g["gpu"] == b]
         la, lb = int(ga["largest_batch"].iloc[0]), int(gb["largest_batch"].iloc[0])
-        only_a = [int(x) for x in ga.loc[ga["fits"].eq("yes").values & gb["fits"].eq("no").values, "batch_size"]]
-        only_b = [int(x) for x in gb.loc[gb["fits"].eq("yes").values & ga["fits"].eq("no").values, "batch_size"]]
+        only_a = [
+            int(x) for x in ga.loc[ga["fits"].eq("yes").values & gb["fits"].eq("no").values, "batch_size"]
+        ]
+        only_b = [
+            int(x) for x in gb.loc[gb["fits"].eq("yes").values & ga["fits"].eq("no").values, "batch_size"]
+        ]
         if la == lb:
             continue
         big, small, lbig, lsmall = (a, b, la, lb) if la > lb else (b, a, lb, la)
@@ -416,10 +593,13 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
         gbig, gsmall = (ga, gb) if big == a else (gb, ga)
         error = gbig["estimate_error"].iloc[0] if "estimate_error" in g else ""
         small_high = None
-        if "largest_batch_low" in g and memory.batch_range(gbig["largest_batch_low"].iloc[0],
-                                                           gbig["largest_batch_high"].iloc[0]):
-            ranges = [memory.batch_range(x["largest_batch_low"].iloc[0], x["largest_batch_high"].iloc[0])
-                      for x in (gbig, gsmall)]
+        if "largest_batch_low" in g and memory.batch_range(
+            gbig["largest_batch_low"].iloc[0], gbig["largest_batch_high"].iloc[0]
+        ):
+            ranges = [
+                memory.batch_range(x["largest_batch_low"].iloc[0], x["largest_batch_high"].iloc[0])
+                for x in (gbig, gsmall)
+            ]
             small_high = int(gsmall["largest_batch_high"].iloc[0])
             said.append(f"estimated; {ranges[0]} and {ranges[1]} within its measured error")
             reason += f" The estimate's measured error: {error}."
@@ -427,19 +607,29 @@ def _fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Serie
             reason += f" The estimate's error for this model: {error}."
         notes = "; ".join(n for n in said if n)
         verdict += f" ({notes})." if notes else "."
-        condition = (f"At batch {', '.join(map(str, only))} only {big} fits, whatever the speed."
-                     if only else f"Above batch {lsmall} only {big} fits, whatever the speed"
-                     + (f"; above {small_high} even at the edge of the estimate's measured error."
-                        if small_high is not None and small_high != lsmall else "."))
-        out.append({"topic": f"memory, {model}", "verdict": verdict, "reason": reason, "condition": condition})
+        condition = (
+            f"At batch {', '.join(map(str, only))} only {big} fits, whatever the speed."
+            if only
+            else f"Above batch {lsmall} only {big} fits, whatever the speed"
+            + (
+                f"; above {small_high} even at the edge of the estimate's measured error."
+                if small_high is not None and small_high != lsmall
+                else "."
+            )
+        )
+        out.append(
+            {"topic": f"memory, {model}", "verdict": verdict, "reason": reason, "condition": condition}
+        )
     return out
 
 
 #: The cost rows a verdict is drawn from: (start of the row's item, topic, what "cheaper" is).
-COST_VERDICTS = (("purchase price", "cost to buy", "to buy"),
-                 ("TCO over", "cost to own, with power", "to own"),
-                 ("cloud price", "cost to rent (on-demand)", "to rent per GPU-hour"),
-                 ("USD per million", None, "per unit of work"))
+COST_VERDICTS = (
+    ("purchase price", "cost to buy", "to buy"),
+    ("TCO over", "cost to own, with power", "to own"),
+    ("cloud price", "cost to rent (on-demand)", "to rent per GPU-hour"),
+    ("USD per million", None, "per unit of work"),
+)
 
 
 def _money(usd: float) -> str:
@@ -457,24 +647,33 @@ def _cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
             continue
         topic = match[1] or str(r["item"])
         if match[0] == "TCO over":
-            topic = f"{topic} ({str(r['item'])[len('TCO over '):].split(' (')[0]})"
+            topic = f"{topic} ({str(r['item'])[len('TCO over ') :].split(' (')[0]})"
         va, vb = _num(r["a"]), _num(r["b"])
         if va is None or vb is None:
             missing = [g for g, v in ((a, va), (b, vb)) if v is None]
-            out.append({"topic": topic, "verdict": f"No verdict: no price for {', '.join(missing)}.",
-                        "reason": "gpukit only compares costs it has a dated, sourced price for.",
-                        "condition": "Pass your own quotes with a price file to get one."})
+            out.append(
+                {
+                    "topic": topic,
+                    "verdict": f"No verdict: no price for {', '.join(missing)}.",
+                    "reason": "gpukit only compares costs it has a dated, sourced price for.",
+                    "condition": "Pass your own quotes with a price file to get one.",
+                }
+            )
             continue
         cheap, dear, k = (a, b, vb / va) if va <= vb else (b, a, va / vb)
         condition = "At the prices, electricity and utilisation given; prices move."
         if r.get("note"):
             condition = f"{str(r['note'])[0].upper()}{str(r['note'])[1:]}. {condition}"
-        kind = str(r["item"])[len("purchase price (USD, "):-1] if match[0] == "purchase price" else ""
-        out.append({"topic": topic,
-                    "verdict": f"{cheap} is {_times(k)} cheaper {match[2]} than {dear}"
-                               + (f" ({kind} prices)." if kind else "."),
-                    "reason": f"USD {_money(min(va, vb))} vs {_money(max(va, vb))} ({r['item']}).",
-                    "condition": condition})
+        kind = str(r["item"])[len("purchase price (USD, ") : -1] if match[0] == "purchase price" else ""
+        out.append(
+            {
+                "topic": topic,
+                "verdict": f"{cheap} is {_times(k)} cheaper {match[2]} than {dear}"
+                + (f" ({kind} prices)." if kind else "."),
+                "reason": f"USD {_money(min(va, vb))} vs {_money(max(va, vb))} ({r['item']}).",
+                "condition": condition,
+            }
+        )
     return out
 
 
@@ -499,49 +698,85 @@ def _link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series, thr: pd.DataFram
     if same and not bridges:
         return []
     better, worse, sbest, sworst = (a, b, sa, sb) if ea >= eb else (b, a, sb, sa)
-    condition = ("Matters for multi-GPU training only, and less when the exchange overlaps the backward pass "
-                 "or the model is small.")
+    condition = (
+        "Matters for multi-GPU training only, and less when the exchange overlaps the backward pass "
+        "or the model is small."
+    )
     if bridges:
         text = "; ".join(bridges)
         condition = f"{text[0].upper()}{text[1:]}. " + condition
     acc = perfmodel.family_accuracy("scaling")
-    graded = (f"; median error {acc['median_abs_error_pct']:.0f}% on published N-GPU speedups"
-              if acc.get("pairs") else "")
+    graded = (
+        f"; median error {acc['median_abs_error_pct']:.0f}% on published N-GPU speedups"
+        if acc.get("pairs")
+        else ""
+    )
     what = f"{first['workload']} {first['precision']} (predicted{graded})"
     if same:
-        verdict = (f"Two {a} and two {b} keep about the same share of linear scaling on {what}: "
-                   f"{ea:.0%} and {eb:.0%}, both over {sa['link']}.")
+        verdict = (
+            f"Two {a} and two {b} keep about the same share of linear scaling on {what}: "
+            f"{ea:.0%} and {eb:.0%}, both over {sa['link']}."
+        )
     else:
-        verdict = (f"Two {better} keep {sbest['scaling_efficiency']:.0%} of linear scaling on {what}, two {worse} "
-                   f"{sworst['scaling_efficiency']:.0%}.")
-    return [{"topic": "two GPUs of each", "verdict": verdict,
-             "reason": (f"Each step exchanges {sbest['gradient_mb']:.0f} MB of gradients: over "
-                        f"{sbest['link']} ({sbest['link_gbs_per_direction']:g} GB/s each way) on {better}, "
-                        f"{sworst['link']} ({sworst['link_gbs_per_direction']:g} GB/s) on {worse}. "
-                        f"Against published multi-GPU runs the model is {perfmodel.accuracy_text('scaling')}."),
-             "condition": condition}]
+        verdict = (
+            f"Two {better} keep {sbest['scaling_efficiency']:.0%} of linear scaling on {what}, two {worse} "
+            f"{sworst['scaling_efficiency']:.0%}."
+        )
+    return [
+        {
+            "topic": "two GPUs of each",
+            "verdict": verdict,
+            "reason": (
+                f"Each step exchanges {sbest['gradient_mb']:.0f} MB of gradients: over "
+                f"{sbest['link']} ({sbest['link_gbs_per_direction']:g} GB/s each way) on {better}, "
+                f"{sworst['link']} ({sworst['link_gbs_per_direction']:g} GB/s) on {worse}. "
+                f"Against published multi-GPU runs the model is {perfmodel.accuracy_text('scaling')}."
+            ),
+            "condition": condition,
+        }
+    ]
 
 
-def compare(a: str, b: str, workloads: Sequence[str] = DEFAULT_WORKLOADS,
-            precisions: Sequence[str] = DEFAULT_PRECISIONS, batch_size: int | None = None,
-            models: Sequence[str] = DEFAULT_MODELS, fit_batch_sizes: Sequence[int] = DEFAULT_FIT_BATCHES,
-            fit_precision: str = "fp16", optimizer: str = "adam", price_files=None,
-            price_kind: str = "any", electricity_usd_per_kwh: float = 0.15, years: float = 3.0,
-            utilization: float = 0.5, results: list | None = None,
-            catalogue: pd.DataFrame | None = None) -> Comparison:
+def compare(
+    a: str,
+    b: str,
+    workloads: Sequence[str] = DEFAULT_WORKLOADS,
+    precisions: Sequence[str] = DEFAULT_PRECISIONS,
+    batch_size: int | None = None,
+    models: Sequence[str] = DEFAULT_MODELS,
+    fit_batch_sizes: Sequence[int] = DEFAULT_FIT_BATCHES,
+    fit_precision: str = "fp16",
+    optimizer: str = "adam",
+    price_files=None,
+    price_kind: str = "any",
+    electricity_usd_per_kwh: float = 0.15,
+    years: float = 3.0,
+    utilization: float = 0.5,
+    results: list | None = None,
+    catalogue: pd.DataFrame | None = None,
+) -> Comparison:
     """Everything gpukit knows about ``a`` against ``b``; see the module doc."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     ga, gb = specs.resolve(a, cat).gpu, specs.resolve(b, cat).gpu
     if ga == gb:
         raise ParameterError(f"{a!r} and {b!r} are the same GPU ({ga}); compare two different ones")
     ra, rb = cat[cat["gpu"] == ga].iloc[0], cat[cat["gpu"] == gb].iloc[0]
-    thr, source = throughput_table(ga, gb, list(workloads), list(precisions), batch_size, results, cat, (a, b))
+    thr, source = throughput_table(
+        ga, gb, list(workloads), list(precisions), batch_size, results, cat, (a, b)
+    )
     fit = fit_table(ga, gb, list(models), list(fit_batch_sizes), fit_precision, optimizer, cat)
     book = prices.load_prices(price_files)
     costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)
-    verdicts = [{**v, "kind": kind} for kind, found in (
-        ("speed", _speed_verdicts(ga, gb, thr, ra, rb)), ("memory", _fit_verdicts(ga, gb, fit, ra, rb)),
-        ("cost", _cost_verdicts(ga, gb, costs)), ("scaling", _link_verdict(ga, gb, ra, rb, thr))) for v in found]
+    verdicts = [
+        {**v, "kind": kind}
+        for kind, found in (
+            ("speed", _speed_verdicts(ga, gb, thr, ra, rb)),
+            ("memory", _fit_verdicts(ga, gb, fit, ra, rb)),
+            ("cost", _cost_verdicts(ga, gb, costs)),
+            ("scaling", _link_verdict(ga, gb, ra, rb, thr)),
+        )
+        for v in found
+    ]
     return Comparison(ga, gb, spec_table(ra, rb), thr, fit, costs, verdicts, source)
 
 
@@ -563,7 +798,12 @@ def save_for_report(result: Comparison) -> str | None:
     if not folder:
         return None
     path = Path(folder) / f"summary-compare-{_slug(result.a)}-vs-{_slug(result.b)}.json"
-    doc = {"kind": "compare", "a": result.a, "b": result.b, "efficiency_source": result.efficiency_source,
-           "verdicts": result.verdicts}
+    doc = {
+        "kind": "compare",
+        "a": result.a,
+        "b": result.b,
+        "efficiency_source": result.efficiency_source,
+        "verdicts": result.verdicts,
+    }
     _atomic.write_text(path, json.dumps(doc, indent=1))
     return str(path)

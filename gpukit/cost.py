@@ -4,6 +4,7 @@ Every function is a pure function of documented inputs whose units are in their 
 missing price is an explicit ``None`` with a note saying which price is missing, never NaN
 arithmetic. Peak rates are the catalogue's dense datasheet figures (TFLOPS; TOPS for int8).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -34,22 +35,35 @@ def usd_per_tflop(price_usd: float | None, peak_tflops: float | None) -> float |
     return price_usd / peak_tflops
 
 
-def energy_usd(tdp_w: float, years: float, utilization: float, electricity_usd_per_kwh: float,
-               pue: float = 1.0) -> float:
+def energy_usd(
+    tdp_w: float, years: float, utilization: float, electricity_usd_per_kwh: float, pue: float = 1.0
+) -> float:
     """Electricity over ``years`` at TDP for the ``utilization`` share of the hours, times PUE."""
     return tdp_w / 1000 * HOURS_PER_YEAR * years * utilization * electricity_usd_per_kwh * pue
 
 
-def tco_usd(price_usd: float | None, tdp_w: float, years: float, utilization: float,
-            electricity_usd_per_kwh: float, pue: float = 1.0) -> float | None:
+def tco_usd(
+    price_usd: float | None,
+    tdp_w: float,
+    years: float,
+    utilization: float,
+    electricity_usd_per_kwh: float,
+    pue: float = 1.0,
+) -> float | None:
     """Purchase plus electricity over ``years`` (``None`` without a price)."""
     if price_usd is None:
         return None
     return price_usd + energy_usd(tdp_w, years, utilization, electricity_usd_per_kwh, pue)
 
 
-def break_even_months(price_usd: float | None, cloud_usd_per_hour: float | None, tdp_w: float,
-                      utilization: float, electricity_usd_per_kwh: float, pue: float = 1.0) -> float | None:
+def break_even_months(
+    price_usd: float | None,
+    cloud_usd_per_hour: float | None,
+    tdp_w: float,
+    utilization: float,
+    electricity_usd_per_kwh: float,
+    pue: float = 1.0,
+) -> float | None:
     """Months after which buying costs less than renting the same GPU-hours.
 
     Owning costs the price once plus power for each hour used; renting costs the hourly price
@@ -125,18 +139,32 @@ def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> di
         rows = rows[~rows["stale"]]
     if choice == "median":
         med = statistics.median(rows["usd_per_hour"])
-        return {"provider": f"median of {len(rows)}", "offering": "", "usd_per_hour": med,
-                "date": min(rows["date"]), "stale": bool(rows["stale"].any()),
-                "source_url": f"{len(rows)} sources"}
+        return {
+            "provider": f"median of {len(rows)}",
+            "offering": "",
+            "usd_per_hour": med,
+            "date": min(rows["date"]),
+            "stale": bool(rows["stale"].any()),
+            "source_url": f"{len(rows)} sources",
+        }
     # the cheapest (of a named provider's offerings, or of all); of equal prices the newest
     return rows.sort_values(["usd_per_hour", "date"], ascending=[True, False]).iloc[0].to_dict()
 
 
-def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kind: str = "any",
-               electricity_usd_per_kwh: float = DEFAULTS["electricity_usd_per_kwh"],
-               years: float = DEFAULTS["years"], utilization: float = DEFAULTS["utilization"],
-               pue: float = DEFAULTS["pue"], cloud: str = "cheapest", throughput_items_per_s=None,
-               catalogue=None, cloud_kind: str = "on-demand") -> pd.DataFrame:
+def cost_table(
+    prices: Prices,
+    gpus=None,
+    precisions=("fp32", "fp16"),
+    price_kind: str = "any",
+    electricity_usd_per_kwh: float = DEFAULTS["electricity_usd_per_kwh"],
+    years: float = DEFAULTS["years"],
+    utilization: float = DEFAULTS["utilization"],
+    pue: float = DEFAULTS["pue"],
+    cloud: str = "cheapest",
+    throughput_items_per_s=None,
+    catalogue=None,
+    cloud_kind: str = "on-demand",
+) -> pd.DataFrame:
     """One row per GPU x precision: peak, prices, $/TFLOP to buy, own and rent, break-even, TFLOPS/W.
 
     ``sustained_tflops`` is the tensor-core peak at the share of it the GPU was measured to
@@ -174,52 +202,88 @@ def cost_table(prices: Prices, gpus=None, precisions=("fp32", "fp16"), price_kin
         for p in precs:
             peak = prec.peak_tflops(g, p)
             sustained, basis = sustained_tflops(g, p)
-            mode, bought, rented = [], [], []  # what each note concerns: the precision, the purchase, the rent
+            mode, bought, rented = (
+                [],
+                [],
+                [],
+            )  # what each note concerns: the precision, the purchase, the rent
             if peak is None:
                 mode.append(f"{g['architecture']} has no {p} mode")
             if price_kind != "cloud" and buy is None:
                 why = prices.gap(g["gpu"], "purchase")
-                bought.append("no " + ("purchase" if price_kind == "any" else price_kind) + " price"
-                              + (f": {why}" if why else ""))
+                bought.append(
+                    "no "
+                    + ("purchase" if price_kind == "any" else price_kind)
+                    + " price"
+                    + (f": {why}" if why else "")
+                )
             if rent is None:
                 anywhere = cloud in ("cheapest", "median")
                 why = prices.gap(g["gpu"], cloud_kind) if anywhere else None
-                rented.append(f"no {cloud_kind} cloud price" + ("" if anywhere else f" from {cloud}")
-                              + (f": {why}" if why else ""))
+                rented.append(
+                    f"no {cloud_kind} cloud price"
+                    + ("" if anywhere else f" from {cloud}")
+                    + (f": {why}" if why else "")
+                )
             price_stale, cloud_stale = bool(buy and buy.get("stale")), bool(rent and rent.get("stale"))
-            for label, src, stale, into in (("purchase", buy, price_stale, bought),
-                                            ("cloud", rent, cloud_stale, rented)):
+            for label, src, stale, into in (
+                ("purchase", buy, price_stale, bought),
+                ("cloud", rent, cloud_stale, rented),
+            ):
                 if stale:
                     into.append(f"{label} price is stale ({src['date']})")
             notes = mode + bought + rented
             price = float(buy["usd"]) if buy else None
             hourly = float(rent["usd_per_hour"]) if rent else None
             tco = tco_usd(price, g["tdp_w"], years, util, kwh, pue)
-            rows.append({
-                "gpu": g["gpu"], "precision": p, "peak_tflops": peak, "sustained_tflops": sustained,
-                "sustained_basis": basis,
-                "price_kind": buy["kind"] if buy else None, "price_usd": price,
-                "price_date": buy["date"] if buy else None, "price_source_url": buy["source_url"] if buy else None,
-                "usd_per_tflop": usd_per_tflop(price, peak), "usd_per_sustained_tflop": usd_per_tflop(price, sustained),
-                "energy_usd": energy_usd(g["tdp_w"], years, util, kwh, pue),
-                "tco_usd": tco, "tco_usd_per_tflop": usd_per_tflop(tco, peak),
-                "tco_usd_per_sustained_tflop": usd_per_tflop(tco, sustained),
-                "cloud_provider": rent["provider"] if rent else None,
-                "cloud_offering": rent["offering"] if rent else None,
-                "cloud_kind": cloud_kind, "cloud_usd_per_hour": hourly, "cloud_date": rent["date"] if rent else None,
-                "cloud_source_url": rent["source_url"] if rent else None,
-                "cloud_usd_per_tflop_hour": usd_per_tflop(hourly, peak),
-                "cloud_usd_per_sustained_tflop_hour": usd_per_tflop(hourly, sustained),
-                "break_even_months": break_even_months(price, hourly, g["tdp_w"], util, kwh, pue),
-                "tflops_per_watt": peak / g["tdp_w"] if peak else None,
-                "usd_per_million_items": usd_per_million_items(hourly, work.get(g["gpu"])),
-                "stale": price_stale or cloud_stale, "price_stale": price_stale, "cloud_stale": cloud_stale,
-                "note": "; ".join(notes),
-                "purchase_note": "; ".join(mode + bought), "cloud_note": "; ".join(rented),
-            })
+            rows.append(
+                {
+                    "gpu": g["gpu"],
+                    "precision": p,
+                    "peak_tflops": peak,
+                    "sustained_tflops": sustained,
+                    "sustained_basis": basis,
+                    "price_kind": buy["kind"] if buy else None,
+                    "price_usd": price,
+                    "price_date": buy["date"] if buy else None,
+                    "price_source_url": buy["source_url"] if buy else None,
+                    "usd_per_tflop": usd_per_tflop(price, peak),
+                    "usd_per_sustained_tflop": usd_per_tflop(price, sustained),
+                    "energy_usd": energy_usd(g["tdp_w"], years, util, kwh, pue),
+                    "tco_usd": tco,
+                    "tco_usd_per_tflop": usd_per_tflop(tco, peak),
+                    "tco_usd_per_sustained_tflop": usd_per_tflop(tco, sustained),
+                    "cloud_provider": rent["provider"] if rent else None,
+                    "cloud_offering": rent["offering"] if rent else None,
+                    "cloud_kind": cloud_kind,
+                    "cloud_usd_per_hour": hourly,
+                    "cloud_date": rent["date"] if rent else None,
+                    "cloud_source_url": rent["source_url"] if rent else None,
+                    "cloud_usd_per_tflop_hour": usd_per_tflop(hourly, peak),
+                    "cloud_usd_per_sustained_tflop_hour": usd_per_tflop(hourly, sustained),
+                    "break_even_months": break_even_months(price, hourly, g["tdp_w"], util, kwh, pue),
+                    "tflops_per_watt": peak / g["tdp_w"] if peak else None,
+                    "usd_per_million_items": usd_per_million_items(hourly, work.get(g["gpu"])),
+                    "stale": price_stale or cloud_stale,
+                    "price_stale": price_stale,
+                    "cloud_stale": cloud_stale,
+                    "note": "; ".join(notes),
+                    "purchase_note": "; ".join(mode + bought),
+                    "cloud_note": "; ".join(rented),
+                }
+            )
     frame = pd.DataFrame(rows)
-    frame.attrs.update({"electricity_usd_per_kwh": kwh, "years": years, "utilization": util, "pue": pue,
-                        "price_kind": price_kind, "cloud": cloud, "cloud_kind": cloud_kind})
+    frame.attrs.update(
+        {
+            "electricity_usd_per_kwh": kwh,
+            "years": years,
+            "utilization": util,
+            "pue": pue,
+            "price_kind": price_kind,
+            "cloud": cloud,
+            "cloud_kind": cloud_kind,
+        }
+    )
     return frame
 
 
@@ -230,10 +294,17 @@ def owned_usd_per_hour(tco: float | None, years: float, utilization: float) -> f
     return tco / (HOURS_PER_YEAR * years * utilization)
 
 
-def work_cost_table(prices: Prices, throughput: pd.DataFrame, price_kind: str = "any",
-                    electricity_usd_per_kwh: float = DEFAULTS["electricity_usd_per_kwh"],
-                    years: float = DEFAULTS["years"], utilization: float = DEFAULTS["utilization"],
-                    pue: float = DEFAULTS["pue"], cloud: str = "cheapest", catalogue=None) -> pd.DataFrame:
+def work_cost_table(
+    prices: Prices,
+    throughput: pd.DataFrame,
+    price_kind: str = "any",
+    electricity_usd_per_kwh: float = DEFAULTS["electricity_usd_per_kwh"],
+    years: float = DEFAULTS["years"],
+    utilization: float = DEFAULTS["utilization"],
+    pue: float = DEFAULTS["pue"],
+    cloud: str = "cheapest",
+    catalogue=None,
+) -> pd.DataFrame:
     """Dollars per million units of work, renting and owning, for each GPU of ``throughput``.
 
     ``throughput`` has ``gpu``, ``throughput``, ``throughput_unit`` and optionally
@@ -248,18 +319,36 @@ def work_cost_table(prices: Prices, throughput: pd.DataFrame, price_kind: str = 
         use_measured = measured is not None and measured == measured
         rate[r["gpu"]] = float(measured if use_measured else r["throughput"])
         basis[r["gpu"]] = "measured" if use_measured else "predicted"
-    costs = cost_table(prices, list(rate), ["fp32"], price_kind, electricity_usd_per_kwh, years, utilization, pue,
-                       cloud, rate, catalogue)
+    costs = cost_table(
+        prices,
+        list(rate),
+        ["fp32"],
+        price_kind,
+        electricity_usd_per_kwh,
+        years,
+        utilization,
+        pue,
+        cloud,
+        rate,
+        catalogue,
+    )
     unit = frame["throughput_unit"].iloc[0] if len(frame) else ""
     rows = []
     for _, c in costs.iterrows():
         owned = owned_usd_per_hour(c["tco_usd"], years, utilization)
-        rows.append({"gpu": c["gpu"], "throughput": rate[c["gpu"]], "throughput_unit": unit,
-                     "basis": basis[c["gpu"]], "cloud_usd_per_hour": c["cloud_usd_per_hour"],
-                     "cloud_usd_per_million_items": c["usd_per_million_items"],
-                     "owned_usd_per_hour": owned,
-                     "owned_usd_per_million_items": usd_per_million_items(owned, rate[c["gpu"]]),
-                     "note": c["note"]})
+        rows.append(
+            {
+                "gpu": c["gpu"],
+                "throughput": rate[c["gpu"]],
+                "throughput_unit": unit,
+                "basis": basis[c["gpu"]],
+                "cloud_usd_per_hour": c["cloud_usd_per_hour"],
+                "cloud_usd_per_million_items": c["usd_per_million_items"],
+                "owned_usd_per_hour": owned,
+                "owned_usd_per_million_items": usd_per_million_items(owned, rate[c["gpu"]]),
+                "note": c["note"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -275,8 +364,9 @@ def pareto_front(frame: pd.DataFrame, cost: str, value: str) -> pd.DataFrame:
     return data.loc[keep]
 
 
-def price_history(prices: Prices, precision: str = "fp16", gpus=None, kinds=("street", "used", "msrp"),
-                  catalogue=None) -> pd.DataFrame:
+def price_history(
+    prices: Prices, precision: str = "fp16", gpus=None, kinds=("street", "used", "msrp"), catalogue=None
+) -> pd.DataFrame:
     """Every dated purchase price of the GPUs (all with a price by default) as dollars per dense
     peak TFLOPS at ``precision``: one row per GPU, kind and date, oldest first. GPUs that cannot
     run the precision are left out."""
@@ -289,8 +379,18 @@ def price_history(prices: Prices, precision: str = "fp16", gpus=None, kinds=("st
     for _, r in rows.iterrows():
         peak = prec.peak_tflops(specs.lookup(r["gpu"], cat), p)
         if peak:
-            out.append({"gpu": r["gpu"], "kind": r["kind"], "date": pd.Timestamp(r["date"]), "usd": float(r["usd"]),
-                        "peak_tflops": peak, "usd_per_tflop": float(r["usd"]) / peak, "precision": p,
-                        "stale": bool(r["stale"]), "source_url": r["source_url"]})
+            out.append(
+                {
+                    "gpu": r["gpu"],
+                    "kind": r["kind"],
+                    "date": pd.Timestamp(r["date"]),
+                    "usd": float(r["usd"]),
+                    "peak_tflops": peak,
+                    "usd_per_tflop": float(r["usd"]) / peak,
+                    "precision": p,
+                    "stale": bool(r["stale"]),
+                    "source_url": r["source_url"],
+                }
+            )
     cols = ["gpu", "kind", "date", "usd", "peak_tflops", "usd_per_tflop", "precision", "stale", "source_url"]
     return pd.DataFrame(out, columns=cols).sort_values(["gpu", "kind", "date"]).reset_index(drop=True)

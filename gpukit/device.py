@@ -5,6 +5,7 @@ TensorFlow is imported only by :func:`quiet_tensorflow` (and in a child process 
 nvidia-smi say of the attached GPU comes through three seams, :func:`physical_gpus`,
 :func:`gpu_details` and :func:`nvidia_smi`, which the tests replace to fake a GPU.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,12 +20,27 @@ import warnings
 from importlib.metadata import PackageNotFoundError, version
 
 #: Packages whose versions the environment record names.
-PACKAGES = ("gpukit", "tensorflow", "keras", "numpy", "pandas", "matplotlib", "seaborn",
-            "papermill", "nbconvert", "ipykernel")
+PACKAGES = (
+    "gpukit",
+    "tensorflow",
+    "keras",
+    "numpy",
+    "pandas",
+    "matplotlib",
+    "seaborn",
+    "papermill",
+    "nbconvert",
+    "ipykernel",
+)
 
 # TensorFlow and CUDA write their start-up logs from C++; these keep them out of reports.
-QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "3", "TF_CPP_MIN_VLOG_LEVEL": "0", "GRPC_VERBOSITY": "ERROR",
-             "ABSL_MIN_LOG_LEVEL": "3", "KMP_WARNINGS": "0"}
+QUIET_ENV = {
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+    "TF_CPP_MIN_VLOG_LEVEL": "0",
+    "GRPC_VERBOSITY": "ERROR",
+    "ABSL_MIN_LOG_LEVEL": "3",
+    "KMP_WARNINGS": "0",
+}
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
@@ -206,8 +222,15 @@ def parse_nvidia_smi(text: str) -> list[dict]:
         name = _smi_value(name)
         if name is None or name.casefold() == "name":  # a header line (csv without noheader)
             continue
-        rows.append({"name": name, "memory_mib": _whole(_smi_number(memory)), "driver": _smi_value(driver),
-                     "power_limit_w": _smi_number(power), "max_sm_clock_mhz": _whole(_smi_number(clock))})
+        rows.append(
+            {
+                "name": name,
+                "memory_mib": _whole(_smi_number(memory)),
+                "driver": _smi_value(driver),
+                "power_limit_w": _smi_number(power),
+                "max_sm_clock_mhz": _whole(_smi_number(clock)),
+            }
+        )
     return rows
 
 
@@ -217,8 +240,13 @@ def nvidia_smi() -> list[dict]:
     if not exe:
         return []
     try:
-        out = subprocess.run([exe, f"--query-gpu={','.join(SMI_QUERY)}", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=20, check=True).stdout
+        out = subprocess.run(
+            [exe, f"--query-gpu={','.join(SMI_QUERY)}", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     return parse_nvidia_smi(out or "")
@@ -233,8 +261,9 @@ def detect_devices(timeout_s: float = 120) -> dict:
     env = {**os.environ, **QUIET_ENV}
     result: dict = {"gpus": [], "nvidia_smi": nvidia_smi()}
     try:
-        proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
-                              timeout=timeout_s, env=env)
+        proc = subprocess.run(
+            [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout_s, env=env
+        )
         lines = proc.stdout.strip().splitlines()
         if proc.returncode == 0 and lines:
             result.update(json.loads(lines[-1]))
@@ -275,7 +304,9 @@ def match_catalogue(name: str, memory_mib: float | None = None, catalogue=None) 
         fits = fits[(fits["memory_gb"] - gib).abs() <= 0.1 * fits["memory_gb"]]
         if len(fits) == 1:
             return fits["gpu"].iloc[0], f"{name} with {gib:.0f} GiB matched to {fits['gpu'].iloc[0]}"
-    note = f"{name} matched to {res.gpu}" + (" (default variant; the name does not say which)" if res.defaulted else "")
+    note = f"{name} matched to {res.gpu}" + (
+        " (default variant; the name does not say which)" if res.defaulted else ""
+    )
     return res.gpu, note
 
 
@@ -299,9 +330,15 @@ def describe_attached() -> dict:
     gpus = physical_gpus()
     smi = nvidia_smi()
     if not gpus:
-        return {"kind": "cpu", "name": f"{cpu_model()} ({os.cpu_count()} logical cores)", "cpu": cpu_model(),
-                "cpu_count": os.cpu_count(), "gpu_count": 0, "catalogue_gpu": None,
-                "catalogue_note": "no GPU attached: TensorFlow runs on the CPU, which has no catalogue peak"}
+        return {
+            "kind": "cpu",
+            "name": f"{cpu_model()} ({os.cpu_count()} logical cores)",
+            "cpu": cpu_model(),
+            "cpu_count": os.cpu_count(),
+            "gpu_count": 0,
+            "catalogue_gpu": None,
+            "catalogue_note": "no GPU attached: TensorFlow runs on the CPU, which has no catalogue peak",
+        }
     details = gpu_details(gpus[0]) or {}
     name = details.get("device_name") or getattr(gpus[0], "name", str(gpus[0]))
     row = smi_row_for(name, smi)
@@ -318,8 +355,17 @@ def describe_attached() -> dict:
 
         catalogue_row = specs.records(specs.select(specs.load_catalogue(), [gpu]))[0]
     cc = compute_capability_text(details.get("compute_capability"))
-    return {"kind": "gpu", "name": name, "compute_capability": cc, "gpu_count": len(gpus), "memory_mib": memory_mib,
-            "nvidia_smi": smi, "catalogue_gpu": gpu, "catalogue_note": note, "catalogue_row": catalogue_row}
+    return {
+        "kind": "gpu",
+        "name": name,
+        "compute_capability": cc,
+        "gpu_count": len(gpus),
+        "memory_mib": memory_mib,
+        "nvidia_smi": smi,
+        "catalogue_gpu": gpu,
+        "catalogue_note": note,
+        "catalogue_row": catalogue_row,
+    }
 
 
 def bench_environment(xla: bool = False) -> dict:
@@ -329,13 +375,18 @@ def bench_environment(xla: bool = False) -> dict:
 
     build = dict(tf.sysconfig.get_build_info())
     env = environment()
-    env.update({
-        "tensorflow": tf.__version__, "keras": keras.__version__,
-        "cuda_build": build.get("cuda_version"), "cudnn_build": build.get("cudnn_version"),
-        "xla_jit": bool(xla), "tf32_default": tf.config.experimental.tensor_float_32_execution_enabled(),
-        "keras_policy": keras.mixed_precision.global_policy().name,
-        "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
-        "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
-        "onednn_opts": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"),
-    })
+    env.update(
+        {
+            "tensorflow": tf.__version__,
+            "keras": keras.__version__,
+            "cuda_build": build.get("cuda_version"),
+            "cudnn_build": build.get("cudnn_version"),
+            "xla_jit": bool(xla),
+            "tf32_default": tf.config.experimental.tensor_float_32_execution_enabled(),
+            "keras_policy": keras.mixed_precision.global_policy().name,
+            "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+            "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
+            "onednn_opts": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"),
+        }
+    )
     return env

@@ -16,6 +16,7 @@ separate process before the workers join.
 Each run happens in a child process (``python -m gpukit.distributed``), because logical
 devices and a multi-worker strategy must be configured before TensorFlow starts its runtime.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,8 +55,10 @@ def check(devices: int, strategy: str, workloads) -> list[str]:
     if strategy == "multiworker":
         cfg = os.environ.get("TF_CONFIG")
         if not cfg:
-            raise ParameterError("--strategy multiworker needs TF_CONFIG (the cluster's workers and this "
-                                 "process's index); see the README's 'Several GPUs' section")
+            raise ParameterError(
+                "--strategy multiworker needs TF_CONFIG (the cluster's workers and this "
+                "process's index); see the README's 'Several GPUs' section"
+            )
         try:
             doc = json.loads(cfg)
             doc["cluster"]["worker"], doc["task"]["index"]
@@ -102,7 +105,9 @@ def _build(tf, strategy_obj, workload: str, params: dict, precision: str):
             items = global_batch
         else:
             p = params
-            model = transformer_model(p["hidden"], p["heads"], p["ffn"], p["layers"], p["seq_len"], p["vocab"])
+            model = transformer_model(
+                p["hidden"], p["heads"], p["ffn"], p["layers"], p["seq_len"], p["vocab"]
+            )
             x = tf.random.uniform((global_batch, p["seq_len"]), maxval=p["vocab"], dtype=tf.int32)
             y = tf.random.uniform((global_batch, p["seq_len"]), maxval=p["vocab"], dtype=tf.int32)
             optimizer = keras.optimizers.AdamW(learning_rate=1e-4)
@@ -119,8 +124,11 @@ def _build(tf, strategy_obj, workload: str, params: dict, precision: str):
     def replica_step(xb, yb):
         with tf.GradientTape() as tape:
             per_example = loss_obj(yb, model(xb, training=True))
-            loss = tf.reduce_sum(tf.cast(per_example, tf.float32)) / tf.cast(tf.size(per_example), tf.float32) \
+            loss = (
+                tf.reduce_sum(tf.cast(per_example, tf.float32))
+                / tf.cast(tf.size(per_example), tf.float32)
                 / replicas
+            )
             scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
         grads = tape.gradient(scaled, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
@@ -138,6 +146,7 @@ def _build(tf, strategy_obj, workload: str, params: dict, precision: str):
 def _agreement(tf, strategy_obj):
     """For workers in lockstep: the largest of a value over every worker (a collective all-reduce),
     so that they time the same number of steps (:func:`gpukit.bench.measure`)."""
+
     @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
     def largest(value):
         per_replica = strategy_obj.run(lambda: tf.reshape(value, [1]))
@@ -150,8 +159,14 @@ def _measure_one(tf, strategy_obj, workload, params, precision, settings, multiw
     step, items, global_batch = _build(tf, strategy_obj, workload, params, precision)
     timing = measure(step, settings, agree=_agreement(tf, strategy_obj) if multiworker else None)
     stats = summarize(timing.times_s)
-    return {"status": "ok", "global_batch": global_batch, "items_per_step": items,
-            "throughput": items / stats["median_s"], **stats, "samples": len(timing.times_s)}
+    return {
+        "status": "ok",
+        "global_batch": global_batch,
+        "items_per_step": items,
+        "throughput": items / stats["median_s"],
+        **stats,
+        "samples": len(timing.times_s),
+    }
 
 
 def child_main(request: dict) -> dict:
@@ -169,27 +184,49 @@ def child_main(request: dict) -> dict:
         if strategy == "multiworker":
             strat = tf.distribute.MultiWorkerMirroredStrategy()
         else:
-            strat = tf.distribute.MirroredStrategy(devices=devices,
-                                                   cross_device_ops=tf.distribute.ReductionToOneDevice()
-                                                   if devices[0].startswith("/cpu") else None)
+            strat = tf.distribute.MirroredStrategy(
+                devices=devices,
+                cross_device_ops=tf.distribute.ReductionToOneDevice()
+                if devices[0].startswith("/cpu")
+                else None,
+            )
     settings = Settings(**request["settings"])
     gpu = devices[0].startswith("/gpu")
     records = []
     for workload in request["workloads"]:
         params = workload_params(workload, gpu, request["quick"])
-        rec = {"workload": workload, "strategy": strategy, "precision": request["precision"],
-               "replicas": strat.num_replicas_in_sync, "devices": devices, "logical_devices": logical,
-               "per_replica_batch": params["batch"], "params": params}
+        rec = {
+            "workload": workload,
+            "strategy": strategy,
+            "precision": request["precision"],
+            "replicas": strat.num_replicas_in_sync,
+            "devices": devices,
+            "logical_devices": logical,
+            "per_replica_batch": params["batch"],
+            "params": params,
+        }
         try:
             with stderr_redirected():
-                rec.update(_measure_one(tf, strat, workload, params, request["precision"], settings,
-                                        multiworker=strategy == "multiworker"))
+                rec.update(
+                    _measure_one(
+                        tf,
+                        strat,
+                        workload,
+                        params,
+                        request["precision"],
+                        settings,
+                        multiworker=strategy == "multiworker",
+                    )
+                )
         except Exception as exc:  # noqa: BLE001 -- a failing configuration is a result
             status, message = runner.classify(exc)
             rec.update({"status": status, "error": message})
         records.append(rec)
-    return {"records": records, "tensorflow": tf.__version__,
-            "task": json.loads(os.environ.get("TF_CONFIG", "{}")).get("task")}
+    return {
+        "records": records,
+        "tensorflow": tf.__version__,
+        "task": json.loads(os.environ.get("TF_CONFIG", "{}")).get("task"),
+    }
 
 
 # --------------------------------------------------------------------------- parent side
@@ -205,16 +242,28 @@ def _in_child(request: dict, env: dict | None = None, timeout_s: float = 3600) -
     return child.value
 
 
-def run_scaling(devices: int = 2, strategy: str = "mirrored", workloads=None, precision: str = "fp32",
-                quick: bool = True, settings: Settings | None = None) -> Results:
+def run_scaling(
+    devices: int = 2,
+    strategy: str = "mirrored",
+    workloads=None,
+    precision: str = "fp32",
+    quick: bool = True,
+    settings: Settings | None = None,
+) -> Results:
     """Measure the training workloads on one device and under ``strategy``; a results document."""
     from .device import bench_environment, describe_attached
 
     names = check(devices, strategy, workloads)
     settings = settings or Settings.for_run(quick)
     started = datetime.now(timezone.utc)
-    base_req = {"devices": 1, "strategy": "mirrored", "workloads": names, "precision": precision,
-                "quick": quick, "settings": asdict(settings)}
+    base_req = {
+        "devices": 1,
+        "strategy": "mirrored",
+        "workloads": names,
+        "precision": precision,
+        "quick": quick,
+        "settings": asdict(settings),
+    }
     baseline = _in_child(base_req, env={})  # one device, no cluster
     req = {**base_req, "devices": devices, "strategy": strategy}
     multi = _in_child(req)
@@ -231,15 +280,27 @@ def run_scaling(devices: int = 2, strategy: str = "mirrored", workloads=None, pr
             rec["speedup"] = rec["scaling_efficiency"] = None
         on_cpu = not any(str(d).startswith("/gpu") for d in rec.get("devices", []))
         if rec.get("logical_devices"):
-            rec["note"] = (f"{rec['replicas']} logical devices split from one CPU: the code path of "
-                           "multi-GPU training, not a measure of GPU scaling")
+            rec["note"] = (
+                f"{rec['replicas']} logical devices split from one CPU: the code path of "
+                "multi-GPU training, not a measure of GPU scaling"
+            )
         elif on_cpu and strategy == "multiworker":
-            rec["note"] = (f"{rec['replicas']} worker processes on CPUs: the code path of multi-worker "
-                           "training, not a measure of GPU scaling")
+            rec["note"] = (
+                f"{rec['replicas']} worker processes on CPUs: the code path of multi-worker "
+                "training, not a measure of GPU scaling"
+            )
         else:
             rec.setdefault("note", "")
         records.append(rec)
-    return Results("scaling", started.strftime("%Y-%m-%dT%H:%M:%SZ"), bench_environment(),
-                   Device.from_dict(describe_attached()), tuple(ScalingRecord.from_dict(r) for r in records),
-                   (datetime.now(timezone.utc) - started).total_seconds(), quick, None, asdict(settings),
-                   {"strategy": strategy, "devices": devices, "task": multi.get("task")})
+    return Results(
+        "scaling",
+        started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        bench_environment(),
+        Device.from_dict(describe_attached()),
+        tuple(ScalingRecord.from_dict(r) for r in records),
+        (datetime.now(timezone.utc) - started).total_seconds(),
+        quick,
+        None,
+        asdict(settings),
+        {"strategy": strategy, "devices": devices, "task": multi.get("task")},
+    )

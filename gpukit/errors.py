@@ -4,6 +4,7 @@ Every error a user can cause (bad data, an unknown GPU name, a wrong parameter) 
 :class:`GpukitError`. Its message is one line that says what is wrong and how to fix it;
 the CLI prints that line and exits non-zero. Anything else is a bug and keeps its traceback.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

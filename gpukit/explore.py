@@ -3,6 +3,7 @@
 Papermill runs leave ``interactive`` off, so rendered reports stay static; these functions
 only build ipywidgets around package calls and hold no logic of their own.
 """
+
 from __future__ import annotations
 
 from . import compare as _compare
@@ -16,22 +17,40 @@ def comparison(result: "_compare.Comparison", electricity_usd_per_kwh: float = 0
     from IPython.display import display
 
     first = result.throughput.iloc[0]
-    batch = w.IntSlider(value=int(first["batch_size"]), min=1, max=1024, step=1, description="batch size",
-                        continuous_update=False)
-    kwh = w.FloatSlider(value=electricity_usd_per_kwh, min=0.0, max=1.0, step=0.01, description="USD/kWh",
-                        continuous_update=False)
+    batch = w.IntSlider(
+        value=int(first["batch_size"]),
+        min=1,
+        max=1024,
+        step=1,
+        description="batch size",
+        continuous_update=False,
+    )
+    kwh = w.FloatSlider(
+        value=electricity_usd_per_kwh,
+        min=0.0,
+        max=1.0,
+        step=0.01,
+        description="USD/kWh",
+        continuous_update=False,
+    )
     out = w.Output()
 
     def update(*_):
-        table = perfmodel.predict_table(first["workload"], first["precision"], batch.value, "train",
-                                        [result.a, result.b])
+        table = perfmodel.predict_table(
+            first["workload"], first["precision"], batch.value, "train", [result.a, result.b]
+        )
         watts = dict(zip(specs.load_catalogue()["gpu"], specs.load_catalogue()["tdp_w"]))
-        table["power_usd_per_million_items"] = [cost.usd_per_million_items(watts[g] / 1000 * kwh.value, thr)
-                                                for g, thr in zip(table["gpu"], table["throughput"])]
+        table["power_usd_per_million_items"] = [
+            cost.usd_per_million_items(watts[g] / 1000 * kwh.value, thr)
+            for g, thr in zip(table["gpu"], table["throughput"])
+        ]
         out.clear_output(wait=True)
         with out:
-            display(tables.show(table[["gpu", "throughput", "throughput_unit", "bound",
-                                       "power_usd_per_million_items"]]))
+            display(
+                tables.show(
+                    table[["gpu", "throughput", "throughput_unit", "bound", "power_usd_per_million_items"]]
+                )
+            )
 
     batch.observe(update, "value")
     kwh.observe(update, "value")

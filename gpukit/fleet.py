@@ -16,6 +16,7 @@ Measured rows replace predicted ones per GPU (:func:`gpukit.perfmodel.predict_ta
 :func:`gpukit.compare.compare` take the list of documents); where two documents measured the
 same configuration on the same GPU, the newest is used and the note says how many there were.
 """
+
 from __future__ import annotations
 
 import os
@@ -58,15 +59,19 @@ class Fleet:
         return pd.DataFrame(self.rejected, columns=["file", "reason"])
 
     def summary(self) -> str:
-        return (f"{len(self.documents)} results document(s) in {len(self.groups)} environment(s) from "
-                f"{self.folder}; {len(self.rejected)} skipped")
+        return (
+            f"{len(self.documents)} results document(s) in {len(self.groups)} environment(s) from "
+            f"{self.folder}; {len(self.rejected)} skipped"
+        )
 
 
 def load_folder(folder: str | os.PathLike) -> Fleet:
     """Read every ``*.json`` of ``folder`` (read-only); see the module doc."""
     path = Path(folder)
     if not path.is_dir():
-        raise GpukitError(f"results folder {path} does not exist; give a folder of `gpukit bench --out` files")
+        raise GpukitError(
+            f"results folder {path} does not exist; give a folder of `gpukit bench --out` files"
+        )
     fleet = Fleet(str(path))
     for file in sorted(path.glob("*.json")):
         try:
@@ -82,8 +87,9 @@ def load_folder(folder: str | os.PathLike) -> Fleet:
     return fleet
 
 
-def documents(results_file: str | os.PathLike | None = None, results_dir: str | os.PathLike | None = None) \
-        -> list[Results]:
+def documents(
+    results_file: str | os.PathLike | None = None, results_dir: str | os.PathLike | None = None
+) -> list[Results]:
     """The measurements a notebook merges: the results document at ``results_file`` (empty: the
     one this report run's benchmark saved, if any), followed by a folder's documents (if any)."""
     here = res.load_for_report(results_file or None)
@@ -105,15 +111,26 @@ class _View:
         from .tables import show
 
         if self.fleet is None:
-            return ("<p>No results folder given (<code>results_dir</code>, or <code>gpukit report --results "
-                    "DIR</code>): only this machine's measurements are shown.</p>")
+            return (
+                "<p>No results folder given (<code>results_dir</code>, or <code>gpukit report --results "
+                "DIR</code>): only this machine's measurements are shown.</p>"
+            )
         parts = [f"<p>{html.escape(self.fleet.summary())}.</p>"]
         for env, files in self.fleet.groups.items():
             parts.append(f"<p><b>{html.escape(env)}</b>: {html.escape(', '.join(files))}</p>")
         records = self.fleet.records()
         if len(records):
-            cols = ["file", "environment", "configuration", "precision", "status", "throughput", "unit",
-                    "peak_fraction", "note"]
+            cols = [
+                "file",
+                "environment",
+                "configuration",
+                "precision",
+                "status",
+                "throughput",
+                "unit",
+                "peak_fraction",
+                "note",
+            ]
             parts.append(show(records[cols]).to_html())
         if self.fleet.rejected:
             parts.append("<p><b>Skipped</b> (the files are left as they are):</p>")

@@ -11,6 +11,7 @@ The memory model (:mod:`gpukit.memory`) simulates a step over this walk, the per
 (:mod:`gpukit.workloads`) count a model's FLOPs with it. TensorFlow is needed only to build the
 model that is walked.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,13 +38,21 @@ class Op:
     keeps: list[int] = field(default_factory=list)  # its own internal tensors (ids) kept for backward
     holds: list[int] = field(default_factory=list)  # tensors (ids) it keeps alive until it runs, in training
     extra_transient: int = 0  # elements its backward pass allocates besides the gradients of its tensors
-    cast_saved_bytes: int = 0  # under a 16-bit policy: bytes of kernel casts kept for backward, whatever the batch
-    cast_forward_bytes: int = 0  # under a 16-bit policy: bytes of a loop's kernel casts running ahead (inference)
-    kernel_casts: int = 1  # times a call casts its kernel under a 16-bit policy (a static time axis: once a step)
+    cast_saved_bytes: int = (
+        0  # under a 16-bit policy: bytes of kernel casts kept for backward, whatever the batch
+    )
+    cast_forward_bytes: int = (
+        0  # under a 16-bit policy: bytes of a loop's kernel casts running ahead (inference)
+    )
+    kernel_casts: int = (
+        1  # times a call casts its kernel under a 16-bit policy (a static time axis: once a step)
+    )
     float32: bool = False  # computes in float32 under a 16-bit policy (the output head)
     forward_workspace: int = 0  # elements it holds besides its input and output while it runs forward
     forward_workspace_f32: bool = False  # ... in float32 whatever the policy
-    forward_workspace_mixed: int = 0  # elements it holds besides while it runs forward, only under a 16-bit policy
+    forward_workspace_mixed: int = (
+        0  # elements it holds besides while it runs forward, only under a 16-bit policy
+    )
     float32_compute: bool = False  # computes in float32 under a 16-bit policy (normalisations)
     in_place: bool = False  # elementwise: may write over its input when nothing else reads it
     flops: float = 0.0  # forward FLOPs per example (a multiply-add counts two)
@@ -80,16 +89,41 @@ class Graph:
         return sum(o.cast_bytes for o in self.ops)
 
 
-
 # Layers whose backward pass reads their inputs (matmul-like, normalisations, products).
-_NEEDS_INPUT = {"Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "Conv2DTranspose",
-                "Dense", "EinsumDense", "BatchNormalization", "LayerNormalization", "GroupNormalization",
-                "MaxPooling2D", "MaxPooling1D", "Multiply", "MultiHeadAttention", "Embedding"}
+_NEEDS_INPUT = {
+    "Conv1D",
+    "Conv2D",
+    "Conv3D",
+    "DepthwiseConv2D",
+    "SeparableConv2D",
+    "Conv2DTranspose",
+    "Dense",
+    "EinsumDense",
+    "BatchNormalization",
+    "LayerNormalization",
+    "GroupNormalization",
+    "MaxPooling2D",
+    "MaxPooling1D",
+    "Multiply",
+    "MultiHeadAttention",
+    "Embedding",
+}
 # Layers whose backward reads their own output.
 _NEEDS_OUTPUT = {"ReLU", "MaxPooling2D", "MaxPooling1D", "Softmax"}
 # Elementwise layers that can write over their input.
-_ELEMENTWISE = {"ReLU", "Activation", "BatchNormalization", "Add", "Rescaling", "Normalization", "Dropout",
-                "LeakyReLU", "ELU", "Identity", "Subtract"}
+_ELEMENTWISE = {
+    "ReLU",
+    "Activation",
+    "BatchNormalization",
+    "Add",
+    "Rescaling",
+    "Normalization",
+    "Dropout",
+    "LeakyReLU",
+    "ELU",
+    "Identity",
+    "Subtract",
+}
 # Activations whose gradient reads the output; others (swish, gelu, ...) read the input.
 _OUTPUT_ACTIVATIONS = {"relu", "relu6", "sigmoid", "tanh", "softmax", "elu", "linear", None}
 
@@ -107,8 +141,20 @@ def _numel(shape) -> int:
 
 #: Layers whose work is a matrix multiply (tensor cores where the precision allows). A depthwise
 #: convolution is not: cuDNN runs it on the CUDA cores.
-MATMUL_LAYERS = {"Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "SeparableConv2D", "Dense", "EinsumDense",
-                 "MultiHeadAttention", "BatchMatMul", "LSTM", "GRU", "SimpleRNN"}
+MATMUL_LAYERS = {
+    "Conv1D",
+    "Conv2D",
+    "Conv3D",
+    "Conv2DTranspose",
+    "SeparableConv2D",
+    "Dense",
+    "EinsumDense",
+    "MultiHeadAttention",
+    "BatchMatMul",
+    "LSTM",
+    "GRU",
+    "SimpleRNN",
+}
 
 
 def layer_flops(layer, input_shapes, output_shapes) -> float:
@@ -188,8 +234,15 @@ class _Walk:
 
     def add(self, layer, kind: str, ins: list[int], outs: list[int], weights=(), trainable=(), **kw) -> Op:
         """Append an op; ``weights`` and ``trainable`` are Keras weights or parameter counts."""
-        op = Op(layer if isinstance(layer, str) else getattr(layer, "name", kind), kind, ins, outs,
-                _count(weights), _count(trainable), **kw)
+        op = Op(
+            layer if isinstance(layer, str) else getattr(layer, "name", kind),
+            kind,
+            ins,
+            outs,
+            _count(weights),
+            _count(trainable),
+            **kw,
+        )
         self.ops.append(op)
         return op
 
@@ -200,8 +253,19 @@ def _count(weights) -> int:
     return sum(int(math.prod(w.shape)) for w in weights)
 
 
-def _dense_like(walk: _Walk, layer, kind: str, ins, outs, sizes_out: int, flops: float, act: str | None,
-                weights=None, trainable=None, **kw) -> Op:
+def _dense_like(
+    walk: _Walk,
+    layer,
+    kind: str,
+    ins,
+    outs,
+    sizes_out: int,
+    flops: float,
+    act: str | None,
+    weights=None,
+    trainable=None,
+    **kw,
+) -> Op:
     """A matrix-multiply op with its fused activation (``layer`` a Keras layer or a name, with
     ``weights``/``trainable`` as parameter counts)."""
     needs_output, extra = False, 0
@@ -215,16 +279,38 @@ def _dense_like(walk: _Walk, layer, kind: str, ins, outs, sizes_out: int, flops:
     elif trainable is None:
         trainable = weights
     # a fused activation that is not computed in place holds the pre-activation beside its output
-    return walk.add(layer, kind, ins, outs, weights, trainable, needs_input=True, needs_output=needs_output,
-                    extra_saved=extra, flops=flops, matmul=kind in MATMUL_LAYERS,
-                    forward_workspace=sizes_out if extra else 0, **kw)
+    return walk.add(
+        layer,
+        kind,
+        ins,
+        outs,
+        weights,
+        trainable,
+        needs_input=True,
+        needs_output=needs_output,
+        extra_saved=extra,
+        flops=flops,
+        matmul=kind in MATMUL_LAYERS,
+        forward_workspace=sizes_out if extra else 0,
+        **kw,
+    )
 
 
 def _norm_op(walk: _Walk, layer, kind: str, ins, outs, size: int, weights, trainable) -> Op:
     """A normalisation: keeps its input and the normalised input in float32 and computes in float32."""
     keeps = [walk.tensor(size, float32=True), walk.tensor(size, float32=True)]
-    return walk.add(layer, kind, ins, outs, weights, trainable, keeps=keeps, forward_workspace=size,
-                    forward_workspace_f32=True, float32_compute=True)
+    return walk.add(
+        layer,
+        kind,
+        ins,
+        outs,
+        weights,
+        trainable,
+        keeps=keeps,
+        forward_workspace=size,
+        forward_workspace_f32=True,
+        float32_compute=True,
+    )
 
 
 def _dropout_op(walk: _Walk, layer, ins, outs, size: int) -> Op:
@@ -239,18 +325,51 @@ def _attention(walk: _Walk, layer, node, ins: list[int], outs: list[int]) -> Non
     kwargs = node.arguments.kwargs
     masked = bool(kwargs.get("use_causal_mask")) or kwargs.get("attention_mask") is not None
     subs = (layer._query_dense, layer._key_dense, layer._value_dense, layer._output_dense)
-    attention_ops(walk, layer.name, ins[0], ins[2] if len(ins) > 2 else ins[1], ins[1], outs,
-                  s_q=int(qs[-2]), s_k=int(ks[-2]), d_q=int(qs[-1]), d_k=int(ks[-1]), d_v=int(vs[-1]),
-                  d_out=int(node.outputs[0].shape[-1]), heads=int(layer.num_heads), key_dim=int(layer.key_dim),
-                  value_dim=int(layer.value_dim or layer.key_dim), dropout=bool(layer.dropout), masked=masked,
-                  params=tuple(_count(sub.weights) for sub in subs),
-                  trainable=tuple(_count(sub.trainable_weights) for sub in subs))
+    attention_ops(
+        walk,
+        layer.name,
+        ins[0],
+        ins[2] if len(ins) > 2 else ins[1],
+        ins[1],
+        outs,
+        s_q=int(qs[-2]),
+        s_k=int(ks[-2]),
+        d_q=int(qs[-1]),
+        d_k=int(ks[-1]),
+        d_v=int(vs[-1]),
+        d_out=int(node.outputs[0].shape[-1]),
+        heads=int(layer.num_heads),
+        key_dim=int(layer.key_dim),
+        value_dim=int(layer.value_dim or layer.key_dim),
+        dropout=bool(layer.dropout),
+        masked=masked,
+        params=tuple(_count(sub.weights) for sub in subs),
+        trainable=tuple(_count(sub.trainable_weights) for sub in subs),
+    )
 
 
-def attention_ops(walk: _Walk, name: str, q_in: int, k_in: int, v_in: int, outs: list[int], *, s_q: int,
-                  s_k: int, d_q: int, d_k: int, d_v: int, d_out: int, heads: int, key_dim: int, value_dim: int,
-                  dropout: bool, masked: bool, params: tuple[int, int, int, int],
-                  trainable: tuple[int, int, int, int] | None = None) -> None:
+def attention_ops(
+    walk: _Walk,
+    name: str,
+    q_in: int,
+    k_in: int,
+    v_in: int,
+    outs: list[int],
+    *,
+    s_q: int,
+    s_k: int,
+    d_q: int,
+    d_k: int,
+    d_v: int,
+    d_out: int,
+    heads: int,
+    key_dim: int,
+    value_dim: int,
+    dropout: bool,
+    masked: bool,
+    params: tuple[int, int, int, int],
+    trainable: tuple[int, int, int, int] | None = None,
+) -> None:
     """Multi-head attention as the ops TensorFlow runs for Keras's ``MultiHeadAttention``:
     Q, K and V projections, scores, softmax, dropout, weighted sum, output projection.
 
@@ -269,8 +388,17 @@ def attention_ops(walk: _Walk, name: str, q_in: int, k_in: int, v_in: int, outs:
         # the projection writes (batch, tokens, heads, width); the attention einsums read a
         # transposed copy (batch, heads, tokens, width), which is what the backward pass keeps
         raw = walk.tensor(walk.sizes[dst])
-        walk.add(f"{name}/{'qkv'[i]}", "EinsumDense", [src], [raw], params[i], trainable[i], needs_input=True,
-                 flops=2.0 * walk.sizes[dst] * d_in, matmul=True)
+        walk.add(
+            f"{name}/{'qkv'[i]}",
+            "EinsumDense",
+            [src],
+            [raw],
+            params[i],
+            trainable[i],
+            needs_input=True,
+            flops=2.0 * walk.sizes[dst] * d_in,
+            matmul=True,
+        )
         walk.add(f"{name}/{'qkv'[i]}/transpose", "Transpose", [raw], [dst])
     fused = not dropout
     # ``ops.dot_product_attention`` (no dropout) computes the scores in float32 and scales them
@@ -281,8 +409,16 @@ def attention_ops(walk: _Walk, name: str, q_in: int, k_in: int, v_in: int, outs:
     # ("aecd,abcd->acbe"), whose product comes out with the key positions first and is transposed
     # into a second tensor of scores
     q_n, k_n = walk.sizes[q], walk.sizes[k]
-    walk.add(f"{name}/scores", "BatchMatMul", [q, k], [scores], needs_input=True, flops=2.0 * scores_n * key_dim,
-             matmul=True, forward_workspace=q_n + k_n + (0 if fused else scores_n))
+    walk.add(
+        f"{name}/scores",
+        "BatchMatMul",
+        [q, k],
+        [scores],
+        needs_input=True,
+        flops=2.0 * scores_n * key_dim,
+        matmul=True,
+        forward_workspace=q_n + k_n + (0 if fused else scores_n),
+    )
     softmax_in = [scores]
     holds = []
     if fused:
@@ -294,24 +430,51 @@ def attention_ops(walk: _Walk, name: str, q_in: int, k_in: int, v_in: int, outs:
     # TensorFlow's softmax (and the scaling) write over their input when nothing else holds it
     # (``forward_input_or_allocate_output``); a mask first makes a masked copy of the scores, and
     # under a 16-bit policy the float32 probabilities are cast back beside themselves
-    walk.add(f"{name}/softmax", "Softmax", softmax_in, [probs], needs_output=True, holds=holds, in_place=True,
-             extra_saved_mixed=scores_n if fused else 0, extra_saved_bytes=scores_n if masked else 0,
-             forward_workspace=scores_n if masked else 0, forward_workspace_f32=fused,
-             forward_workspace_mixed=scores_n if fused else 0)
+    walk.add(
+        f"{name}/softmax",
+        "Softmax",
+        softmax_in,
+        [probs],
+        needs_output=True,
+        holds=holds,
+        in_place=True,
+        extra_saved_mixed=scores_n if fused else 0,
+        extra_saved_bytes=scores_n if masked else 0,
+        forward_workspace=scores_n if masked else 0,
+        forward_workspace_f32=fused,
+        forward_workspace_mixed=scores_n if fused else 0,
+    )
     if dropout:
         dropped = walk.tensor(scores_n)
         walk.add(f"{name}/dropout", "Dropout", [probs], [dropped], extra_saved_bytes=scores_n, in_place=True)
         probs = dropped
     heads_out = walk.tensor(s_q * heads * value_dim)
-    walk.add(f"{name}/weighted", "BatchMatMul", [probs, v], [heads_out], needs_input=True,
-             flops=2.0 * s_q * s_k * heads * value_dim, matmul=True,
-             forward_workspace=walk.sizes[v] + walk.sizes[heads_out])  # its operand and result copies
-    walk.add(f"{name}/output", "EinsumDense", [heads_out], outs, params[3], trainable[3], needs_input=True,
-             flops=2.0 * s_q * heads * value_dim * d_out, matmul=True)
+    walk.add(
+        f"{name}/weighted",
+        "BatchMatMul",
+        [probs, v],
+        [heads_out],
+        needs_input=True,
+        flops=2.0 * s_q * s_k * heads * value_dim,
+        matmul=True,
+        forward_workspace=walk.sizes[v] + walk.sizes[heads_out],
+    )  # its operand and result copies
+    walk.add(
+        f"{name}/output",
+        "EinsumDense",
+        [heads_out],
+        outs,
+        params[3],
+        trainable[3],
+        needs_input=True,
+        flops=2.0 * s_q * heads * value_dim * d_out,
+        matmul=True,
+    )
 
 
-def _recurrent(walk: _Walk, rnn, kind: str, ins: list[int], outs: list[int], in_shape, out_shape,
-               trainable: bool = True) -> None:
+def _recurrent(
+    walk: _Walk, rnn, kind: str, ins: list[int], outs: list[int], in_shape, out_shape, trainable: bool = True
+) -> None:
     """A recurrent layer: per time step, the tensors its backward pass keeps (:data:`RNN_KEEPS`)."""
     steps, width = int(in_shape[-2]), int(in_shape[-1])
     units = int(rnn.units)
@@ -321,13 +484,21 @@ def _recurrent(walk: _Walk, rnn, kind: str, ins: list[int], outs: list[int], in_
     # Under a 16-bit policy the loop casts both kernels every step and keeps each step's cast
     # for the backward pass (the 16-bit matmul's gradient reads it); in inference the casts of
     # the steps running ahead pile up while the loop runs (at most LOOP_PARALLEL_ITERATIONS).
-    walk.add(rnn, kind, ins, outs, rnn.weights, rnn.trainable_weights if trainable else (),
-             extra_saved=steps * (per_units * units + per_input * width),
-             cast_saved_bytes=steps * kernels * 2,
-             cast_forward_bytes=min(steps, LOOP_PARALLEL_ITERATIONS) * kernels * 2,
-             # while it runs, the loop holds the step outputs it stacks and their time-major copy
-             forward_workspace=steps * 2 * units,
-             flops=2.0 * steps * kernels, matmul=True)
+    walk.add(
+        rnn,
+        kind,
+        ins,
+        outs,
+        rnn.weights,
+        rnn.trainable_weights if trainable else (),
+        extra_saved=steps * (per_units * units + per_input * width),
+        cast_saved_bytes=steps * kernels * 2,
+        cast_forward_bytes=min(steps, LOOP_PARALLEL_ITERATIONS) * kernels * 2,
+        # while it runs, the loop holds the step outputs it stacks and their time-major copy
+        forward_workspace=steps * 2 * units,
+        flops=2.0 * steps * kernels,
+        matmul=True,
+    )
 
 
 def _functional(model):
@@ -340,8 +511,10 @@ def _functional(model):
     try:
         inputs = model.inputs
     except AttributeError:  # Keras: "Sequential model ... has no defined inputs yet"
-        raise GpukitError(f"Sequential model {model.name!r} has no input shape; start it with keras.Input(shape) "
-                          f"and save it again") from None
+        raise GpukitError(
+            f"Sequential model {model.name!r} has no input shape; start it with keras.Input(shape) "
+            f"and save it again"
+        ) from None
     return keras.Model(inputs, model.outputs, name=model.name)
 
 
@@ -366,7 +539,9 @@ def graph_of(model, policies: bool = False) -> Graph:
     model = _functional(model)
     by_depth = getattr(model, "_nodes_by_depth", None)
     if not by_depth:
-        raise GpukitError(f"model {model.name!r} is not a functional Keras model; gpukit walks functional models")
+        raise GpukitError(
+            f"model {model.name!r} is not a functional Keras model; gpukit walks functional models"
+        )
     inputs = [id(t) for t in model.inputs]
     for t in model.inputs:
         sizes[id(t)] = _numel(t.shape)
@@ -410,13 +585,31 @@ def graph_of(model, policies: bool = False) -> Graph:
                     if direction is layer.backward_layer:  # the reversed copy of the sequence
                         src = walk.tensor(sizes[ins[0]])
                         walk.add(layer, "ReverseV2", [ins[0]], [src])
-                    _recurrent(walk, direction, type(direction).__name__, [src], [half], in_shapes[0], half_shape)
+                    _recurrent(
+                        walk, direction, type(direction).__name__, [src], [half], in_shapes[0], half_shape
+                    )
                     halves.append(half)
                 walk.add(layer, "Concatenate", halves, outs)
-            elif kind in ("Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose",
-                          "SeparableConv2D", "DepthwiseConv2D"):
-                _dense_like(walk, layer, kind, ins, outs, out_size,
-                            layer_flops(layer, in_shapes, out_shapes), _activation_name(layer))
+            elif kind in (
+                "Dense",
+                "EinsumDense",
+                "Conv1D",
+                "Conv2D",
+                "Conv3D",
+                "Conv2DTranspose",
+                "SeparableConv2D",
+                "DepthwiseConv2D",
+            ):
+                _dense_like(
+                    walk,
+                    layer,
+                    kind,
+                    ins,
+                    outs,
+                    out_size,
+                    layer_flops(layer, in_shapes, out_shapes),
+                    _activation_name(layer),
+                )
             elif kind == "Dropout":
                 _dropout_op(walk, layer, ins, outs, out_size)
             elif kind in NORMS:
@@ -434,15 +627,24 @@ def graph_of(model, policies: bool = False) -> Graph:
                         extra = ACTIVATION_KEEPS.get(act, 0) * out_size
                     else:
                         extra = ACTIVATION_KEEPS.get(act, 1) * out_size
-                walk.add(layer, kind, ins, outs, getattr(layer, "weights", []),
-                         getattr(layer, "trainable_weights", []), needs_input=needs_input,
-                         needs_output=needs_output, extra_saved=extra,
-                         # batch normalisation computes in float32: a 16-bit policy keeps a float32
-                         # copy of its input (two more bytes an element than the 16-bit input)
-                         extra_saved_mixed=out_size if kind == "BatchNormalization" else 0,
-                         float32_compute=kind == "BatchNormalization",
-                         in_place=kind in _ELEMENTWISE and len(ins) >= 1,
-                         flops=layer_flops(layer, in_shapes, out_shapes), matmul=kind in MATMUL_LAYERS)
+                walk.add(
+                    layer,
+                    kind,
+                    ins,
+                    outs,
+                    getattr(layer, "weights", []),
+                    getattr(layer, "trainable_weights", []),
+                    needs_input=needs_input,
+                    needs_output=needs_output,
+                    extra_saved=extra,
+                    # batch normalisation computes in float32: a 16-bit policy keeps a float32
+                    # copy of its input (two more bytes an element than the 16-bit input)
+                    extra_saved_mixed=out_size if kind == "BatchNormalization" else 0,
+                    float32_compute=kind == "BatchNormalization",
+                    in_place=kind in _ELEMENTWISE and len(ins) >= 1,
+                    flops=layer_flops(layer, in_shapes, out_shapes),
+                    matmul=kind in MATMUL_LAYERS,
+                )
             if steps:
                 # Keras runs a static time axis as a Python loop over slices of the input: each
                 # slice is a copy kept for the backward pass, and each slice's gradient is a
@@ -458,8 +660,19 @@ def graph_of(model, policies: bool = False) -> Graph:
                 op.extra_saved_mixed += sum(sizes[t] for t in op.inputs)
     params = sum(o.params for o in ops)
     trainable = sum(o.trainable_params for o in ops)
-    return Graph(model.name, ops, sizes, inputs, sum(sizes[i] for i in inputs), params, trainable,
-                 walk.float32, largest, [id(t) for t in model.outputs], largest_embedding)
+    return Graph(
+        model.name,
+        ops,
+        sizes,
+        inputs,
+        sum(sizes[i] for i in inputs),
+        params,
+        trainable,
+        walk.float32,
+        largest,
+        [id(t) for t in model.outputs],
+        largest_embedding,
+    )
 
 
 #: Output heads of a built-in transformer shape: ``lm`` (the vocabulary projection: BERT's masked-LM
@@ -468,7 +681,9 @@ def graph_of(model, policies: bool = False) -> Graph:
 HEADS = ("lm", "span")
 
 
-def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None = None, head: str = "lm") -> Graph:
+def transformer_graph(
+    spec, seq_len: int | None = None, tied_head: bool | None = None, head: str = "lm"
+) -> Graph:
     """The walk of a built-in transformer shape (:class:`gpukit.models.TransformerSpec`) without
     building it: the ops TensorFlow runs for its equivalent made of Keras layers
     (:func:`gpukit.zoo.spec_model`), with the same per-op rules as :func:`graph_of`, so that a
@@ -497,8 +712,19 @@ def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None =
     def dense(name, x, d_in, d_out, act=None, params=None, float32=False):
         out = w.tensor(s * d_out, float32=float32)
         n = d_in * d_out + (d_out if bias else 0) if params is None else params
-        _dense_like(w, name, "Dense", [x], [out], s * d_out, 2.0 * s * d_out * d_in, act, n, float32=float32,
-                    extra_saved_mixed=s * d_in if float32 else 0)
+        _dense_like(
+            w,
+            name,
+            "Dense",
+            [x],
+            [out],
+            s * d_out,
+            2.0 * s * d_out * d_in,
+            act,
+            n,
+            float32=float32,
+            extra_saved_mixed=s * d_in if float32 else 0,
+        )
         return out
 
     def norm(name, x):
@@ -523,9 +749,26 @@ def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None =
     def attention(name, x):
         out = w.tensor(seq)
         proj = h * h + (h if bias else 0)
-        attention_ops(w, name, x, x, x, [out], s_q=s, s_k=s, d_q=h, d_k=h, d_v=h, d_out=h, heads=heads,
-                      key_dim=h // heads, value_dim=h // heads, dropout=bool(drop), masked=spec.decoder,
-                      params=(proj, proj, proj, proj))
+        attention_ops(
+            w,
+            name,
+            x,
+            x,
+            x,
+            [out],
+            s_q=s,
+            s_k=s,
+            d_q=h,
+            d_k=h,
+            d_v=h,
+            d_out=h,
+            heads=heads,
+            key_dim=h // heads,
+            value_dim=h // heads,
+            dropout=bool(drop),
+            masked=spec.decoder,
+            params=(proj, proj, proj, proj),
+        )
         return out
 
     x = w.tensor(seq)
@@ -537,8 +780,15 @@ def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None =
             w.add(f"positions/{kind}", kind, [ids], [nxt], in_place=kind in _ELEMENTWISE)
             ids = nxt
         pos = w.tensor(seq)
-        w.add("position_embedding", "Embedding", [ids], [pos], spec.seq_len * h, spec.seq_len * h,
-              needs_input=True)
+        w.add(
+            "position_embedding",
+            "Embedding",
+            [ids],
+            [pos],
+            spec.seq_len * h,
+            spec.seq_len * h,
+            needs_input=True,
+        )
         x = add("embeddings", x, pos)
     if not spec.decoder:
         x = dropout("embeddings/dropout", norm("embeddings/norm", x))
@@ -575,8 +825,19 @@ def transformer_graph(spec, seq_len: int | None = None, tied_head: bool | None =
         logits = dense("head", x, h, vocab, params=head_params, float32=True)
     ops = w.ops
     params = sum(o.params for o in ops)
-    return Graph(spec.name, ops, w.sizes, [tokens], s, params, params, w.float32,
-                 max(h * ffn, 0 if tied else vocab * h), [logits], vocab * h)
+    return Graph(
+        spec.name,
+        ops,
+        w.sizes,
+        [tokens],
+        s,
+        params,
+        params,
+        w.float32,
+        max(h * ffn, 0 if tied else vocab * h),
+        [logits],
+        vocab * h,
+    )
 
 
 def forward_flops(model) -> float:

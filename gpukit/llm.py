@@ -40,6 +40,7 @@ JSON or YAML file of the same fields (:func:`load_model_file`).
 **Cost** per million generated tokens, renting and owning, comes from the price tables
 (:func:`gpukit.cost.work_cost_table`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -74,8 +75,13 @@ MODEL_SCHEMA: tuple[Field, ...] = (
     Field("layers", "int", low=1, high=1000),
     Field("hidden", "int", low=1, high=1_000_000),
     Field("heads", "int", low=1, high=10_000),
-    Field("kv_heads", "int", low=1, high=10_000,
-          help="key-value heads; equal to heads without grouped-query attention"),
+    Field(
+        "kv_heads",
+        "int",
+        low=1,
+        high=10_000,
+        help="key-value heads; equal to heads without grouped-query attention",
+    ),
     Field("head_dim", "int", low=1, high=100_000),
     Field("ffn", "int", low=1, high=10_000_000, help="the FFN's inner size (per expert)"),
     Field("vocab", "int", low=1, high=10_000_000),
@@ -93,8 +99,12 @@ MODEL_SCHEMA: tuple[Field, ...] = (
 WEIGHTS_SCHEMA: tuple[Field, ...] = (
     Field("weights", "text", help="the name --weights takes, lower case"),
     Field("bits_per_weight", "float", low=1, high=64),
-    Field("dequantized", "choice", choices=("true", "false"),
-          help="true where kernels unpack the weights to FP16 before or while multiplying"),
+    Field(
+        "dequantized",
+        "choice",
+        choices=("true", "false"),
+        help="true where kernels unpack the weights to FP16 before or while multiplying",
+    ),
     Field("basis", "text"),
     Field("source_url", "url"),
     Field("quote", "text", required=False),
@@ -193,14 +203,32 @@ SCALAR_BYTES_PER_SM_S = 10e9
 #: micro-batches through n equal stages in m + n - 1 stage times). Graded with each part undone in
 #: ``docs/llm-accuracy.md``: the published 8B runs pipeline about as the source allows, the 70B runs
 #: less, which nothing read in the source explains.
-ENGINES = {"llama.cpp": {"accumulate": "fp16", "split": "layer", "activation_bytes": 4, "converts": True,
-                         "flash_attention": False, "scalar_kernels": True, "gemv_per_sm": True,
-                         "kernels_per_layer": KERNELS_PER_LAYER, "pipeline_across_passes": True,
-                         "sched_copies": SCHED_COPIES},
-           "vllm": {"accumulate": "fp32", "split": "tensor", "activation_bytes": 2, "converts": False,
-                    "flash_attention": True, "scalar_kernels": False, "gemv_per_sm": False,
-                    "kernels_per_layer": VLLM_KERNELS_PER_LAYER, "pipeline_across_passes": False,
-                    "sched_copies": None}}
+ENGINES = {
+    "llama.cpp": {
+        "accumulate": "fp16",
+        "split": "layer",
+        "activation_bytes": 4,
+        "converts": True,
+        "flash_attention": False,
+        "scalar_kernels": True,
+        "gemv_per_sm": True,
+        "kernels_per_layer": KERNELS_PER_LAYER,
+        "pipeline_across_passes": True,
+        "sched_copies": SCHED_COPIES,
+    },
+    "vllm": {
+        "accumulate": "fp32",
+        "split": "tensor",
+        "activation_bytes": 2,
+        "converts": False,
+        "flash_attention": True,
+        "scalar_kernels": False,
+        "gemv_per_sm": False,
+        "kernels_per_layer": VLLM_KERNELS_PER_LAYER,
+        "pipeline_across_passes": False,
+        "sched_copies": None,
+    },
+}
 #: Bytes of memory traffic per attention score and head without flash attention (llama.cpp's
 #: ``llm_build_kqv``): cuBLAS writes Q.K^T in FP16 (2), a kernel widens it to float32 (read 2,
 #: write 4), the masked softmax reads and writes it (8), a kernel narrows it to FP16 for the
@@ -232,17 +260,33 @@ class LLM:
     source_read: str = ""
 
     def __post_init__(self):
-        for f in ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts",
-                  "experts_per_token", "max_context"):
+        for f in (
+            "layers",
+            "hidden",
+            "heads",
+            "kv_heads",
+            "head_dim",
+            "ffn",
+            "vocab",
+            "experts",
+            "experts_per_token",
+            "max_context",
+        ):
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ParameterError(f"model {self.name!r}: {f} must be a whole number of at least 1, not {v!r}")
+                raise ParameterError(
+                    f"model {self.name!r}: {f} must be a whole number of at least 1, not {v!r}"
+                )
         if self.heads % self.kv_heads:
-            raise ParameterError(f"model {self.name!r}: {self.heads} heads do not split into {self.kv_heads} "
-                                 "key-value groups; heads must be a multiple of kv_heads")
+            raise ParameterError(
+                f"model {self.name!r}: {self.heads} heads do not split into {self.kv_heads} "
+                "key-value groups; heads must be a multiple of kv_heads"
+            )
         if self.experts_per_token > self.experts:
-            raise ParameterError(f"model {self.name!r}: {self.experts_per_token} experts per token of "
-                                 f"{self.experts}; use at most experts")
+            raise ParameterError(
+                f"model {self.name!r}: {self.experts_per_token} experts per token of "
+                f"{self.experts}; use at most experts"
+            )
 
     @property
     def q_dim(self) -> int:
@@ -286,16 +330,29 @@ def _kv_bytes(kv: str) -> float:
 
 
 def _model_from_record(r: dict) -> LLM:
-    return LLM(name=r["name"].strip().lower(), family=r["family"], layers=r["layers"], hidden=r["hidden"],
-               heads=r["heads"], kv_heads=r["kv_heads"], head_dim=r["head_dim"], ffn=r["ffn"], vocab=r["vocab"],
-               experts=r["experts"], experts_per_token=r["experts_per_token"],
-               tied_embeddings=r["tied_embeddings"] == "true", max_context=r["max_context"],
-               published_params_b=r.get("published_params_b"), config_url=r["config_url"],
-               source_read=r["source_read"])
+    return LLM(
+        name=r["name"].strip().lower(),
+        family=r["family"],
+        layers=r["layers"],
+        hidden=r["hidden"],
+        heads=r["heads"],
+        kv_heads=r["kv_heads"],
+        head_dim=r["head_dim"],
+        ffn=r["ffn"],
+        vocab=r["vocab"],
+        experts=r["experts"],
+        experts_per_token=r["experts_per_token"],
+        tied_embeddings=r["tied_embeddings"] == "true",
+        max_context=r["max_context"],
+        published_params_b=r.get("published_params_b"),
+        config_url=r["config_url"],
+        source_read=r["source_read"],
+    )
 
 
-def _load_keyed(path: Path, schema: tuple[Field, ...], key_field: str, what: str, build,
-                today: date | None = None) -> dict:
+def _load_keyed(
+    path: Path, schema: tuple[Field, ...], key_field: str, what: str, build, today: date | None = None
+) -> dict:
     """A data file as ``{key: build(row)}``, every problem named by file, line and column: a
     key that repeats, a row ``build`` refuses (:class:`gpukit.errors.ParameterError`)."""
     parsed, problems = parse_rows(path, schema, today or date.today(), what)
@@ -303,7 +360,9 @@ def _load_keyed(path: Path, schema: tuple[Field, ...], key_field: str, what: str
     for line, r in parsed:
         key = r[key_field].strip().lower()
         if key in out:
-            problems.append(Problem(path, line, key_field, f"{key!r} appears twice; keep one row per {what}", key))
+            problems.append(
+                Problem(path, line, key_field, f"{key!r} appears twice; keep one row per {what}", key)
+            )
             continue
         try:
             out[key] = build(key, r)
@@ -318,25 +377,47 @@ def load_models(path: str | os.PathLike | None = None, today: date | None = None
     """The shipped architectures (or ``path``), validated: every row sourced and dated."""
     if path is None and today is None:
         return dict(_shipped("models"))
-    return _load_keyed(Path(path) if path else MODELS_PATH, MODEL_SCHEMA, "name", "model",
-                       lambda _, r: _model_from_record(r), today)
+    return _load_keyed(
+        Path(path) if path else MODELS_PATH,
+        MODEL_SCHEMA,
+        "name",
+        "model",
+        lambda _, r: _model_from_record(r),
+        today,
+    )
 
 
 @functools.lru_cache(maxsize=2)
 def _shipped(table: str) -> dict:
     """The shipped models or weights formats, read once per process."""
-    return load_models(MODELS_PATH, date.today()) if table == "models" else load_weights(WEIGHTS_PATH, date.today())
+    return (
+        load_models(MODELS_PATH, date.today())
+        if table == "models"
+        else load_weights(WEIGHTS_PATH, date.today())
+    )
 
 
 def models_frame(path: str | os.PathLike | None = None) -> pd.DataFrame:
     """The architecture table with parameters counted from the shapes next to the published count."""
     rows = []
     for m in load_models(path).values():
-        rows.append({"model": m.name, "family": m.family, "layers": m.layers, "hidden": m.hidden, "heads": m.heads,
-                     "kv_heads": m.kv_heads, "experts": m.experts, "params_b": m.params() / 1e9,
-                     "active_params_b": m.active_params() / 1e9, "published_params_b": m.published_params_b,
-                     "max_context": m.max_context, "kv_cache_mib_per_1k_tokens": m.kv_bytes_per_token() * 1024 / 2**20,
-                     "config_url": m.config_url})
+        rows.append(
+            {
+                "model": m.name,
+                "family": m.family,
+                "layers": m.layers,
+                "hidden": m.hidden,
+                "heads": m.heads,
+                "kv_heads": m.kv_heads,
+                "experts": m.experts,
+                "params_b": m.params() / 1e9,
+                "active_params_b": m.active_params() / 1e9,
+                "published_params_b": m.published_params_b,
+                "max_context": m.max_context,
+                "kv_cache_mib_per_1k_tokens": m.kv_bytes_per_token() * 1024 / 2**20,
+                "config_url": m.config_url,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -361,8 +442,10 @@ def load_model_file(path: str | os.PathLike) -> LLM:
         else:
             data = json.loads(text)
     except Exception as exc:  # noqa: BLE001 -- any parse error becomes one line
-        raise ParameterError(f"{p}: not valid {p.suffix.lstrip('.').upper() or 'JSON'} ({exc.__class__.__name__}: "
-                             f"{str(exc).splitlines()[0]})") from None
+        raise ParameterError(
+            f"{p}: not valid {p.suffix.lstrip('.').upper() or 'JSON'} ({exc.__class__.__name__}: "
+            f"{str(exc).splitlines()[0]})"
+        ) from None
     if not isinstance(data, dict):
         raise ParameterError(f"{p}: expected a mapping of fields such as layers: 32")
     known = {f.name for f in fields(LLM)}
@@ -376,7 +459,9 @@ def load_model_file(path: str | os.PathLike) -> LLM:
     data.setdefault("name", p.stem)
     if "head_dim" not in data:
         if not isinstance(data.get("heads"), int) or not data["heads"] or data["hidden"] % data["heads"]:
-            raise ParameterError(f"{p}: give head_dim (hidden {data.get('hidden')} is not a multiple of heads)")
+            raise ParameterError(
+                f"{p}: give head_dim (hidden {data.get('hidden')} is not a multiple of heads)"
+            )
         data["head_dim"] = data["hidden"] // data["heads"]
     return LLM(**data)
 
@@ -410,9 +495,16 @@ def load_weights(path: str | os.PathLike | None = None, today: date | None = Non
     """The weights formats (or ``path``), validated: bits per weight, each with its source."""
     if path is None and today is None:
         return dict(_shipped("weights"))
-    return _load_keyed(Path(path) if path else WEIGHTS_PATH, WEIGHTS_SCHEMA, "weights", "weights format",
-                       lambda key, r: Weights(key, r["bits_per_weight"], r["dequantized"] == "true", r["basis"],
-                                              r["source_url"]), today)
+    return _load_keyed(
+        Path(path) if path else WEIGHTS_PATH,
+        WEIGHTS_SCHEMA,
+        "weights",
+        "weights format",
+        lambda key, r: Weights(
+            key, r["bits_per_weight"], r["dequantized"] == "true", r["basis"], r["source_url"]
+        ),
+        today,
+    )
 
 
 def weights_format(name: str, table: dict[str, Weights] | None = None) -> Weights:
@@ -424,9 +516,16 @@ def weights_format(name: str, table: dict[str, Weights] | None = None) -> Weight
 
 
 def weights_frame() -> pd.DataFrame:
-    return to_frame([{**asdict(w), "weights": w.name} for w in load_weights().values()],
-                    (Field("weights", "text"), Field("bits_per_weight", "float"), Field("dequantized", "text"),
-                     Field("basis", "text"), Field("source_url", "text")))
+    return to_frame(
+        [{**asdict(w), "weights": w.name} for w in load_weights().values()],
+        (
+            Field("weights", "text"),
+            Field("bits_per_weight", "float"),
+            Field("dequantized", "text"),
+            Field("basis", "text"),
+            Field("source_url", "text"),
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- memory
@@ -438,9 +537,18 @@ def _check_positive(name: str, value) -> int:
     return value
 
 
-def inference_memory(model: LLM, weights: str = "f16", context: int = 4096, batch: int = 1, kv: str = "f16",
-                     flash_attention: bool = True, reserve_bytes: int | None = None, gpus: int = 1,
-                     chunk_tokens: int | None = None, key_span: int | None = None) -> dict:
+def inference_memory(
+    model: LLM,
+    weights: str = "f16",
+    context: int = 4096,
+    batch: int = 1,
+    kv: str = "f16",
+    flash_attention: bool = True,
+    reserve_bytes: int | None = None,
+    gpus: int = 1,
+    chunk_tokens: int | None = None,
+    key_span: int | None = None,
+) -> dict:
     """Bytes to serve ``model`` at ``context`` tokens for ``batch`` sequences (per GPU when the
     model is split over ``gpus`` by tensor parallelism: weights and KV heads split n ways).
 
@@ -455,21 +563,40 @@ def inference_memory(model: LLM, weights: str = "f16", context: int = 4096, batc
     reserve = DEFAULT_RUNTIME_RESERVE_BYTES if reserve_bytes is None else reserve_bytes
     weight_bytes = model.params() * w.bits_per_weight / 8 / gpus
     kv_bytes = batch * context * model.kv_bytes_per_token(kv) / gpus
-    chunk = min(PROMPT_CHUNK, context) if chunk_tokens is None else _check_positive("chunk_tokens", chunk_tokens)
+    chunk = (
+        min(PROMPT_CHUNK, context) if chunk_tokens is None else _check_positive("chunk_tokens", chunk_tokens)
+    )
     span = context if key_span is None else _check_positive("key_span", key_span)
     # one chunk's working set in float32: the residual stream and norm, Q/K/V, the attention output,
     # the gated FFN's three inner tensors, and the last position's logits per sequence
-    width = 2 * model.hidden + model.q_dim + 2 * model.kv_dim + model.q_dim + 3 * model.ffn * model.experts_per_token
+    width = (
+        2 * model.hidden
+        + model.q_dim
+        + 2 * model.kv_dim
+        + model.q_dim
+        + 3 * model.ffn * model.experts_per_token
+    )
     act = 4 * (chunk * width / gpus + batch * model.vocab)
     if not flash_attention:
         act += 4 * chunk * span * model.heads / gpus  # the chunk's attention scores over its keys
     total = weight_bytes + kv_bytes + act + reserve
-    return {"weights_bytes": weight_bytes, "kv_cache_bytes": kv_bytes, "activation_bytes": act,
-            "reserve_bytes": reserve, "total_bytes": total}
+    return {
+        "weights_bytes": weight_bytes,
+        "kv_cache_bytes": kv_bytes,
+        "activation_bytes": act,
+        "reserve_bytes": reserve,
+        "total_bytes": total,
+    }
 
 
-def activation_bytes(model: LLM, batch: int, seq_len: int, checkpointing: bool = False,
-                     flash_attention: bool = True, bytes_per_element: int = 2) -> float:
+def activation_bytes(
+    model: LLM,
+    batch: int,
+    seq_len: int,
+    checkpointing: bool = False,
+    flash_attention: bool = True,
+    bytes_per_element: int = 2,
+) -> float:
     """Bytes the backward pass keeps for ``batch`` sequences of ``seq_len`` tokens of 16-bit training.
 
     Per layer and token a LLaMA-shaped block keeps: the attention norm's input and output, Q, K
@@ -479,8 +606,9 @@ def activation_bytes(model: LLM, batch: int, seq_len: int, checkpointing: bool =
     a token uses). With checkpointing only each layer's input is kept, and one layer's full set
     while it is recomputed.
     """
-    per_layer = (4 * model.hidden + 2 * model.q_dim + 2 * model.kv_dim
-                 + 4 * model.ffn * model.experts_per_token)
+    per_layer = (
+        4 * model.hidden + 2 * model.q_dim + 2 * model.kv_dim + 4 * model.ffn * model.experts_per_token
+    )
     if not flash_attention:
         per_layer += 2 * model.heads * seq_len
     tokens = batch * seq_len
@@ -490,9 +618,17 @@ def activation_bytes(model: LLM, batch: int, seq_len: int, checkpointing: bool =
     return model.layers * full
 
 
-def finetune_memory(model: LLM, mode: str = "lora", seq_len: int = 2048, batch: int = 1, lora_rank: int = 16,
-                    lora_targets: str = "all", checkpointing: bool = True, flash_attention: bool = True,
-                    reserve_bytes: int | None = None) -> dict:
+def finetune_memory(
+    model: LLM,
+    mode: str = "lora",
+    seq_len: int = 2048,
+    batch: int = 1,
+    lora_rank: int = 16,
+    lora_targets: str = "all",
+    checkpointing: bool = True,
+    flash_attention: bool = True,
+    reserve_bytes: int | None = None,
+) -> dict:
     """Bytes to fine-tune ``model`` on one GPU: weights, trainable state, activations, logits.
 
     ``weights_bytes`` are the weights as the forward pass reads them (16-bit for full fine-tuning
@@ -520,11 +656,20 @@ def finetune_memory(model: LLM, mode: str = "lora", seq_len: int = 2048, batch: 
         state = trainable * ADAM_MIXED_BYTES
     tokens = batch * seq_len
     act = activation_bytes(model, batch, seq_len, checkpointing, flash_attention)
-    logits = tokens * model.vocab * (2 + 4 + 4)  # 16-bit logits, their float32 copy for the loss, its gradient
+    logits = (
+        tokens * model.vocab * (2 + 4 + 4)
+    )  # 16-bit logits, their float32 copy for the loss, its gradient
     total = weights + state + act + logits + reserve
-    return {"weights_bytes": weights, "trainable_params": trainable, "optimizer_state_bytes": state,
-            "activation_bytes": act, "logits_bytes": logits, "reserve_bytes": reserve,
-            "shardable_bytes": weights + state, "total_bytes": total}
+    return {
+        "weights_bytes": weights,
+        "trainable_params": trainable,
+        "optimizer_state_bytes": state,
+        "activation_bytes": act,
+        "logits_bytes": logits,
+        "reserve_bytes": reserve,
+        "shardable_bytes": weights + state,
+        "total_bytes": total,
+    }
 
 
 def finetune_gpus_needed(need: dict, gpu_row, limit: int = 64) -> int | None:
@@ -606,7 +751,9 @@ def layer_stages(layers: int, gpus: int) -> list[int]:
     there. The first GPU gets the extra layer, the last the output layer: 8B on four GPUs 9, 8, 8
     and 7 layers, as the KV-cache buffers of a published run's log show (288, 256, 256 and 224 MiB)."""
     points = np.cumsum(np.ones(gpus, dtype=np.float32)) / np.float32(gpus)
-    where = np.searchsorted(points, np.arange(layers, dtype=np.float32) / np.float32(layers + 1), side="right")
+    where = np.searchsorted(
+        points, np.arange(layers, dtype=np.float32) / np.float32(layers + 1), side="right"
+    )
     return np.bincount(np.minimum(where, gpus - 1), minlength=gpus).tolist()
 
 
@@ -694,10 +841,23 @@ def gemv_rate(row) -> float:
     return specs.sm_count(row) * float(row["boost_clock_mhz"]) * 1e6 * GEMV_BYTES_PER_SM_CYCLE
 
 
-def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: int = 1, kv: str = "f16",
-           gpus: int = 1, link: str | None = None, split: str | None = None, prompt: int | None = None,
-           engine: str = "llama.cpp", efficiency=None, catalogue: pd.DataFrame | None = None,
-           prompt_chunk: int = PROMPT_CHUNK, prompt_batch: int = PROMPT_BATCH) -> dict:
+def speeds(
+    model: LLM,
+    gpu,
+    weights: str = "f16",
+    context: int = 4096,
+    batch: int = 1,
+    kv: str = "f16",
+    gpus: int = 1,
+    link: str | None = None,
+    split: str | None = None,
+    prompt: int | None = None,
+    engine: str = "llama.cpp",
+    efficiency=None,
+    catalogue: pd.DataFrame | None = None,
+    prompt_chunk: int = PROMPT_CHUNK,
+    prompt_batch: int = PROMPT_BATCH,
+) -> dict:
     """Predicted prefill and decode tokens per second of ``model`` on ``gpus`` x ``gpu``; raises
     :class:`gpukit.precision.Unsupported` where the GPU cannot run the weights' math (BF16 on Volta).
 
@@ -754,7 +914,9 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     chunk = min(ubatch, prompt)
     layer_weights = model.layers * model.layer_params()
     unpack_s = layer_weights * (w.bits_per_weight / 8 + 2) / elementwise if w.dequantized else 0.0
-    layer_s = sum(2 * o * i * chunk / (peak * wave_utilization(o, chunk, sms)) for o, i in _layer_gemms(model))
+    layer_s = sum(
+        2 * o * i * chunk / (peak * wave_utilization(o, chunk, sms)) for o, i in _layer_gemms(model)
+    )
     window = attention_window(prompt, engine, ubatch)
     matmul_s = model.layers * layer_s + chunk * attention_flops * window / peak
     gemm_s = max(matmul_s, model.layers * model.layer_params(model.experts_per_token) * 2 / stream)
@@ -782,16 +944,27 @@ def speeds(model: LLM, gpu, weights: str = "f16", context: int = 4096, batch: in
     elif ENGINES[engine]["sched_copies"]:
         # llama.cpp's scheduler: each GPU's layers as llama.cpp assigns them, each hand-off on the sending GPU's stream
         hop_s = layer_hop_s(model, row, n, chunk, engine)
-        stage_s = [k * one_s / model.layers + (hop_s if s < n - 1 else 0.0)
-                   for s, k in enumerate(layer_stages(model.layers, n))]
+        stage_s = [
+            k * one_s / model.layers + (hop_s if s < n - 1 else 0.0)
+            for s, k in enumerate(layer_stages(model.layers, n))
+        ]
         prefill_s = pipeline_makespan(stage_s, m, ENGINES[engine]["sched_copies"]) / (m * chunk)
     else:  # m micro-batches through an n-stage pipeline take m + n - 1 stage times, not m x n
         prefill_s = (one_s * (m + n - 1) / (m * n) + comm_s) / chunk
     step = max(memory_s, compute_s, dequant_s) + launch_s + comm_s
-    bound = max((("memory", memory_s), ("compute", compute_s), ("dequantization", dequant_s)), key=lambda t: t[1])[0]
-    return {"gpu": row["gpu"], "gpus": n, "link": link_name, "prefill_tokens_per_s": 1 / prefill_s,
-            "decode_tokens_per_s": batch / step, "decode_step_s": step, "decode_bound": bound,
-            "decode_fixed_share": (launch_s + comm_s) / step}
+    bound = max(
+        (("memory", memory_s), ("compute", compute_s), ("dequantization", dequant_s)), key=lambda t: t[1]
+    )[0]
+    return {
+        "gpu": row["gpu"],
+        "gpus": n,
+        "link": link_name,
+        "prefill_tokens_per_s": 1 / prefill_s,
+        "decode_tokens_per_s": batch / step,
+        "decode_step_s": step,
+        "decode_bound": bound,
+        "decode_fixed_share": (launch_s + comm_s) / step,
+    }
 
 
 # --------------------------------------------------------------------------- tables
@@ -814,13 +987,15 @@ def _largest(check, low: int, high: int) -> int:
     return lo
 
 
-def gpus_needed(model: LLM, gpu_row, weights: str, context: int, batch: int, kv: str = "f16",
-                limit: int = 64) -> int | None:
+def gpus_needed(
+    model: LLM, gpu_row, weights: str, context: int, batch: int, kv: str = "f16", limit: int = 64
+) -> int | None:
     """The fewest GPUs of this kind (1, 2, 4, 8, ...) the model fits on by tensor parallelism."""
     n = 1
     while n <= limit:
-        if n <= model.kv_heads and fits(inference_memory(model, weights, context, batch, kv, gpus=n)["total_bytes"],
-                                        gpu_row):
+        if n <= model.kv_heads and fits(
+            inference_memory(model, weights, context, batch, kv, gpus=n)["total_bytes"], gpu_row
+        ):
             return n
         n *= 2
     return None
@@ -828,12 +1003,36 @@ def gpus_needed(model: LLM, gpu_row, weights: str, context: int, batch: int, kv:
 
 #: What a publication measured of a row's very configuration, and the prediction's error against it
 #: (:func:`published_check`); empty where nothing was published.
-PUBLISHED_COLUMNS = ("published_source", "published_tokens", "published_prefill_tokens_per_s", "prefill_error_pct",
-                     "published_decode_tokens_per_s", "decode_error_pct")
-LLM_COLUMNS = ("gpu", "model", "mode", "weights", "context", "batch", "fits", "total_gib", "weights_gib",
-               "kv_cache_gib", "max_context", "max_batch", "gpus_needed", "prefill_tokens_per_s",
-               "decode_tokens_per_s", "decode_bound", "usd_per_million_tokens", "usd_per_million_tokens_owned",
-               "graded", "note") + PUBLISHED_COLUMNS
+PUBLISHED_COLUMNS = (
+    "published_source",
+    "published_tokens",
+    "published_prefill_tokens_per_s",
+    "prefill_error_pct",
+    "published_decode_tokens_per_s",
+    "decode_error_pct",
+)
+LLM_COLUMNS = (
+    "gpu",
+    "model",
+    "mode",
+    "weights",
+    "context",
+    "batch",
+    "fits",
+    "total_gib",
+    "weights_gib",
+    "kv_cache_gib",
+    "max_context",
+    "max_batch",
+    "gpus_needed",
+    "prefill_tokens_per_s",
+    "decode_tokens_per_s",
+    "decode_bound",
+    "usd_per_million_tokens",
+    "usd_per_million_tokens_owned",
+    "graded",
+    "note",
+) + PUBLISHED_COLUMNS
 
 
 #: Weights formats llama.cpp serves (GGUF); the others default to a PyTorch engine.
@@ -846,10 +1045,22 @@ def default_engine(weights: str) -> str:
     return "llama.cpp" if key in GGUF and key.startswith("q") else "vllm"
 
 
-def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, batch: int = 1,
-              gpus=None, mode: str = "infer", kv: str = "f16", lora_rank: int = 16, lora_targets: str = "all",
-              checkpointing: bool = True, count: int = 1, price_files=None, engine: str | None = None,
-              catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+def llm_table(
+    model: str | LLM,
+    weights: str = "q4_k_m",
+    context: int = 4096,
+    batch: int = 1,
+    gpus=None,
+    mode: str = "infer",
+    kv: str = "f16",
+    lora_rank: int = 16,
+    lora_targets: str = "all",
+    checkpointing: bool = True,
+    count: int = 1,
+    price_files=None,
+    engine: str | None = None,
+    catalogue: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """One row per GPU: does ``model`` fit (``mode`` infer, full, lora or qlora), with what, the
     largest context and batch, how many GPUs it needs (fine-tuning: sharded, :func:`finetune_gpus_needed`),
     and to serve it how fast it prefills and decodes and what a million generated tokens cost
@@ -878,30 +1089,64 @@ def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, ba
         cap = specs.memory_bytes(g["memory_gb"])
         if mode == "infer":
             need = inference_memory(m, weights, context, batch, kv, gpus=count)
-            max_ctx = _largest(lambda c: inference_memory(m, weights, c, batch, kv, gpus=count)["total_bytes"] <= cap,
-                               1, m.max_context)
-            max_b = _largest(lambda b: inference_memory(m, weights, context, b, kv, gpus=count)["total_bytes"] <= cap,
-                             1, 4096)
+            max_ctx = _largest(
+                lambda c: inference_memory(m, weights, c, batch, kv, gpus=count)["total_bytes"] <= cap,
+                1,
+                m.max_context,
+            )
+            max_b = _largest(
+                lambda b: inference_memory(m, weights, context, b, kv, gpus=count)["total_bytes"] <= cap,
+                1,
+                4096,
+            )
             wb, kvb = need["weights_bytes"], need["kv_cache_bytes"]
             needed = gpus_needed(m, g, weights, context, batch, kv)
         else:
             need = finetune_memory(m, mode, context, batch, lora_rank, lora_targets, checkpointing)
-            max_ctx = _largest(lambda c: finetune_memory(m, mode, c, batch, lora_rank, lora_targets,
-                                                         checkpointing)["total_bytes"] <= cap, 1, m.max_context)
-            max_b = _largest(lambda b: finetune_memory(m, mode, context, b, lora_rank, lora_targets,
-                                                       checkpointing)["total_bytes"] <= cap, 1, 4096)
+            max_ctx = _largest(
+                lambda c: (
+                    finetune_memory(m, mode, c, batch, lora_rank, lora_targets, checkpointing)["total_bytes"]
+                    <= cap
+                ),
+                1,
+                m.max_context,
+            )
+            max_b = _largest(
+                lambda b: (
+                    finetune_memory(m, mode, context, b, lora_rank, lora_targets, checkpointing)[
+                        "total_bytes"
+                    ]
+                    <= cap
+                ),
+                1,
+                4096,
+            )
             wb, kvb, needed = need["weights_bytes"], 0.0, finetune_gpus_needed(need, g)
         fit = bool(need["total_bytes"] <= cap)
-        row = {"gpu": g["gpu"], "model": m.name, "mode": mode, "weights": weights if mode == "infer" else
-               FINETUNE_WEIGHTS[mode], "context": context, "batch": batch,
-               "fits": fit, "total_gib": need["total_bytes"] / GIB,
-               "weights_gib": wb / GIB, "kv_cache_gib": kvb / GIB, "max_context": max_ctx, "max_batch": max_b,
-               "gpus_needed": needed, "graded": g["gpu"] in graded if mode == "infer" else False, "note": ""}
+        row = {
+            "gpu": g["gpu"],
+            "model": m.name,
+            "mode": mode,
+            "weights": weights if mode == "infer" else FINETUNE_WEIGHTS[mode],
+            "context": context,
+            "batch": batch,
+            "fits": fit,
+            "total_gib": need["total_bytes"] / GIB,
+            "weights_gib": wb / GIB,
+            "kv_cache_gib": kvb / GIB,
+            "max_context": max_ctx,
+            "max_batch": max_b,
+            "gpus_needed": needed,
+            "graded": g["gpu"] in graded if mode == "infer" else False,
+            "note": "",
+        }
         if mode != "infer":  # a memory answer: serving speed and cost belong to --mode infer
             if not fit:
                 if needed:
-                    row["note"] = (f"needs {needed} GPUs with weights, gradients and optimizer state sharded "
-                                   "(ZeRO-3/FSDP)")
+                    row["note"] = (
+                        f"needs {needed} GPUs with weights, gradients and optimizer state sharded "
+                        "(ZeRO-3/FSDP)"
+                    )
                 else:
                     one = finetune_memory(m, mode, context, 1, lora_rank, lora_targets, checkpointing)
                     row["note"] = _unshardable_note(need, g, batch, finetune_gpus_needed(one, g))
@@ -915,39 +1160,59 @@ def llm_table(model: str | LLM, weights: str = "q4_k_m", context: int = 4096, ba
             continue
         try:
             s = speeds(m, g, weights, context, batch, kv, cards, engine=engine, catalogue=cat)
-            row.update(prefill_tokens_per_s=s["prefill_tokens_per_s"], decode_tokens_per_s=s["decode_tokens_per_s"],
-                       decode_bound=s["decode_bound"], cards=cards)
-            if kv == "f16" and shipped:  # the published runs kept their cache in FP16, and ran the shipped shapes
-                row.update(published_check(m.name, weights, g["gpu"], cards, context, engine, decode=batch == 1))
+            row.update(
+                prefill_tokens_per_s=s["prefill_tokens_per_s"],
+                decode_tokens_per_s=s["decode_tokens_per_s"],
+                decode_bound=s["decode_bound"],
+                cards=cards,
+            )
+            if (
+                kv == "f16" and shipped
+            ):  # the published runs kept their cache in FP16, and ran the shipped shapes
+                row.update(
+                    published_check(m.name, weights, g["gpu"], cards, context, engine, decode=batch == 1)
+                )
             if cards != count:
-                row["note"] = (f"speed and cost on {cards} GPUs ({engine}, split by {split}): one holds "
-                               f"{cap / GIB:.0f} GiB")
+                row["note"] = (
+                    f"speed and cost on {cards} GPUs ({engine}, split by {split}): one holds "
+                    f"{cap / GIB:.0f} GiB"
+                )
         except prec.Unsupported as exc:
             row["note"] = str(exc)
         rows.append(row)
-    frame = pd.DataFrame(rows, columns=[c for c in LLM_COLUMNS if c not in ("usd_per_million_tokens",
-                                                                          "usd_per_million_tokens_owned")]
-                         + ["cards"])
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            c for c in LLM_COLUMNS if c not in ("usd_per_million_tokens", "usd_per_million_tokens_owned")
+        ]
+        + ["cards"],
+    )
     book = prices.load_prices(price_files)
     speed = frame.dropna(subset=["decode_tokens_per_s"]).rename(columns={"decode_tokens_per_s": "throughput"})
     # dollars per token: each card's price over its share of the tokens
     speed = speed.assign(throughput_unit="tokens/s", throughput=speed["throughput"] / speed["cards"])
-    work = cost.work_cost_table(book, speed[["gpu", "throughput", "throughput_unit"]], catalogue=cat) \
-        if len(speed) else pd.DataFrame(columns=["gpu", "cloud_usd_per_million_items", "owned_usd_per_million_items"])
+    work = (
+        cost.work_cost_table(book, speed[["gpu", "throughput", "throughput_unit"]], catalogue=cat)
+        if len(speed)
+        else pd.DataFrame(columns=["gpu", "cloud_usd_per_million_items", "owned_usd_per_million_items"])
+    )
     by_gpu = work.set_index("gpu") if len(work) else work
     frame["usd_per_million_tokens"] = [
         by_gpu.loc[g, "cloud_usd_per_million_items"] * 1 if len(by_gpu) and g in by_gpu.index else None
-        for g in frame["gpu"]]
+        for g in frame["gpu"]
+    ]
     frame["usd_per_million_tokens_owned"] = [
         by_gpu.loc[g, "owned_usd_per_million_items"] if len(by_gpu) and g in by_gpu.index else None
-        for g in frame["gpu"]]
+        for g in frame["gpu"]
+    ]
     cards = sorted({int(c) for c in frame["cards"].dropna()})
     frame = frame[list(LLM_COLUMNS)]
     frame["published_tokens"] = frame["published_tokens"].astype("Int64")
     frame.attrs["cards"] = cards  # the GPU counts the speeds ran on (one, or the fewest that hold the model)
     if mode == "infer":
-        frame.attrs["bytes_per_token"] = (m.active_params() * weights_format(weights).bits_per_weight / 8
-                                          + batch * context * m.kv_bytes_per_token(kv))
+        frame.attrs["bytes_per_token"] = m.active_params() * weights_format(
+            weights
+        ).bits_per_weight / 8 + batch * context * m.kv_bytes_per_token(kv)
     return frame
 
 
@@ -964,8 +1229,16 @@ def _engine_of(published_engine: str) -> str:
     return "llama.cpp" if str(published_engine).startswith("llama.cpp") else "vllm"
 
 
-def published_check(model: str, weights: str, gpu: str, cards: int, context: int, engine: str,
-                    decode: bool = True, reference: pd.DataFrame | None = None) -> dict:
+def published_check(
+    model: str,
+    weights: str,
+    gpu: str,
+    cards: int,
+    context: int,
+    engine: str,
+    decode: bool = True,
+    reference: pd.DataFrame | None = None,
+) -> dict:
     """What a publication measured of this very configuration (``gpu``, number of ``cards``,
     ``model``, ``weights``, ``engine``), at the length nearest ``context`` (a run of several
     lengths: prompt tokens for prefill, generated tokens for decode), and the prediction's error
@@ -974,8 +1247,13 @@ def published_check(model: str, weights: str, gpu: str, cards: int, context: int
     where nothing of the configuration was published; where several sources were, the one whose
     length is nearest, the first by name on a tie."""
     ref = _graded_reference() if reference is None else reference
-    same = ref[(ref["model"] == model) & (ref["weights"] == weights) & (ref["gpu"] == gpu)
-               & (ref["gpus"].astype(int) == int(cards)) & (ref["engine"].map(_engine_of) == engine)]
+    same = ref[
+        (ref["model"] == model)
+        & (ref["weights"] == weights)
+        & (ref["gpu"] == gpu)
+        & (ref["gpus"].astype(int) == int(cards))
+        & (ref["engine"].map(_engine_of) == engine)
+    ]
     if not decode:
         same = same[same["test"] == "pp"]
     if same.empty:
@@ -993,8 +1271,15 @@ def published_check(model: str, weights: str, gpu: str, cards: int, context: int
     return out
 
 
-def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, batch: int = 1,
-                 catalogue: pd.DataFrame | None = None, price_files=None) -> tuple[pd.DataFrame, list[str]]:
+def pair_answers(
+    pairs,
+    models,
+    weights: str = "q4_k_m",
+    context: int = 4096,
+    batch: int = 1,
+    catalogue: pd.DataFrame | None = None,
+    price_files=None,
+) -> tuple[pd.DataFrame, list[str]]:
     """For each pair of GPUs, model and GPU (one row each): does it fit, how many cards it needs,
     at what decode speed and cost per million tokens; and one verdict per pair computed from
     those rows."""
@@ -1007,22 +1292,43 @@ def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, ba
         for name in models:
             m = resolve_model(name)
             ctx = min(context, m.max_context)
-            t = llm_table(m, weights, ctx, batch, [ga, gb], price_files=price_files, catalogue=cat).set_index("gpu")
+            t = llm_table(m, weights, ctx, batch, [ga, gb], price_files=price_files, catalogue=cat).set_index(
+                "gpu"
+            )
             ra, rb = t.loc[ga], t.loc[gb]
             for g, r in ((ga, ra), (gb, rb)):
-                rows.append({"pair": f"{ga} vs {gb}", "model": m.name, "context": ctx, "gpu": g,
-                             "fits": bool(r["fits"]),
-                             "total_gib": r["total_gib"], "gpus_needed": r["gpus_needed"],
-                             "decode_tokens_per_s": r["decode_tokens_per_s"] if r["fits"] else None,
-                             "usd_per_million_tokens": r["usd_per_million_tokens"] if r["fits"] else None,
-                             "usd_per_million_tokens_owned": r["usd_per_million_tokens_owned"] if r["fits"] else None})
+                rows.append(
+                    {
+                        "pair": f"{ga} vs {gb}",
+                        "model": m.name,
+                        "context": ctx,
+                        "gpu": g,
+                        "fits": bool(r["fits"]),
+                        "total_gib": r["total_gib"],
+                        "gpus_needed": r["gpus_needed"],
+                        "decode_tokens_per_s": r["decode_tokens_per_s"] if r["fits"] else None,
+                        "usd_per_million_tokens": r["usd_per_million_tokens"] if r["fits"] else None,
+                        "usd_per_million_tokens_owned": r["usd_per_million_tokens_owned"]
+                        if r["fits"]
+                        else None,
+                    }
+                )
             if ra["fits"] and rb["fits"]:
                 both.append((m.name, ra["decode_tokens_per_s"] / rb["decode_tokens_per_s"]))
-                if (pd.notna(ra["published_decode_tokens_per_s"]) and pd.notna(rb["published_decode_tokens_per_s"])
-                        and ra["published_source"] == rb["published_source"]
-                        and ra["published_tokens"] == rb["published_tokens"]):
-                    published.append((m.name, ra["published_source"], int(ra["published_tokens"]),
-                                      ra["published_decode_tokens_per_s"] / rb["published_decode_tokens_per_s"]))
+                if (
+                    pd.notna(ra["published_decode_tokens_per_s"])
+                    and pd.notna(rb["published_decode_tokens_per_s"])
+                    and ra["published_source"] == rb["published_source"]
+                    and ra["published_tokens"] == rb["published_tokens"]
+                ):
+                    published.append(
+                        (
+                            m.name,
+                            ra["published_source"],
+                            int(ra["published_tokens"]),
+                            ra["published_decode_tokens_per_s"] / rb["published_decode_tokens_per_s"],
+                        )
+                    )
             elif ra["fits"]:
                 only[ga].append(m.name)
             elif rb["fits"]:
@@ -1040,25 +1346,45 @@ def pair_answers(pairs, models, weights: str = "q4_k_m", context: int = 4096, ba
                 return f"{x:.2f}" if f"{x:.2f}" == f"{y:.2f}" else f"{x:.2f}-{y:.2f}"
 
             if faster == ga:
-                parts.append(f"Where both fit ({len(both)} models), {ga} generates {span(lo, hi)}x as fast "
-                             f"(predicted; {graded}).")
+                parts.append(
+                    f"Where both fit ({len(both)} models), {ga} generates {span(lo, hi)}x as fast "
+                    f"(predicted; {graded})."
+                )
             elif faster == gb:
-                parts.append(f"Where both fit ({len(both)} models), {gb} generates {span(1 / hi, 1 / lo)}x as "
-                             f"fast (predicted; {graded}).")
+                parts.append(
+                    f"Where both fit ({len(both)} models), {gb} generates {span(1 / hi, 1 / lo)}x as "
+                    f"fast (predicted; {graded})."
+                )
             else:
-                parts.append(f"Where both fit ({len(both)} models), neither is always faster ({lo:.2f}-{hi:.2f}x).")
+                parts.append(
+                    f"Where both fit ({len(both)} models), neither is always faster ({lo:.2f}-{hi:.2f}x)."
+                )
             if published:
-                parts.append("Published by one source for both: " + "; ".join(
-                    f"{source} measured {ga if r >= 1 else gb} at {max(r, 1 / r):.2f}x on {name} "
-                    f"(generating {tokens} tokens)" for name, source, tokens, r in published) + ".")
+                parts.append(
+                    "Published by one source for both: "
+                    + "; ".join(
+                        f"{source} measured {ga if r >= 1 else gb} at {max(r, 1 / r):.2f}x on {name} "
+                        f"(generating {tokens} tokens)"
+                        for name, source, tokens, r in published
+                    )
+                    + "."
+                )
         if not both and not only[ga] and not only[gb]:
             parts.append("neither holds any of these models on one card.")
         verdicts.append(f"{ga} vs {gb}: " + " ".join(parts))
     return pd.DataFrame(rows), verdicts
 
 
-def fit_matrix(models, weights: str = "q4_k_m", context: int = 4096, batch: int = 1, gpus=None,
-               mode: str = "infer", kv: str = "f16", catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+def fit_matrix(
+    models,
+    weights: str = "q4_k_m",
+    context: int = 4096,
+    batch: int = 1,
+    gpus=None,
+    mode: str = "infer",
+    kv: str = "f16",
+    catalogue: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Models x GPUs: the share of each GPU's memory the model needs (above 1: it does not fit)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     chosen = specs.select(cat, gpus)
@@ -1082,11 +1408,17 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
     Field("gpu", "text", help="a GPU name the catalogue knows"),
     Field("source_gpu_name", "text"),
     Field("gpus", "int", low=1, high=1024),
-    Field("split", "choice", choices=("layer", "tensor"),
-          help="how several GPUs shared the model: layer (llama.cpp's default) or tensor parallel"),
+    Field(
+        "split",
+        "choice",
+        choices=("layer", "tensor"),
+        help="how several GPUs shared the model: layer (llama.cpp's default) or tensor parallel",
+    ),
     Field("model", "text", help="a model of data/llm_models.csv"),
     Field("weights", "text", help="a format of data/llm_weights.csv"),
-    Field("test", "choice", choices=("pp", "tg"), help="pp: prompt processing (prefill), tg: text generation"),
+    Field(
+        "test", "choice", choices=("pp", "tg"), help="pp: prompt processing (prefill), tg: text generation"
+    ),
     Field("tokens", "int", low=1, high=10_000_000),
     Field("throughput_tokens_s", "float", low=1e-6, high=1e9),
     Field("engine", "text"),
@@ -1094,14 +1426,36 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
     Field("measured", "date", required=False),
     Field("retrieved", "date"),
     Field("note", "text", required=False),
-    Field("host", "text", required=False,
-          help="the machine of a run, where one source measured the same GPU on several (a cloud instance type)"),
-    Field("n_batch", "int", required=False, low=1, high=1_000_000,
-          help="llama.cpp's prompt tokens per pass where the run set it (blank: its default, 2048)"),
-    Field("n_ubatch", "int", required=False, low=1, high=1_000_000,
-          help="llama.cpp's tokens per micro-batch where the run set it (blank: its default, 512)"),
-    Field("power_limit_w", "float", required=False, low=1, high=10_000,
-          help="the lowest power limit nvidia-smi showed among the run's GPUs, in W (blank: not recorded)"),
+    Field(
+        "host",
+        "text",
+        required=False,
+        help="the machine of a run, where one source measured the same GPU on several (a cloud instance type)",
+    ),
+    Field(
+        "n_batch",
+        "int",
+        required=False,
+        low=1,
+        high=1_000_000,
+        help="llama.cpp's prompt tokens per pass where the run set it (blank: its default, 2048)",
+    ),
+    Field(
+        "n_ubatch",
+        "int",
+        required=False,
+        low=1,
+        high=1_000_000,
+        help="llama.cpp's tokens per micro-batch where the run set it (blank: its default, 512)",
+    ),
+    Field(
+        "power_limit_w",
+        "float",
+        required=False,
+        low=1,
+        high=10_000,
+        help="the lowest power limit nvidia-smi showed among the run's GPUs, in W (blank: not recorded)",
+    ),
 )
 #: What a pair compares: one GPU against one, or several GPUs on at least one side (a layer
 #: split's pipeline is the least certain part of the model: docs/llm-accuracy.md).
@@ -1111,8 +1465,9 @@ RATIO_TOLERANCE = 0.20
 WINNER_MARGIN = 0.10
 
 
-def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
-                   today: date | None = None) -> pd.DataFrame:
+def load_reference(
+    path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
+) -> pd.DataFrame:
     """Published LLM speeds, validated: sourced, dated, naming catalogue GPUs, shipped models and formats."""
     p = Path(path) if path else REFERENCE_PATH
     cat = specs.load_catalogue() if catalogue is None else catalogue
@@ -1120,12 +1475,19 @@ def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFram
     models, formats = load_models(), load_weights()
     for line, r in parsed:
         if r["model"].lower() not in models:
-            problems.append(Problem(p, line, "model", f"{r['model']!r} is not in data/llm_models.csv; add it there"))
+            problems.append(
+                Problem(p, line, "model", f"{r['model']!r} is not in data/llm_models.csv; add it there")
+            )
         if r["weights"].lower() not in formats:
             problems.append(Problem(p, line, "weights", f"{r['weights']!r} is not in data/llm_weights.csv"))
-    records = specs.resolve_rows(p, parsed, cat, lambda r: (*(r[k] for k in CONFIGURATION if k != "split"),
-                                                              r.get("host") or ""),
-                                 problems, "same source, GPU, count, model, weights, test, length and host")
+    records = specs.resolve_rows(
+        p,
+        parsed,
+        cat,
+        lambda r: (*(r[k] for k in CONFIGURATION if k != "split"), r.get("host") or ""),
+        problems,
+        "same source, GPU, count, model, weights, test, length and host",
+    )
     if problems:
         raise DataError(problems)
     return to_frame(records, REFERENCE_SCHEMA)
@@ -1146,9 +1508,12 @@ def by_configuration(reference: pd.DataFrame) -> pd.DataFrame:
         return reference
     grouped = reference.groupby(list(CONFIGURATION), sort=False, dropna=False)["throughput_tokens_s"]
     median = grouped.transform("median")
-    out = reference.assign(throughput_tokens_s=median, hosts=grouped.transform("size").astype(int),
-                           host_low=grouped.transform("min") / median - 1,
-                           host_high=grouped.transform("max") / median - 1)
+    out = reference.assign(
+        throughput_tokens_s=median,
+        hosts=grouped.transform("size").astype(int),
+        host_low=grouped.transform("min") / median - 1,
+        host_high=grouped.transform("max") / median - 1,
+    )
     return out.drop_duplicates(list(CONFIGURATION)).reset_index(drop=True)
 
 
@@ -1215,26 +1580,35 @@ def screened(reference: pd.DataFrame) -> pd.Series:
     reason = pd.Series("", index=reference.index, dtype=object)
     board = board_power_w(reference)
     for i in reference.index[power_capped(reference) & (reference["test"] == "pp")]:
-        reason[i] = (f"its GPUs ran power-capped ({reference.at[i, 'power_limit_w']:g} W at the lowest, against "
-                     f"the board's {board[i]:g} W): a prompt's multiplies run at the clock the cap allows, which "
-                     "the model of a stock board does not know (the same run's decode, memory-bound, stays in)")
+        reason[i] = (
+            f"its GPUs ran power-capped ({reference.at[i, 'power_limit_w']:g} W at the lowest, against "
+            f"the board's {board[i]:g} W): a prompt's multiplies run at the clock the cap allows, which "
+            "the model of a stock board does not know (the same run's decode, memory-bound, stays in)"
+        )
     for r in fp16_against_unpacked(reference).query("slower").itertuples():
         reason[list(r.fp16_rows)] = (
             f"its FP16 prefill is slower than its {r.weights}'s ({r.fp16_tokens_s:g} against {r.unpacked_tokens_s:g} "
             f"tokens/s at {r.tokens} tokens); llama.cpp before build {LLAMA_CPP_MMQ_BUILD} unpacks {r.weights} to "
-            "FP16 and multiplies the same way, so the FP16 prompt can only be faster")
+            "FP16 and multiplies the same way, so the FP16 prompt can only be faster"
+        )
     one = reference[reference["gpus"].astype(int) == 1]
     hosts = one["host"].fillna("") if "host" in one else pd.Series("", index=one.index)
-    for _, series in one.groupby([one["source"], one["gpu"], one["model"], one["weights"], one["test"], hosts],
-                                 sort=False):
+    for _, series in one.groupby(
+        [one["source"], one["gpu"], one["model"], one["weights"], one["test"], hosts], sort=False
+    ):
         speeds = series.sort_values("tokens")
         rate, tokens = speeds["throughput_tokens_s"].to_numpy(float), speeds["tokens"].to_numpy(int)
-        rises = [(tokens[k], tokens[k + 1], rate[k + 1] / rate[k] - 1) for k in range(len(rate) - 1)
-                 if rate[k + 1] > rate[k] * (1 + RISING_TOLERANCE)]
+        rises = [
+            (tokens[k], tokens[k + 1], rate[k + 1] / rate[k] - 1)
+            for k in range(len(rate) - 1)
+            if rate[k + 1] > rate[k] * (1 + RISING_TOLERANCE)
+        ]
         if rises:
             a, b, up = max(rises, key=lambda x: x[2])
-            reason[series.index] = (f"one GPU's {'prefill' if series['test'].iloc[0] == 'pp' else 'decode'} speed "
-                                    f"rises {up:.0%} from {a} to {b} tokens; it can only fall as the length grows")
+            reason[series.index] = (
+                f"one GPU's {'prefill' if series['test'].iloc[0] == 'pp' else 'decode'} speed "
+                f"rises {up:.0%} from {a} to {b} tokens; it can only fall as the length grows"
+            )
     for i, why in other_prefill_path(reference).items():
         reason[i] = why
     return reason
@@ -1255,7 +1629,9 @@ def other_prefill_flags(reference: pd.DataFrame) -> pd.DataFrame:
     quantised = pp["weights"].map(lambda w: weights_format(w).dequantized).astype(bool)
     mmq = (build.fillna(0) >= LLAMA_CPP_MMQ_BUILD) & (cc >= MMQ_COMPUTE_CAPABILITY) & quantised
     fa = pp["engine"].astype(str).str.contains(FLASH_ATTENTION_ON, regex=False)
-    flags = pd.DataFrame({"build": build, "mmq": mmq.astype(bool), "flash_attention": fa.astype(bool)}, index=pp.index)
+    flags = pd.DataFrame(
+        {"build": build, "mmq": mmq.astype(bool), "flash_attention": fa.astype(bool)}, index=pp.index
+    )
     return flags[flags["mmq"] | flags["flash_attention"]]
 
 
@@ -1264,12 +1640,22 @@ def other_prefill_path(reference: pd.DataFrame) -> pd.Series:
     as text; ``docs/llm-accuracy.md`` sets them against the model apart."""
     out = pd.Series(dtype=object)
     for i, r in other_prefill_flags(reference).iterrows():
-        how = " and ".join(part for part, on in (
-            (f"its {reference.at[i, 'weights']} weights in llama.cpp's int8 kernels (MMQ, from build "
-             f"{LLAMA_CPP_MMQ_BUILD} on, on compute capability {MMQ_COMPUTE_CAPABILITY:g} and later)", r["mmq"]),
-            ("flash attention on", r["flash_attention"])) if on)
-        out[i] = (f"build {r['build']:g} ran this prompt with {how}; the model follows build 2824 (weights unpacked to "
-                  "FP16 for cuBLAS, attention scores through memory)")
+        how = " and ".join(
+            part
+            for part, on in (
+                (
+                    f"its {reference.at[i, 'weights']} weights in llama.cpp's int8 kernels (MMQ, from build "
+                    f"{LLAMA_CPP_MMQ_BUILD} on, on compute capability {MMQ_COMPUTE_CAPABILITY:g} and later)",
+                    r["mmq"],
+                ),
+                ("flash attention on", r["flash_attention"]),
+            )
+            if on
+        )
+        out[i] = (
+            f"build {r['build']:g} ran this prompt with {how}; the model follows build 2824 (weights unpacked to "
+            "FP16 for cuBLAS, attention scores through memory)"
+        )
     return out
 
 
@@ -1279,26 +1665,51 @@ def fp16_against_unpacked(reference: pd.DataFrame) -> pd.DataFrame:
     format, at the length where FP16 fares worst against it (``tokens``, both speeds), whether FP16
     is slower there by more than :data:`UNPACKED_TOLERANCE` (``slower``), and the FP16 series' rows
     (``fp16_rows``, index labels of ``reference``). :func:`screened` leaves out the slower ones."""
-    columns = ["source", "gpu", "gpus", "model", "weights", "tokens", "fp16_tokens_s", "unpacked_tokens_s",
-               "slower", "fp16_rows"]
+    columns = [
+        "source",
+        "gpu",
+        "gpus",
+        "model",
+        "weights",
+        "tokens",
+        "fp16_tokens_s",
+        "unpacked_tokens_s",
+        "slower",
+        "fp16_rows",
+    ]
     if "engine" not in reference:
         return pd.DataFrame(columns=columns)
     builds = reference["engine"].map(llama_cpp_build)
     pp = reference[(reference["test"] == "pp") & (builds.fillna(LLAMA_CPP_MMQ_BUILD) < LLAMA_CPP_MMQ_BUILD)]
     hosts = pp["host"].fillna("") if "host" in pp else pd.Series("", index=pp.index)
     rows = []
-    for (source, gpu, n, model, _), run in pp.groupby([pp["source"], pp["gpu"], pp["gpus"].astype(int), pp["model"],
-                                                       hosts], sort=False):
+    for (source, gpu, n, model, _), run in pp.groupby(
+        [pp["source"], pp["gpu"], pp["gpus"].astype(int), pp["model"], hosts], sort=False
+    ):
         fp16 = run[run["weights"] == "f16"]
         by_length = fp16.set_index("tokens")["throughput_tokens_s"]
-        for weights, other in run[run["weights"].map(lambda w: weights_format(w).dequantized)].groupby("weights"):
+        for weights, other in run[run["weights"].map(lambda w: weights_format(w).dequantized)].groupby(
+            "weights"
+        ):
             unpacked = other.set_index("tokens")["throughput_tokens_s"]
             common = by_length.index.intersection(unpacked.index)
             if common.empty:
                 continue
             t = max(common, key=lambda k: unpacked[k] / by_length[k])
-            rows.append((source, gpu, n, model, weights, int(t), float(by_length[t]), float(unpacked[t]),
-                         bool(by_length[t] < unpacked[t] * (1 - UNPACKED_TOLERANCE)), tuple(fp16.index)))
+            rows.append(
+                (
+                    source,
+                    gpu,
+                    n,
+                    model,
+                    weights,
+                    int(t),
+                    float(by_length[t]),
+                    float(unpacked[t]),
+                    bool(by_length[t] < unpacked[t] * (1 - UNPACKED_TOLERANCE)),
+                    tuple(fp16.index),
+                )
+            )
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -1314,8 +1725,9 @@ def _shipped_validation_gpus() -> frozenset:
     return frozenset(load_reference()["gpu"]) if REFERENCE_PATH.exists() else frozenset()
 
 
-def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None,
-                      efficiency=None) -> pd.Series:
+def predict_reference(
+    reference: pd.DataFrame, catalogue: pd.DataFrame | None = None, efficiency=None
+) -> pd.Series:
     """The model's tokens/s for every row of a reference table (NaN where the GPU cannot run it);
     ``efficiency``: the roofline's factors (default :func:`default_efficiency`)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
@@ -1326,12 +1738,26 @@ def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = 
         context = int(r["tokens"]) if r["test"] == "pp" else max(1, int(r["tokens"]) // 2)
         engine = _engine_of(r["engine"])
         # a run's own micro-batch and pass sizes, where it set them (llama-bench -ub, -b)
-        sizes = {k: int(r[c]) for k, c in (("prompt_chunk", "n_ubatch"), ("prompt_batch", "n_batch"))
-                 if c in r and pd.notna(r[c])}
+        sizes = {
+            k: int(r[c])
+            for k, c in (("prompt_chunk", "n_ubatch"), ("prompt_batch", "n_batch"))
+            if c in r and pd.notna(r[c])
+        }
         try:
-            s = speeds(m, r["gpu"], r["weights"], context, 1, gpus=int(r["gpus"]), split=r["split"],
-                       prompt=int(r["tokens"]) if r["test"] == "pp" else None, engine=engine,
-                       efficiency=efficiency, catalogue=cat, **sizes)
+            s = speeds(
+                m,
+                r["gpu"],
+                r["weights"],
+                context,
+                1,
+                gpus=int(r["gpus"]),
+                split=r["split"],
+                prompt=int(r["tokens"]) if r["test"] == "pp" else None,
+                engine=engine,
+                efficiency=efficiency,
+                catalogue=cat,
+                **sizes,
+            )
         except prec.Unsupported:
             out.append(math.nan)
             continue
@@ -1339,8 +1765,12 @@ def predict_reference(reference: pd.DataFrame, catalogue: pd.DataFrame | None = 
     return pd.Series(out, index=reference.index, dtype=float)
 
 
-def validation_table(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
-                     efficiency=None, include_screened: bool = False) -> pd.DataFrame:
+def validation_table(
+    reference: pd.DataFrame | None = None,
+    catalogue: pd.DataFrame | None = None,
+    efficiency=None,
+    include_screened: bool = False,
+) -> pd.DataFrame:
     """Every pair of GPU configurations one source measured on the same model, weights, test and
     length: published and predicted speedup of the faster over the slower, the error, the winner.
     Rows :func:`screened` names are left out unless ``include_screened``."""
@@ -1367,14 +1797,30 @@ def validation_table(reference: pd.DataFrame | None = None, catalogue: pd.DataFr
     published, predicted = thr[i] / thr[j], pred[i] / pred[j]
     decisive = published > 1 + WINNER_MARGIN
     a, b = ref.iloc[i].reset_index(drop=True), ref.iloc[j].reset_index(drop=True)
-    return pd.DataFrame({
-        "source": a["source"], "model": a["model"], "weights": a["weights"], "test": a["test"],
-        "tokens": a["tokens"].astype(int), "gpu_a": a["gpu"], "gpus_a": a["gpus"].astype(int), "gpu_b": b["gpu"],
-        "gpus_b": b["gpus"].astype(int), "published_speedup": published, "predicted_speedup": predicted,
-        "error_pct": 100 * (predicted / published - 1), "decisive": decisive,
-        "winner_right": pd.Series([bool(r > 1) if d else None for r, d in zip(predicted, decisive)], dtype=object),
-        "within_tolerance": np.abs(predicted / published - 1) <= RATIO_TOLERANCE,
-        "setting": np.where((a["gpus"].to_numpy() == 1) & (b["gpus"].to_numpy() == 1), SETTINGS[0], SETTINGS[1])})
+    return pd.DataFrame(
+        {
+            "source": a["source"],
+            "model": a["model"],
+            "weights": a["weights"],
+            "test": a["test"],
+            "tokens": a["tokens"].astype(int),
+            "gpu_a": a["gpu"],
+            "gpus_a": a["gpus"].astype(int),
+            "gpu_b": b["gpu"],
+            "gpus_b": b["gpus"].astype(int),
+            "published_speedup": published,
+            "predicted_speedup": predicted,
+            "error_pct": 100 * (predicted / published - 1),
+            "decisive": decisive,
+            "winner_right": pd.Series(
+                [bool(r > 1) if d else None for r, d in zip(predicted, decisive)], dtype=object
+            ),
+            "within_tolerance": np.abs(predicted / published - 1) <= RATIO_TOLERANCE,
+            "setting": np.where(
+                (a["gpus"].to_numpy() == 1) & (b["gpus"].to_numpy() == 1), SETTINGS[0], SETTINGS[1]
+            ),
+        }
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -1388,14 +1834,24 @@ def summarize(table: pd.DataFrame, test: str | None = None) -> dict:
     if test is not None and len(table):
         table = table[table["test"] == test]
     if table.empty:
-        return {"pairs": 0, "within_tolerance": 0, "median_abs_error_pct": math.nan, "max_abs_error_pct": math.nan,
-                "decisive_pairs": 0, "winners_right": 0}
+        return {
+            "pairs": 0,
+            "within_tolerance": 0,
+            "median_abs_error_pct": math.nan,
+            "max_abs_error_pct": math.nan,
+            "decisive_pairs": 0,
+            "winners_right": 0,
+        }
     decisive = table[table["decisive"]]
     err = table["error_pct"].abs()
-    return {"pairs": int(len(table)), "within_tolerance": int(table["within_tolerance"].sum()),
-            "median_abs_error_pct": float(err.median()), "max_abs_error_pct": float(err.max()),
-            "decisive_pairs": int(len(decisive)),
-            "winners_right": int((decisive["winner_right"] == True).sum())}  # noqa: E712 -- object column
+    return {
+        "pairs": int(len(table)),
+        "within_tolerance": int(table["within_tolerance"].sum()),
+        "median_abs_error_pct": float(err.median()),
+        "max_abs_error_pct": float(err.max()),
+        "decisive_pairs": int(len(decisive)),
+        "winners_right": int((decisive["winner_right"] == True).sum()),
+    }  # noqa: E712 -- object column
 
 
 def decode_error_text(gpus: Sequence[str] = ()) -> str:
@@ -1409,17 +1865,24 @@ def decode_error_text(gpus: Sequence[str] = ()) -> str:
     s = summarize(one, "tg")
     if not s["pairs"]:
         return "decode speed not graded"
-    text = (f"{s['within_tolerance'] / s['pairs']:.0%} of {s['pairs']} published single-GPU decode speedups "
-            f"within ±{RATIO_TOLERANCE:.0%}, median error {s['median_abs_error_pct']:.0f}%")
+    text = (
+        f"{s['within_tolerance'] / s['pairs']:.0%} of {s['pairs']} published single-GPU decode speedups "
+        f"within ±{RATIO_TOLERANCE:.0%}, median error {s['median_abs_error_pct']:.0f}%"
+    )
     for gpu in gpus:
         own = one[(one["gpu_a"] == gpu) | (one["gpu_b"] == gpu)]
-        text += (f"; pairs with the {gpu}: {int(own['within_tolerance'].sum())} of {len(own)} within "
-                 f"±{RATIO_TOLERANCE:.0%}" if len(own)
-                 else f"; {gpu}: no published decode speed, outside what was graded")
+        text += (
+            f"; pairs with the {gpu}: {int(own['within_tolerance'].sum())} of {len(own)} within "
+            f"±{RATIO_TOLERANCE:.0%}"
+            if len(own)
+            else f"; {gpu}: no published decode speed, outside what was graded"
+        )
     return text
 
 
-def grading_statement(gpus: int | Sequence[int] = 1, model: str | None = None, weights: str | None = None) -> str:
+def grading_statement(
+    gpus: int | Sequence[int] = 1, model: str | None = None, weights: str | None = None
+) -> str:
     """One line: how right the speed predictions are against the published tables, over every
     pair and in each setting ``gpus`` asks for (a count of GPUs, or the counts a table's rows ran
     on: between single GPUs, or with several, where a layer split's pipeline is graded worse), and
@@ -1428,7 +1891,9 @@ def grading_statement(gpus: int | Sequence[int] = 1, model: str | None = None, w
         return "Not graded: no published LLM speeds shipped"
     table = validation_table()
     counts = {gpus} if isinstance(gpus, int) else set(gpus) or {1}
-    settings = [setting for setting, one in zip(SETTINGS, (True, False)) if any((n == 1) == one for n in counts)]
+    settings = [
+        setting for setting, one in zip(SETTINGS, (True, False)) if any((n == 1) == one for n in counts)
+    ]
     parts = []
     for test, label in (("tg", "decode"), ("pp", "prefill")):
         s = summarize(table, test)
@@ -1439,16 +1904,27 @@ def grading_statement(gpus: int | Sequence[int] = 1, model: str | None = None, w
             where = "between single GPUs" if setting == SETTINGS[0] else "with several GPUs"
             here = table[table["setting"] == setting]
             one = summarize(here, test)
-            alone = f"{one['within_tolerance']} of the {one['pairs']} {where}" if one["pairs"] else f"none {where}"
+            alone = (
+                f"{one['within_tolerance']} of the {one['pairs']} {where}"
+                if one["pairs"]
+                else f"none {where}"
+            )
             if model is not None:
                 mine = summarize(here[(here["model"] == model) & (here["weights"] == weights)], test)
-                alone += (f"; {mine['within_tolerance']} of the {mine['pairs']} of {model} {weights} there"
-                          if mine["pairs"] else f"; none of {model} {weights} there")
+                alone += (
+                    f"; {mine['within_tolerance']} of the {mine['pairs']} of {model} {weights} there"
+                    if mine["pairs"]
+                    else f"; none of {model} {weights} there"
+                )
             shares.append(alone)
-        parts.append(f"{label} within ±{RATIO_TOLERANCE:.0%} in {s['within_tolerance']} of {s['pairs']} "
-                     f"published same-source speedups ({'; '.join(shares)}), winners right in {s['winners_right']} "
-                     f"of {s['decisive_pairs']}")
-    return "Graded (docs/llm-accuracy.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
+        parts.append(
+            f"{label} within ±{RATIO_TOLERANCE:.0%} in {s['within_tolerance']} of {s['pairs']} "
+            f"published same-source speedups ({'; '.join(shares)}), winners right in {s['winners_right']} "
+            f"of {s['decisive_pairs']}"
+        )
+    return (
+        "Graded (docs/llm-accuracy.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
+    )
 
 
 def engine_versions(rows: pd.DataFrame) -> str:
@@ -1481,14 +1957,25 @@ def engine_scope(engine: str, weights: str) -> str:
     if engine != "llama.cpp":
         graded_weights = ", ".join(sorted(set(mine["weights"]))) or "none"
         text += f" (weights {graded_weights})" if decode else ""
-        return text + ("; its prefill is not graded: no source here times a prompt apart from serving it"
-                       if not prefill else f", its prefill on {prefill}") + "."
-    text += f", its prefill on {prefill} only (flash attention off)" if prefill else "; its prefill is not graded"
+        return (
+            text
+            + (
+                "; its prefill is not graded: no source here times a prompt apart from serving it"
+                if not prefill
+                else f", its prefill on {prefill}"
+            )
+            + "."
+        )
+    text += (
+        f", its prefill on {prefill} only (flash attention off)" if prefill else "; its prefill is not graded"
+    )
     if weights_format(weights).dequantized:
-        text += (f". Its prefill of {weights} is modelled as those builds run it: every weight unpacked to FP16 and "
-                 f"multiplied by cuBLAS; from build {LLAMA_CPP_MMQ_BUILD} on llama.cpp multiplies a quantised "
-                 "prompt on the int8 tensor cores (MMQ) instead, a path the model does not follow, so prefill on a "
-                 "current build is outside what was graded")
+        text += (
+            f". Its prefill of {weights} is modelled as those builds run it: every weight unpacked to FP16 and "
+            f"multiplied by cuBLAS; from build {LLAMA_CPP_MMQ_BUILD} on llama.cpp multiplies a quantised "
+            "prompt on the int8 tensor cores (MMQ) instead, a path the model does not follow, so prefill on a "
+            "current build is outside what was graded"
+        )
         beside = _other_path_summary()
         if beside:
             text += f" ({beside})"
@@ -1525,11 +2012,19 @@ def other_path_table(everything: pd.DataFrame | None = None) -> pd.DataFrame:
     out = []
     for gpu in sorted(rows["gpu"].unique()):
         mine = rows["gpu"] == gpu
-        path = ("int8 kernels (MMQ)" if flags.loc[mine, "mmq"].any() else "unpacked to FP16 for cuBLAS") \
-            + (", flash attention" if flags.loc[mine, "flash_attention"].any() else "")
+        path = ("int8 kernels (MMQ)" if flags.loc[mine, "mmq"].any() else "unpacked to FP16 for cuBLAS") + (
+            ", flash attention" if flags.loc[mine, "flash_attention"].any() else ""
+        )
         cells = {f"pp{n}": ratio[mine & (rows["tokens"] == n)].median() for n in lengths}
-        out.append({"gpu": gpu, "compute_capability": cc[gpu], "path": path, "configurations": int(mine.sum()),
-                    **cells})
+        out.append(
+            {
+                "gpu": gpu,
+                "compute_capability": cc[gpu],
+                "path": path,
+                "configurations": int(mine.sum()),
+                **cells,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -1543,8 +2038,10 @@ def _other_path_summary() -> str:
     if rows.empty:
         return ""
     s = other_path_grading()
-    return (f"the published prompts of {engine_versions(rows)}, set against it beside the grading: "
-            f"{s['within_tolerance']} of {s['pairs']} pairs within ±{RATIO_TOLERANCE:.0%}, docs/llm-accuracy.md")
+    return (
+        f"the published prompts of {engine_versions(rows)}, set against it beside the grading: "
+        f"{s['within_tolerance']} of {s['pairs']} pairs within ±{RATIO_TOLERANCE:.0%}, docs/llm-accuracy.md"
+    )
 
 
 def save_for_report(verdicts: list[str], weights: str, context: int) -> str | None:
@@ -1556,8 +2053,12 @@ def save_for_report(verdicts: list[str], weights: str, context: int) -> str | No
     if not folder:
         return None
     path = Path(folder) / "summary-llm.json"
-    _atomic.write_text(path, json.dumps({"kind": "llm", "weights": weights, "context": context,
-                                         "verdicts": list(verdicts)}, indent=1))
+    _atomic.write_text(
+        path,
+        json.dumps(
+            {"kind": "llm", "weights": weights, "context": context, "verdicts": list(verdicts)}, indent=1
+        ),
+    )
     return str(path)
 
 
@@ -1568,7 +2069,9 @@ def summary_by_test(table: pd.DataFrame, by_setting: bool = False, by_source: bo
     sources = sorted(table["source"].unique()) if by_source and not table.empty else [None]
     tests = (("tg", "decode (text generation)"), ("pp", "prefill (prompt processing)"))
     rows = []
-    for source, (test, label), setting in itertools.product(sources, tests, SETTINGS if by_setting else [None]):
+    for source, (test, label), setting in itertools.product(
+        sources, tests, SETTINGS if by_setting else [None]
+    ):
         part = table
         if source is not None:
             part = part[part["source"] == source]
@@ -1578,11 +2081,19 @@ def summary_by_test(table: pd.DataFrame, by_setting: bool = False, by_source: bo
         if source is not None and not s["pairs"]:
             continue
         share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
-        rows.append({**({"source": source} if by_source else {}), "test": label,
-                     **({"setting": setting} if by_setting else {}), **s, "within_share": share,
-                     "meets_target": bool(s["pairs"] and share >= 0.9 and s["winners_right"] == s["decisive_pairs"])})
+        rows.append(
+            {
+                **({"source": source} if by_source else {}),
+                "test": label,
+                **({"setting": setting} if by_setting else {}),
+                **s,
+                "within_share": share,
+                "meets_target": bool(
+                    s["pairs"] and share >= 0.9 and s["winners_right"] == s["decisive_pairs"]
+                ),
+            }
+        )
     return pd.DataFrame(rows)
-
 
 
 # --------------------------------------------------------------------------- measured here
@@ -1590,8 +2101,17 @@ def summary_by_test(table: pd.DataFrame, by_setting: bool = False, by_source: bo
 
 def decoder_llm(params: dict) -> LLM:
     """The architecture of the benchmark's decoder workload (:func:`gpukit.workloads.decoder_step`)."""
-    return LLM("bench-decoder", params["layers"], params["hidden"], params["heads"], params["kv_heads"],
-               params["hidden"] // params["heads"], params["ffn"], params["vocab"], max_context=params["context"])
+    return LLM(
+        "bench-decoder",
+        params["layers"],
+        params["hidden"],
+        params["heads"],
+        params["kv_heads"],
+        params["hidden"] // params["heads"],
+        params["ffn"],
+        params["vocab"],
+        max_context=params["context"],
+    )
 
 
 def measure_decoder_memory(params: dict, precision: str = "fp32", timeout_s: float = 600) -> dict:
@@ -1603,18 +2123,32 @@ def measure_decoder_memory(params: dict, precision: str = "fp32", timeout_s: flo
     from .memory import measure_env
 
     p = prec.normalize(precision)
-    child = runner.run("gpukit.llm:measure_decoder_child", {"params": params, "precision": p}, timeout_s,
-                       env=measure_env())
+    child = runner.run(
+        "gpukit.llm:measure_decoder_child", {"params": params, "precision": p}, timeout_s, env=measure_env()
+    )
     if not child.ok:
         return {"status": child.status, "error": child.error}
     weights = "f32" if prec.get(p).dtype == "float32" else "f16"
     # the decoder prefills every sequence's whole prompt at once: batch x prompt tokens, prompt keys
-    est = inference_memory(decoder_llm(params), weights, params["context"], params["batch"], kv=weights,
-                           flash_attention=False, reserve_bytes=0, chunk_tokens=params["batch"] * params["prompt"],
-                           key_span=params["prompt"])
+    est = inference_memory(
+        decoder_llm(params),
+        weights,
+        params["context"],
+        params["batch"],
+        kv=weights,
+        flash_attention=False,
+        reserve_bytes=0,
+        chunk_tokens=params["batch"] * params["prompt"],
+        key_span=params["prompt"],
+    )
     measured = child.value["measured_peak_bytes"]
-    return {"status": "ok", **child.value, "estimated_bytes": est["total_bytes"],
-            "estimate_error": est["total_bytes"] / measured - 1, **{f"estimated_{k}": v for k, v in est.items()}}
+    return {
+        "status": "ok",
+        **child.value,
+        "estimated_bytes": est["total_bytes"],
+        "estimate_error": est["total_bytes"] / measured - 1,
+        **{f"estimated_{k}": v for k, v in est.items()},
+    }
 
 
 def measure_decoder_child(args: dict) -> dict:
@@ -1635,5 +2169,9 @@ def measure_decoder_child(args: dict) -> dict:
         prefill_fn().numpy()
         decode_fn().numpy()
         info = tf.config.experimental.get_memory_info(dev)
-    return {"device": dev, "precision": args["precision"], "measured_peak_bytes": int(info["peak"]),
-            "resident_bytes": int(resident)}
+    return {
+        "device": dev,
+        "precision": args["precision"],
+        "measured_peak_bytes": int(info["peak"]),
+        "resident_bytes": int(resident),
+    }

@@ -16,6 +16,7 @@ at the median share of those measured (:func:`typical_share`), and :func:`tensor
 FP32 on the CUDA cores keeps its datasheet figure; memory bandwidth has measurements of its own
 (:mod:`gpukit.bandwidth_rates`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,18 +46,31 @@ SHARE_RANGE = (0.3, 1.3)
 
 def _datasheet(gpu, run) -> tuple[str, float | None, str, str]:
     column = f"{run['dtype']}_tensor_tflops"
-    return (column, gpu.get(column), "dtype",
-            f"{run['gpu']} has no {run['dtype'].upper()} tensor cores (empty {column} in the catalogue): "
-            "the run was emulated or the dtype is wrong; drop the row or fix the dtype")
+    return (
+        column,
+        gpu.get(column),
+        "dtype",
+        f"{run['gpu']} has no {run['dtype'].upper()} tensor cores (empty {column} in the catalogue): "
+        "the run was emulated or the dtype is wrong; drop the row or fix the dtype",
+    )
 
 
-def load(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
-         today: date | None = None) -> pd.DataFrame:
+def load(
+    path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
+) -> pd.DataFrame:
     """The measured runs, validated: sourced, dated, naming a catalogue GPU that has the dtype's
     tensor math, and within :data:`SHARE_RANGE` of its datasheet figure."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    return _rates.load_runs(Path(path) if path else PATH, SCHEMA, "tflops", cat, _datasheet, SHARE_RANGE,
-                            "check the GPU, the dtype and that the figure is dense", today)
+    return _rates.load_runs(
+        Path(path) if path else PATH,
+        SCHEMA,
+        "tflops",
+        cat,
+        _datasheet,
+        SHARE_RANGE,
+        "check the GPU, the dtype and that the figure is dense",
+        today,
+    )
 
 
 def rates(runs: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -98,4 +112,3 @@ def sustained_tflops(gpu, precision: str) -> tuple[float | None, str | None]:
         return peak, "datasheet (CUDA cores)"
     share, measured = tensor_share(gpu)
     return peak * share, "measured" if measured else "median share"
-

@@ -31,6 +31,7 @@ probabilities and their dropout.
 
 GPU memory is binary: a catalogue "24 GB" card holds 24 GiB (:func:`gpukit.specs.memory_bytes`).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -47,9 +48,19 @@ from . import runner
 from .errors import GpukitError, ParameterError
 from .resources import DATA_DIR
 from .graph import Graph, graph_of, transformer_graph
-from .models import (OPTIMIZER_SLOTS, TRANSFORMERS, TransformerSpec, build_model, check_optimizer,
-                     default_input_shape, keras_policy, make_optimizer, resolve_model, synthetic_batch,
-                     train_step)
+from .models import (
+    OPTIMIZER_SLOTS,
+    TRANSFORMERS,
+    TransformerSpec,
+    build_model,
+    check_optimizer,
+    default_input_shape,
+    keras_policy,
+    make_optimizer,
+    resolve_model,
+    synthetic_batch,
+    train_step,
+)
 
 #: CUDA context plus cuDNN/cuBLAS workspaces that a GPU process holds besides tensors. A CUDA
 #: context costs roughly 300-500 MiB on recent drivers; the rest is workspace. Override it
@@ -115,7 +126,9 @@ def _saved_tensors(graph: Graph) -> dict[int, int]:
 
 def _extra_bytes(op, batch: int, item: int) -> int:
     """Bytes an op keeps for its backward pass beyond the tensors of the graph."""
-    per_example = op.extra_saved * item + op.extra_saved_bytes + (op.extra_saved_mixed * item if item == 2 else 0)
+    per_example = (
+        op.extra_saved * item + op.extra_saved_bytes + (op.extra_saved_mixed * item if item == 2 else 0)
+    )
     return per_example * batch + (op.cast_saved_bytes if item == 2 else 0)
 
 
@@ -142,8 +155,9 @@ def logits_bytes(graph: Graph, batch: int) -> int:
     return sum(graph.sizes[t] for t in graph.outputs) * batch * 4
 
 
-def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str,
-             runtime_reserve_bytes: int = 0) -> Estimate:
+def simulate(
+    graph: Graph, batch: int, precision: str, optimizer: str, mode: str, runtime_reserve_bytes: int = 0
+) -> Estimate:
     """Peak bytes of one training or inference step of ``graph`` (see the module docstring)."""
     p = prec.normalize(precision)
     opt = optimizer.lower()
@@ -163,15 +177,22 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
         casts = [op.cast_bytes + op.cast_forward_bytes if item == 2 else 0 for op in graph.ops]
         pending_casts = sum(casts)
         for i, op in enumerate(graph.ops):
-            reuse = op.in_place and len(op.outputs) == 1 and op.inputs[0] in live and last.get(op.inputs[0]) == i \
+            reuse = (
+                op.in_place
+                and len(op.outputs) == 1
+                and op.inputs[0] in live
+                and last.get(op.inputs[0]) == i
                 and graph.sizes[op.inputs[0]] == graph.sizes[op.outputs[0]]
+            )
             if reuse:
                 live.pop(op.inputs[0])
             for t in op.outputs:
                 live[t] = nbytes(t)
-            workspace = CONV_WORKSPACE.get(op.kind, 0) * sum(nbytes(t) for t in op.inputs) \
-                + op.forward_workspace * batch * (4 if op.forward_workspace_f32 else item) \
+            workspace = (
+                CONV_WORKSPACE.get(op.kind, 0) * sum(nbytes(t) for t in op.inputs)
+                + op.forward_workspace * batch * (4 if op.forward_workspace_f32 else item)
                 + (op.forward_workspace_mixed * batch * item if item == 2 else 0)
+            )
             if item == 2 and op.float32_compute and not op.forward_workspace:  # its float32 copy of the input
                 workspace += sum(graph.sizes[t] for t in op.inputs) * batch * 4
             peak_live = max(peak_live, live.total + workspace + pending_casts)
@@ -180,8 +201,23 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
                 if last.get(t) == i and t in live:
                     live.pop(t)
         tensor = weights + input_bytes + peak_live
-        return Estimate(graph.name, batch, p, opt, mode, weights, 0, 0, peak_live, 0, input_bytes, tensor,
-                        runtime_reserve_bytes, tensor + runtime_reserve_bytes, peak_live)
+        return Estimate(
+            graph.name,
+            batch,
+            p,
+            opt,
+            mode,
+            weights,
+            0,
+            0,
+            peak_live,
+            0,
+            input_bytes,
+            tensor,
+            runtime_reserve_bytes,
+            tensor + runtime_reserve_bytes,
+            peak_live,
+        )
 
     opt = check_optimizer(opt)
     grads_total = graph.trainable_params * 4
@@ -196,9 +232,15 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
     extra_kept = graph.cast_bytes if item == 2 else 0
     peak_forward = 0
     for i, op in enumerate(graph.ops):
-        reuse = op.in_place and len(op.outputs) == 1 and op.inputs and op.inputs[0] in live \
-            and last.get(op.inputs[0]) == i and op.inputs[0] not in saved \
+        reuse = (
+            op.in_place
+            and len(op.outputs) == 1
+            and op.inputs
+            and op.inputs[0] in live
+            and last.get(op.inputs[0]) == i
+            and op.inputs[0] not in saved
             and graph.sizes[op.inputs[0]] == graph.sizes[op.outputs[0]]
+        )
         if reuse:
             live.pop(op.inputs[0])
         for t in op.outputs + op.keeps:
@@ -229,10 +271,15 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
     for i in range(len(graph.ops) - 1, -1, -1):
         op = graph.ops[i]
         # the gradient of the logits is the loss's kept gradient, scaled in place
-        transient = sum(nbytes(t) for t in op.outputs if t not in graph.outputs) \
-            + sum(nbytes(t) for t in op.inputs if t not in graph.inputs) + op.extra_transient * batch * item
+        transient = (
+            sum(nbytes(t) for t in op.outputs if t not in graph.outputs)
+            + sum(nbytes(t) for t in op.inputs if t not in graph.inputs)
+            + op.extra_transient * batch * item
+        )
         if item == 2 and op.float32_compute:  # its gradients are computed in float32 and cast back
-            transient += sum(graph.sizes[t] for t in op.outputs + op.inputs if t not in graph.inputs) * batch * 4
+            transient += (
+                sum(graph.sizes[t] for t in op.outputs + op.inputs if t not in graph.inputs) * batch * 4
+            )
         peak_backward = max(peak_backward, remaining.total + remaining_extra + transient + pending)
         transient_max = max(transient_max, transient)
         casts = op.cast_bytes if item == 2 else 0
@@ -242,12 +289,37 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
             loss_kept = 0
         for t in freed_after.get(i, ()):
             remaining.pop(t, None)
-        pending -= pending_update_bytes(opt, op.trainable_params * 4)  # its gradients are ready: its update runs
+        pending -= pending_update_bytes(
+            opt, op.trainable_params * 4
+        )  # its gradients are ready: its update runs
     step_peak = max(peak_forward, peak_backward)
-    tensor = int(with_update(weights + slots + input_bytes, step_peak, graph.trainable_params * 4,
-                             graph.largest_variable * 4, graph.largest_embedding * 4, update_terms(opt)))
-    return Estimate(graph.name, batch, p, opt, mode, weights, grads_total, slots, activations, transient_max,
-                    input_bytes, tensor, runtime_reserve_bytes, tensor + runtime_reserve_bytes, step_peak)
+    tensor = int(
+        with_update(
+            weights + slots + input_bytes,
+            step_peak,
+            graph.trainable_params * 4,
+            graph.largest_variable * 4,
+            graph.largest_embedding * 4,
+            update_terms(opt),
+        )
+    )
+    return Estimate(
+        graph.name,
+        batch,
+        p,
+        opt,
+        mode,
+        weights,
+        grads_total,
+        slots,
+        activations,
+        transient_max,
+        input_bytes,
+        tensor,
+        runtime_reserve_bytes,
+        tensor + runtime_reserve_bytes,
+        step_peak,
+    )
 
 
 #: Bytes the gradients and the optimizer's update hold at the peak, besides the temporaries that
@@ -279,9 +351,13 @@ def simulate(graph: Graph, batch: int, precision: str, optimizer: str, mode: str
 #: with the three terms), keras-bert +4.7% (+6.6%), keras-decoder +6.9% (+8.9%), keras-textcnn +12.5%
 #: (-0.4%): its peak after the backward pass measured 26.5 to 32.7 MiB over batches 2 to 8 as the
 #: allocator placed its chunks, which no term constant in the batch follows.
-UPDATE_WORKSPACE_FIT = {"sgd": (0.51, 1.00, 0.60, 0.0), "momentum": (0.37, 1.17, 1.04, 0.0),
-                        "adam": (0.62, 1.49, 0.60, 3.58), "adamw": (1.61, 1.67, 0.0, 0.0),
-                        "rmsprop": (0.27, 2.69, 1.25, 0.0)}
+UPDATE_WORKSPACE_FIT = {
+    "sgd": (0.51, 1.00, 0.60, 0.0),
+    "momentum": (0.37, 1.17, 1.04, 0.0),
+    "adam": (0.62, 1.49, 0.60, 3.58),
+    "adamw": (1.61, 1.67, 0.0, 0.0),
+    "rmsprop": (0.27, 2.69, 1.25, 0.0),
+}
 #: Variable-sized temporaries of an update that read no gradient, per trainable byte, counted in Keras
 #: 3.15's ``update_step``: momentum's ``m * momentum`` (Nesterov's first one too) and RMSprop's
 #: ``rho * velocity``; Adam, AdamW and plain SGD have none. TensorFlow runs them as soon as the step
@@ -357,8 +433,10 @@ def fit_update_terms(sizes, measured, step_bytes, resident_bytes, low, high, res
     base = step_peak + resident
     emb = a[:, 2]
     if not np.isfinite(high[3]):
-        raise ParameterError("fit_update_terms searches the update after the backward pass over its range: "
-                             "give it a finite upper bound")
+        raise ParameterError(
+            "fit_update_terms searches the update after the backward pass over its range: "
+            "give it a finite upper bound"
+        )
     grid = np.arange(low[3], high[3] + resolution / 2, resolution)
     after, x = float(low[3]), None
     for _ in range(100):
@@ -368,7 +446,9 @@ def fit_update_terms(sizes, measured, step_bytes, resident_bytes, low, high, res
             peaks_beside[:] = True
         k = peaks_beside
         nx = bounded_least_squares(a[k] / y[k, None], (y[k] - base[k]) / y[k], low[:3], high[:3])
-        costs = [float(np.sum(((with_update(resident, step_peak, *a.T, (*nx, g)) - y) / y) ** 2)) for g in grid]
+        costs = [
+            float(np.sum(((with_update(resident, step_peak, *a.T, (*nx, g)) - y) / y) ** 2)) for g in grid
+        ]
         nafter = float(grid[int(np.argmin(costs))])
         if x is not None and np.allclose(nx, x) and nafter == after:
             break
@@ -377,8 +457,14 @@ def fit_update_terms(sizes, measured, step_bytes, resident_bytes, low, high, res
 
 
 #: Optimizers not measured take the closest measured one's terms.
-_UPDATE_LIKE = {"nesterov": "momentum", "adagrad": "rmsprop", "lion": "momentum",
-                "adadelta": "adam", "adamax": "adam", "nadam": "adam"}
+_UPDATE_LIKE = {
+    "nesterov": "momentum",
+    "adagrad": "rmsprop",
+    "lion": "momentum",
+    "adadelta": "adam",
+    "adamax": "adam",
+    "nadam": "adam",
+}
 
 
 def pending_update_bytes(optimizer: str, trainable_bytes: int) -> int:
@@ -402,8 +488,9 @@ def with_update(resident, step_peak, trainable, largest, embedding, terms):
     import numpy as np
 
     share, big, sparse, after = terms
-    return resident + np.maximum(step_peak + share * trainable + big * largest + sparse * embedding,
-                                 after * embedding)
+    return resident + np.maximum(
+        step_peak + share * trainable + big * largest + sparse * embedding, after * embedding
+    )
 
 
 # --------------------------------------------------------------------------- transformers (closed form)
@@ -414,8 +501,15 @@ def _transformer_graph(spec: TransformerSpec, seq_len: int) -> Graph:
     return transformer_graph(spec, seq_len)
 
 
-def estimate_transformer(spec: TransformerSpec, batch: int, precision: str, optimizer: str, mode: str,
-                         seq_len: int | None = None, runtime_reserve_bytes: int = 0) -> Estimate:
+def estimate_transformer(
+    spec: TransformerSpec,
+    batch: int,
+    precision: str,
+    optimizer: str,
+    mode: str,
+    seq_len: int | None = None,
+    runtime_reserve_bytes: int = 0,
+) -> Estimate:
     """Bytes of a built-in transformer's step: the walk of its Keras-layer equivalent
     (:func:`gpukit.graph.transformer_graph`) simulated as any Keras model; in inference a decoder
     also holds its key-value cache (2 x layers x tokens x hidden), as a generating server does."""
@@ -427,8 +521,13 @@ def estimate_transformer(spec: TransformerSpec, batch: int, precision: str, opti
     if mode != "infer" or not spec.decoder:
         return est
     kv = 2 * spec.layers * batch * s * spec.hidden * prec.itemsize(p)
-    return replace(est, activations_bytes=est.activations_bytes + kv, tensor_bytes=est.tensor_bytes + kv,
-                   total_bytes=est.total_bytes + kv, step_peak_bytes=est.step_peak_bytes + kv)
+    return replace(
+        est,
+        activations_bytes=est.activations_bytes + kv,
+        tensor_bytes=est.tensor_bytes + kv,
+        total_bytes=est.total_bytes + kv,
+        step_peak_bytes=est.step_peak_bytes + kv,
+    )
 
 
 # --------------------------------------------------------------------------- the public estimate
@@ -443,8 +542,13 @@ WALK_POLICY = "mixed_float16"
 class Estimator:
     """Estimates for one model at any batch size (the model is built and walked once)."""
 
-    def __init__(self, model_name: str, input_shape: Sequence[int] | None = None, seq_len: int | None = None,
-                 classes: int = 1000):
+    def __init__(
+        self,
+        model_name: str,
+        input_shape: Sequence[int] | None = None,
+        seq_len: int | None = None,
+        classes: int = 1000,
+    ):
         self.spec = resolve_model(model_name, input_shape, classes, seq_len)
         self.seq_len = seq_len
         self.graph: Graph | None = None
@@ -483,25 +587,40 @@ class Estimator:
         """The family whose measured error applies to this model (:func:`family_of`)."""
         return family_of(self.graph, self.transformer)
 
-    def estimate(self, batch: int, precision: str = "fp32", optimizer: str = "adam", mode: str = "train",
-                 runtime_reserve_bytes: int = 0) -> Estimate:
+    def estimate(
+        self,
+        batch: int,
+        precision: str = "fp32",
+        optimizer: str = "adam",
+        mode: str = "train",
+        runtime_reserve_bytes: int = 0,
+    ) -> Estimate:
         if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
             raise ParameterError(f"batch size {batch!r} must be a whole number of at least 1")
         if mode not in MODES:
             raise ParameterError(f"mode {mode!r}: use train or infer")
         if self.transformer is not None:
-            return estimate_transformer(self.transformer, batch, precision, optimizer, mode, self.seq_len,
-                                        runtime_reserve_bytes)
+            return estimate_transformer(
+                self.transformer, batch, precision, optimizer, mode, self.seq_len, runtime_reserve_bytes
+            )
         return simulate(self.graph, batch, precision, optimizer, mode, runtime_reserve_bytes)
 
-    def largest_batch(self, capacity_bytes: int, precision: str = "fp32", optimizer: str = "adam",
-                      mode: str = "train", runtime_reserve_bytes: int = 0, limit: int = 1 << 20,
-                      tensor_scale: float = 1.0) -> int:
+    def largest_batch(
+        self,
+        capacity_bytes: int,
+        precision: str = "fp32",
+        optimizer: str = "adam",
+        mode: str = "train",
+        runtime_reserve_bytes: int = 0,
+        limit: int = 1 << 20,
+        tensor_scale: float = 1.0,
+    ) -> int:
         """The largest batch whose ``total_bytes`` fits ``capacity_bytes`` (0 if not even one).
 
         ``tensor_scale`` multiplies the tensors (not the runtime reserve) before the comparison:
         ``1 / (1 + error)`` is the peak a run reaches when the estimate is off by ``error``
         (:func:`largest_batch_band`)."""
+
         def fits(b: int) -> bool:
             e = self.estimate(b, precision, optimizer, mode, runtime_reserve_bytes)
             return e.total_bytes - e.tensor_bytes + e.tensor_bytes * tensor_scale <= capacity_bytes
@@ -547,9 +666,15 @@ def family_of(graph: Graph | None, spec: TransformerSpec | None = None) -> str |
 
 
 def _band_row(r: dict) -> dict:
-    return {"cases": int(r["cases"]), "median_abs_error": float(r["median_abs_error"]),
-            "worst_abs_error": float(r["worst_abs_error"]), "error_low": float(r["error_low"]),
-            "error_high": float(r["error_high"]), "measured_on": r["measured_on"], "date": r["date"]}
+    return {
+        "cases": int(r["cases"]),
+        "median_abs_error": float(r["median_abs_error"]),
+        "worst_abs_error": float(r["worst_abs_error"]),
+        "error_low": float(r["error_low"]),
+        "error_high": float(r["error_high"]),
+        "measured_on": r["measured_on"],
+        "date": r["date"],
+    }
 
 
 def _band_rows(path: Path) -> list[dict]:
@@ -633,9 +758,15 @@ def band_scales(band: dict | None) -> tuple[float, float] | None:
     return 1 / (1 + min(band["error_low"], 0.0)), 1 / (1 + max(band["error_high"], 0.0))
 
 
-def largest_batch_band(estimator: Estimator, capacity_bytes: int, band: dict | None, precision: str = "fp32",
-                       optimizer: str = "adam", mode: str = "train", runtime_reserve_bytes: int = 0) \
-        -> tuple[int, int] | tuple[None, None]:
+def largest_batch_band(
+    estimator: Estimator,
+    capacity_bytes: int,
+    band: dict | None,
+    precision: str = "fp32",
+    optimizer: str = "adam",
+    mode: str = "train",
+    runtime_reserve_bytes: int = 0,
+) -> tuple[int, int] | tuple[None, None]:
     """The largest batch within the family's measured error: the one that fits even if the run
     peaks as far above the estimate as any measured run did, and the one that fits only if it
     peaks as far below. ``(None, None)`` for a model whose family was never measured."""
@@ -643,19 +774,29 @@ def largest_batch_band(estimator: Estimator, capacity_bytes: int, band: dict | N
     if scales is None:
         return None, None
     most, least = scales
-    return (estimator.largest_batch(capacity_bytes, precision, optimizer, mode, runtime_reserve_bytes,
-                                    tensor_scale=most),
-            estimator.largest_batch(capacity_bytes, precision, optimizer, mode, runtime_reserve_bytes,
-                                    tensor_scale=least))
+    return (
+        estimator.largest_batch(
+            capacity_bytes, precision, optimizer, mode, runtime_reserve_bytes, tensor_scale=most
+        ),
+        estimator.largest_batch(
+            capacity_bytes, precision, optimizer, mode, runtime_reserve_bytes, tensor_scale=least
+        ),
+    )
 
 
 #: The columns of a fit table that :func:`error_note` reads after the scope, in its order.
 ERROR_COLUMNS = ("error_low", "error_high", "median_abs_error", "error_cases")
 
 
-def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str = "fp32",
-              optimizer: str = "adam", mode: str = "train",
-              runtime_reserve_bytes: int = DEFAULT_RUNTIME_RESERVE_BYTES):
+def fit_table(
+    estimator: Estimator,
+    batches: Iterable[int],
+    gpus,
+    precision: str = "fp32",
+    optimizer: str = "adam",
+    mode: str = "train",
+    runtime_reserve_bytes: int = DEFAULT_RUNTIME_RESERVE_BYTES,
+):
     """One row per batch size x GPU: the estimate, the GPU's memory, fits, headroom, largest batch
     (and, where the model's family was measured, ``largest_batch_low`` to ``largest_batch_high``:
     the largest batch within the estimate's measured error, :func:`largest_batch_band`).
@@ -677,29 +818,53 @@ def fit_table(estimator: Estimator, batches: Iterable[int], gpus, precision: str
         for _, g in gpus.iterrows():
             capacity = memory_bytes(g["memory_gb"])
             if g["gpu"] not in largest:
-                largest[g["gpu"]] = estimator.largest_batch(capacity, p, optimizer, mode, runtime_reserve_bytes)
-                largest_band[g["gpu"]] = largest_batch_band(estimator, capacity, band, p, optimizer, mode,
-                                                            runtime_reserve_bytes)
-            rows.append({"model": estimator.label, "input": estimator.input_label, "batch_size": b, "precision": p,
-                         "optimizer": optimizer if mode == "train" else "none", "mode": mode,
-                         "tensor_bytes": est.tensor_bytes, "total_bytes": est.total_bytes, "gpu": g["gpu"],
-                         "gpu_memory_bytes": capacity, "fits": est.total_bytes <= capacity,
-                         "verdict": verdict(est.total_bytes, est.tensor_bytes, capacity, band),
-                         "headroom_bytes": capacity - est.total_bytes, "largest_batch": largest[g["gpu"]],
-                         "largest_batch_low": largest_band[g["gpu"]][0],
-                         "largest_batch_high": largest_band[g["gpu"]][1],
-                         "family": family, "error_scope": scope,
-                         "error_low": band["error_low"] if band else None,
-                         "error_high": band["error_high"] if band else None,
-                         "median_abs_error": band["median_abs_error"] if band else None,
-                         "error_cases": band["cases"] if band else None})
+                largest[g["gpu"]] = estimator.largest_batch(
+                    capacity, p, optimizer, mode, runtime_reserve_bytes
+                )
+                largest_band[g["gpu"]] = largest_batch_band(
+                    estimator, capacity, band, p, optimizer, mode, runtime_reserve_bytes
+                )
+            rows.append(
+                {
+                    "model": estimator.label,
+                    "input": estimator.input_label,
+                    "batch_size": b,
+                    "precision": p,
+                    "optimizer": optimizer if mode == "train" else "none",
+                    "mode": mode,
+                    "tensor_bytes": est.tensor_bytes,
+                    "total_bytes": est.total_bytes,
+                    "gpu": g["gpu"],
+                    "gpu_memory_bytes": capacity,
+                    "fits": est.total_bytes <= capacity,
+                    "verdict": verdict(est.total_bytes, est.tensor_bytes, capacity, band),
+                    "headroom_bytes": capacity - est.total_bytes,
+                    "largest_batch": largest[g["gpu"]],
+                    "largest_batch_low": largest_band[g["gpu"]][0],
+                    "largest_batch_high": largest_band[g["gpu"]][1],
+                    "family": family,
+                    "error_scope": scope,
+                    "error_low": band["error_low"] if band else None,
+                    "error_high": band["error_high"] if band else None,
+                    "median_abs_error": band["median_abs_error"] if band else None,
+                    "error_cases": band["cases"] if band else None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def fit_report(models: Sequence[str], batch_sizes: Sequence[int], gpus: Sequence[str] | None = None,
-               precision: str = "fp32", optimizer: str = "adam", mode: str = "train",
-               input_shape: Sequence[int] | None = None, seq_len: int | None = None,
-               runtime_reserve_mib: float = DEFAULT_RUNTIME_RESERVE_BYTES / 2**20, catalogue=None):
+def fit_report(
+    models: Sequence[str],
+    batch_sizes: Sequence[int],
+    gpus: Sequence[str] | None = None,
+    precision: str = "fp32",
+    optimizer: str = "adam",
+    mode: str = "train",
+    input_shape: Sequence[int] | None = None,
+    seq_len: int | None = None,
+    runtime_reserve_mib: float = DEFAULT_RUNTIME_RESERVE_BYTES / 2**20,
+    catalogue=None,
+):
     """:func:`fit_table` for several models and the named GPUs (all catalogue GPUs by default)."""
     import pandas as pd
 
@@ -716,28 +881,45 @@ def fit_report(models: Sequence[str], batch_sizes: Sequence[int], gpus: Sequence
     cat = specs.load_catalogue() if catalogue is None else catalogue
     selection = specs.select(cat, list(gpus) if gpus else None)
     reserve = int(runtime_reserve_mib * 2**20)
-    frames = [fit_table(Estimator(m, input_shape, seq_len), batches, selection, precision, optimizer, mode, reserve)
-              for m in models]
+    frames = [
+        fit_table(Estimator(m, input_shape, seq_len), batches, selection, precision, optimizer, mode, reserve)
+        for m in models
+    ]
     out = pd.concat(frames, ignore_index=True)
     out.attrs["runtime_reserve_bytes"] = reserve
     return out
 
 
-def breakdown(models: Sequence[str], batch_sizes: Sequence[int], precision: str = "fp32", optimizer: str = "adam",
-              mode: str = "train", input_shape: Sequence[int] | None = None, seq_len: int | None = None):
+def breakdown(
+    models: Sequence[str],
+    batch_sizes: Sequence[int],
+    precision: str = "fp32",
+    optimizer: str = "adam",
+    mode: str = "train",
+    input_shape: Sequence[int] | None = None,
+    seq_len: int | None = None,
+):
     """Where the bytes go, per model and batch size, in MiB."""
     import pandas as pd
 
     rows = []
     mib = 2**20
-    for m in ([models] if isinstance(models, str) else models):
+    for m in [models] if isinstance(models, str) else models:
         est = Estimator(m, input_shape, seq_len)
         for b in batch_sizes:
             e = est.estimate(int(b), precision, optimizer, mode)
-            rows.append({"model": e.model, "batch_size": b, "weights_mib": e.weights_bytes / mib,
-                         "gradients_mib": e.gradients_bytes / mib, "optimizer_state_mib": e.optimizer_bytes / mib,
-                         "activations_mib": e.activations_bytes / mib, "input_mib": e.input_bytes / mib,
-                         "tensor_mib": e.tensor_bytes / mib})
+            rows.append(
+                {
+                    "model": e.model,
+                    "batch_size": b,
+                    "weights_mib": e.weights_bytes / mib,
+                    "gradients_mib": e.gradients_bytes / mib,
+                    "optimizer_state_mib": e.optimizer_bytes / mib,
+                    "activations_mib": e.activations_bytes / mib,
+                    "input_mib": e.input_bytes / mib,
+                    "tensor_mib": e.tensor_bytes / mib,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -751,8 +933,10 @@ def fit_summary(fit):
     out.insert(5, "headroom_gib", fit["headroom_bytes"] / gib)
     verdicts = fit["verdict"] if "verdict" in fit else fit["fits"].map({True: "fits", False: "does not fit"})
     out["fits"] = verdicts.map({"fits": "yes", "does not fit": "no", "borderline": "borderline"})
-    out["estimate_error"] = [error_note(*args) for args in
-                             zip(fit["error_scope"], *(fit.get(c, [None] * len(fit)) for c in ERROR_COLUMNS))]
+    out["estimate_error"] = [
+        error_note(*args)
+        for args in zip(fit["error_scope"], *(fit.get(c, [None] * len(fit)) for c in ERROR_COLUMNS))
+    ]
     return out
 
 
@@ -763,20 +947,28 @@ def batch_range(low, high) -> str:
     return f"{int(low)}" if int(low) == int(high) else f"{int(low)}–{int(high)}"
 
 
-def error_note(family: str | None, low: float | None, high: float | None, median: float | None,
-               cases: int | None = None) -> str:
+def error_note(
+    family: str | None, low: float | None, high: float | None, median: float | None, cases: int | None = None
+) -> str:
     """The measured error of a model's family (the scope :func:`error_band` names), for a table
     cell; with ``cases``, how many measured cases the band is drawn from."""
     if not family:
         return "not graded (no measured family)"
     if low is None or low != low:
         return f"{family}: not measured"
-    over = "" if cases is None or cases != cases else f" over {int(cases)} case{'s' if int(cases) != 1 else ''}"
+    over = (
+        "" if cases is None or cases != cases else f" over {int(cases)} case{'s' if int(cases) != 1 else ''}"
+    )
     return f"{family}: median {median:.0%}, {low:+.0%} to {high:+.0%}{over}"
 
 
-def with_measurements(frame, estimator: "Estimator", input_shape: Sequence[int] | None = None,
-                      repeats: int = 1, probe: Callable[..., dict] | None = None):
+def with_measurements(
+    frame,
+    estimator: "Estimator",
+    input_shape: Sequence[int] | None = None,
+    repeats: int = 1,
+    probe: Callable[..., dict] | None = None,
+):
     """``frame`` (from :func:`fit_table`) with the measured peak of each model x batch on the
     attached device and the estimate's error. Each batch is measured ``repeats`` times, each run
     in a fresh process (``probe``, default :func:`measure_in_subprocess`): the allocator's peak
@@ -791,16 +983,33 @@ def with_measurements(frame, estimator: "Estimator", input_shape: Sequence[int] 
     measured: dict[int, dict] = {}
     for b in sorted(set(frame["batch_size"])):
         first = frame[frame["batch_size"] == b].iloc[0]
-        measured[b] = summarize_runs([
-            probe(estimator.name, int(b), first["precision"],
-                  first["optimizer"] if first["mode"] == "train" else "sgd",
-                  first["mode"], input_shape, seq_len=estimator.seq_len)
-            for _ in range(repeats)])
-    for column in ("measured_peak_bytes", "measured_low_bytes", "measured_high_bytes", "measured_runs",
-                   "measured_status", "measured_device", "measured_native_16bit"):
+        measured[b] = summarize_runs(
+            [
+                probe(
+                    estimator.name,
+                    int(b),
+                    first["precision"],
+                    first["optimizer"] if first["mode"] == "train" else "sgd",
+                    first["mode"],
+                    input_shape,
+                    seq_len=estimator.seq_len,
+                )
+                for _ in range(repeats)
+            ]
+        )
+    for column in (
+        "measured_peak_bytes",
+        "measured_low_bytes",
+        "measured_high_bytes",
+        "measured_runs",
+        "measured_status",
+        "measured_device",
+        "measured_native_16bit",
+    ):
         frame[column] = [measured[b][column] for b in frame["batch_size"]]
     frame["estimate_error"] = [
-        (t / m - 1) if m else None for t, m in zip(frame["tensor_bytes"], frame["measured_peak_bytes"])]
+        (t / m - 1) if m else None for t, m in zip(frame["tensor_bytes"], frame["measured_peak_bytes"])
+    ]
     return pd.DataFrame(frame)
 
 
@@ -814,15 +1023,24 @@ def summarize_runs(runs: Sequence[dict]) -> dict:
     ok = [r for r in runs if r.get("status") == "ok"]
     peaks = [int(r["measured_peak_bytes"]) for r in ok]
     failed = [r for r in runs if r.get("status") != "ok"]
-    status = "ok" if not failed else (
-        failed[0].get("status", "error") if len(failed) == len(runs)
-        else f"{failed[0].get('status', 'error')} in {len(failed)} of {len(runs)} runs")
-    return {"measured_peak_bytes": int(statistics.median(peaks)) if peaks else None,
-            "measured_low_bytes": min(peaks) if peaks else None,
-            "measured_high_bytes": max(peaks) if peaks else None,
-            "measured_runs": len(peaks), "measured_status": status,
-            "measured_device": ok[0].get("device") if ok else None,
-            "measured_native_16bit": ok[0].get("native_16bit") if ok else None}
+    status = (
+        "ok"
+        if not failed
+        else (
+            failed[0].get("status", "error")
+            if len(failed) == len(runs)
+            else f"{failed[0].get('status', 'error')} in {len(failed)} of {len(runs)} runs"
+        )
+    )
+    return {
+        "measured_peak_bytes": int(statistics.median(peaks)) if peaks else None,
+        "measured_low_bytes": min(peaks) if peaks else None,
+        "measured_high_bytes": max(peaks) if peaks else None,
+        "measured_runs": len(peaks),
+        "measured_status": status,
+        "measured_device": ok[0].get("device") if ok else None,
+        "measured_native_16bit": ok[0].get("native_16bit") if ok else None,
+    }
 
 
 def copies_note(precision: str, native_16bit: Sequence[str] | None) -> str | None:
@@ -832,8 +1050,10 @@ def copies_note(precision: str, native_16bit: Sequence[str] | None) -> str | Non
     p = prec.normalize(precision)
     if native_16bit is None or prec.itemsize(p) != 2 or p in native_16bit:
         return None
-    return (f"this CPU has no {p} dot-product instructions, so TensorFlow multiplies through float32 copies "
-            "a GPU does not hold")
+    return (
+        f"this CPU has no {p} dot-product instructions, so TensorFlow multiplies through float32 copies "
+        "a GPU does not hold"
+    )
 
 
 def _size(n: float, like: float | None = None, unit: bool = True) -> str:
@@ -849,15 +1069,19 @@ def format_fit(frame) -> str:
     gib = 2**30
     for (model, batch), part in frame.groupby(["model", "batch_size"], sort=False):
         first = part.iloc[0]
-        head = (f"{model}, {first['input']}, batch {batch}, {first['mode']}, {first['precision']}"
-                + (f", {first['optimizer']}" if first["mode"] == "train" else "")
-                + f": tensors {_size(first['tensor_bytes'])}, total {_size(first['total_bytes'])}")
+        head = (
+            f"{model}, {first['input']}, batch {batch}, {first['mode']}, {first['precision']}"
+            + (f", {first['optimizer']}" if first["mode"] == "train" else "")
+            + f": tensors {_size(first['tensor_bytes'])}, total {_size(first['total_bytes'])}"
+        )
         if "measured_peak_bytes" in part and first.get("measured_peak_bytes"):
             runs = int(first.get("measured_runs") or 1)
             low, high = first["measured_low_bytes"], first["measured_high_bytes"]
             spread = f" ({_size(low, high, unit=False)}–{_size(high)} over {runs} runs)" if runs > 1 else ""
-            head += (f"; measured {_size(first['measured_peak_bytes'])}{spread} on {first['measured_device']} "
-                     f"(estimate {first['estimate_error']:+.1%}{' of the median' if runs > 1 else ''})")
+            head += (
+                f"; measured {_size(first['measured_peak_bytes'])}{spread} on {first['measured_device']} "
+                f"(estimate {first['estimate_error']:+.1%}{' of the median' if runs > 1 else ''})"
+            )
             if first["measured_status"] != "ok":
                 head += f"; {first['measured_status']}"
             lacks = copies_note(first["precision"], first.get("measured_native_16bit"))
@@ -867,32 +1091,64 @@ def format_fit(frame) -> str:
             head += f"; measurement: {first['measured_status']}"
         lines.append(head)
         if first["error_scope"]:
-            lines.append("  estimate's measured error: "
-                         + error_note(first["error_scope"], *(first.get(c) for c in ERROR_COLUMNS)))
-        verdicts = part["verdict"] if "verdict" in part else part["fits"].map({True: "fits", False: "does not fit"})
+            lines.append(
+                "  estimate's measured error: "
+                + error_note(first["error_scope"], *(first.get(c) for c in ERROR_COLUMNS))
+            )
+        verdicts = (
+            part["verdict"] if "verdict" in part else part["fits"].map({True: "fits", False: "does not fit"})
+        )
         fits = part[verdicts == "fits"]
-        ranges = [batch_range(lo, hi) for lo, hi in zip(part.get("largest_batch_low", [None] * len(part)),
-                                                         part.get("largest_batch_high", [None] * len(part)))]
+        ranges = [
+            batch_range(lo, hi)
+            for lo, hi in zip(
+                part.get("largest_batch_low", [None] * len(part)),
+                part.get("largest_batch_high", [None] * len(part)),
+            )
+        ]
         within = {g: f"; {r} within the measured error" if r else "" for g, r in zip(part["gpu"], ranges)}
-        lines.append("  fits on: " + (", ".join(f"{g} ({h / gib:.1f} GiB spare, up to batch {lb}{within[g]})"
-                                                  for g, h, lb in zip(fits["gpu"], fits["headroom_bytes"],
-                                                                      fits["largest_batch"]))
-                                       if len(fits) else "nowhere"))
+        lines.append(
+            "  fits on: "
+            + (
+                ", ".join(
+                    f"{g} ({h / gib:.1f} GiB spare, up to batch {lb}{within[g]})"
+                    for g, h, lb in zip(fits["gpu"], fits["headroom_bytes"], fits["largest_batch"])
+                )
+                if len(fits)
+                else "nowhere"
+            )
+        )
         close = part[verdicts == "borderline"]
         if len(close):
-            lines.append("  borderline (within the estimate's measured error): " + ", ".join(
-                f"{g} ({h / gib:+.1f} GiB)" for g, h in zip(close["gpu"], close["headroom_bytes"])))
+            lines.append(
+                "  borderline (within the estimate's measured error): "
+                + ", ".join(
+                    f"{g} ({h / gib:+.1f} GiB)" for g, h in zip(close["gpu"], close["headroom_bytes"])
+                )
+            )
         misses = part[verdicts == "does not fit"]
         if len(misses):
-            lines.append("  too big for: " + ", ".join(
-                f"{g} ({-h / gib:.1f} GiB short, largest batch {lb})"
-                for g, h, lb in zip(misses["gpu"], misses["headroom_bytes"], misses["largest_batch"])))
+            lines.append(
+                "  too big for: "
+                + ", ".join(
+                    f"{g} ({-h / gib:.1f} GiB short, largest batch {lb})"
+                    for g, h, lb in zip(misses["gpu"], misses["headroom_bytes"], misses["largest_batch"])
+                )
+            )
     return "\n".join(lines)
 
 
-def bisect_largest_batch(model_name: str, precision: str = "fp32", optimizer: str = "adam", mode: str = "train",
-                         input_shape: Sequence[int] | None = None, start: int = 1, limit: int = 4096,
-                         probe: Callable[..., dict] | None = None, seq_len: int | None = None) -> dict:
+def bisect_largest_batch(
+    model_name: str,
+    precision: str = "fp32",
+    optimizer: str = "adam",
+    mode: str = "train",
+    input_shape: Sequence[int] | None = None,
+    start: int = 1,
+    limit: int = 4096,
+    probe: Callable[..., dict] | None = None,
+    seq_len: int | None = None,
+) -> dict:
     """The largest batch that really runs on the attached GPU, by bisection on out-of-memory.
 
     GPU only: a CPU allocates from host memory and swaps before it fails, so there is nothing
@@ -908,7 +1164,15 @@ def bisect_largest_batch(model_name: str, precision: str = "fp32", optimizer: st
     probe = probe or measure_in_subprocess
 
     def ok(b: int) -> bool:
-        r = probe(model_name, b, precision, optimizer, mode, input_shape, **({"seq_len": seq_len} if seq_len else {}))
+        r = probe(
+            model_name,
+            b,
+            precision,
+            optimizer,
+            mode,
+            input_shape,
+            **({"seq_len": seq_len} if seq_len else {}),
+        )
         probes.append((b, r["status"]))
         if r["status"] not in ("ok", "oom"):
             raise GpukitError(f"probe at batch {b} failed: {r.get('error')}")
@@ -944,9 +1208,18 @@ def loss_for(model):
     return keras.losses.SparseCategoricalCrossentropy(from_logits=not probabilities)
 
 
-def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",
-                 mode: str = "train", input_shape: Sequence[int] | None = None, classes: int = 1000,
-                 device: str | None = None, seq_len: int | None = None, profile_top: int = 0) -> dict:
+def measure_peak(
+    model_name: str,
+    batch: int,
+    precision: str = "fp32",
+    optimizer: str = "adam",
+    mode: str = "train",
+    input_shape: Sequence[int] | None = None,
+    classes: int = 1000,
+    device: str | None = None,
+    seq_len: int | None = None,
+    profile_top: int = 0,
+) -> dict:
     """Run one real step on the attached device and read the allocator's peak.
 
     With ``profile_top`` the measured step runs under TensorFlow's profiler, and ``peak_profile``
@@ -1000,13 +1273,25 @@ def measure_peak(model_name: str, batch: int, precision: str = "fp32", optimizer
             _ = out.numpy() if hasattr(out, "numpy") else out
         info = tf.config.experimental.get_memory_info(dev)
     threads = os.environ.get("TF_NUM_INTEROP_THREADS", "")
-    result = {"model": spec.label(), "batch_size": batch, "precision": p, "optimizer": optimizer, "mode": mode,
-              "device": dev, "measured_peak_bytes": int(info["peak"]), "resident_before_bytes": int(before),
-              "inter_op_threads": int(threads) if threads.isdigit() else None, "onednn": onednn_enabled(),
-              "native_16bit": cpu_native_16bit() if dev.startswith("CPU") else None}
+    result = {
+        "model": spec.label(),
+        "batch_size": batch,
+        "precision": p,
+        "optimizer": optimizer,
+        "mode": mode,
+        "device": dev,
+        "measured_peak_bytes": int(info["peak"]),
+        "resident_before_bytes": int(before),
+        "inter_op_threads": int(threads) if threads.isdigit() else None,
+        "onednn": onednn_enabled(),
+        "native_16bit": cpu_native_16bit() if dev.startswith("CPU") else None,
+    }
     if profile_top:
-        scopes = {o.name for o in (opt, getattr(opt, "inner_optimizer", None)) if o is not None} \
-            if mode == "train" else set()
+        scopes = (
+            {o.name for o in (opt, getattr(opt, "inner_optimizer", None)) if o is not None}
+            if mode == "train"
+            else set()
+        )
         result["peak_profile"] = live_at_peak(_memory_events(trace["xspace"]), scopes, profile_top)
     return result
 
@@ -1056,7 +1341,9 @@ def _memory_events(xspace: bytes) -> list[tuple[int, str, dict]]:
                 for st in ev.stats:
                     which = st.WhichOneof("value")
                     value = getattr(st, which)
-                    stats[stat_names[st.metadata_id].name] = stat_names[value].name if which == "ref_value" else value
+                    stats[stat_names[st.metadata_id].name] = (
+                        stat_names[value].name if which == "ref_value" else value
+                    )
                 events.append((line.timestamp_ns * 1000 + ev.offset_ps, kind, stats))
     return sorted(events, key=lambda e: e[0])
 
@@ -1066,8 +1353,9 @@ def _memory_events(xspace: bytes) -> list[tuple[int, str, dict]]:
 PEAK_PHASES = ("forward and other", "backward", "optimizer")
 
 
-def live_at_peak(events: Sequence[tuple[int, str, dict]], optimizer_scopes: Iterable[str] = (),
-                 top: int = 10) -> dict:
+def live_at_peak(
+    events: Sequence[tuple[int, str, dict]], optimizer_scopes: Iterable[str] = (), top: int = 10
+) -> dict:
     """What the allocator held when its use peaked, from its allocation events (:func:`_memory_events`:
     stats ``addr``, ``bytes_allocated`` after the event, ``requested_bytes``, ``tf_op``, ``shape``).
     Only what the profiled step allocated: what was resident before it is not in the events.
@@ -1094,13 +1382,20 @@ def live_at_peak(events: Sequence[tuple[int, str, dict]], optimizer_scopes: Iter
         chunks += int(stats.get("allocation_bytes", stats.get("requested_bytes", 0)))
         op, nbytes = str(stats.get("tf_op", "")), int(stats.get("requested_bytes", 0))
         root = op.split("/", 1)[0]
-        phase = "optimizer" if root in scopes else "backward" if root == "gradient_tape" else "forward and other"
+        phase = (
+            "optimizer" if root in scopes else "backward" if root == "gradient_tape" else "forward and other"
+        )
         phases[phase] += nbytes
         key = (op, str(stats.get("shape", "")))
         largest[key] = largest.get(key, 0) + nbytes
     ranked = sorted(largest.items(), key=lambda kv: -kv[1])[:top]
-    return {"peak_bytes": max(peak, 0), "at_op": at, "phases": phases, "chunk_bytes": chunks,
-            "largest": [{"op": op, "shape": shape, "bytes": n} for (op, shape), n in ranked]}
+    return {
+        "peak_bytes": max(peak, 0),
+        "at_op": at,
+        "phases": phases,
+        "chunk_bytes": chunks,
+        "largest": [{"op": op, "shape": shape, "bytes": n} for (op, shape), n in ranked],
+    }
 
 
 def onednn_enabled() -> bool | None:
@@ -1186,28 +1481,53 @@ def measure_env(inter_op_threads: int | None = None, model_name: str | None = No
     where the user set it, else the machine's cores, at least :data:`MEASURE_INTER_OP_THREADS`),
     and TensorFlow's CPU kernels: oneDNN's (:data:`MEASURE_ONEDNN`), Eigen's for a model with
     LSTM or GRU layers (:data:`MEASURE_ONEDNN_RECURRENT`), unless the user set ``TF_ENABLE_ONEDNN_OPTS``."""
-    threads = inter_op_threads or os.environ.get("TF_NUM_INTEROP_THREADS") or \
-        max(MEASURE_INTER_OP_THREADS, os.cpu_count() or 1)
-    kernels = MEASURE_ONEDNN_RECURRENT if model_name and has_fused_recurrent_layers(model_name) else MEASURE_ONEDNN
-    return {"TF_CPU_ALLOCATOR_USE_BFC": "true", "TF_NUM_INTEROP_THREADS": str(threads),
-            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS") or kernels}
+    threads = (
+        inter_op_threads
+        or os.environ.get("TF_NUM_INTEROP_THREADS")
+        or max(MEASURE_INTER_OP_THREADS, os.cpu_count() or 1)
+    )
+    kernels = (
+        MEASURE_ONEDNN_RECURRENT if model_name and has_fused_recurrent_layers(model_name) else MEASURE_ONEDNN
+    )
+    return {
+        "TF_CPU_ALLOCATOR_USE_BFC": "true",
+        "TF_NUM_INTEROP_THREADS": str(threads),
+        "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS") or kernels,
+    }
 
 
-def measure_in_subprocess(model_name: str, batch: int, precision: str = "fp32", optimizer: str = "adam",
-                          mode: str = "train", input_shape: Sequence[int] | None = None, classes: int = 1000,
-                          timeout_s: float = 900, seq_len: int | None = None,
-                          inter_op_threads: int | None = None, profile_top: int = 0) -> dict:
+def measure_in_subprocess(
+    model_name: str,
+    batch: int,
+    precision: str = "fp32",
+    optimizer: str = "adam",
+    mode: str = "train",
+    input_shape: Sequence[int] | None = None,
+    classes: int = 1000,
+    timeout_s: float = 900,
+    seq_len: int | None = None,
+    inter_op_threads: int | None = None,
+    profile_top: int = 0,
+) -> dict:
     """:func:`measure_peak` in a fresh Python (:func:`gpukit.runner.run`, environment
     :func:`measure_env`), so nothing else shares the allocator. An out-of-memory, in any form
     TensorFlow raises it (:func:`gpukit.runner.is_oom`), becomes ``{"status": "oom"}``; another
     failure ``{"status": "error"}``."""
-    args = {"model_name": model_name, "batch": batch, "precision": precision, "optimizer": optimizer,
-            "mode": mode, "input_shape": list(input_shape) if input_shape else None, "classes": classes,
-            "seq_len": seq_len}
+    args = {
+        "model_name": model_name,
+        "batch": batch,
+        "precision": precision,
+        "optimizer": optimizer,
+        "mode": mode,
+        "input_shape": list(input_shape) if input_shape else None,
+        "classes": classes,
+        "seq_len": seq_len,
+    }
     if profile_top:
         args["profile_top"] = profile_top
-    child = runner.run("gpukit.memory:measure_child", args, timeout_s,
-                       env=measure_env(inter_op_threads, model_name))
+    child = runner.run(
+        "gpukit.memory:measure_child", args, timeout_s, env=measure_env(inter_op_threads, model_name)
+    )
     if child.ok:
         return {"status": "ok", **child.value}
     return {"status": child.status, "error": child.error}

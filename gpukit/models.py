@@ -4,6 +4,7 @@ the BERT-like encoder the benchmark trains, optimizers by name and one compiled 
 Everything here that builds a model imports TensorFlow lazily; resolving a name to a
 :class:`ModelSpec` needs it only for ``keras.applications`` names.
 """
+
 from __future__ import annotations
 
 import collections
@@ -19,8 +20,19 @@ from pathlib import Path
 from .errors import GpukitError, ParameterError
 
 #: Optimizers by gpukit's name, with the slot variables each keeps per trainable parameter.
-OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "nesterov": 1, "adam": 2, "adamw": 2, "rmsprop": 1,
-                   "adagrad": 1, "adadelta": 2, "adamax": 2, "nadam": 2, "lion": 1}
+OPTIMIZER_SLOTS = {
+    "sgd": 0,
+    "momentum": 1,
+    "nesterov": 1,
+    "adam": 2,
+    "adamw": 2,
+    "rmsprop": 1,
+    "adagrad": 1,
+    "adadelta": 2,
+    "adamax": 2,
+    "nadam": 2,
+    "lion": 1,
+}
 
 
 def check_optimizer(name: str) -> str:
@@ -33,7 +45,6 @@ def check_optimizer(name: str) -> str:
 
 class UnknownModelError(GpukitError):
     """A model name matches no Keras application, saved file or built-in configuration."""
-
 
 
 @dataclass(frozen=True)
@@ -88,7 +99,6 @@ def transformer_task(name: str) -> tuple[TransformerSpec, str, int] | None:
     return None
 
 
-
 def keras_application_names() -> list[str]:
     """Every model constructor in ``keras.applications`` (ResNet50, MobileNetV2, ...)."""
     from .device import quiet_tensorflow
@@ -119,8 +129,9 @@ class ModelSpec:
         return " ".join([self.name] + [f"{k}={v}" for k, v in self.sizes])
 
 
-def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: int = 1000,
-                  seq_len: int | None = None) -> ModelSpec:
+def resolve_model(
+    name: str, input_shape: Sequence[int] | None = None, classes: int = 1000, seq_len: int | None = None
+) -> ModelSpec:
     """Turn a user's model name into a :class:`ModelSpec`, with suggestions for a typo.
 
     ``seq_len`` sets the sequence length of a Keras-layer model that reads tokens (its default
@@ -134,8 +145,9 @@ def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: 
         if not path.exists():
             raise UnknownModelError(f"model file {path} not found")
         if path.suffix == ".keras" and not zipfile.is_zipfile(path):  # Keras would call it "not found"
-            raise UnknownModelError(f"model file {path} is not a .keras archive; write one with "
-                                    f"model.save('{path.name}')")
+            raise UnknownModelError(
+                f"model file {path} is not a .keras archive; write one with model.save('{path.name}')"
+            )
         return ModelSpec(str(path), "file")
     key = text.lower().replace("_", "-")
     if key in TRANSFORMERS:
@@ -155,11 +167,14 @@ def resolve_model(name: str, input_shape: Sequence[int] | None = None, classes: 
             raise ParameterError(f"input shape {','.join(map(str, shape))} is not height,width,channels")
         return ModelSpec(by_lower[text.lower()], "application", shape, classes)
     choices = apps + list(TRANSFORMERS) + list(zoo.ZOO)
-    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
-        [by_lower[c] for c in difflib.get_close_matches(text.lower(), list(by_lower), n=3, cutoff=0.5)]
+    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or [
+        by_lower[c] for c in difflib.get_close_matches(text.lower(), list(by_lower), n=3, cutoff=0.5)
+    ]
     hint = f"did you mean {', '.join(close)}? " if close else ""
-    raise UnknownModelError(f"unknown model {name!r}; {hint}use a keras.applications name, a .keras file, "
-                            f"one of {', '.join(TRANSFORMERS)}, or one of the Keras-layer models {', '.join(zoo.ZOO)}")
+    raise UnknownModelError(
+        f"unknown model {name!r}; {hint}use a keras.applications name, a .keras file, "
+        f"one of {', '.join(TRANSFORMERS)}, or one of the Keras-layer models {', '.join(zoo.ZOO)}"
+    )
 
 
 @contextlib.contextmanager
@@ -266,7 +281,9 @@ def synthetic_batch(tf, model, batch: int):
     shape = default_input_shape(model)
     dtype = model.inputs[0].dtype
     if "int" in str(dtype):
-        vocab = next((int(layer.input_dim) for layer in model.layers if type(layer).__name__ == "Embedding"), 2)
+        vocab = next(
+            (int(layer.input_dim) for layer in model.layers if type(layer).__name__ == "Embedding"), 2
+        )
         x = tf.random.uniform((batch, *shape), maxval=vocab, dtype=tf.int32)
     else:
         x = tf.random.uniform((batch, *shape))
@@ -280,11 +297,19 @@ def make_optimizer(name: str):
     import keras
 
     n = check_optimizer(name)
-    makers = {"sgd": lambda: keras.optimizers.SGD(0.01), "momentum": lambda: keras.optimizers.SGD(0.01, momentum=0.9),
-              "nesterov": lambda: keras.optimizers.SGD(0.01, momentum=0.9, nesterov=True),
-              "adam": keras.optimizers.Adam, "adamw": keras.optimizers.AdamW, "rmsprop": keras.optimizers.RMSprop,
-              "adagrad": keras.optimizers.Adagrad, "adadelta": keras.optimizers.Adadelta,
-              "adamax": keras.optimizers.Adamax, "nadam": keras.optimizers.Nadam, "lion": keras.optimizers.Lion}
+    makers = {
+        "sgd": lambda: keras.optimizers.SGD(0.01),
+        "momentum": lambda: keras.optimizers.SGD(0.01, momentum=0.9),
+        "nesterov": lambda: keras.optimizers.SGD(0.01, momentum=0.9, nesterov=True),
+        "adam": keras.optimizers.Adam,
+        "adamw": keras.optimizers.AdamW,
+        "rmsprop": keras.optimizers.RMSprop,
+        "adagrad": keras.optimizers.Adagrad,
+        "adadelta": keras.optimizers.Adadelta,
+        "adamax": keras.optimizers.Adamax,
+        "nadam": keras.optimizers.Nadam,
+        "lion": keras.optimizers.Lion,
+    }
     return makers[n]()
 
 

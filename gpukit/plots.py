@@ -3,6 +3,7 @@
 Functions return a :class:`matplotlib.figure.Figure` already closed in pyplot, so a notebook
 shows it exactly once (as the cell's value) and scripts can ``savefig`` it.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,19 +22,34 @@ from .errors import ParameterError
 from .results import Results
 
 #: Colours of the precision families, shared by every figure.
-PALETTE = {"FP32 (CUDA cores)": "#4C72B0", "TF32 tensor": "#55A868",
-           "FP16/BF16 tensor (FP32 accumulate)": "#C44E52"}
+PALETTE = {
+    "FP32 (CUDA cores)": "#4C72B0",
+    "TF32 tensor": "#55A868",
+    "FP16/BF16 tensor (FP32 accumulate)": "#C44E52",
+}
 #: Architectures oldest first, each with one colour in every figure; unknown ones get grey.
-ARCHITECTURES = {"Volta": "#DD8452", "Turing": "#8172B3", "Ampere": "#4C72B0", "Ada Lovelace": "#55A868",
-                 "Hopper": "#C44E52"}
+ARCHITECTURES = {
+    "Volta": "#DD8452",
+    "Turing": "#8172B3",
+    "Ampere": "#4C72B0",
+    "Ada Lovelace": "#55A868",
+    "Hopper": "#C44E52",
+}
 SEGMENT_MARKERS = {"datacenter": "X", "workstation": "o", "consumer": "s"}
 
 
 def apply_style() -> None:
     """The house style: seaborn's whitegrid, readable sizes, crisp inline figures."""
     sns.set_theme(style="whitegrid", context="notebook")
-    matplotlib.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "axes.titleweight": "bold",
-                                "axes.titlesize": 13, "figure.autolayout": False})
+    matplotlib.rcParams.update(
+        {
+            "figure.dpi": 100,
+            "savefig.dpi": 150,
+            "axes.titleweight": "bold",
+            "axes.titlesize": 13,
+            "figure.autolayout": False,
+        }
+    )
 
 
 def _finish(fig: Figure) -> Figure:
@@ -44,22 +60,30 @@ def _finish(fig: Figure) -> Figure:
 
 def compute_figure(catalogue: pd.DataFrame) -> Figure:
     """Peak dense compute per GPU: FP32 on CUDA cores vs TF32 and FP16 on tensor cores (log scale)."""
-    cols = {"fp32_tflops": "FP32 (CUDA cores)", "tf32_tensor_tflops": "TF32 tensor",
-            "fp16_tensor_tflops": "FP16/BF16 tensor (FP32 accumulate)"}
+    cols = {
+        "fp32_tflops": "FP32 (CUDA cores)",
+        "tf32_tensor_tflops": "TF32 tensor",
+        "fp16_tensor_tflops": "FP16/BF16 tensor (FP32 accumulate)",
+    }
     long = catalogue.melt(id_vars="gpu", value_vars=list(cols), var_name="mode", value_name="tflops")
     long["mode"] = long["mode"].map(cols)
     long = long.dropna(subset=["tflops"])
     order = catalogue.sort_values("fp16_tensor_tflops", ascending=False, na_position="last")["gpu"]
     fig, ax = plt.subplots(figsize=(9, 0.42 * len(order) + 1.8))
-    sns.barplot(data=long, y="gpu", x="tflops", hue="mode", order=order, palette=PALETTE, ax=ax,
-                orient="h")
+    sns.barplot(data=long, y="gpu", x="tflops", hue="mode", order=order, palette=PALETTE, ax=ax, orient="h")
     ax.set_xscale("log")
     ax.set_xlabel("peak TFLOPS, dense (log scale)")
     ax.set_ylabel("")
     ax.set_title("Peak compute: CUDA cores vs tensor cores")
     # outside the axes: inside, the longest bars at the bottom (a T4's FP16) ran under it
-    ax.legend(title="precision", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
-              title_fontsize="small", frameon=False)
+    ax.legend(
+        title="precision",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize="small",
+        title_fontsize="small",
+        frameon=False,
+    )
     return _finish(fig)
 
 
@@ -72,8 +96,17 @@ def _renderer(fig: Figure):
     return fig.canvas.get_renderer()
 
 
-def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, avoid=(), label: str = "gpu",
-                  marker_pt: float | None = None, background: bool = False) -> None:
+def _label_points(
+    ax,
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    fontsize: float = 8,
+    avoid=(),
+    label: str = "gpu",
+    marker_pt: float | None = None,
+    background: bool = False,
+) -> None:
     """Name each point of a scatter; points that coincide share a label.
 
     Call last, once the axes' scales, limits and legend are set: the figure is laid out, then
@@ -92,7 +125,9 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
     to_px = ax.transData.transform
     area = ax.get_window_extent(renderer)
     points = to_px(groups[[x, y]].to_numpy(float))
-    marker = (fontsize * 0.6 if marker_pt is None else marker_pt) * fig.dpi / 72  # half a marker's size, in pixels
+    marker = (
+        (fontsize * 0.6 if marker_pt is None else marker_pt) * fig.dpi / 72
+    )  # half a marker's size, in pixels
     others = to_px(np.asarray(avoid, float).reshape(-1, 2)) if len(avoid) else np.empty((0, 2))
     taken = [(px - marker, py - marker, px + marker, py + marker) for px, py in np.vstack([points, others])]
     legends = [a for a in ax.artists if isinstance(a, matplotlib.legend.Legend)] + [ax.get_legend()]
@@ -107,7 +142,9 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
         x0, y0, x1, y1 = box
         if x0 < area.x0 or x1 > area.x1 or y0 < area.y0 or y1 > area.y1:
             return math.inf
-        return sum(max(0.0, min(x1, b[2]) - max(x0, b[0])) * max(0.0, min(y1, b[3]) - max(y0, b[1])) for b in taken)
+        return sum(
+            max(0.0, min(x1, b[2]) - max(x0, b[0])) * max(0.0, min(y1, b[3]) - max(y0, b[1])) for b in taken
+        )
 
     # near the point on the right, then near it on the left, then farther on either side, as far as the
     # axes go (k-th try: k // 2 steps up or down); the first free place, or failing one the least covered
@@ -135,13 +172,21 @@ def _label_points(ax, frame: pd.DataFrame, x: str, y: str, fontsize: float = 8, 
         side, dy, box = best
         taken.append(own)
         taken.append(box)
-        ax.annotate(name, (groups.iloc[i][x], groups.iloc[i][y]),
-                    xytext=(side * pad * 72 / fig.dpi, dy * 72 / fig.dpi), textcoords="offset points",
-                    fontsize=fontsize, va="center", ha="left" if side == 1 else "right",
-                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
-                    if background else None,
-                    arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
-                    if abs(dy) > h / 2 else None)
+        ax.annotate(
+            name,
+            (groups.iloc[i][x], groups.iloc[i][y]),
+            xytext=(side * pad * 72 / fig.dpi, dy * 72 / fig.dpi),
+            textcoords="offset points",
+            fontsize=fontsize,
+            va="center",
+            ha="left" if side == 1 else "right",
+            bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
+            if background
+            else None,
+            arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
+            if abs(dy) > h / 2
+            else None,
+        )
 
 
 def memory_figure(catalogue: pd.DataFrame) -> Figure:
@@ -150,9 +195,19 @@ def memory_figure(catalogue: pd.DataFrame) -> Figure:
     archs = [a for a in ARCHITECTURES if a in set(catalogue["architecture"])]
     archs += sorted(set(catalogue["architecture"]) - set(archs))
     segments = [s for s in SEGMENT_MARKERS if s in set(catalogue["segment"])]
-    sns.scatterplot(data=catalogue, x="memory_gb", y="memory_bandwidth_gbs", hue="architecture",
-                    hue_order=archs, palette={a: ARCHITECTURES.get(a, "#8c8c8c") for a in archs},
-                    style="segment", style_order=segments, markers=SEGMENT_MARKERS, s=90, ax=ax)
+    sns.scatterplot(
+        data=catalogue,
+        x="memory_gb",
+        y="memory_bandwidth_gbs",
+        hue="architecture",
+        hue_order=archs,
+        palette={a: ARCHITECTURES.get(a, "#8c8c8c") for a in archs},
+        style="segment",
+        style_order=segments,
+        markers=SEGMENT_MARKERS,
+        s=90,
+        ax=ax,
+    )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
@@ -176,10 +231,13 @@ def efficiency_figure(catalogue: pd.DataFrame) -> Figure:
     """Peak throughput per watt of TDP: FP32 and dense FP16 tensor."""
     frame = catalogue.assign(
         fp32=catalogue["fp32_tflops"] / catalogue["tdp_w"],
-        fp16=catalogue["fp16_tensor_tflops"] / catalogue["tdp_w"])
+        fp16=catalogue["fp16_tensor_tflops"] / catalogue["tdp_w"],
+    )
     order = frame.sort_values("fp16", ascending=False, na_position="last")["gpu"]
     long = frame.melt(id_vars="gpu", value_vars=["fp32", "fp16"], var_name="mode", value_name="per_w")
-    long["mode"] = long["mode"].map({"fp32": "FP32 (CUDA cores)", "fp16": "FP16/BF16 tensor (FP32 accumulate)"})
+    long["mode"] = long["mode"].map(
+        {"fp32": "FP32 (CUDA cores)", "fp16": "FP16/BF16 tensor (FP32 accumulate)"}
+    )
     long = long.dropna(subset=["per_w"])
     fig, ax = plt.subplots(figsize=(9, 0.42 * len(order) + 1.8))
     sns.barplot(data=long, y="gpu", x="per_w", hue="mode", order=order, palette=PALETTE, ax=ax, orient="h")
@@ -194,7 +252,14 @@ def efficiency_figure(catalogue: pd.DataFrame) -> Figure:
 
 # --------------------------------------------------------------------------- benchmark results
 
-WORKLOAD_MARKERS = {"matmul": "o", "conv": "s", "bandwidth": "v", "resnet50": "D", "transformer": "P", "decoder": "X"}
+WORKLOAD_MARKERS = {
+    "matmul": "o",
+    "conv": "s",
+    "bandwidth": "v",
+    "resnet50": "D",
+    "transformer": "P",
+    "decoder": "X",
+}
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:
@@ -210,33 +275,53 @@ def achieved_figure(results: Results) -> Figure:
     compute = frame[frame["workload"] != "bandwidth"]
     memory = frame[frame["workload"] == "bandwidth"]
     device = results.device
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.38 * max(len(compute), len(memory), 3) + 2.2),
-                             gridspec_kw={"width_ratios": [3, 2]})
-    for ax, part, column, unit in ((axes[0], compute, "achieved_tflops", "TFLOP/s"),
-                                   (axes[1], memory, "throughput", "GB/s")):
+    fig, axes = plt.subplots(
+        1,
+        2,
+        figsize=(12, 0.38 * max(len(compute), len(memory), 3) + 2.2),
+        gridspec_kw={"width_ratios": [3, 2]},
+    )
+    for ax, part, column, unit in (
+        (axes[0], compute, "achieved_tflops", "TFLOP/s"),
+        (axes[1], memory, "throughput", "GB/s"),
+    ):
         if part.empty:
             ax.set_axis_off()
             continue
         colors = [sns.color_palette()[list(WORKLOAD_MARKERS).index(w) % 10] for w in part["workload"]]
         ax.barh(part["name"], part[column], color=colors)
         # The bar colours stand for the workloads: name them, with or without a datasheet peak.
-        handles = [Patch(color=sns.color_palette()[list(WORKLOAD_MARKERS).index(w) % 10], label=w)
-                   for w in dict.fromkeys(part["workload"])]
+        handles = [
+            Patch(color=sns.color_palette()[list(WORKLOAD_MARKERS).index(w) % 10], label=w)
+            for w in dict.fromkeys(part["workload"])
+        ]
         peaks = part["throughput"] / part["peak_fraction"] if part["peak_fraction"].notna().any() else None
         if unit == "TFLOP/s" and peaks is not None:
             peaks = part["achieved_tflops"] / part["peak_fraction"]
         if peaks is not None and peaks.notna().any():
-            handles.append(ax.scatter(peaks, part["name"], marker="|", s=300, color="black", label="datasheet peak",
-                                      zorder=3))
+            handles.append(
+                ax.scatter(
+                    peaks, part["name"], marker="|", s=300, color="black", label="datasheet peak", zorder=3
+                )
+            )
             for name, value, frac in zip(part["name"], part[column], part["peak_fraction"]):
                 if frac == frac and frac is not None:
-                    ax.annotate(f"{frac:.0%}", (value, name), xytext=(4, 0), textcoords="offset points",
-                                va="center", fontsize=8)
+                    ax.annotate(
+                        f"{frac:.0%}",
+                        (value, name),
+                        xytext=(4, 0),
+                        textcoords="offset points",
+                        va="center",
+                        fontsize=8,
+                    )
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, fontsize="small")
         ax.invert_yaxis()
         ax.set_xlabel(f"achieved {unit}")
-    peak_note = ("share of the datasheet peak annotated" if device.catalogue_gpu
-                 else "no datasheet peak for this device")
+    peak_note = (
+        "share of the datasheet peak annotated"
+        if device.catalogue_gpu
+        else "no datasheet peak for this device"
+    )
     fig.suptitle(f"What {device.kind.upper()} {device.name} delivers ({peak_note})", fontweight="bold")
     axes[0].set_title("compute (matmul, conv, models)")
     axes[1].set_title("memory bandwidth")
@@ -262,36 +347,59 @@ def roofline_figure(results: Results) -> Figure:
         ax.text(0.5, 0.5, "no successful measurement to place", ha="center", transform=ax.transAxes)
         ax.set_title("Roofline")
         return _finish(fig)
-    ai = np.logspace(np.log10(max(frame["arithmetic_intensity"].min() / 4, 0.01)),
-                     np.log10(frame["arithmetic_intensity"].max() * 4), 200)
+    ai = np.logspace(
+        np.log10(max(frame["arithmetic_intensity"].min() / 4, 0.01)),
+        np.log10(frame["arithmetic_intensity"].max() * 4),
+        200,
+    )
     if row is not None:
         bandwidth = row["memory_bandwidth_gbs"]
         maths = set(frame["math_mode"].dropna()) | {"FP32"}
-        ceilings = {m: row[prec.MATH_PEAK_COLUMN[m]] for m in maths
-                    if m in prec.MATH_PEAK_COLUMN and row[prec.MATH_PEAK_COLUMN[m]] == row[prec.MATH_PEAK_COLUMN[m]]}
+        ceilings = {
+            m: row[prec.MATH_PEAK_COLUMN[m]]
+            for m in maths
+            if m in prec.MATH_PEAK_COLUMN and row[prec.MATH_PEAK_COLUMN[m]] == row[prec.MATH_PEAK_COLUMN[m]]
+        }
         source = "datasheet"
     else:
         bw = frame[frame["workload"] == "bandwidth"]["throughput"]
         all_ok = _ok(results.frame())
-        bandwidth = all_ok.loc[all_ok["workload"] == "bandwidth", "throughput"].max() if bw.empty else bw.max()
+        bandwidth = (
+            all_ok.loc[all_ok["workload"] == "bandwidth", "throughput"].max() if bw.empty else bw.max()
+        )
         mm = frame[frame["workload"] == "matmul"]
-        ceilings = mm.groupby("math_mode")["achieved_tflops"].max().to_dict() or \
-            {"all": frame["achieved_tflops"].max()}
+        ceilings = mm.groupby("math_mode")["achieved_tflops"].max().to_dict() or {
+            "all": frame["achieved_tflops"].max()
+        }
         source = "best measured"
     for i, (p, peak) in enumerate(sorted(ceilings.items(), key=lambda kv: kv[1])):
         if bandwidth == bandwidth and bandwidth:
             roof = np.minimum(peak, ai * bandwidth / 1e3)
         else:
             roof = np.full_like(ai, peak)
-        ax.plot(ai, roof, color=f"{0.15 + 0.2 * i:.2f}", lw=1.5, label=f"{source} ceiling, {p}: {peak:.3g} TFLOP/s")
+        ax.plot(
+            ai,
+            roof,
+            color=f"{0.15 + 0.2 * i:.2f}",
+            lw=1.5,
+            label=f"{source} ceiling, {p}: {peak:.3g} TFLOP/s",
+        )
     if bandwidth == bandwidth and bandwidth:
         ax.plot([], [], " ", label=f"{source} bandwidth: {bandwidth:,.0f} GB/s")
     palette = sns.color_palette()
     for j, (workload, part) in enumerate(frame.groupby("workload", sort=False)):
-        ax.scatter(part["arithmetic_intensity"], part["achieved_tflops"], s=70,
-                   marker=WORKLOAD_MARKERS.get(workload, "o"),
-                   color=palette[list(WORKLOAD_MARKERS).index(workload) % 10] if workload in WORKLOAD_MARKERS
-                   else palette[j % 10], label=workload, zorder=3, edgecolor="white")
+        ax.scatter(
+            part["arithmetic_intensity"],
+            part["achieved_tflops"],
+            s=70,
+            marker=WORKLOAD_MARKERS.get(workload, "o"),
+            color=palette[list(WORKLOAD_MARKERS).index(workload) % 10]
+            if workload in WORKLOAD_MARKERS
+            else palette[j % 10],
+            label=workload,
+            zorder=3,
+            edgecolor="white",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity, FLOP per byte of device memory traffic (log scale)")
@@ -309,32 +417,63 @@ def fit_heatmap(fit: pd.DataFrame) -> Figure:
     models = list(dict.fromkeys(fit["model"]))
     gpus = list(dict.fromkeys(fit.sort_values("gpu_memory_bytes")["gpu"]))
     batches = sorted(set(fit["batch_size"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(1.1 * len(batches) * len(models) + 3.5 * len(models),
-                                                      0.36 * len(gpus) + 2.2), squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(models),
+        figsize=(1.1 * len(batches) * len(models) + 3.5 * len(models), 0.36 * len(gpus) + 2.2),
+        squeeze=False,
+    )
     first = fit.iloc[0]
     for i, (ax, model) in enumerate(zip(axes[0], models)):
         part = fit[fit["model"] == model]
-        share = part.assign(share=part["total_bytes"] / part["gpu_memory_bytes"]).pivot(
-            index="gpu", columns="batch_size", values="share").reindex(index=gpus, columns=batches)
-        verdicts = (part.pivot(index="gpu", columns="batch_size", values="verdict").reindex(index=gpus, columns=batches)
-                    if "verdict" in part else share.map(lambda v: "fits" if v <= 1 else "does not fit"))
+        share = (
+            part.assign(share=part["total_bytes"] / part["gpu_memory_bytes"])
+            .pivot(index="gpu", columns="batch_size", values="share")
+            .reindex(index=gpus, columns=batches)
+        )
+        verdicts = (
+            part.pivot(index="gpu", columns="batch_size", values="verdict").reindex(
+                index=gpus, columns=batches
+            )
+            if "verdict" in part
+            else share.map(lambda v: "fits" if v <= 1 else "does not fit")
+        )
         marks = {"fits": "✓", "borderline": "~", "does not fit": "✗"}
-        labels = share.combine(verdicts, lambda v, m: pd.Series(
-            [f"{marks.get(x, '?')} {y:.0%}" if y < 10 else f"{marks.get(x, '?')} {y:.0f}x" for y, x in zip(v, m)],
-            index=v.index))
-        sns.heatmap(share.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, annot=labels,
-                    fmt="", annot_kws={"fontsize": 8}, cbar=i == len(models) - 1, linewidths=0.5,
-                    cbar_kws={"label": "memory needed / GPU memory (capped at 2)"})
+        labels = share.combine(
+            verdicts,
+            lambda v, m: pd.Series(
+                [
+                    f"{marks.get(x, '?')} {y:.0%}" if y < 10 else f"{marks.get(x, '?')} {y:.0f}x"
+                    for y, x in zip(v, m)
+                ],
+                index=v.index,
+            ),
+        )
+        sns.heatmap(
+            share.clip(upper=2.0),
+            ax=ax,
+            cmap="RdYlGn_r",
+            vmin=0,
+            vmax=2,
+            annot=labels,
+            fmt="",
+            annot_kws={"fontsize": 8},
+            cbar=i == len(models) - 1,
+            linewidths=0.5,
+            cbar_kws={"label": "memory needed / GPU memory (capped at 2)"},
+        )
         ax.set_title(f"{model}, {part['input'].iloc[0]}" if "input" in part else model)
         ax.set_xlabel("batch size")
         ax.set_ylabel("" if i else "GPU (by memory)")
         if i:
             ax.set_yticklabels([])
     opt = f", {first['optimizer']}" if first["mode"] == "train" else ""
-    fig.suptitle(f"Will it fit? {first['mode']}, {first['precision']}{opt} "
-                 f"(✓ fits, ~ borderline within the estimate's measured error, ✗ does not; share of memory "
-                 f"incl. {fit.attrs.get('runtime_reserve_bytes', 0) / 2**30:.1f} GiB runtime reserve)",
-                 fontweight="bold")
+    fig.suptitle(
+        f"Will it fit? {first['mode']}, {first['precision']}{opt} "
+        f"(✓ fits, ~ borderline within the estimate's measured error, ✗ does not; share of memory "
+        f"incl. {fit.attrs.get('runtime_reserve_bytes', 0) / 2**30:.1f} GiB runtime reserve)",
+        fontweight="bold",
+    )
     return _finish(fig)
 
 
@@ -343,8 +482,10 @@ def _batch_ranges(ax, plotted: pd.DataFrame, order: list, hue_order: list) -> in
     family was measured); returns how many were drawn."""
     if "largest_batch_low" not in plotted:
         return 0
-    ranges = {(r["gpu"], r["model"]): (r["largest_batch_low"], r["largest_batch_high"])
-              for _, r in plotted.iterrows()}
+    ranges = {
+        (r["gpu"], r["model"]): (r["largest_batch_low"], r["largest_batch_high"])
+        for _, r in plotted.iterrows()
+    }
     drawn = 0
     # seaborn gives each hue level of ``hue_order`` a container, an empty one for a model with no bar
     for model, container in zip(hue_order, ax.containers):
@@ -355,8 +496,16 @@ def _batch_ranges(ax, plotted: pd.DataFrame, order: list, hue_order: list) -> in
             low, high = ranges.get((order[int(round(y))], model), (None, None))
             if low is None or high is None or low != low or high != high:
                 continue
-            ax.plot([max(low, 1), max(high, 1)], [y, y], color="0.15", lw=1.2, solid_capstyle="butt",
-                    marker="|", markersize=6, label="_range")
+            ax.plot(
+                [max(low, 1), max(high, 1)],
+                [y, y],
+                color="0.15",
+                lw=1.2,
+                solid_capstyle="butt",
+                marker="|",
+                markersize=6,
+                label="_range",
+            )
             drawn += 1
     return drawn
 
@@ -370,19 +519,30 @@ def largest_batch_figure(fit: pd.DataFrame) -> Figure:
     fig, ax = plt.subplots(figsize=(9, 0.42 * len(order) * max(1, len(set(frame["model"]))) ** 0.5 + 2))
     plotted = frame[frame["largest_batch"] > 0]
     # Every model given gets its legend entry, also one that fits on none of these GPUs.
-    sns.barplot(data=plotted, y="gpu", x="largest_batch", hue="model", order=order, ax=ax, orient="h",
-                hue_order=list(dict.fromkeys(frame["model"])))
+    sns.barplot(
+        data=plotted,
+        y="gpu",
+        x="largest_batch",
+        hue="model",
+        order=order,
+        ax=ax,
+        orient="h",
+        hue_order=list(dict.fromkeys(frame["model"])),
+    )
     misfits = frame[frame["largest_batch"] == 0].groupby("gpu", sort=False)["model"].agg(", ".join)
     for gpu, models in misfits.items():
-        ax.annotate(f"does not fit at batch 1: {models}", (1, order.index(gpu)), va="center", fontsize=8,
-                    color="0.3")
+        ax.annotate(
+            f"does not fit at batch 1: {models}", (1, order.index(gpu)), va="center", fontsize=8, color="0.3"
+        )
     ranged = _batch_ranges(ax, plotted, order, list(dict.fromkeys(frame["model"])))
     ax.set_ylim(len(order) - 0.5, -0.5)  # the whiskers' lines would pad the rows with a margin of empty ones
     ax.set_xscale("log", base=2)
     ax.set_xlim(left=1)  # bars start at batch 1, so their lengths compare
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel("largest batch size that fits (log scale)"
-                  + ("; whiskers: within the estimate's measured error" if ranged else ""))
+    ax.set_xlabel(
+        "largest batch size that fits (log scale)"
+        + ("; whiskers: within the estimate's measured error" if ranged else "")
+    )
     ax.set_ylabel("")
     first = fit.iloc[0]
     opt = f", {first['optimizer']}" if first["mode"] == "train" else ""
@@ -407,8 +567,9 @@ def _plain_log_ticks(axis, minor: bool = True) -> None:
         return f"{v:g}" if lead in (2.0, 5.0) else ""
 
     axis.set_major_formatter(fmt)
-    axis.set_minor_formatter(matplotlib.ticker.FuncFormatter(two_and_five) if minor
-                             else matplotlib.ticker.NullFormatter())
+    axis.set_minor_formatter(
+        matplotlib.ticker.FuncFormatter(two_and_five) if minor else matplotlib.ticker.NullFormatter()
+    )
 
 
 #: What a TFLOPS is, for the cost figures: the datasheet peak, or the share of it each GPU was
@@ -429,8 +590,10 @@ def cost_per_tflop_figure(costs: pd.DataFrame, basis: str = "peak") -> Figure:
     infix, words = _tflops_basis(basis)
     fig, axes = plt.subplots(1, 2, figsize=(13, 0.4 * costs["gpu"].nunique() + 2.4), sharey=True)
     order = list(dict.fromkeys(costs.sort_values("peak_tflops", ascending=False)["gpu"]))
-    for ax, column, label in ((axes[0], f"tco_usd_per_{infix}tflop", f"TCO dollars per {words} TFLOPS"),
-                              (axes[1], f"cloud_usd_per_{infix}tflop_hour", f"cloud dollars per {words} TFLOPS-hour")):
+    for ax, column, label in (
+        (axes[0], f"tco_usd_per_{infix}tflop", f"TCO dollars per {words} TFLOPS"),
+        (axes[1], f"cloud_usd_per_{infix}tflop_hour", f"cloud dollars per {words} TFLOPS-hour"),
+    ):
         data = costs.dropna(subset=[column])
         if data.empty:
             ax.text(0.5, 0.5, "no prices for these GPUs", ha="center", va="center", transform=ax.transAxes)
@@ -444,17 +607,27 @@ def cost_per_tflop_figure(costs: pd.DataFrame, basis: str = "peak") -> Figure:
     missing = costs.groupby("gpu")["price_usd"].apply(lambda s: s.isna().all())
     for gpu in missing[missing].index:
         if gpu in order:
-            axes[0].annotate("no purchase price", (0.01, order.index(gpu)), xycoords=("axes fraction", "data"),
-                             va="center", fontsize=8, color="0.4")
+            axes[0].annotate(
+                "no purchase price",
+                (0.01, order.index(gpu)),
+                xycoords=("axes fraction", "data"),
+                va="center",
+                fontsize=8,
+                color="0.4",
+            )
     attrs = costs.attrs
-    fig.suptitle(f"Cost per {words} TFLOP (TCO: {attrs.get('years', 0):g} years at "
-                 f"{attrs.get('utilization', 0):.0%} use, ${attrs.get('electricity_usd_per_kwh', 0):g}/kWh; "
-                 "lower is better)", fontweight="bold")
+    fig.suptitle(
+        f"Cost per {words} TFLOP (TCO: {attrs.get('years', 0):g} years at "
+        f"{attrs.get('utilization', 0):.0%} use, ${attrs.get('electricity_usd_per_kwh', 0):g}/kWh; "
+        "lower is better)",
+        fontweight="bold",
+    )
     return _finish(fig)
 
 
-def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: str = "cloud_usd_per_hour",
-                             basis: str = "peak") -> Figure:
+def price_performance_figure(
+    costs: pd.DataFrame, precision: str, price_column: str = "cloud_usd_per_hour", basis: str = "peak"
+) -> Figure:
     """TFLOPS (``basis`` peak or sustained) against price, with the Pareto front (no GPU is both
     cheaper and faster)."""
     from .cost import pareto_front
@@ -463,15 +636,24 @@ def price_performance_figure(costs: pd.DataFrame, precision: str, price_column: 
     speed = f"{words}_tflops"
     data = costs[costs["precision"] == precision].dropna(subset=[price_column, speed])
     fig, ax = plt.subplots(figsize=(9, 6))
-    label = {"cloud_usd_per_hour": "cloud price, dollars per GPU-hour", "price_usd": "purchase price, dollars",
-             "tco_usd": "total cost of ownership, dollars"}.get(price_column, price_column)
+    label = {
+        "cloud_usd_per_hour": "cloud price, dollars per GPU-hour",
+        "price_usd": "purchase price, dollars",
+        "tco_usd": "total cost of ownership, dollars",
+    }.get(price_column, price_column)
     if data.empty:
         ax.text(0.5, 0.5, f"no {label} for these GPUs", ha="center", transform=ax.transAxes)
     else:
         ax.scatter(data[price_column], data[speed], s=70, color="#4C72B0", label="GPU", zorder=3)
         front = pareto_front(data, price_column, speed)
-        ax.step(front[price_column], front[speed], where="post", color="#C44E52", lw=1.5,
-                label="Pareto front (cheapest for its speed)")
+        ax.step(
+            front[price_column],
+            front[speed],
+            where="post",
+            color="#C44E52",
+            lw=1.5,
+            label="Pareto front (cheapest for its speed)",
+        )
         ax.set_xscale("log")
         ax.set_yscale("log")
         _plain_log_ticks(ax.xaxis)
@@ -502,12 +684,21 @@ def price_history_figure(history: pd.DataFrame) -> Figure:
     distinct = tab[0::2] + tab[1::2] + sns.color_palette("Dark2", 8)
     palette = distinct if len(gpus) <= len(distinct) else sns.color_palette("husl", len(gpus))
     colors = dict(zip(gpus, palette))
-    styles = {"street": dict(ls="-", marker="o", ms=3), "used": dict(ls="--", marker="s", ms=3),
-              "msrp": dict(ls="none", marker="D", ms=7)}
+    styles = {
+        "street": dict(ls="-", marker="o", ms=3),
+        "used": dict(ls="--", marker="s", ms=3),
+        "msrp": dict(ls="none", marker="D", ms=7),
+    }
     for (gpu, kind), part in history.groupby(["gpu", "kind"], sort=False):
         part = part.sort_values("date")
-        ax.plot(part["date"], part["usd_per_tflop"], color=colors[gpu], lw=1.4, label=f"{gpu}, {kind}",
-                **styles.get(kind, {}))
+        ax.plot(
+            part["date"],
+            part["usd_per_tflop"],
+            color=colors[gpu],
+            lw=1.4,
+            label=f"{gpu}, {kind}",
+            **styles.get(kind, {}),
+        )
     ax.set_yscale("log")
     _plain_log_ticks(ax.yaxis)
     locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
@@ -516,18 +707,34 @@ def price_history_figure(history: pd.DataFrame) -> Figure:
     precision = history["precision"].iloc[0]
     ax.set_ylabel(f"USD per peak {precision} TFLOPS, dense (log scale)")
     ax.set_xlabel("date the price held")
-    ax.set_title(f"Purchase price per {precision} TFLOPS over time (solid: new, dashed: used, diamond: launch)")
+    ax.set_title(
+        f"Purchase price per {precision} TFLOPS over time (solid: new, dashed: used, diamond: launch)"
+    )
     # one legend entry per GPU (its colour) and one per kind of price (its line), not one per pair
     from matplotlib.lines import Line2D
 
     kinds = {"street": "new (street)", "used": "used", "msrp": "launch price"}
     present = [k for k in kinds if k in set(history["kind"])] + sorted(set(history["kind"]) - set(kinds))
-    by_kind = ax.legend([Line2D([], [], color="0.3", **styles.get(k, {})) for k in present],
-                        [kinds.get(k, k) for k in present], title="price", fontsize="x-small",
-                        title_fontsize="small", loc="lower left", framealpha=0.9)
+    by_kind = ax.legend(
+        [Line2D([], [], color="0.3", **styles.get(k, {})) for k in present],
+        [kinds.get(k, k) for k in present],
+        title="price",
+        fontsize="x-small",
+        title_fontsize="small",
+        loc="lower left",
+        framealpha=0.9,
+    )
     ax.add_artist(by_kind)
-    ax.legend([Line2D([], [], color=colors[g], lw=3) for g in gpus], gpus, title="GPU", fontsize="x-small",
-              title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), ncol=1 if len(gpus) <= 28 else 2)
+    ax.legend(
+        [Line2D([], [], color=colors[g], lw=3) for g in gpus],
+        gpus,
+        title="GPU",
+        fontsize="x-small",
+        title_fontsize="small",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1),
+        ncol=1 if len(gpus) <= 28 else 2,
+    )
     return _finish(fig)
 
 
@@ -571,8 +778,15 @@ def predicted_roofline_figure(predictions: pd.DataFrame, catalogue: pd.DataFrame
         _, peak = prec.math_unit(gpu, r["precision"], r["workload"] != "bandwidth")
         bandwidth = float(gpu["memory_bandwidth_gbs"])
         ax.plot(ai, np.minimum(peak, ai * bandwidth / 1e3), color=color, lw=1.2, alpha=0.8)
-        ax.scatter([intensity], [r["achieved_tflops"]], color=color, s=60, zorder=3, edgecolor="black",
-                   label=f"{r['gpu']}: {r['achieved_tflops']:.3g} TFLOP/s predicted ({r['bound']}-bound)")
+        ax.scatter(
+            [intensity],
+            [r["achieved_tflops"]],
+            color=color,
+            s=60,
+            zorder=3,
+            edgecolor="black",
+            label=f"{r['gpu']}: {r['achieved_tflops']:.3g} TFLOP/s predicted ({r['bound']}-bound)",
+        )
     ax.axvline(intensity, color="grey", ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -581,23 +795,40 @@ def predicted_roofline_figure(predictions: pd.DataFrame, catalogue: pd.DataFrame
     first = frame.iloc[0]
     ax.set_xlabel("arithmetic intensity of the step, FLOP per byte of device memory (log scale)")
     ax.set_ylabel("TFLOP/s (log scale)")
-    ax.set_title(f"Rooflines, predicted point: {first['workload']} {first['mode']}, "
-                 f"{first['precision']}, batch {first['batch_size']}")
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              title="GPU (line: its matrix-math roofline)", title_fontsize="small")
-    ax.text(1.02, 0.0, ROOFLINE_BOUND_NOTE, transform=ax.transAxes, fontsize="x-small", va="bottom", ha="left",
-            wrap=False)
+    ax.set_title(
+        f"Rooflines, predicted point: {first['workload']} {first['mode']}, "
+        f"{first['precision']}, batch {first['batch_size']}"
+    )
+    ax.legend(
+        fontsize="x-small",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        title="GPU (line: its matrix-math roofline)",
+        title_fontsize="small",
+    )
+    ax.text(
+        1.02,
+        0.0,
+        ROOFLINE_BOUND_NOTE,
+        transform=ax.transAxes,
+        fontsize="x-small",
+        va="bottom",
+        ha="left",
+        wrap=False,
+    )
     return _finish(fig)
 
 
 #: What "compute-bound" and "memory-bound" mean in the predicted-roofline figure's legend, printed beside it.
-ROOFLINE_BOUND_NOTE = ("Compute- or memory-bound: what limits most of\n"
-                       "the step, op by op. Compute counts the elementwise\n"
-                       "ops too, at the SMs' instruction issue rate, which\n"
-                       "the matrix-math lines do not draw; their bytes pass\n"
-                       "through the SMs' loads and stores as well as DRAM,\n"
-                       "and every op pays launch and host time, so the\n"
-                       "points sit below the lines.")
+ROOFLINE_BOUND_NOTE = (
+    "Compute- or memory-bound: what limits most of\n"
+    "the step, op by op. Compute counts the elementwise\n"
+    "ops too, at the SMs' instruction issue rate, which\n"
+    "the matrix-math lines do not draw; their bytes pass\n"
+    "through the SMs' loads and stores as well as DRAM,\n"
+    "and every op pays launch and host time, so the\n"
+    "points sit below the lines."
+)
 
 
 def predicted_throughput_figure(predictions: pd.DataFrame) -> Figure:
@@ -609,17 +840,34 @@ def predicted_throughput_figure(predictions: pd.DataFrame) -> Figure:
         ax.set_title("Predicted throughput")
         return _finish(fig)
     palette = {"compute": "#C44E52", "memory": "#4C72B0"}
-    sns.barplot(data=frame, y="gpu", x="throughput", hue="bound", palette=palette, dodge=False, ax=ax,
-                orient="h", hue_order=[b for b in ("compute", "memory") if b in set(frame["bound"])])
+    sns.barplot(
+        data=frame,
+        y="gpu",
+        x="throughput",
+        hue="bound",
+        palette=palette,
+        dodge=False,
+        ax=ax,
+        orient="h",
+        hue_order=[b for b in ("compute", "memory") if b in set(frame["bound"])],
+    )
     measured = frame.dropna(subset=["measured_throughput"])
     if not measured.empty:
-        ax.scatter(measured["measured_throughput"], measured["gpu"], marker="D", color="black", zorder=3,
-                   label="measured here")
+        ax.scatter(
+            measured["measured_throughput"],
+            measured["gpu"],
+            marker="D",
+            color="black",
+            zorder=3,
+            label="measured here",
+        )
     first = frame.iloc[0]
     ax.set_xlabel(f"predicted throughput, {first['throughput_unit']}")
     ax.set_ylabel("")
-    ax.set_title(f"Predicted {first['workload']} {first['mode']} throughput, {first['precision']}, "
-                 f"batch {first['batch_size']}")
+    ax.set_title(
+        f"Predicted {first['workload']} {first['mode']} throughput, {first['precision']}, "
+        f"batch {first['batch_size']}"
+    )
     ax.legend(title="step is mostly", fontsize="small", title_fontsize="small", loc="lower right")
     return _finish(fig)
 
@@ -635,11 +883,19 @@ def sustained_share_figure(rates: pd.DataFrame, typical: float) -> Figure:
     low = 100 * frame["low"] / frame["datasheet_tflops"]
     high = 100 * frame["high"] / frame["datasheet_tflops"]
     spread = frame["runs"] > 1
-    ax.errorbar(100 * frame["share"][spread], y[spread.to_numpy()],
-                xerr=[(100 * frame["share"] - low)[spread], (high - 100 * frame["share"])[spread]],
-                fmt="none", ecolor="0.2", capsize=3, label="lowest to highest run")
+    ax.errorbar(
+        100 * frame["share"][spread],
+        y[spread.to_numpy()],
+        xerr=[(100 * frame["share"] - low)[spread], (high - 100 * frame["share"])[spread]],
+        fmt="none",
+        ecolor="0.2",
+        capsize=3,
+        label="lowest to highest run",
+    )
     ax.axvline(100, color="#C44E52", lw=1.2, label="datasheet peak")
-    ax.axvline(100 * typical, color="0.4", lw=1.2, ls="--", label=f"median share ({typical:.0%}): GPUs not measured")
+    ax.axvline(
+        100 * typical, color="0.4", lw=1.2, ls="--", label=f"median share ({typical:.0%}): GPUs not measured"
+    )
     ax.set_yticks(y, frame["gpu"])
     ax.set_xlim(0, max(110, float(high.max()) + 5))
     ax.set_xlabel("measured largest-matmul rate, % of the datasheet dense FP16 tensor peak")
@@ -652,8 +908,12 @@ def sustained_share_figure(rates: pd.DataFrame, typical: float) -> Figure:
 VALIDATION_KEY_GID = "validation-key"
 
 
-def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None, tolerance: float = 0.15,
-                      hue: str | None = None) -> Figure:
+def validation_figure(
+    table: pd.DataFrame,
+    highlight: pd.DataFrame | None = None,
+    tolerance: float = 0.15,
+    hue: str | None = None,
+) -> Figure:
     """Predicted against published speedup for every pair of GPUs from one source, with the
     ideal line and the tolerance band; the highlighted pairs are circled and numbered, and a key
     beside the legend names each (its GPUs, workload, precision and the prediction's error)."""
@@ -666,16 +926,37 @@ def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None
     lo = min(table["published_speedup"].min(), table["predicted_speedup"].min()) * 0.9
     hi = max(table["published_speedup"].max(), table["predicted_speedup"].max()) * 1.1
     x = np.logspace(np.log10(lo), np.log10(hi), 50)
-    ax.fill_between(x, x * (1 - tolerance), x * (1 + tolerance), color="#55A868", alpha=0.15,
-                    label=f"within ±{tolerance:.0%}")
+    ax.fill_between(
+        x,
+        x * (1 - tolerance),
+        x * (1 + tolerance),
+        color="#55A868",
+        alpha=0.15,
+        label=f"within ±{tolerance:.0%}",
+    )
     ax.plot(x, x, color="black", lw=1, label="prediction = publication")
     if hue is None:
         hue = "family" if "family" in table and table["family"].nunique() > 1 else "precision"
-    sns.scatterplot(data=table, x="published_speedup", y="predicted_speedup", hue=hue, style="source",
-                    ax=ax, s=45, alpha=0.8)
+    sns.scatterplot(
+        data=table,
+        x="published_speedup",
+        y="predicted_speedup",
+        hue=hue,
+        style="source",
+        ax=ax,
+        s=45,
+        alpha=0.8,
+    )
     if key:
-        ax.scatter(highlight["published_speedup"], highlight["predicted_speedup"], s=160, facecolor="none",
-                   edgecolor="black", lw=1.5, label="the pairs this kit is for")
+        ax.scatter(
+            highlight["published_speedup"],
+            highlight["predicted_speedup"],
+            s=160,
+            facecolor="none",
+            edgecolor="black",
+            lw=1.5,
+            label="the pairs this kit is for",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     _plain_log_ticks(ax.xaxis)
@@ -692,10 +973,26 @@ def validation_figure(table: pd.DataFrame, highlight: pd.DataFrame | None = None
             lines.append(f"{r['number']}  {r['gpu_a']} / {r['gpu_b']}, {what}: {r['error_pct']:+.0f}%")
         fig.tight_layout()
         box = legend.get_window_extent(_renderer(fig)).transformed(ax.transAxes.inverted())
-        ax.text(1.02, box.y0 - 0.03, "the pairs this kit is for:\n" + "\n".join(lines), transform=ax.transAxes,
-                fontsize="x-small", va="top", ha="left", gid=VALIDATION_KEY_GID)
-        _label_points(ax, numbered, "published_speedup", "predicted_speedup", fontsize=8, label="number",
-                      marker_pt=6.5, background=True)
+        ax.text(
+            1.02,
+            box.y0 - 0.03,
+            "the pairs this kit is for:\n" + "\n".join(lines),
+            transform=ax.transAxes,
+            fontsize="x-small",
+            va="top",
+            ha="left",
+            gid=VALIDATION_KEY_GID,
+        )
+        _label_points(
+            ax,
+            numbered,
+            "published_speedup",
+            "predicted_speedup",
+            fontsize=8,
+            label="number",
+            marker_pt=6.5,
+            background=True,
+        )
     return _finish(fig)
 
 
@@ -709,12 +1006,26 @@ def scaling_validation_figure(table: pd.DataFrame, tolerance: float = 0.15) -> F
         return _finish(fig)
     hi = max(1.05, table["published_efficiency"].max() * 1.05, table["predicted_efficiency"].max() * 1.05)
     x = np.linspace(0, hi, 50)
-    ax.fill_between(x, x * (1 - tolerance), x * (1 + tolerance), color="#55A868", alpha=0.15,
-                    label=f"within ±{tolerance:.0%}")
+    ax.fill_between(
+        x,
+        x * (1 - tolerance),
+        x * (1 + tolerance),
+        color="#55A868",
+        alpha=0.15,
+        label=f"within ±{tolerance:.0%}",
+    )
     ax.plot(x, x, color="black", lw=1, label="prediction = publication")
     frame = table.assign(gpus=table["gpus"].astype(str) + " GPUs")
-    sns.scatterplot(data=frame, x="published_efficiency", y="predicted_efficiency", hue="workload", style="gpus",
-                    ax=ax, s=45, alpha=0.8)
+    sns.scatterplot(
+        data=frame,
+        x="published_efficiency",
+        y="predicted_efficiency",
+        hue="workload",
+        style="gpus",
+        ax=ax,
+        s=45,
+        alpha=0.8,
+    )
     ax.set_xlim(0, hi)
     ax.set_ylim(0, hi)
     ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
@@ -731,9 +1042,18 @@ def llm_fit_heatmap(matrix: pd.DataFrame, title: str) -> Figure:
     grid = matrix.T
     fig, ax = plt.subplots(figsize=(1.25 * len(grid.columns) + 5, 0.36 * len(grid) + 2))
     labels = grid.map(lambda v: f"✓ {v:.0%}" if v <= 1 else (f"✗ {v:.1f}x" if v < 10 else f"✗ {v:.0f}x"))
-    sns.heatmap(grid.clip(upper=2.0), ax=ax, cmap="RdYlGn_r", vmin=0, vmax=2, annot=labels, fmt="",
-                annot_kws={"fontsize": 8}, linewidths=0.5,
-                cbar_kws={"label": "memory needed / GPU memory (capped at 2)"})
+    sns.heatmap(
+        grid.clip(upper=2.0),
+        ax=ax,
+        cmap="RdYlGn_r",
+        vmin=0,
+        vmax=2,
+        annot=labels,
+        fmt="",
+        annot_kws={"fontsize": 8},
+        linewidths=0.5,
+        cbar_kws={"label": "memory needed / GPU memory (capped at 2)"},
+    )
     ax.set_xlabel("model")
     ax.set_ylabel("GPU")
     ax.set_title(title)
@@ -752,26 +1072,53 @@ def llm_decode_figure(table: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
     joined to the prediction."""
     fig, ax = plt.subplots(figsize=(9, 6))
     frame = table.dropna(subset=["decode_tokens_per_s"]).merge(
-        catalogue[["gpu", "memory_bandwidth_gbs"]], on="gpu", how="left")
+        catalogue[["gpu", "memory_bandwidth_gbs"]], on="gpu", how="left"
+    )
     first = table.iloc[0]
-    ax.set_title(f"Decode speed against memory bandwidth: {first['model']}, {first['weights']}, "
-                 f"context {first['context']}, batch {first['batch']}")
+    ax.set_title(
+        f"Decode speed against memory bandwidth: {first['model']}, {first['weights']}, "
+        f"context {first['context']}, batch {first['batch']}"
+    )
     if frame.empty:
         ax.text(0.5, 0.5, "no GPU can run this configuration", ha="center", transform=ax.transAxes)
         return _finish(fig)
-    sns.scatterplot(data=frame, x="memory_bandwidth_gbs", y="decode_tokens_per_s", hue="decode_bound", ax=ax, s=60)
+    sns.scatterplot(
+        data=frame, x="memory_bandwidth_gbs", y="decode_tokens_per_s", hue="decode_bound", ax=ax, s=60
+    )
     x = np.linspace(0, frame["memory_bandwidth_gbs"].max() * 1.05, 50)
     per_token = table.attrs.get("bytes_per_token")
     if per_token:
-        ax.plot(x, x * 1e9 / per_token * int(first["batch"]), color="grey", ls="--", lw=1,
-                label="bandwidth alone (every byte at the datasheet rate)")
-    seen = frame.dropna(subset=["published_decode_tokens_per_s"]) if "published_decode_tokens_per_s" in frame \
+        ax.plot(
+            x,
+            x * 1e9 / per_token * int(first["batch"]),
+            color="grey",
+            ls="--",
+            lw=1,
+            label="bandwidth alone (every byte at the datasheet rate)",
+        )
+    seen = (
+        frame.dropna(subset=["published_decode_tokens_per_s"])
+        if "published_decode_tokens_per_s" in frame
         else frame.iloc[:0]
+    )
     if len(seen):
-        ax.vlines(seen["memory_bandwidth_gbs"], seen["decode_tokens_per_s"], seen["published_decode_tokens_per_s"],
-                  colors="black", lw=0.7, alpha=0.5)
-        ax.scatter(seen["memory_bandwidth_gbs"], seen["published_decode_tokens_per_s"], marker="D", s=40,
-                   facecolors="none", edgecolors="black", label=PUBLISHED_DECODE_LABEL)
+        ax.vlines(
+            seen["memory_bandwidth_gbs"],
+            seen["decode_tokens_per_s"],
+            seen["published_decode_tokens_per_s"],
+            colors="black",
+            lw=0.7,
+            alpha=0.5,
+        )
+        ax.scatter(
+            seen["memory_bandwidth_gbs"],
+            seen["published_decode_tokens_per_s"],
+            marker="D",
+            s=40,
+            facecolors="none",
+            edgecolors="black",
+            label=PUBLISHED_DECODE_LABEL,
+        )
     ax.set_xlabel("memory bandwidth (GB/s)")
     ax.set_ylabel("decode speed (tokens/s, all sequences)")
     ax.set_xlim(left=0)
@@ -781,14 +1128,22 @@ def llm_decode_figure(table: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
         top = max(top, seen["published_decode_tokens_per_s"].max())
     ax.set_ylim(0, top * 1.3)
     ax.legend(title="predicted: decode step bound by", fontsize="small", loc="upper left")
-    _label_points(ax, frame, "memory_bandwidth_gbs", "decode_tokens_per_s",
-                  avoid=seen[["memory_bandwidth_gbs", "published_decode_tokens_per_s"]].to_numpy(float))
+    _label_points(
+        ax,
+        frame,
+        "memory_bandwidth_gbs",
+        "decode_tokens_per_s",
+        avoid=seen[["memory_bandwidth_gbs", "published_decode_tokens_per_s"]].to_numpy(float),
+    )
     return _finish(fig)
 
 
 def work_cost_figure(work: pd.DataFrame) -> Figure:
     """Dollars per million units of work per GPU, renting and owning (hatched: predicted speed)."""
-    cols = {"cloud_usd_per_million_items": "rent (cheapest cloud)", "owned_usd_per_million_items": "own (TCO)"}
+    cols = {
+        "cloud_usd_per_million_items": "rent (cheapest cloud)",
+        "owned_usd_per_million_items": "own (TCO)",
+    }
     long = work.melt(id_vars=["gpu", "basis"], value_vars=list(cols), var_name="how", value_name="usd")
     long["how"] = long["how"].map(cols)
     long = long.dropna(subset=["usd"])
@@ -798,8 +1153,16 @@ def work_cost_figure(work: pd.DataFrame) -> Figure:
         ax.set_title("Cost per unit of work")
         return _finish(fig)
     order = long.groupby("gpu")["usd"].min().sort_values().index
-    sns.barplot(data=long, y="gpu", x="usd", hue="how", order=order, ax=ax, orient="h",
-                palette={"rent (cheapest cloud)": "#4C72B0", "own (TCO)": "#DD8452"})
+    sns.barplot(
+        data=long,
+        y="gpu",
+        x="usd",
+        hue="how",
+        order=order,
+        ax=ax,
+        orient="h",
+        palette={"rent (cheapest cloud)": "#4C72B0", "own (TCO)": "#DD8452"},
+    )
     predicted = {g for g, b in zip(work["gpu"], work["basis"]) if b == "predicted"}
     for container in ax.containers:  # one per hue level, one bar per GPU in `order`
         for gpu, bar in zip(order, container.patches):
@@ -839,15 +1202,20 @@ def spec_ratio_figure(comparison) -> Figure:
     lim = max(1.0, float(np.abs(np.log2(frame["a_over_b"])).max()) * 1.15)
     ax.set_xlim(-lim, lim)
     ticks = [t for t in (-3, -2, -1, 0, 1, 2, 3) if abs(t) <= lim]
-    ax.set_xticks(ticks, [f"{2.0 ** t:g}×" for t in ticks])
+    ax.set_xticks(ticks, [f"{2.0**t:g}×" for t in ticks])
     ax.invert_yaxis()
     ax.set_xlabel(f"{comparison.a} ÷ {comparison.b} (log scale; right of 1: {comparison.a} has more)")
     ax.set_title(f"Specs: {comparison.a} against {comparison.b}")
     from matplotlib.patches import Patch
 
-    ax.legend(handles=[Patch(color="#4C72B0", label=f"{comparison.a} has more"),
-                       Patch(color="#DD8452", label=f"{comparison.b} has more")], fontsize="small",
-              loc="lower right")
+    ax.legend(
+        handles=[
+            Patch(color="#4C72B0", label=f"{comparison.a} has more"),
+            Patch(color="#DD8452", label=f"{comparison.b} has more"),
+        ],
+        fontsize="small",
+        loc="lower right",
+    )
     return _finish(fig)
 
 
@@ -864,15 +1232,28 @@ def throughput_comparison_figure(comparison) -> Figure:
     ax.barh(y - 0.2, t["speedup_a_over_b"], height=0.4, color="#4C72B0", label=comparison.a)
     ax.barh(y + 0.2, np.ones(len(t)), height=0.4, color="#DD8452", label=f"{comparison.b} (= 1)")
     for yi, (_, r) in zip(y, t.iterrows()):
-        ax.text(r["speedup_a_over_b"], yi - 0.2, f" {r['speedup_a_over_b']:.2f}× ({r['basis_a']})",
-                va="center", fontsize="small")
-        ax.text(1, yi + 0.2, f" {r['throughput_b']:,.0f} {r['unit']} ({r['basis_b']})", va="center", fontsize="small")
+        ax.text(
+            r["speedup_a_over_b"],
+            yi - 0.2,
+            f" {r['speedup_a_over_b']:.2f}× ({r['basis_a']})",
+            va="center",
+            fontsize="small",
+        )
+        ax.text(
+            1,
+            yi + 0.2,
+            f" {r['throughput_b']:,.0f} {r['unit']} ({r['basis_b']})",
+            va="center",
+            fontsize="small",
+        )
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlim(0, max(1.0, float(t["speedup_a_over_b"].max())) * 1.45)
     ax.set_xlabel(f"training throughput relative to {comparison.b}")
     ax.set_title(f"Throughput: {comparison.a} against {comparison.b}")
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: the bar labels run to the right
+    ax.legend(
+        fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1)
+    )  # outside: the bar labels run to the right
     return _finish(fig)
 
 

@@ -20,6 +20,7 @@ int8       8-bit integer tensor ops (catalogue figures only)     —
 attached device; :func:`math_unit` gives the unit and its datasheet peak. Nothing else in gpukit
 defines a precision.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -42,12 +43,20 @@ class Precision:
 
 _TABLE = (
     Precision("fp64", None, None, "float64", 8, "double precision (catalogue figures)"),
-    Precision("float32", "float32", True, "float32", 4,
-              "TensorFlow's default: TF32 tensor cores on Ampere and later, FP32 elsewhere"),
+    Precision(
+        "float32",
+        "float32",
+        True,
+        "float32",
+        4,
+        "TensorFlow's default: TF32 tensor cores on Ampere and later, FP32 elsewhere",
+    ),
     Precision("fp32", "float32", False, "float32", 4, "strict IEEE FP32 (TF32 off)"),
     Precision("tf32", "float32", True, "float32", 4, "float32 with TF32 on (Ampere and later only)"),
     Precision("fp16", "mixed_float16", None, "float16", 2, "mixed precision, FP16 with FP32 master weights"),
-    Precision("bf16", "mixed_bfloat16", None, "bfloat16", 2, "mixed precision, BF16 with FP32 master weights"),
+    Precision(
+        "bf16", "mixed_bfloat16", None, "bfloat16", 2, "mixed precision, BF16 with FP32 master weights"
+    ),
     Precision("int8", None, None, "int8", 1, "8-bit integer tensor ops (catalogue figures)"),
 )
 #: Every precision by its canonical spelling, in the order reports list them.
@@ -57,19 +66,36 @@ KERAS_PRECISIONS = tuple(p.name for p in _TABLE if p.keras_policy)
 
 _ALIASES = {
     **{p: p for p in PRECISIONS},
-    "float64": "fp64", "double": "fp64",
-    "float": "fp32", "single": "fp32",
+    "float64": "fp64",
+    "double": "fp64",
+    "float": "fp32",
+    "single": "fp32",
     "tensorfloat32": "tf32",
-    "float16": "fp16", "half": "fp16", "mixed_float16": "fp16",
-    "bfloat16": "bf16", "mixed_bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "mixed_float16": "fp16",
+    "bfloat16": "bf16",
+    "mixed_bfloat16": "bf16",
 }
 
 #: The math a GPU runs, by label, and the catalogue column with its dense peak.
-MATH_PEAK_COLUMN = {"FP32": "fp32_tflops", "TF32": "tf32_tensor_tflops", "FP16": "fp16_tensor_tflops",
-                    "BF16": "bf16_tensor_tflops", "FP64": "fp64_tflops", "INT8": "int8_tensor_tops"}
+MATH_PEAK_COLUMN = {
+    "FP32": "fp32_tflops",
+    "TF32": "tf32_tensor_tflops",
+    "FP16": "fp16_tensor_tflops",
+    "BF16": "bf16_tensor_tflops",
+    "FP64": "fp64_tflops",
+    "INT8": "int8_tensor_tops",
+}
 #: Label of each math as tables and figures show it.
-MATH_LABEL = {"FP32": "FP32 (CUDA cores)", "TF32": "TF32 tensor", "FP16": "FP16 tensor", "BF16": "BF16 tensor",
-              "FP64": "FP64", "INT8": "INT8 tensor"}
+MATH_LABEL = {
+    "FP32": "FP32 (CUDA cores)",
+    "TF32": "TF32 tensor",
+    "FP16": "FP16 tensor",
+    "BF16": "BF16 tensor",
+    "FP64": "FP64",
+    "INT8": "INT8 tensor",
+}
 
 
 class Unsupported(GpukitError):
@@ -107,8 +133,10 @@ def trainable(name: str) -> str:
     """The canonical spelling of a precision a Keras model can run in, or a one-line error."""
     p = normalize(name)
     if p not in KERAS_PRECISIONS:
-        raise ParameterError(f"precision {name!r} is a catalogue figure, not something a model runs in; "
-                             f"use one of {', '.join(KERAS_PRECISIONS)}")
+        raise ParameterError(
+            f"precision {name!r} is a catalogue figure, not something a model runs in; "
+            f"use one of {', '.join(KERAS_PRECISIONS)}"
+        )
     return p
 
 
@@ -132,18 +160,30 @@ def math_of(precision: str, has_tf32: bool, has_bf16: bool, where: str = "this G
     convolutions run at; raises :class:`Unsupported` for ``tf32`` or ``bf16`` where there is none."""
     p = normalize(precision)
     if p == "tf32" and not has_tf32:
-        raise Unsupported(f"{where} has no TF32 tensor cores (NVIDIA Ampere and later have them); use float32 or fp32")
+        raise Unsupported(
+            f"{where} has no TF32 tensor cores (NVIDIA Ampere and later have them); use float32 or fp32"
+        )
     if p == "bf16" and not has_bf16:
-        raise Unsupported(f"{where} has no BF16 tensor cores (NVIDIA Ampere and later have them); use fp16 there")
-    return {"float32": "TF32" if has_tf32 else "FP32", "fp32": "FP32", "tf32": "TF32", "fp16": "FP16",
-            "bf16": "BF16", "fp64": "FP64", "int8": "INT8"}[p]
+        raise Unsupported(
+            f"{where} has no BF16 tensor cores (NVIDIA Ampere and later have them); use fp16 there"
+        )
+    return {
+        "float32": "TF32" if has_tf32 else "FP32",
+        "fp32": "FP32",
+        "tf32": "TF32",
+        "fp16": "FP16",
+        "bf16": "BF16",
+        "fp64": "FP64",
+        "int8": "INT8",
+    }[p]
 
 
 def gpu_math(gpu, precision: str) -> str:
     """:func:`math_of` on a catalogue GPU (a row of :func:`gpukit.specs.load_catalogue`)."""
     where = f"{gpu['gpu']} ({gpu.get('architecture', '?')})"
-    return math_of(precision, _present(gpu.get("tf32_tensor_tflops")), _present(gpu.get("bf16_tensor_tflops")),
-                   where)
+    return math_of(
+        precision, _present(gpu.get("tf32_tensor_tflops")), _present(gpu.get("bf16_tensor_tflops")), where
+    )
 
 
 def math_unit(gpu, precision: str, matmul: bool = True) -> tuple[str, float]:
@@ -175,7 +215,9 @@ def device_math(precision: str, kind: str, compute_capability: str | None = None
     """The math a precision runs at on the attached device (``kind`` cpu or gpu): what a
     benchmark record says ran. TF32 and BF16 tensor cores need compute capability 8.0."""
     ampere = kind == "gpu" and compute_capability is not None and float(compute_capability) >= 8.0
-    where = f"this {kind.upper()}" + (f" (compute capability {compute_capability})" if compute_capability else "")
+    where = f"this {kind.upper()}" + (
+        f" (compute capability {compute_capability})" if compute_capability else ""
+    )
     has_bf16 = ampere or kind != "gpu"  # CPUs run bfloat16 in software or with AVX-512/AMX
     return math_of(precision, ampere, has_bf16, where)
 

@@ -11,6 +11,7 @@ same GPU and kind (or provider, offering and kind) and adds the rest. Prices old
 ``max_age_days`` (counted from the day asked about) are marked ``stale`` and every view shows it
 (a launch MSRP is a dated fact, shown with its date, never stale).
 """
+
 from __future__ import annotations
 
 import os
@@ -87,25 +88,49 @@ class Prices:
             except ValueError:
                 from .errors import ParameterError
 
-                raise ParameterError(f"as-of date {day!r} is not a date; write YYYY-MM-DD such as 2024-06-01") \
-                    from None
-        return Prices(_aged(self.purchase[pd.to_datetime(self.purchase["date"]) <= pd.Timestamp(day)], day,
-                            self.max_age_days, purchase=True),
-                      _aged(self.cloud[pd.to_datetime(self.cloud["date"]) <= pd.Timestamp(day)], day,
-                            self.max_age_days), self.max_age_days, day, self.gaps)
+                raise ParameterError(
+                    f"as-of date {day!r} is not a date; write YYYY-MM-DD such as 2024-06-01"
+                ) from None
+        return Prices(
+            _aged(
+                self.purchase[pd.to_datetime(self.purchase["date"]) <= pd.Timestamp(day)],
+                day,
+                self.max_age_days,
+                purchase=True,
+            ),
+            _aged(
+                self.cloud[pd.to_datetime(self.cloud["date"]) <= pd.Timestamp(day)], day, self.max_age_days
+            ),
+            self.max_age_days,
+            day,
+            self.gaps,
+        )
 
     def current(self) -> Prices:
         """Only the price that holds now of each history (the newest row per price)."""
-        return Prices(latest(self.purchase, _KEYS["purchase"]), latest(self.cloud, _KEYS["cloud"]),
-                      self.max_age_days, self.today, self.gaps)
+        return Prices(
+            latest(self.purchase, _KEYS["purchase"]),
+            latest(self.cloud, _KEYS["cloud"]),
+            self.max_age_days,
+            self.today,
+            self.gaps,
+        )
 
     def stale(self) -> pd.DataFrame:
         """Every stale row of either table, for a report's warning list."""
         cols = ["gpu", "what", "usd", "date", "source_url"]
-        p = self.purchase[self.purchase["stale"]].assign(what=lambda d: d["kind"])[cols] if len(self.purchase) else None
-        c = self.cloud[self.cloud["stale"]].assign(
-            what=lambda d: d["provider"] + " " + d["offering"], usd=lambda d: d["usd_per_hour"])[cols] \
-            if len(self.cloud) else None
+        p = (
+            self.purchase[self.purchase["stale"]].assign(what=lambda d: d["kind"])[cols]
+            if len(self.purchase)
+            else None
+        )
+        c = (
+            self.cloud[self.cloud["stale"]].assign(
+                what=lambda d: d["provider"] + " " + d["offering"], usd=lambda d: d["usd_per_hour"]
+            )[cols]
+            if len(self.cloud)
+            else None
+        )
         parts = [x for x in (p, c) if x is not None and len(x)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
@@ -113,8 +138,9 @@ class Prices:
 def load_gaps(catalogue=None, today: date | None = None, path: str | os.PathLike = GAPS_PATH) -> dict:
     """``data/price_gaps.csv`` as ``{(gpu, what): "reason (searched DATE)"}``."""
     # the file is read now: its search dates are checked against today, not an as-of date
-    records, problems = parse_rows(Path(path), GAPS_SCHEMA, max(today or date.today(), date.today()),
-                                   what="price gap")
+    records, problems = parse_rows(
+        Path(path), GAPS_SCHEMA, max(today or date.today(), date.today()), what="price gap"
+    )
     cat = specs.load_catalogue() if catalogue is None else catalogue
     out = {}
     for line, row in records:
@@ -136,13 +162,24 @@ def file_kind(path: Path) -> str:
         return "cloud"
     if "usd" in header and "kind" in header:
         return "purchase"
-    raise DataError([Problem(path, 1, None, (
-        "is neither a purchase price file (gpu,kind,usd,date,source_url,note) nor a cloud price file "
-        "(gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note); fix its header"))])
+    raise DataError(
+        [
+            Problem(
+                path,
+                1,
+                None,
+                (
+                    "is neither a purchase price file (gpu,kind,usd,date,source_url,note) nor a cloud price file "
+                    "(gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note); fix its header"
+                ),
+            )
+        ]
+    )
 
 
-def read_price_file(path: str | os.PathLike, kind: str | None = None, catalogue=None,
-                    today: date | None = None) -> pd.DataFrame:
+def read_price_file(
+    path: str | os.PathLike, kind: str | None = None, catalogue=None, today: date | None = None
+) -> pd.DataFrame:
     """One validated price file with canonical GPU names; :class:`DataError` names line, column, fix."""
     path = Path(path)
     kind = kind or file_kind(path)
@@ -150,8 +187,9 @@ def read_price_file(path: str | os.PathLike, kind: str | None = None, catalogue=
     cat = specs.load_catalogue() if catalogue is None else catalogue
     rows, problems = parse_rows(path, schema, today or date.today(), what="price")
     keys = _KEYS[kind] + ("date",)
-    kept = specs.resolve_rows(path, rows, cat, lambda r: tuple(r[k] for k in keys), problems,
-                              f"same {', '.join(keys)}")
+    kept = specs.resolve_rows(
+        path, rows, cat, lambda r: tuple(r[k] for k in keys), problems, f"same {', '.join(keys)}"
+    )
     if problems:
         raise DataError(sorted(problems, key=lambda p: p.line or 0))
     frame = to_frame(kept, schema)
@@ -167,8 +205,13 @@ def _merge(shipped: pd.DataFrame, user: pd.DataFrame, kind: str) -> pd.DataFrame
     return pd.concat([shipped[~mask], user], ignore_index=True)
 
 
-def load_prices(user_files=None, max_age_days: int = DEFAULT_MAX_AGE_DAYS, today: date | None = None,
-                catalogue=None, as_of: date | str | None = None) -> Prices:
+def load_prices(
+    user_files=None,
+    max_age_days: int = DEFAULT_MAX_AGE_DAYS,
+    today: date | None = None,
+    catalogue=None,
+    as_of: date | str | None = None,
+) -> Prices:
     """The shipped prices, overridden and extended by the user's own price files; with ``as_of``
     (a date or YYYY-MM-DD), the prices that held on that day (:meth:`Prices.as_of`)."""
     if max_age_days is None or max_age_days < 1:
@@ -190,8 +233,13 @@ def load_prices(user_files=None, max_age_days: int = DEFAULT_MAX_AGE_DAYS, today
             purchase = _merge(purchase, frame, kind)
         else:
             cloud = _merge(cloud, frame, kind)
-    book = Prices(_aged(purchase, today, max_age_days, purchase=True), _aged(cloud, today, max_age_days),
-                  max_age_days, today, load_gaps(cat, today))
+    book = Prices(
+        _aged(purchase, today, max_age_days, purchase=True),
+        _aged(cloud, today, max_age_days),
+        max_age_days,
+        today,
+        load_gaps(cat, today),
+    )
     return book.as_of(as_of) if as_of else book
 
 

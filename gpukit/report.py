@@ -18,6 +18,7 @@ A failing notebook (a cell that raises, or runs longer than the per-cell timeout
 ``<out>/<run>.failed/`` for inspection and ``latest`` untouched; Ctrl-C (or SIGTERM) leaves
 ``<out>/<run>.interrupted/``. Notebooks are executed by an :class:`Engine` (papermill by default).
 """
+
 from __future__ import annotations
 
 import abc
@@ -55,12 +56,17 @@ DEFAULT_CELL_TIMEOUT_S = 600
 DEFAULT_PAIRS = (("A40", "V100"), ("RTX A4000", "RTX A5000"))
 PAIR_PARAMETERS = ("gpu_a", "gpu_b")
 #: What each notebook is, for the index's list of sections (by the name after the number).
-SECTIONS = {"workshop": "Workshop: GPU trade-offs, step by step", "specs": "Specs: the sourced catalogue",
-            "benchmark": "Benchmark: what the device here delivers", "cost_per_tflop": "Cost per TFLOP and per unit of work",
-            "memory_fit": "Memory fit: which model at which batch fits where",
-            "performance_model": "Performance model: predictions for every GPU, graded",
-            "tradeoffs": "Head to head", "fact_check": "Fact-check: what the articles got wrong",
-            "llm": "LLMs: which fit, how fast they generate, what a million tokens cost"}
+SECTIONS = {
+    "workshop": "Workshop: GPU trade-offs, step by step",
+    "specs": "Specs: the sourced catalogue",
+    "benchmark": "Benchmark: what the device here delivers",
+    "cost_per_tflop": "Cost per TFLOP and per unit of work",
+    "memory_fit": "Memory fit: which model at which batch fits where",
+    "performance_model": "Performance model: predictions for every GPU, graded",
+    "tradeoffs": "Head to head",
+    "fact_check": "Fact-check: what the articles got wrong",
+    "llm": "LLMs: which fit, how fast they generate, what a million tokens cost",
+}
 
 
 @dataclass
@@ -101,8 +107,13 @@ def install_kernel(name: str = KERNEL_NAME, user: bool = False) -> str:
 
     from ipykernel.kernelspec import install
 
-    return install(kernel_name=name, display_name=f"Python ({name})", user=user,
-                   prefix=None if user else sys.prefix, env=dict(QUIET_ENV))
+    return install(
+        kernel_name=name,
+        display_name=f"Python ({name})",
+        user=user,
+        prefix=None if user else sys.prefix,
+        env=dict(QUIET_ENV),
+    )
 
 
 def ensure_kernel(name: str = KERNEL_NAME) -> None:
@@ -157,8 +168,11 @@ def declared_parameters(notebook: Path) -> dict[str, dict]:
             default = yaml.safe_load(info["default"]) if info.get("default") is not None else None
         except yaml.YAMLError:
             default = info.get("default")
-        out[name] = {"default": default, "type": info.get("inferred_type_name", "None"),
-                     "help": info.get("help", "")}
+        out[name] = {
+            "default": default,
+            "type": info.get("inferred_type_name", "None"),
+            "help": info.get("help", ""),
+        }
     return out
 
 
@@ -176,7 +190,8 @@ def _coerce(name: str, value, expected, notebook: str):
     if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
         raise ParameterError(
             f"parameter {name} of {notebook} expects {want.__name__} (default {expected!r}), "
-            f"got {_type_name(value)} {value!r}")
+            f"got {_type_name(value)} {value!r}"
+        )
     return value
 
 
@@ -201,12 +216,15 @@ def load_params_file(path: str | os.PathLike) -> dict:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ParameterError(f"parameters file {p} must hold a mapping of name: value, not a {_type_name(data)}")
+        raise ParameterError(
+            f"parameters file {p} must hold a mapping of name: value, not a {_type_name(data)}"
+        )
     return data
 
 
-def plan_parameters(notebooks: list[Path], overrides: Mapping | None = None,
-                    raw_cli: Mapping[str, str] | None = None) -> dict[str, dict]:
+def plan_parameters(
+    notebooks: list[Path], overrides: Mapping | None = None, raw_cli: Mapping[str, str] | None = None
+) -> dict[str, dict]:
     """Parameters for each notebook: every given name goes to the notebooks that declare it.
 
     ``overrides`` hold typed values (from a parameters file: a notebook's stem as key scopes
@@ -268,8 +286,10 @@ def _esc(value) -> str:
 def _params_table(params: Mapping) -> str:
     if not params:
         return "<p>Run with the notebook's default parameters.</p>"
-    rows = "".join(f"<tr><th><code>{_esc(k)}</code></th><td><code>{_esc(json.dumps(v, default=str))}</code></td></tr>"
-                   for k, v in params.items())
+    rows = "".join(
+        f"<tr><th><code>{_esc(k)}</code></th><td><code>{_esc(json.dumps(v, default=str))}</code></td></tr>"
+        for k, v in params.items()
+    )
     return f"<table>{rows}</table>"
 
 
@@ -287,11 +307,13 @@ def notebook_html(nb_node, title: str, parameters: Mapping, run_id: str) -> str:
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
     body, _ = exporter.from_notebook_node(nb_node, resources={"metadata": {"name": title}})
-    bar = (f'<div class="gpukit-bar"><h1>{_esc(title)}</h1>'
-           f'<p>gpukit report run <code>{_esc(run_id)}</code> · <a href="index.html">all notebooks of this run</a>'
-           f' · <a href="{_esc(title)}.ipynb">executed notebook</a> · '
-           f'<label><input type="checkbox" id="gpukit-show-code"> show code</label></p>'
-           f"<p>Parameters:</p>{_params_table(parameters)}</div>")
+    bar = (
+        f'<div class="gpukit-bar"><h1>{_esc(title)}</h1>'
+        f'<p>gpukit report run <code>{_esc(run_id)}</code> · <a href="index.html">all notebooks of this run</a>'
+        f' · <a href="{_esc(title)}.ipynb">executed notebook</a> · '
+        f'<label><input type="checkbox" id="gpukit-show-code"> show code</label></p>'
+        f"<p>Parameters:</p>{_params_table(parameters)}</div>"
+    )
     body = _REMOTE_SCRIPT.sub("", body)  # require.js and MathJax from a CDN: reports work offline
     body = body.replace("</head>", _CSS + "</head>", 1)
     head_end = body.find("<body")
@@ -307,11 +329,15 @@ def index_html(run: Run) -> str:
         ipynb = f' (<a href="{_esc(nb.ipynb)}">.ipynb</a>)' if nb.ipynb else ""
         secs = f"{nb.seconds:.1f} s" if nb.seconds is not None else "–"
         status = _esc(nb.status) + (f": {_esc(nb.error)}" if nb.error else "")
-        rows.append(f"<tr><td>{link}{ipynb}</td><td>{status}</td><td>{secs}</td>"
-                    f"<td>{_params_table(nb.parameters)}</td></tr>")
+        rows.append(
+            f"<tr><td>{link}{ipynb}</td><td>{status}</td><td>{secs}</td>"
+            f"<td>{_params_table(nb.parameters)}</td></tr>"
+        )
     env = run.environment
-    pk = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v or 'not installed')}</td></tr>"
-                 for k, v in env.get("packages", {}).items())
+    pk = "".join(
+        f"<tr><th>{_esc(k)}</th><td>{_esc(v or 'not installed')}</td></tr>"
+        for k, v in env.get("packages", {}).items()
+    )
     dev = run.device
     device_rows = [("attached device", f"{dev.get('kind', '?').upper()}: {dev.get('name', '?')}")]
     if dev.get("kind") == "cpu":
@@ -342,7 +368,7 @@ code{{font-size:.92em}} h1{{margin-bottom:.2em}} .muted{{color:#5b6570}}
 <h2>Sections</h2>
 {_sections_html(run)}
 <h2>Notebooks</h2>
-<table><tr><th>notebook</th><th>status</th><th>run time</th><th>parameters</th></tr>{''.join(rows)}</table>
+<table><tr><th>notebook</th><th>status</th><th>run time</th><th>parameters</th></tr>{"".join(rows)}</table>
 <h2>Environment</h2>
 <table>{dev_html}</table>
 <h3>Package versions</h3>
@@ -358,8 +384,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
 
 
-def plan_jobs(notebooks: list[Path], plan: Mapping[str, dict],
-              pairs: Iterable[tuple[str, str]] | None = None) -> list[tuple[Path, str, dict, str]]:
+def plan_jobs(
+    notebooks: list[Path], plan: Mapping[str, dict], pairs: Iterable[tuple[str, str]] | None = None
+) -> list[tuple[Path, str, dict, str]]:
     """(notebook, output stem, parameters, title) for each rendering of the run.
 
     A notebook that declares ``gpu_a`` and ``gpu_b`` renders once per pair: the
@@ -374,8 +401,12 @@ def plan_jobs(notebooks: list[Path], plan: Mapping[str, dict],
             jobs.append((nb, nb.stem, params, nb.stem))
             continue
         if any(p in params for p in PAIR_PARAMETERS):
-            chosen = [(params.get("gpu_a", declared["gpu_a"]["default"]),
-                       params.get("gpu_b", declared["gpu_b"]["default"]))]
+            chosen = [
+                (
+                    params.get("gpu_a", declared["gpu_a"]["default"]),
+                    params.get("gpu_b", declared["gpu_b"]["default"]),
+                )
+            ]
         else:
             chosen = list(DEFAULT_PAIRS)
         for a, b in chosen + [p for p in extra if p not in chosen]:
@@ -413,11 +444,15 @@ def _summary_html(run: Run) -> str:
     parts = [f"<p><b>Device here:</b> {_esc(dev.get('kind', '?').upper())} {_esc(dev.get('name', '?'))}."]
     m = s.get("measured")
     if m and "error" not in m:
-        parts.append(f" <b>Measured here:</b> {m['ok']} of {m['total']} benchmark configurations "
-                     f"({_esc(', '.join(m['workloads']))}) on {_esc(m['device'])}.")
+        parts.append(
+            f" <b>Measured here:</b> {m['ok']} of {m['total']} benchmark configurations "
+            f"({_esc(', '.join(m['workloads']))}) on {_esc(m['device'])}."
+        )
     if dev.get("kind") != "gpu":
-        parts.append(" <b>Predicted:</b> every GPU figure (no GPU is attached; the performance model "
-                     "predicts each catalogue GPU, graded against published measurements).")
+        parts.append(
+            " <b>Predicted:</b> every GPU figure (no GPU is attached; the performance model "
+            "predicts each catalogue GPU, graded against published measurements)."
+        )
     else:
         parts.append(" <b>Predicted:</b> every catalogue GPU other than the attached one.")
     parts.append("</p>")
@@ -430,8 +465,10 @@ def _summary_html(run: Run) -> str:
     llm = s.get("llm")
     if llm and llm.get("verdicts"):
         items = "".join(f"<li>{_esc(v)}</li>" for v in llm["verdicts"])
-        parts.append(f"<h3>LLMs on these pairs ({_esc(llm.get('weights', ''))}, {_esc(llm.get('context', ''))} "
-                     f"tokens of context)</h3><ul>{items}</ul>")
+        parts.append(
+            f"<h3>LLMs on these pairs ({_esc(llm.get('weights', ''))}, {_esc(llm.get('context', ''))} "
+            f"tokens of context)</h3><ul>{items}</ul>"
+        )
     return "".join(parts)
 
 
@@ -463,8 +500,12 @@ def _switch_latest(out_root: Path, run_dir: Path) -> None:
 
 def _stderr_cells(nb_node) -> list[int]:
     """Indexes of cells that wrote to stderr (warnings, log noise): reports must have none."""
-    return [i for i, c in enumerate(nb_node.cells) if c.cell_type == "code"
-            and any(o.get("output_type") == "stream" and o.get("name") == "stderr" for o in c.get("outputs", []))]
+    return [
+        i
+        for i, c in enumerate(nb_node.cells)
+        if c.cell_type == "code"
+        and any(o.get("output_type") == "stream" and o.get("name") == "stderr" for o in c.get("outputs", []))
+    ]
 
 
 class Engine(abc.ABC):
@@ -475,8 +516,15 @@ class Engine(abc.ABC):
     """
 
     @abc.abstractmethod
-    def execute(self, notebook: Path, output: Path, parameters: dict, kernel_name: str, cwd: Path,
-                cell_timeout_s: float | None) -> None:
+    def execute(
+        self,
+        notebook: Path,
+        output: Path,
+        parameters: dict,
+        kernel_name: str,
+        cwd: Path,
+        cell_timeout_s: float | None,
+    ) -> None:
         """Execute ``notebook`` with ``parameters`` injected, writing the executed notebook to ``output``.
 
         The kernel ``kernel_name`` runs in folder ``cwd``; a cell running longer than
@@ -489,8 +537,15 @@ class Engine(abc.ABC):
 class PapermillEngine(Engine):
     """Runs notebooks with papermill; the kernel's own log lines go to ``kernel.log`` beside the output."""
 
-    def execute(self, notebook: Path, output: Path, parameters: dict, kernel_name: str, cwd: Path,
-                cell_timeout_s: float | None) -> None:
+    def execute(
+        self,
+        notebook: Path,
+        output: Path,
+        parameters: dict,
+        kernel_name: str,
+        cwd: Path,
+        cell_timeout_s: float | None,
+    ) -> None:
         """Execute one notebook with papermill (see :meth:`Engine.execute`).
 
         nbclient takes whole seconds, so a fractional ``cell_timeout_s`` is rounded up.
@@ -501,9 +556,16 @@ class PapermillEngine(Engine):
             ensure_kernel(kernel_name)
         timeout = math.ceil(cell_timeout_s) if cell_timeout_s else None
         with stderr_redirected(Path(output).parent / "kernel.log"):
-            papermill.execute_notebook(str(notebook), str(output), parameters=parameters, kernel_name=kernel_name,
-                                       progress_bar=False, log_output=False, cwd=str(cwd),
-                                       execution_timeout=timeout)
+            papermill.execute_notebook(
+                str(notebook),
+                str(output),
+                parameters=parameters,
+                kernel_name=kernel_name,
+                progress_bar=False,
+                log_output=False,
+                cwd=str(cwd),
+                execution_timeout=timeout,
+            )
 
 
 def _cell_limit(cell_timeout_s: float | None) -> float | None:
@@ -515,8 +577,9 @@ def _cell_limit(cell_timeout_s: float | None) -> float | None:
     except (TypeError, ValueError):
         value = math.nan
     if isinstance(cell_timeout_s, bool) or not value >= 0:
-        raise ParameterError(f"cell timeout {cell_timeout_s!r} must be a number of seconds, "
-                             "at least 0 (0 means no limit)")
+        raise ParameterError(
+            f"cell timeout {cell_timeout_s!r} must be a number of seconds, at least 0 (0 means no limit)"
+        )
     return None if value == 0 or math.isinf(value) else value
 
 
@@ -543,12 +606,19 @@ def _sigterm_as_interrupt() -> Callable[[], None]:
     return undo
 
 
-def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping | None = None,
-                  cli_parameters: Mapping[str, str] | None = None, params_file: str | os.PathLike | None = None,
-                  notebooks_dir: str | os.PathLike | None = None, only: Iterable[str] | None = None,
-                  kernel_name: str = KERNEL_NAME, progress: Callable[[str], None] | None = print,
-                  pairs: Iterable[tuple[str, str]] | None = None, engine: Engine | None = None,
-                  cell_timeout_s: float | None = DEFAULT_CELL_TIMEOUT_S) -> Run:
+def render_report(
+    out_dir: str | os.PathLike | None = None,
+    parameters: Mapping | None = None,
+    cli_parameters: Mapping[str, str] | None = None,
+    params_file: str | os.PathLike | None = None,
+    notebooks_dir: str | os.PathLike | None = None,
+    only: Iterable[str] | None = None,
+    kernel_name: str = KERNEL_NAME,
+    progress: Callable[[str], None] | None = print,
+    pairs: Iterable[tuple[str, str]] | None = None,
+    engine: Engine | None = None,
+    cell_timeout_s: float | None = DEFAULT_CELL_TIMEOUT_S,
+) -> Run:
     """Render every report notebook into a new run folder under ``out_dir`` (default ``outputs/``).
 
     ``parameters`` (typed) and ``params_file`` (YAML/JSON) and ``cli_parameters`` (``-p``
@@ -590,7 +660,11 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
         for i, (nb_path, stem, params, title) in enumerate(jobs, 1):
             entry = NotebookRun(name=stem, parameters=params, title=title)
             run.notebooks.append(entry)
-            label = nb_path.name if stem == nb_path.stem else f"{nb_path.name} ({params['gpu_a']} vs {params['gpu_b']})"
+            label = (
+                nb_path.name
+                if stem == nb_path.stem
+                else f"{nb_path.name} ({params['gpu_a']} vs {params['gpu_b']})"
+            )
             say(f"  [{i}/{len(jobs)}] {label} ...")
             executed = partial / f"{stem}.ipynb"
             t0 = time.perf_counter()
@@ -606,8 +680,10 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
                 entry.error = _describe_failure(exc, executed, limit)
                 failed = _set_aside(run, partial, t_run, "failed")
                 what = entry.error if entry.error.startswith("timed out") else f"failed {entry.error}"
-                raise ReportError(f"{nb_path.name}{'' if stem == nb_path.stem else f' ({title})'} {what}; "
-                                  f"partial output kept in {failed}; {latest} unchanged") from None
+                raise ReportError(
+                    f"{nb_path.name}{'' if stem == nb_path.stem else f' ({title})'} {what}; "
+                    f"partial output kept in {failed}; {latest} unchanged"
+                ) from None
             entry.seconds = time.perf_counter() - t0
             entry.status = "ok"
             nb_node = nbformat.read(executed, as_version=4)
@@ -625,7 +701,9 @@ def render_report(out_dir: str | os.PathLike | None = None, parameters: Mapping 
         if partial.is_dir():
             kept = _set_aside(run, partial, t_run, "interrupted")
         else:  # interrupted while the folder was being renamed: say where it went
-            kept = next((p for p in (out_root / run.run_id, out_root / f"{run.run_id}.failed") if p.exists()), partial)
+            kept = next(
+                (p for p in (out_root / run.run_id, out_root / f"{run.run_id}.failed") if p.exists()), partial
+            )
         raise KeyboardInterrupt(f"partial output kept in {kept}; {latest} unchanged") from None
     finally:
         if previous_run_dir is None:
@@ -655,7 +733,7 @@ def _set_aside(run: Run, partial: Path, t_run: float, suffix: str) -> Path:
 
 def _first_line(source: str, width: int = 60) -> str:
     line = next((ln.strip() for ln in str(source).splitlines() if ln.strip()), "")
-    return line if len(line) <= width else line[:width - 1] + "…"
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _running_cell(executed: Path) -> tuple[int, str] | None:
@@ -679,7 +757,9 @@ def _running_cell(executed: Path) -> tuple[int, str] | None:
     return started
 
 
-def _describe_failure(exc: BaseException, executed: Path | None = None, cell_timeout_s: float | None = None) -> str:
+def _describe_failure(
+    exc: BaseException, executed: Path | None = None, cell_timeout_s: float | None = None
+) -> str:
     """'in cell N (Error: message)' for a cell error; 'timed out in cell N (source) after T s'
     for a cell that hit the timeout; the exception's first line otherwise."""
     from nbclient.exceptions import CellTimeoutError

@@ -5,6 +5,7 @@ the package; an installed wheel (``pip install .``) carries them inside the pack
 ``gpukit/data`` and ``gpukit/notebooks``. ``GPUKIT_DATA_DIR`` and ``GPUKIT_NOTEBOOKS_DIR``
 override either.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,11 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: The checkout the package was imported from, or None for an installed package.
-SOURCE_ROOT: Path | None = PACKAGE_DIR.parent if (PACKAGE_DIR.parent / "pyproject.toml").is_file() \
-    and (PACKAGE_DIR.parent / "data").is_dir() else None
+SOURCE_ROOT: Path | None = (
+    PACKAGE_DIR.parent
+    if (PACKAGE_DIR.parent / "pyproject.toml").is_file() and (PACKAGE_DIR.parent / "data").is_dir()
+    else None
+)
 
 
 def _locate(env: str, name: str) -> Path:

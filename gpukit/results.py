@@ -17,6 +17,7 @@ never rewritten):
 A document newer than this gpukit, or one that is not a gpukit results document, is refused
 with the reason and what to do.
 """
+
 from __future__ import annotations
 
 import json
@@ -145,14 +146,23 @@ class Device:
     @classmethod
     def from_dict(cls, d: dict) -> Device:
         known = {f.name for f in fields(cls)} - {"details"}
-        return cls(str(d.get("kind", "cpu")), str(d.get("name", "?")),
-                   None if d.get("compute_capability") is None else str(d["compute_capability"]),
-                   d.get("catalogue_gpu"), d.get("catalogue_note"),
-                   {k: v for k, v in d.items() if k not in known and k != "catalogue_row"})
+        return cls(
+            str(d.get("kind", "cpu")),
+            str(d.get("name", "?")),
+            None if d.get("compute_capability") is None else str(d["compute_capability"]),
+            d.get("catalogue_gpu"),
+            d.get("catalogue_note"),
+            {k: v for k, v in d.items() if k not in known and k != "catalogue_row"},
+        )
 
     def to_dict(self) -> dict:
-        out = {"kind": self.kind, "name": self.name, "compute_capability": self.compute_capability,
-               "catalogue_gpu": self.catalogue_gpu, "catalogue_note": self.catalogue_note}
+        out = {
+            "kind": self.kind,
+            "name": self.name,
+            "compute_capability": self.compute_capability,
+            "catalogue_gpu": self.catalogue_gpu,
+            "catalogue_note": self.catalogue_note,
+        }
         return {**out, **self.details}
 
     def math(self, precision: str) -> str:
@@ -180,8 +190,16 @@ def _bad(path: Path | None, message: str) -> DataError:
 
 
 #: v1 spelled the math that ran as the configuration's precision or the Keras policy.
-_V1_MATH = {"fp32": "FP32", "float32": "FP32", "float32 (tf32 math)": "TF32", "tf32": "TF32", "fp16": "FP16",
-            "mixed_float16": "FP16", "bf16": "BF16", "mixed_bfloat16": "BF16"}
+_V1_MATH = {
+    "fp32": "FP32",
+    "float32": "FP32",
+    "float32 (tf32 math)": "TF32",
+    "tf32": "TF32",
+    "fp16": "FP16",
+    "mixed_float16": "FP16",
+    "bf16": "BF16",
+    "mixed_bfloat16": "BF16",
+}
 
 
 def _v1_to_v2(doc: dict) -> dict:
@@ -207,15 +225,23 @@ MIGRATIONS = {1: _v1_to_v2}
 def upgrade(doc: dict, path: Path | None = None) -> tuple[dict, int]:
     """``doc`` upgraded to :data:`SCHEMA_VERSION` (in memory), and the version it had."""
     if not isinstance(doc, dict) or ("schema_version" not in doc and "records" not in doc):
-        raise _bad(path, "is not a gpukit results document (no schema_version); "
-                         "produce one with `gpukit bench --out FILE`")
+        raise _bad(
+            path,
+            "is not a gpukit results document (no schema_version); "
+            "produce one with `gpukit bench --out FILE`",
+        )
     version = doc.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise _bad(path, f"schema_version {version!r} is not a version gpukit ever wrote; "
-                         "the file is not a gpukit results document")
+        raise _bad(
+            path,
+            f"schema_version {version!r} is not a version gpukit ever wrote; "
+            "the file is not a gpukit results document",
+        )
     if version > SCHEMA_VERSION:
-        raise _bad(path, f"schema_version {version} is newer than this gpukit reads ({SCHEMA_VERSION}); "
-                         "upgrade gpukit")
+        raise _bad(
+            path,
+            f"schema_version {version} is newer than this gpukit reads ({SCHEMA_VERSION}); upgrade gpukit",
+        )
     original = version
     while version < SCHEMA_VERSION:
         doc = MIGRATIONS[version](doc)
@@ -261,21 +287,49 @@ class Results:
             raise _bad(p, "records is not a list; the file was edited or truncated")
         rec_cls = ScalingRecord if kind == "scaling" else Record
         records = tuple(_record_from(rec_cls, r, f"record {i}", p) for i, r in enumerate(doc["records"]))
-        core = {"schema_version", "kind", "created", "environment", "device", "records", "seconds", "quick",
-                "isolation", "settings"}
-        return cls(kind, str(doc.get("created", "")), dict(doc["environment"] or {}),
-                   Device.from_dict(doc["device"] or {}), records, float(doc.get("seconds") or 0.0),
-                   bool(doc.get("quick", True)), doc.get("isolation"), dict(doc.get("settings") or {}),
-                   {k: v for k, v in doc.items() if k not in core and not k.startswith("_")},
-                   str(p.name) if p else None, original if original != SCHEMA_VERSION else None)
+        core = {
+            "schema_version",
+            "kind",
+            "created",
+            "environment",
+            "device",
+            "records",
+            "seconds",
+            "quick",
+            "isolation",
+            "settings",
+        }
+        return cls(
+            kind,
+            str(doc.get("created", "")),
+            dict(doc["environment"] or {}),
+            Device.from_dict(doc["device"] or {}),
+            records,
+            float(doc.get("seconds") or 0.0),
+            bool(doc.get("quick", True)),
+            doc.get("isolation"),
+            dict(doc.get("settings") or {}),
+            {k: v for k, v in doc.items() if k not in core and not k.startswith("_")},
+            str(p.name) if p else None,
+            original if original != SCHEMA_VERSION else None,
+        )
 
     def to_dict(self) -> dict:
         """The JSON form, at :data:`SCHEMA_VERSION`."""
         recs = [{f.name: getattr(r, f.name) for f in fields(r)} for r in self.records]
-        return {"schema_version": SCHEMA_VERSION, "kind": self.kind, "created": self.created,
-                "seconds": self.seconds, "quick": self.quick, "isolation": self.isolation,
-                "settings": self.settings, **self.extra, "environment": self.environment,
-                "device": self.device.to_dict(), "records": recs}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kind": self.kind,
+            "created": self.created,
+            "seconds": self.seconds,
+            "quick": self.quick,
+            "isolation": self.isolation,
+            "settings": self.settings,
+            **self.extra,
+            "environment": self.environment,
+            "device": self.device.to_dict(),
+            "records": recs,
+        }
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write atomically (a temporary file, then a rename)."""
@@ -308,31 +362,58 @@ class Results:
 
     def summary(self) -> dict:
         """What the report index says of the run."""
-        return {"device": self.device.name, "kind": self.device.kind,
-                "ok": sum(r.status == "ok" for r in self.records), "total": len(self.records),
-                "workloads": sorted({r.workload for r in self.records})}
+        return {
+            "device": self.device.name,
+            "kind": self.device.kind,
+            "ok": sum(r.status == "ok" for r in self.records),
+            "total": len(self.records),
+            "workloads": sorted({r.workload for r in self.records}),
+        }
 
     def frame(self):
         """One row per configuration (bench) or per workload and strategy (scaling)."""
         import pandas as pd
 
         if self.kind == "scaling":
-            cols = ["workload", "strategy", "replicas", "logical_devices", "per_replica_batch", "global_batch",
-                    "status", "throughput", "baseline_throughput", "speedup", "scaling_efficiency", "note"]
+            cols = [
+                "workload",
+                "strategy",
+                "replicas",
+                "logical_devices",
+                "per_replica_batch",
+                "global_batch",
+                "status",
+                "throughput",
+                "baseline_throughput",
+                "speedup",
+                "scaling_efficiency",
+                "note",
+            ]
             return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.records], columns=cols)
         rows = []
         for r in self.records:
-            rows.append({
-                "workload": r.workload, "configuration": r.label, "precision": r.precision,
-                "math_mode": r.math_mode, "xla": r.xla, "status": r.status,
-                "median_ms": r.median_s * 1e3 if r.median_s is not None else None,
-                "iqr_pct": 100 * r.iqr_s / r.median_s if r.median_s else None,
-                "samples": len(r.times_s), "throughput": r.throughput, "unit": r.throughput_unit,
-                "achieved_tflops": r.achieved_tflops,
-                "arithmetic_intensity": (r.flops_per_step / r.bytes_per_step
-                                         if r.flops_per_step and r.bytes_per_step else None),
-                "peak_fraction": r.peak_fraction, "noisy": r.noisy, "note": r.error or "",
-            })
+            rows.append(
+                {
+                    "workload": r.workload,
+                    "configuration": r.label,
+                    "precision": r.precision,
+                    "math_mode": r.math_mode,
+                    "xla": r.xla,
+                    "status": r.status,
+                    "median_ms": r.median_s * 1e3 if r.median_s is not None else None,
+                    "iqr_pct": 100 * r.iqr_s / r.median_s if r.median_s else None,
+                    "samples": len(r.times_s),
+                    "throughput": r.throughput,
+                    "unit": r.throughput_unit,
+                    "achieved_tflops": r.achieved_tflops,
+                    "arithmetic_intensity": (
+                        r.flops_per_step / r.bytes_per_step if r.flops_per_step and r.bytes_per_step else None
+                    ),
+                    "peak_fraction": r.peak_fraction,
+                    "noisy": r.noisy,
+                    "note": r.error or "",
+                }
+            )
         return pd.DataFrame(rows)
 
     def device_frame(self):
@@ -340,23 +421,34 @@ class Results:
         import pandas as pd
 
         dev, env = self.device, self.environment
-        rows = [("device", f"{dev.kind.upper()}: {dev.name}"),
-                ("compute capability", dev.compute_capability),
-                ("catalogue", dev.catalogue_gpu or "—"), ("catalogue note", dev.catalogue_note),
-                ("TensorFlow", env.get("tensorflow")), ("Keras", env.get("keras")),
-                ("CUDA / cuDNN build", f"{env.get('cuda_build')} / {env.get('cudnn_build')}"),
-                ("XLA", "on" if env.get("xla_jit") else "off"),
-                ("TF32 for float32 by default (Ampere+ GPUs)", env.get("tf32_default")),
-                ("threads (intra / inter op; 0 = TensorFlow picks)",
-                 f"{env.get('intra_op_threads')} / {env.get('inter_op_threads')}"),
-                ("host", env.get("host")), ("CPU", f"{env.get('cpu')} ({env.get('cpu_count')} logical cores)"),
-                ("Python", env.get("python")),
-                ("run", f"{self.created}, {self.seconds:.0f} s, isolation {self.isolation}, "
-                        f"{'quick' if self.quick else 'full'} set")]
+        rows = [
+            ("device", f"{dev.kind.upper()}: {dev.name}"),
+            ("compute capability", dev.compute_capability),
+            ("catalogue", dev.catalogue_gpu or "—"),
+            ("catalogue note", dev.catalogue_note),
+            ("TensorFlow", env.get("tensorflow")),
+            ("Keras", env.get("keras")),
+            ("CUDA / cuDNN build", f"{env.get('cuda_build')} / {env.get('cudnn_build')}"),
+            ("XLA", "on" if env.get("xla_jit") else "off"),
+            ("TF32 for float32 by default (Ampere+ GPUs)", env.get("tf32_default")),
+            (
+                "threads (intra / inter op; 0 = TensorFlow picks)",
+                f"{env.get('intra_op_threads')} / {env.get('inter_op_threads')}",
+            ),
+            ("host", env.get("host")),
+            ("CPU", f"{env.get('cpu')} ({env.get('cpu_count')} logical cores)"),
+            ("Python", env.get("python")),
+            (
+                "run",
+                f"{self.created}, {self.seconds:.0f} s, isolation {self.isolation}, "
+                f"{'quick' if self.quick else 'full'} set",
+            ),
+        ]
         if self.upgraded_from:
             rows.append(("schema", f"read from version {self.upgraded_from}, upgraded in memory"))
-        return pd.DataFrame([(k, "" if v is None else str(v)) for k, v in rows if v is not None],
-                            columns=["what", "value"])
+        return pd.DataFrame(
+            [(k, "" if v is None else str(v)) for k, v in rows if v is not None], columns=["what", "value"]
+        )
 
 
 def load(path: str | os.PathLike) -> Results:
@@ -367,8 +459,9 @@ def load(path: str | os.PathLike) -> Results:
     except FileNotFoundError:
         raise DataError([Problem(p, None, None, "file not found")]) from None
     except IsADirectoryError:
-        raise DataError([Problem(p, None, None, "is a folder; give a results file (or use --results DIR)")]) \
-            from None
+        raise DataError(
+            [Problem(p, None, None, "is a folder; give a results file (or use --results DIR)")]
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DataError([Problem(p, None, None, f"is not valid JSON ({exc}); it may be truncated")]) from None
     return Results.from_dict(doc, p)
@@ -386,13 +479,17 @@ def as_documents(results: Results | dict | Iterable | None) -> list[Results]:
 def save_for_report(results: Results, path: str | os.PathLike | None = None) -> Path | None:
     """Save ``results`` to ``path``; with no path, into the report run's folder when a report
     is rendering (``$GPUKIT_RUN_DIR``), else nowhere. Returns where it was written."""
-    target = Path(path) if path else (Path(os.environ[RUN_DIR_ENV]) / RESULTS_NAME
-                                      if os.environ.get(RUN_DIR_ENV) else None)
+    target = (
+        Path(path)
+        if path
+        else (Path(os.environ[RUN_DIR_ENV]) / RESULTS_NAME if os.environ.get(RUN_DIR_ENV) else None)
+    )
     return results.save(target) if target is not None else None
 
 
-def load_for_report(path: str | os.PathLike | None = None, folder: str | os.PathLike | None = None) \
-        -> Results | None:
+def load_for_report(
+    path: str | os.PathLike | None = None, folder: str | os.PathLike | None = None
+) -> Results | None:
     """The results document at ``path``; with no path, the one the benchmark notebook saved in
     ``folder`` (default: this report run's folder, ``$GPUKIT_RUN_DIR``), if there is one."""
     if path:

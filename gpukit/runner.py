@@ -19,6 +19,7 @@ its bisection, and distributed training each run in a fresh Python:
 and ``CUDNN_STATUS_ALLOC_FAILED``, the driver's ``CUDA_ERROR_OUT_OF_MEMORY``, XLA's "Out of
 memory while trying to allocate", and "Dst tensor is not initialized" (a failed GPU copy).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -35,9 +36,16 @@ _MARK = "GPUKIT-CHILD-RESULT "
 #: Exception type names that mean out of memory whatever their message.
 OOM_TYPES = ("ResourceExhaustedError", "OutOfMemoryError", "MemoryError")
 #: Message fragments (case-insensitive) that mean out of memory.
-OOM_TEXT = ("resourceexhausted", "oom when allocating", "out of memory", "alloc_failed",
-            "ran out of memory", "cuda_error_out_of_memory", "failed to allocate memory",
-            "dst tensor is not initialized")
+OOM_TEXT = (
+    "resourceexhausted",
+    "oom when allocating",
+    "out of memory",
+    "alloc_failed",
+    "ran out of memory",
+    "cuda_error_out_of_memory",
+    "failed to allocate memory",
+    "dst tensor is not initialized",
+)
 
 
 def is_oom(error: BaseException | str) -> bool:
@@ -78,8 +86,13 @@ class ChildResult:
         return self.status == "ok"
 
 
-def run(target: str, payload: Any, timeout_s: float = 1800, env: Mapping[str, str] | None = None,
-        unset: Sequence[str] = ()) -> ChildResult:
+def run(
+    target: str,
+    payload: Any,
+    timeout_s: float = 1800,
+    env: Mapping[str, str] | None = None,
+    unset: Sequence[str] = (),
+) -> ChildResult:
     """Call ``target`` (``"package.module:function"``, taking the payload and returning a
     JSON-able value) in a fresh Python. ``env`` is added to this process's environment (with
     TensorFlow's logging quietened) and ``unset`` names variables the child must not see."""
@@ -89,17 +102,26 @@ def run(target: str, payload: Any, timeout_s: float = 1800, env: Mapping[str, st
     for name in unset:
         child_env.pop(name, None)
     try:
-        proc = subprocess.run([sys.executable, "-m", "gpukit.runner", target], input=json.dumps(payload),
-                              capture_output=True, text=True, timeout=timeout_s, env=child_env)
+        proc = subprocess.run(
+            [sys.executable, "-m", "gpukit.runner", target],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=child_env,
+        )
     except subprocess.TimeoutExpired:
         return ChildResult("error", error=f"timed out after {timeout_s:g} s")
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(_MARK):
-            reply = json.loads(line[len(_MARK):])
+            reply = json.loads(line[len(_MARK) :])
             return ChildResult(reply["status"], reply.get("value"), reply.get("error"), proc.returncode)
     status, message = classify(proc.stderr)
-    return ChildResult(status, error=f"the child process exited with status {proc.returncode}: {message}",
-                       returncode=proc.returncode)
+    return ChildResult(
+        status,
+        error=f"the child process exited with status {proc.returncode}: {message}",
+        returncode=proc.returncode,
+    )
 
 
 def _main(argv: Sequence[str]) -> int:

@@ -6,6 +6,7 @@ FLOP rates (TFLOPS, TOPS) are decimal. Tensor-core figures are **dense** (never 
 sparse headline) and, for FP16/BF16, with **FP32 accumulate**. A mode the architecture
 lacks is empty (``NaN`` in the frame), never zero.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -43,11 +44,19 @@ SCHEMA: tuple[Field, ...] = (
     Field("memory_gb", "float", low=1, high=1_024, help="capacity in GiB as datasheets mean 'GB'"),
     Field("memory_type", "text", help="e.g. GDDR6, HBM2e"),
     Field("memory_bus_bits", "int", low=32, high=16_384),
-    Field("memory_data_rate_gbps", "float", required=False, low=0.5, high=50,
-          help="per-pin data rate, Gbit/s"),
+    Field(
+        "memory_data_rate_gbps", "float", required=False, low=0.5, high=50, help="per-pin data rate, Gbit/s"
+    ),
     Field("memory_bandwidth_gbs", "float", low=10, high=20_000),
-    Field("l2_cache_mib", "float", required=False, low=0.25, high=1_024, default="",
-          help="L2 cache in MiB, as the driver reports it (cudaDeviceProp.l2CacheSize / 2**20)"),
+    Field(
+        "l2_cache_mib",
+        "float",
+        required=False,
+        low=0.25,
+        high=1_024,
+        default="",
+        help="L2 cache in MiB, as the driver reports it (cudaDeviceProp.l2CacheSize / 2**20)",
+    ),
     Field("fp64_tflops", "float", low=0.01, high=1_000),
     Field("fp32_tflops", "float", low=0.1, high=1_000),
     Field("tf32_tensor_tflops", "float", required=False, low=0.1, high=10_000),
@@ -95,22 +104,41 @@ def _cross_check(row: dict) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     expected = 2 * row["cuda_cores"] * row["boost_clock_mhz"] * 1e6 / 1e12
     if abs(row["fp32_tflops"] - expected) > FP32_TOLERANCE * expected:
-        out.append(("fp32_tflops", (
-            f"{row['fp32_tflops']:g} disagrees with 2 x cuda_cores x boost_clock_mhz = {expected:.1f} "
-            f"by more than {FP32_TOLERANCE:.0%}; check all three against the datasheet")))
+        out.append(
+            (
+                "fp32_tflops",
+                (
+                    f"{row['fp32_tflops']:g} disagrees with 2 x cuda_cores x boost_clock_mhz = {expected:.1f} "
+                    f"by more than {FP32_TOLERANCE:.0%}; check all three against the datasheet"
+                ),
+            )
+        )
     rate = row["memory_data_rate_gbps"]
     if rate is not None:
         expected = row["memory_bus_bits"] / 8 * rate
         if abs(row["memory_bandwidth_gbs"] - expected) > BANDWIDTH_TOLERANCE * expected:
-            out.append(("memory_bandwidth_gbs", (
-                f"{row['memory_bandwidth_gbs']:g} disagrees with memory_bus_bits / 8 x memory_data_rate_gbps "
-                f"= {expected:.0f} by more than {BANDWIDTH_TOLERANCE:.0%}; check the three figures")))
+            out.append(
+                (
+                    "memory_bandwidth_gbs",
+                    (
+                        f"{row['memory_bandwidth_gbs']:g} disagrees with memory_bus_bits / 8 x memory_data_rate_gbps "
+                        f"= {expected:.0f} by more than {BANDWIDTH_TOLERANCE:.0%}; check the three figures"
+                    ),
+                )
+            )
     cc = row["compute_capability"]
     if cc in _NO_TF32_BF16:
         for col in ("tf32_tensor_tflops", "bf16_tensor_tflops"):
             if row[col] is not None:
-                out.append((col, (f"is set, but compute capability {cc} ({row['architecture']}) has no "
-                                  f"{col.split('_')[0].upper()} tensor mode; leave it empty")))
+                out.append(
+                    (
+                        col,
+                        (
+                            f"is set, but compute capability {cc} ({row['architecture']}) has no "
+                            f"{col.split('_')[0].upper()} tensor mode; leave it empty"
+                        ),
+                    )
+                )
     fma = _TENSOR_FMA_PER_CLOCK.get(cc)
     fp16 = row["fp16_tensor_tflops"]
     if fma and fp16 and row["tensor_cores"]:
@@ -119,22 +147,44 @@ def _cross_check(row: dict) -> list[tuple[str, str]]:
         dense = row["tensor_cores"] * fma * 2 * row["boost_clock_mhz"] * 1e6 / 1e12
         ratio = fp16 / dense
         if ratio > 1.5:
-            out.append(("fp16_tensor_tflops", (
-                f"{fp16:g} is {ratio:.1f}x the dense rate of {row['tensor_cores']} tensor cores at "
-                f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); it looks like the 2:4-sparse or "
-                f"FP16-accumulate figure: write the dense FP16 figure with FP32 accumulate")))
+            out.append(
+                (
+                    "fp16_tensor_tflops",
+                    (
+                        f"{fp16:g} is {ratio:.1f}x the dense rate of {row['tensor_cores']} tensor cores at "
+                        f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); it looks like the 2:4-sparse or "
+                        f"FP16-accumulate figure: write the dense FP16 figure with FP32 accumulate"
+                    ),
+                )
+            )
         elif ratio < 0.75:
-            out.append(("fp16_tensor_tflops", (
-                f"{fp16:g} is only {ratio:.2f}x the dense rate of {row['tensor_cores']} tensor cores at "
-                f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); check tensor_cores and the figure")))
+            out.append(
+                (
+                    "fp16_tensor_tflops",
+                    (
+                        f"{fp16:g} is only {ratio:.2f}x the dense rate of {row['tensor_cores']} tensor cores at "
+                        f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); check tensor_cores and the figure"
+                    ),
+                )
+            )
     tf32 = row["tf32_tensor_tflops"]
     if tf32 and fp16 and abs(tf32 / fp16 - 0.5) > 0.05:
-        out.append(("tf32_tensor_tflops", (
-            f"{tf32:g} is not half the dense FP16 figure {fp16:g} as on every architecture with TF32; "
-            f"is one of them a sparse figure?")))
+        out.append(
+            (
+                "tf32_tensor_tflops",
+                (
+                    f"{tf32:g} is not half the dense FP16 figure {fp16:g} as on every architecture with TF32; "
+                    f"is one of them a sparse figure?"
+                ),
+            )
+        )
     if row["l2_cache_mib"] is not None and row["l2_source_url"] is None:
-        out.append(("l2_source_url", "is empty, but l2_cache_mib is set; cite the device report or vendor "
-                                     "document that gives it"))
+        out.append(
+            (
+                "l2_source_url",
+                "is empty, but l2_cache_mib is set; cite the device report or vendor document that gives it",
+            )
+        )
     if row["msrp_usd"] is not None and row["msrp_source_url"] is None:
         out.append(("msrp_source_url", "is empty, but msrp_usd is set; cite where the price was published"))
     if row["launch"] > row["retrieved"][:7]:
@@ -155,15 +205,22 @@ def validate_catalogue(path: str | os.PathLike, today: date | None = None) -> pd
     for line, row in records:
         key = row["gpu"].casefold()
         if key in names:
-            problems.append(Problem(path, line, "gpu", f"{row['gpu']!r} repeats line {names[key]}; names must be unique",
-                                    row["gpu"]))
+            problems.append(
+                Problem(
+                    path,
+                    line,
+                    "gpu",
+                    f"{row['gpu']!r} repeats line {names[key]}; names must be unique",
+                    row["gpu"],
+                )
+            )
             continue
         names[key] = line
         for col, msg in _cross_check(row):
             problems.append(Problem(path, line, col, msg, row["gpu"]))
         kept.append(row)
     if problems:
-        raise DataError(sorted(problems, key=lambda p: (p.line or 0)))
+        raise DataError(sorted(problems, key=lambda p: p.line or 0))
     records = kept
     frame = to_frame(records, SCHEMA)
     frame.attrs["source_path"] = str(path)
@@ -193,8 +250,21 @@ def load_catalogue(path: str | os.PathLike | None = None) -> pd.DataFrame:
 #: Words a name may carry or leave out: brand and product-line words, and the generation and
 #: edition words of the newer workstation names ("RTX 6000 Ada Generation", "RTX PRO 6000
 #: Blackwell Workstation Edition"), so "6000 Ada" and "RTX PRO 6000" find them.
-_NOISE = {"nvidia", "tesla", "geforce", "quadro", "rtx", "gpu", "tensor", "core", "card", "generation", "edition",
-          "workstation", "blackwell"}
+_NOISE = {
+    "nvidia",
+    "tesla",
+    "geforce",
+    "quadro",
+    "rtx",
+    "gpu",
+    "tensor",
+    "core",
+    "card",
+    "generation",
+    "edition",
+    "workstation",
+    "blackwell",
+}
 _MEMORY_TYPES = {"hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7"}
 _FORMS = ("pcie", "sxm", "sxm2", "sxm4", "sxm5")
 
@@ -237,9 +307,11 @@ def _family(name: str) -> str:
 def _pick_default(variants: list[tuple]) -> tuple:
     """The documented default among variants ``(gpu, form factor, memory GB, memory type)``, in
     catalogue order: a PCIe card first, then the most memory, then the first listed."""
+
     def rank(item):
         order, (_, form, memory, _) = item
         return form != "PCIe", -float(memory) if memory == memory else math.inf, order
+
     return min(enumerate(variants), key=rank)[1]
 
 
@@ -285,15 +357,24 @@ def resolve(name: str, catalogue: pd.DataFrame | None = None) -> Resolution:
         hint = f"did you mean {', '.join(close_names)}? " if close_names else ""
         raise UnknownGPUError(f"unknown GPU {name!r}; {hint}`gpukit specs` lists all {len(cat)} GPUs")
     variants = tuple(r[0] for r in family)
-    matches = [r for r in family
-               if (q.form is None or r[1].casefold().startswith(q.form)) and
-               (q.memory_gb is None or float(r[2]) == q.memory_gb) and
-               (q.memory_type is None or r[3].casefold() == q.memory_type)]
+    matches = [
+        r
+        for r in family
+        if (q.form is None or r[1].casefold().startswith(q.form))
+        and (q.memory_gb is None or float(r[2]) == q.memory_gb)
+        and (q.memory_type is None or r[3].casefold() == q.memory_type)
+    ]
     if not matches:
         raise UnknownGPUError(
-            f"no {_family(variants[0])} variant matches {name!r}; it comes as: {', '.join(variants)}")
-    return Resolution(name, _pick_default(matches)[0], defaulted=len(matches) > 1, variants=variants,
-                      matches=tuple(r[0] for r in matches))
+            f"no {_family(variants[0])} variant matches {name!r}; it comes as: {', '.join(variants)}"
+        )
+    return Resolution(
+        name,
+        _pick_default(matches)[0],
+        defaulted=len(matches) > 1,
+        variants=variants,
+        matches=tuple(r[0] for r in matches),
+    )
 
 
 def lookup(name: str, catalogue: pd.DataFrame | None = None) -> pd.Series:
@@ -327,8 +408,11 @@ DERIVED: dict[str, tuple[str, str, str]] = {
     "fp32_tflops_per_w": ("fp32_tflops", "tdp_w", "FP32 TFLOPS per watt of TDP"),
     "fp16_tensor_tflops_per_w": ("fp16_tensor_tflops", "tdp_w", "dense FP16 tensor TFLOPS per watt of TDP"),
     "memory_bandwidth_gbs_per_w": ("memory_bandwidth_gbs", "tdp_w", "memory bandwidth GB/s per watt of TDP"),
-    "fp16_tensor_flop_per_byte": ("fp16_tensor_tflops", "memory_bandwidth_gbs",
-                                  "FLOP per byte of memory traffic at which dense FP16 turns compute-bound"),
+    "fp16_tensor_flop_per_byte": (
+        "fp16_tensor_tflops",
+        "memory_bandwidth_gbs",
+        "FLOP per byte of memory traffic at which dense FP16 turns compute-bound",
+    ),
 }
 _DERIVED_SCALE = {"fp16_tensor_flop_per_byte": 1e12 / 1e9}
 
@@ -350,12 +434,24 @@ def ranking(catalogue: pd.DataFrame, by: str, columns: Sequence[str] | None = No
     """GPUs sorted by ``by`` (largest first; GPUs lacking the metric last) with a ``rank`` column."""
     if by not in rankable_metrics():
         close = difflib.get_close_matches(by, rankable_metrics(), n=3)
-        hint = f"did you mean {', '.join(close)}?" if close else f"choose one of {', '.join(rankable_metrics())}"
+        hint = (
+            f"did you mean {', '.join(close)}?" if close else f"choose one of {', '.join(rankable_metrics())}"
+        )
         raise GpukitError(f"cannot rank by {by!r}; {hint}")
     frame = with_derived(catalogue)
-    cols = list(columns) if columns else [
-        "gpu", "architecture", "memory_gb", "memory_bandwidth_gbs", "fp32_tflops",
-        "fp16_tensor_tflops", "tdp_w"]
+    cols = (
+        list(columns)
+        if columns
+        else [
+            "gpu",
+            "architecture",
+            "memory_gb",
+            "memory_bandwidth_gbs",
+            "fp32_tflops",
+            "fp16_tensor_tflops",
+            "tdp_w",
+        ]
+    )
     if by not in cols:
         cols.append(by)
     out = frame.sort_values(by, ascending=False, na_position="last", kind="stable")[cols]
@@ -379,8 +475,9 @@ def records(catalogue: pd.DataFrame) -> list[dict]:
     return out
 
 
-def resolve_rows(path: Path, rows: list[tuple[int, dict]], catalogue, key, problems: list[Problem],
-                       what: str) -> list[dict]:
+def resolve_rows(
+    path: Path, rows: list[tuple[int, dict]], catalogue, key, problems: list[Problem], what: str
+) -> list[dict]:
     """Resolve each row's ``gpu`` against the catalogue (canonical names) and drop rows whose
     ``key(row)`` repeats an earlier line; problems are appended, naming line and column."""
     seen: dict[tuple, int] = {}
@@ -399,7 +496,9 @@ def resolve_rows(path: Path, rows: list[tuple[int, dict]], catalogue, key, probl
         row["gpu"] = names[name]
         k = key(row)
         if k in seen:
-            problems.append(Problem(path, line, None, f"repeats line {seen[k]} ({what}); keep one", row["gpu"]))
+            problems.append(
+                Problem(path, line, None, f"repeats line {seen[k]} ({what}); keep one", row["gpu"])
+            )
             continue
         seen[k] = line
         kept.append(row)
@@ -409,8 +508,17 @@ def resolve_rows(path: Path, rows: list[tuple[int, dict]], catalogue, key, probl
 #: FP32 lanes per streaming multiprocessor by compute capability (CUDA C++ Programming Guide,
 #: "Throughput of Native Arithmetic Instructions": 32-bit floating-point add and multiply results
 #: per clock cycle per multiprocessor), to count a GPU's SMs from its CUDA cores.
-FP32_LANES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128,
-                     "10.0": 128, "12.0": 128}
+FP32_LANES_PER_SM = {
+    "7.0": 64,
+    "7.5": 64,
+    "8.0": 64,
+    "8.6": 128,
+    "8.7": 128,
+    "8.9": 128,
+    "9.0": 128,
+    "10.0": 128,
+    "12.0": 128,
+}
 
 
 #: Thread-instructions one SM issues per clock cycle: four processing blocks, each with a warp
@@ -433,6 +541,8 @@ def sm_count(row) -> int:
     """Streaming multiprocessors of a catalogue GPU: CUDA cores over FP32 lanes per SM."""
     lanes = FP32_LANES_PER_SM.get(str(row["compute_capability"]))
     if not lanes:
-        raise ParameterError(f"{row['gpu']}: compute capability {row['compute_capability']} has no FP32 lane "
-                             "count in gpukit.specs.FP32_LANES_PER_SM; add it")
+        raise ParameterError(
+            f"{row['gpu']}: compute capability {row['compute_capability']} has no FP32 lane "
+            "count in gpukit.specs.FP32_LANES_PER_SM; add it"
+        )
     return int(round(float(row["cuda_cores"]) / lanes))

@@ -1,4 +1,5 @@
 """Tables for notebooks: one look, HTML-escaped text, clickable source links, units kept in headers."""
+
 from __future__ import annotations
 
 import html
@@ -50,9 +51,12 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     frame = frame.drop(columns=[c for c in frame.columns if not _shown(frame[c])])
     numeric = [c for c in frame.select_dtypes("number").columns]
     text_cols = [c for c in frame.columns if c not in numeric]
-    styler = (Styler(frame, cell_ids=False).hide(axis="index")
-              .format(_number, subset=numeric)
-              .format(_text, subset=text_cols))
+    styler = (
+        Styler(frame, cell_ids=False)
+        .hide(axis="index")
+        .format(_number, subset=numeric)
+        .format(_text, subset=text_cols)
+    )
     if caption:
         styler = styler.set_caption(html.escape(caption))
     # a table wider than the page scrolls sideways in its own box instead of running off the page
@@ -74,10 +78,20 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     # which turns a column of sentences into a tower of one word a line: sentences keep a readable
     # width (the table scrolls sideways instead), short labels and numbers stay on one line
     longest = {c: _longest(frame[c]) for c in text_cols}
-    align = {c: [{"selector": "td", "props": f"text-align: {'right' if c in numeric else 'left'} !important; "
-                  + (f"min-width: {_prose_width(longest[c])}em;" if longest.get(c, 0) > PROSE_CHARS
-                     else "white-space: nowrap;")}]
-             for c in frame.columns}
+    align = {
+        c: [
+            {
+                "selector": "td",
+                "props": f"text-align: {'right' if c in numeric else 'left'} !important; "
+                + (
+                    f"min-width: {_prose_width(longest[c])}em;"
+                    if longest.get(c, 0) > PROSE_CHARS
+                    else "white-space: nowrap;"
+                ),
+            }
+        ]
+        for c in frame.columns
+    }
     return styler.set_table_styles(align, overwrite=False) if align else styler
 
 
@@ -130,8 +144,9 @@ def note(text: str) -> Note:
 
 def summary(values: dict, caption: str | None = None) -> Styler:
     """A dict of headline figures as a two-column table (names with underscores become words)."""
-    frame = pd.DataFrame({"figure": [k.replace("_", " ") for k in values],
-                          "value": [_number(v) for v in values.values()]})
+    frame = pd.DataFrame(
+        {"figure": [k.replace("_", " ") for k in values], "value": [_number(v) for v in values.values()]}
+    )
     return show(frame, caption)
 
 

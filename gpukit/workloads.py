@@ -12,6 +12,7 @@ each layer's output written once and read once, weights read once, and for train
 gradients and optimizer state too. Training FLOPs are 3 x forward (the backward pass computes
 gradients for activations and for weights, each as costly as the forward pass).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -26,8 +27,14 @@ from .graph import activation_elements, forward_flops
 from .models import keras_policy, train_step, transformer_model
 
 #: Workloads in report order, with the unit of their throughput.
-UNITS = {"matmul": "TFLOP/s", "bandwidth": "GB/s", "conv": "TFLOP/s",
-         "resnet50": "images/s", "transformer": "tokens/s", "decoder": "tokens/s"}
+UNITS = {
+    "matmul": "TFLOP/s",
+    "bandwidth": "GB/s",
+    "conv": "TFLOP/s",
+    "resnet50": "images/s",
+    "transformer": "tokens/s",
+    "decoder": "tokens/s",
+}
 WORKLOADS = tuple(UNITS)
 
 
@@ -48,15 +55,19 @@ class Config:
         if self.workload == "bandwidth":
             return f"bandwidth {p['kernel']} {p['elements'] * 4 / 2**20:.0f} MiB"
         if self.workload == "conv":
-            return (f"conv {p['kernel']}x{p['kernel']} {p['height']}x{p['width']}x{p['in_channels']}"
-                    f"->{p['out_channels']} batch {p['batch']}")
+            return (
+                f"conv {p['kernel']}x{p['kernel']} {p['height']}x{p['width']}x{p['in_channels']}"
+                f"->{p['out_channels']} batch {p['batch']}"
+            )
         if self.workload == "resnet50":
             return f"resnet50 {p['mode']} {p['image_size']}px batch {p['batch']}"
         if self.workload == "transformer":
             return f"transformer {p['layers']}L h{p['hidden']} seq {p['seq_len']} batch {p['batch']}"
         if self.workload == "decoder":
-            return (f"decoder {p['phase']} {p['layers']}L h{p['hidden']} prompt {p['prompt']} "
-                    f"context {p['context']} batch {p['batch']}")
+            return (
+                f"decoder {p['phase']} {p['layers']}L h{p['hidden']} prompt {p['prompt']} "
+                f"context {p['context']} batch {p['batch']}"
+            )
         return f"{self.workload} {p}"
 
     def to_dict(self) -> dict:
@@ -64,7 +75,9 @@ class Config:
 
     @classmethod
     def from_dict(cls, data: dict) -> Config:
-        return cls(data["workload"], data["precision"], dict(data.get("params", {})), bool(data.get("xla", False)))
+        return cls(
+            data["workload"], data["precision"], dict(data.get("params", {})), bool(data.get("xla", False))
+        )
 
 
 @dataclass
@@ -101,18 +114,38 @@ def conv2d_out(size: int, stride: int) -> int:
     return math.ceil(size / stride)
 
 
-def conv2d_counts(batch: int, height: int, width: int, in_channels: int, out_channels: int,
-                  kernel: int, stride: int, itemsize: int) -> tuple[float, float]:
+def conv2d_counts(
+    batch: int,
+    height: int,
+    width: int,
+    in_channels: int,
+    out_channels: int,
+    kernel: int,
+    stride: int,
+    itemsize: int,
+) -> tuple[float, float]:
     """FLOPs and bytes of a SAME-padded 2-D convolution (NHWC)."""
     ho, wo = conv2d_out(height, stride), conv2d_out(width, stride)
     flops = 2.0 * batch * ho * wo * out_channels * kernel * kernel * in_channels
-    elems = batch * height * width * in_channels + kernel * kernel * in_channels * out_channels \
+    elems = (
+        batch * height * width * in_channels
+        + kernel * kernel * in_channels * out_channels
         + batch * ho * wo * out_channels
+    )
     return flops, float(elems * itemsize)
 
 
-def transformer_counts(batch: int, seq_len: int, hidden: int, heads: int, ffn: int, layers: int,
-                       vocab: int, itemsize: int, training: bool = True) -> tuple[float, float]:
+def transformer_counts(
+    batch: int,
+    seq_len: int,
+    hidden: int,
+    heads: int,
+    ffn: int,
+    layers: int,
+    vocab: int,
+    itemsize: int,
+    training: bool = True,
+) -> tuple[float, float]:
     """FLOPs and estimated bytes of a BERT-like encoder step with a token-level output head.
 
     Per layer and token: Q, K, V and output projections 4 x 2h^2; attention scores and the
@@ -130,8 +163,19 @@ def transformer_counts(batch: int, seq_len: int, hidden: int, heads: int, ffn: i
     return float(flops), float(bytes_)
 
 
-def decoder_counts(batch: int, prompt: int, context: int, hidden: int, heads: int, kv_heads: int, ffn: int,
-                   layers: int, vocab: int, itemsize: int, phase: str) -> tuple[float, float]:
+def decoder_counts(
+    batch: int,
+    prompt: int,
+    context: int,
+    hidden: int,
+    heads: int,
+    kv_heads: int,
+    ffn: int,
+    layers: int,
+    vocab: int,
+    itemsize: int,
+    phase: str,
+) -> tuple[float, float]:
     """FLOPs and least bytes of one step of a LLaMA-shaped decoder (grouped-query attention, gated
     FFN, untied output head) serving ``batch`` sequences.
 
@@ -148,11 +192,17 @@ def decoder_counts(batch: int, prompt: int, context: int, hidden: int, heads: in
     kv = kv_heads * head
     layer_weights = hidden * (hidden + 2 * kv) + hidden * hidden + 3 * hidden * ffn
     tokens, span = (batch * prompt, prompt) if phase == "prefill" else (batch, context)
-    flops = 2.0 * layers * layer_weights * tokens + 4.0 * layers * tokens * span * hidden + 2.0 * batch * hidden * vocab
+    flops = (
+        2.0 * layers * layer_weights * tokens
+        + 4.0 * layers * tokens * span * hidden
+        + 2.0 * batch * hidden * vocab
+    )
     cache = layers * 2 * batch * kv * (prompt if phase == "prefill" else context + 1)
     scores = layers * batch * heads * (prompt * prompt if phase == "prefill" else context) * 2
     hidden_io = layers * tokens * (4 * hidden + 2 * kv + 3 * ffn) + batch * vocab
-    bytes_ = (layers * layer_weights + hidden * vocab + tokens * hidden + cache + scores + hidden_io) * itemsize
+    bytes_ = (
+        layers * layer_weights + hidden * vocab + tokens * hidden + cache + scores + hidden_io
+    ) * itemsize
     return float(flops), float(bytes_)
 
 
@@ -168,8 +218,11 @@ class DeviceInfo:
 
     @property
     def ampere_or_later(self) -> bool:
-        return self.kind == "gpu" and self.compute_capability is not None and \
-            float(self.compute_capability) >= 8.0
+        return (
+            self.kind == "gpu"
+            and self.compute_capability is not None
+            and float(self.compute_capability) >= 8.0
+        )
 
 
 def default_precisions(device: DeviceInfo, quick: bool) -> list[str]:
@@ -206,7 +259,13 @@ def sizes(kind: str, quick: bool) -> dict:
             "conv_layers": 4,
             "resnet50": resnet,
             "transformer": transformer,
-            "decoder": {**DECODER_SHAPE, "layers": 8, "prompt": 512, "context": 2048, "batch": 1 if quick else 8},
+            "decoder": {
+                **DECODER_SHAPE,
+                "layers": 8,
+                "prompt": 512,
+                "context": 2048,
+                "batch": 1 if quick else 8,
+            },
             "scaling": {"resnet50": resnet, "transformer": transformer},
         }
     return {
@@ -216,12 +275,26 @@ def sizes(kind: str, quick: bool) -> dict:
         "conv_batch": 4 if quick else 8,
         "conv_layers": 2 if quick else 4,
         "resnet50": {"image_size": 128, "batch": 4} if quick else {"image_size": 224, "batch": 8},
-        "transformer": {**TRANSFORMER_SHAPE, **({"layers": 2, "batch": 4} if quick else {"layers": 4, "batch": 8})},
-        "decoder": {"hidden": 512, "heads": 8, "kv_heads": 2, "ffn": 1408, "vocab": 8000,
-                    **({"layers": 2, "prompt": 128, "context": 512, "batch": 1} if quick else
-                       {"layers": 4, "prompt": 256, "context": 1024, "batch": 4})},
-        "scaling": {"resnet50": {"image_size": 64 if quick else 128, "batch": 2 if quick else 8},
-                    "transformer": {**_TINY_TRANSFORMER, "layers": 2, "batch": 2 if quick else 8}},
+        "transformer": {
+            **TRANSFORMER_SHAPE,
+            **({"layers": 2, "batch": 4} if quick else {"layers": 4, "batch": 8}),
+        },
+        "decoder": {
+            "hidden": 512,
+            "heads": 8,
+            "kv_heads": 2,
+            "ffn": 1408,
+            "vocab": 8000,
+            **(
+                {"layers": 2, "prompt": 128, "context": 512, "batch": 1}
+                if quick
+                else {"layers": 4, "prompt": 256, "context": 1024, "batch": 4}
+            ),
+        },
+        "scaling": {
+            "resnet50": {"image_size": 64 if quick else 128, "batch": 2 if quick else 8},
+            "transformer": {**_TINY_TRANSFORMER, "layers": 2, "batch": 2 if quick else 8},
+        },
     }
 
 
@@ -239,8 +312,9 @@ def check_selection(workloads=None, precisions=None) -> tuple[list[str], list[st
     return names, precs
 
 
-def default_configs(device: DeviceInfo, quick: bool = True, workloads=None, precisions=None,
-                    xla: bool = False) -> list[Config]:
+def default_configs(
+    device: DeviceInfo, quick: bool = True, workloads=None, precisions=None, xla: bool = False
+) -> list[Config]:
     """The benchmark set for this device: every workload at every precision, sized for it."""
     names, precs = check_selection(workloads, precisions)
     precs = precs or default_precisions(device, quick)
@@ -248,24 +322,51 @@ def default_configs(device: DeviceInfo, quick: bool = True, workloads=None, prec
     out: list[Config] = []
     for w in names:
         if w == "bandwidth":  # bytes per second do not depend on the arithmetic precision
-            out += [Config("bandwidth", "fp32", {"kernel": k, "elements": size["bandwidth_elements"]}, xla)
-                    for k in ("scale", "add")]
+            out += [
+                Config("bandwidth", "fp32", {"kernel": k, "elements": size["bandwidth_elements"]}, xla)
+                for k in ("scale", "add")
+            ]
             continue
         for p in precs:
             if w == "matmul":
-                out += [Config("matmul", p, {"shape": "square", "m": n, "n": n, "k": n}, xla) for n in size["square"]]
-                out += [Config("matmul", p, {"shape": "llm", "m": m, "n": n, "k": k}, xla) for m, n, k in size["llm"]]
+                out += [
+                    Config("matmul", p, {"shape": "square", "m": n, "n": n, "k": n}, xla)
+                    for n in size["square"]
+                ]
+                out += [
+                    Config("matmul", p, {"shape": "llm", "m": m, "n": n, "k": k}, xla)
+                    for m, n, k in size["llm"]
+                ]
             elif w == "conv":
-                out += [Config("conv", p, {"batch": size["conv_batch"], "height": h, "width": wd, "in_channels": ci,
-                                           "out_channels": co, "kernel": 3, "stride": 1}, xla)
-                        for h, wd, ci, co in CONV_LAYERS[: size["conv_layers"]]]
+                out += [
+                    Config(
+                        "conv",
+                        p,
+                        {
+                            "batch": size["conv_batch"],
+                            "height": h,
+                            "width": wd,
+                            "in_channels": ci,
+                            "out_channels": co,
+                            "kernel": 3,
+                            "stride": 1,
+                        },
+                        xla,
+                    )
+                    for h, wd, ci, co in CONV_LAYERS[: size["conv_layers"]]
+                ]
             elif w == "resnet50":
-                out += [Config("resnet50", p, {"mode": mode, **size["resnet50"]}, xla) for mode in ("train", "infer")]
+                out += [
+                    Config("resnet50", p, {"mode": mode, **size["resnet50"]}, xla)
+                    for mode in ("train", "infer")
+                ]
             elif w == "transformer":
                 out.append(Config("transformer", p, dict(size["transformer"]), xla))
             elif w == "decoder":
-                out += [Config("decoder", p, {"phase": phase, **size["decoder"]}, xla)
-                        for phase in ("prefill", "decode")]
+                out += [
+                    Config("decoder", p, {"phase": phase, **size["decoder"]}, xla)
+                    for phase in ("prefill", "decode")
+                ]
     return out
 
 
@@ -303,12 +404,20 @@ def precision_scope(config: Config, device: DeviceInfo) -> Iterator[str]:
 
 def build(config: Config, math_mode: str) -> Built:
     """A compiled step for ``config`` (call inside :func:`precision_scope`)."""
-    builders = {"matmul": _build_matmul, "bandwidth": _build_bandwidth, "conv": _build_conv,
-                "resnet50": _build_resnet50, "transformer": _build_transformer, "decoder": _build_decoder}
+    builders = {
+        "matmul": _build_matmul,
+        "bandwidth": _build_bandwidth,
+        "conv": _build_conv,
+        "resnet50": _build_resnet50,
+        "transformer": _build_transformer,
+        "decoder": _build_decoder,
+    }
     try:
         builder = builders[config.workload]
     except KeyError:
-        raise ParameterError(f"unknown workload {config.workload!r}; choose from {', '.join(WORKLOADS)}") from None
+        raise ParameterError(
+            f"unknown workload {config.workload!r}; choose from {', '.join(WORKLOADS)}"
+        ) from None
     return builder(config, math_mode)
 
 
@@ -345,9 +454,19 @@ def _build_conv(config: Config, math_mode: str) -> Built:
     p = config.params
     dtype = prec.get(config.precision).dtype
     x = tf.cast(tf.random.uniform((p["batch"], p["height"], p["width"], p["in_channels"])), dtype)
-    w = tf.cast(tf.random.uniform((p["kernel"], p["kernel"], p["in_channels"], p["out_channels"]), -0.1, 0.1), dtype)
-    flops, bytes_ = conv2d_counts(p["batch"], p["height"], p["width"], p["in_channels"], p["out_channels"],
-                                  p["kernel"], p["stride"], prec.itemsize(config.precision))
+    w = tf.cast(
+        tf.random.uniform((p["kernel"], p["kernel"], p["in_channels"], p["out_channels"]), -0.1, 0.1), dtype
+    )
+    flops, bytes_ = conv2d_counts(
+        p["batch"],
+        p["height"],
+        p["width"],
+        p["in_channels"],
+        p["out_channels"],
+        p["kernel"],
+        p["stride"],
+        prec.itemsize(config.precision),
+    )
     fn = lambda: tf.nn.conv2d(x, w, strides=p["stride"], padding="SAME")  # noqa: E731
     return Built(_function(tf, fn, config.xla), flops, bytes_, None, UNITS["conv"], math_mode)
 
@@ -374,7 +493,9 @@ def _build_resnet50(config: Config, math_mode: str) -> Built:
         optimizer = keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
         if config.precision == "fp16":
             optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
-        step = train_step(tf, model, keras.losses.SparseCategoricalCrossentropy(), optimizer, x, y, config.xla)
+        step = train_step(
+            tf, model, keras.losses.SparseCategoricalCrossentropy(), optimizer, x, y, config.xla
+        )
         return Built(step, 3 * forward, bytes_, batch, UNITS["resnet50"], math_mode)
     step = _function(tf, lambda: model(x, training=False), config.xla)
     return Built(step, forward, bytes_, batch, UNITS["resnet50"], math_mode)
@@ -393,8 +514,17 @@ def _build_transformer(config: Config, math_mode: str) -> Built:
         optimizer = keras.mixed_precision.LossScaleOptimizer(optimizer)
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     itemsize = prec.itemsize(config.precision)
-    flops, bytes_ = transformer_counts(p["batch"], p["seq_len"], p["hidden"], p["heads"], p["ffn"],
-                                       p["layers"], p["vocab"], itemsize, training=True)
+    flops, bytes_ = transformer_counts(
+        p["batch"],
+        p["seq_len"],
+        p["hidden"],
+        p["heads"],
+        p["ffn"],
+        p["layers"],
+        p["vocab"],
+        itemsize,
+        training=True,
+    )
     step = train_step(tf, model, loss, optimizer, x, y, config.xla)
     return Built(step, flops, bytes_, p["batch"] * p["seq_len"], UNITS["transformer"], math_mode)
 
@@ -415,11 +545,26 @@ def decoder_step(tf, params: dict, dtype: str):
         return tf.Variable(tf.cast(tf.random.normal(shape, stddev=0.02), dtype), trainable=False)
 
     embed = weight(v, h)
-    layers = [{"q": weight(h, h), "k": weight(h, kvh * hd), "v": weight(h, kvh * hd), "o": weight(h, h),
-               "gate": weight(h, f), "up": weight(h, f), "down": weight(f, h)} for _ in range(L)]
+    layers = [
+        {
+            "q": weight(h, h),
+            "k": weight(h, kvh * hd),
+            "v": weight(h, kvh * hd),
+            "o": weight(h, h),
+            "gate": weight(h, f),
+            "up": weight(h, f),
+            "down": weight(f, h),
+        }
+        for _ in range(L)
+    ]
     out_head = weight(h, v)
-    caches = [(tf.Variable(tf.zeros((b, context, kvh, hd), dtype), trainable=False),
-               tf.Variable(tf.zeros((b, context, kvh, hd), dtype), trainable=False)) for _ in range(L)]
+    caches = [
+        (
+            tf.Variable(tf.zeros((b, context, kvh, hd), dtype), trainable=False),
+            tf.Variable(tf.zeros((b, context, kvh, hd), dtype), trainable=False),
+        )
+        for _ in range(L)
+    ]
     prompt_ids = tf.random.uniform((b, prompt), maxval=v, dtype=tf.int32)
     next_ids = tf.random.uniform((b, 1), maxval=v, dtype=tf.int32)
 
@@ -431,7 +576,7 @@ def decoder_step(tf, params: dict, dtype: str):
         # grouped-query attention: each key-value head serves ``group`` query heads
         k = tf.repeat(k, group, axis=2)
         vv = tf.repeat(vv, group, axis=2)
-        scores = tf.einsum("bqhd,bkhd->bhqk", q, k) / tf.cast(hd ** 0.5, dtype)
+        scores = tf.einsum("bqhd,bkhd->bhqk", q, k) / tf.cast(hd**0.5, dtype)
         if mask is not None:
             scores += mask
         probs = tf.cast(tf.nn.softmax(tf.cast(scores, tf.float32), -1), dtype)
@@ -451,8 +596,8 @@ def decoder_step(tf, params: dict, dtype: str):
             mask = tf.cast((1.0 - causal) * -1e4, dtype)[None, None]
             a = attend(q, k, vv, mask)
         else:  # decode: write one position, attend over the whole cache
-            keys[:, position:position + 1].assign(k)
-            values[:, position:position + 1].assign(vv)
+            keys[:, position : position + 1].assign(k)
+            values[:, position : position + 1].assign(vv)
             a = attend(q, keys.read_value(), values.read_value(), None)
         x = x + tf.reshape(a, (b, n, h)) @ w["o"]
         y = norm(x)
@@ -479,9 +624,26 @@ def _build_decoder(config: Config, math_mode: str) -> Built:
     p = config.params
     dtype = prec.get(config.precision).dtype
     prefill, decode, _ = decoder_step(tf, p, dtype)
-    flops, bytes_ = decoder_counts(p["batch"], p["prompt"], p["context"], p["hidden"], p["heads"], p["kv_heads"],
-                                   p["ffn"], p["layers"], p["vocab"], prec.itemsize(config.precision), p["phase"])
+    flops, bytes_ = decoder_counts(
+        p["batch"],
+        p["prompt"],
+        p["context"],
+        p["hidden"],
+        p["heads"],
+        p["kv_heads"],
+        p["ffn"],
+        p["layers"],
+        p["vocab"],
+        prec.itemsize(config.precision),
+        p["phase"],
+    )
     if p["phase"] == "prefill":
-        return Built(_function(tf, prefill, config.xla), flops, bytes_, p["batch"] * p["prompt"], UNITS["decoder"],
-                     math_mode)
+        return Built(
+            _function(tf, prefill, config.xla),
+            flops,
+            bytes_,
+            p["batch"] * p["prompt"],
+            UNITS["decoder"],
+            math_mode,
+        )
     return Built(_function(tf, decode, config.xla), flops, bytes_, p["batch"], UNITS["decoder"], math_mode)

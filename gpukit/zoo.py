@@ -10,6 +10,7 @@ own ``.keras`` file built from the same layers is walked the same way.
 Every size is a keyword with a small default (a CPU measures each in seconds); :func:`sizes`
 says which ones each model takes. TensorFlow is imported only when a model is built.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -41,8 +42,9 @@ def _embedded_tokens(keras, seq_len: int, vocab: int, hidden: int):
     return tokens, keras.layers.Embedding(vocab, hidden)(tokens) + positions(keras, tokens, seq_len, hidden)
 
 
-def _post_norm_blocks(keras, x, layers: int, heads: int, hidden: int, ffn: int, dropout: float,
-                      epsilon: float = 1e-3):
+def _post_norm_blocks(
+    keras, x, layers: int, heads: int, hidden: int, ffn: int, dropout: float, epsilon: float = 1e-3
+):
     """BERT's encoder blocks: self-attention and a GELU feed-forward, each added back and normalised."""
     L = keras.layers
     for _ in range(layers):
@@ -53,8 +55,16 @@ def _post_norm_blocks(keras, x, layers: int, heads: int, hidden: int, ffn: int, 
     return x
 
 
-def text_encoder(seq_len: int = 128, hidden: int = 128, heads: int = 4, ffn: int = 512, layers: int = 2,
-                 vocab: int = 8000, classes: int = 2, dropout: float = 0.1):
+def text_encoder(
+    seq_len: int = 128,
+    hidden: int = 128,
+    heads: int = 4,
+    ffn: int = 512,
+    layers: int = 2,
+    vocab: int = 8000,
+    classes: int = 2,
+    dropout: float = 0.1,
+):
     """Post-norm transformer encoder over token ids, mean-pooled into a classifier."""
     keras = _keras()
     L = keras.layers
@@ -63,8 +73,15 @@ def text_encoder(seq_len: int = 128, hidden: int = 128, heads: int = 4, ffn: int
     return keras.Model(tokens, L.Dense(classes, dtype="float32")(x), name="keras_encoder")
 
 
-def causal_decoder(seq_len: int = 128, hidden: int = 128, heads: int = 4, ffn: int = 512, layers: int = 2,
-                   vocab: int = 8000, dropout: float = 0.0):
+def causal_decoder(
+    seq_len: int = 128,
+    hidden: int = 128,
+    heads: int = 4,
+    ffn: int = 512,
+    layers: int = 2,
+    vocab: int = 8000,
+    dropout: float = 0.0,
+):
     """Pre-norm GPT-style decoder: causal self-attention, GELU MLP, next-token logits over the vocabulary."""
     keras = _keras()
     L = keras.layers
@@ -78,8 +95,16 @@ def causal_decoder(seq_len: int = 128, hidden: int = 128, heads: int = 4, ffn: i
     return keras.Model(tokens, L.Dense(vocab, dtype="float32")(x), name="keras_decoder")
 
 
-def vit(image: int = 32, patch: int = 4, hidden: int = 128, heads: int = 4, ffn: int = 256, layers: int = 2,
-        classes: int = 10, dropout: float = 0.0):
+def vit(
+    image: int = 32,
+    patch: int = 4,
+    hidden: int = 128,
+    heads: int = 4,
+    ffn: int = 256,
+    layers: int = 2,
+    classes: int = 10,
+    dropout: float = 0.0,
+):
     """A small vision transformer: convolutional patch embedding, pre-norm blocks, mean pooling."""
     keras = _keras()
     L = keras.layers
@@ -147,8 +172,15 @@ def text_cnn(seq_len: int = 128, vocab: int = 8000, embed: int = 128, filters: i
     return keras.Model(tokens, L.Dense(classes, dtype="float32")(x), name="keras_textcnn")
 
 
-def bert_shaped(seq_len: int = 128, hidden: int = 128, heads: int = 2, ffn: int = 512, layers: int = 2,
-                vocab: int = 8000, dropout: float = 0.1):
+def bert_shaped(
+    seq_len: int = 128,
+    hidden: int = 128,
+    heads: int = 2,
+    ffn: int = 512,
+    layers: int = 2,
+    vocab: int = 8000,
+    dropout: float = 0.1,
+):
     """BERT's block shapes (post-norm, GELU, dropout 0.1) with a token-level masked-LM head."""
     keras = _keras()
     L = keras.layers
@@ -177,7 +209,8 @@ def spec_model(spec, seq_len: int | None = None, head: str = "lm"):
 
     def attention(x):
         return L.MultiHeadAttention(spec.heads, h // spec.heads, dropout=drop, use_bias=bias)(
-            x, x, use_causal_mask=spec.decoder)
+            x, x, use_causal_mask=spec.decoder
+        )
 
     tokens = keras.Input((s,), dtype="int32", name="tokens")
     x = L.Embedding(spec.vocab, h)(tokens)

@@ -1,4 +1,5 @@
 """Shared fixtures: the shipped catalogue, and bad copies of it made cell by cell."""
+
 from __future__ import annotations
 
 import csv

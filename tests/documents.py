@@ -1,5 +1,6 @@
 """Documents for tests: valid, current-version results documents built from a few fields,
 small notebooks with a parameters cell, and data files of given rows."""
+
 from __future__ import annotations
 
 import csv
@@ -10,30 +11,75 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from gpukit import results as res
 
-GPU_A5000 = {"kind": "gpu", "name": "NVIDIA RTX A5000", "compute_capability": "8.6", "catalogue_gpu": "RTX A5000",
-             "catalogue_note": "NVIDIA RTX A5000 matched to RTX A5000"}
-CPU = {"kind": "cpu", "name": "Test CPU (2 logical cores)", "compute_capability": None, "catalogue_gpu": None,
-       "catalogue_note": "no GPU attached"}
+GPU_A5000 = {
+    "kind": "gpu",
+    "name": "NVIDIA RTX A5000",
+    "compute_capability": "8.6",
+    "catalogue_gpu": "RTX A5000",
+    "catalogue_note": "NVIDIA RTX A5000 matched to RTX A5000",
+}
+CPU = {
+    "kind": "cpu",
+    "name": "Test CPU (2 logical cores)",
+    "compute_capability": None,
+    "catalogue_gpu": None,
+    "catalogue_note": "no GPU attached",
+}
 
 
 def record(workload: str = "matmul", precision: str = "fp32", status: str = "ok", **values) -> dict:
     """A bench record with every field (defaults as a run leaves them), ``values`` overriding."""
-    rec = {"workload": workload, "precision": precision, "params": {}, "status": status, "xla": False,
-           "label": workload, "error": None, "math_mode": None, "warmup_s": [], "times_s": [], "loops": None,
-           "median_s": None, "iqr_s": None, "mad_s": None, "cv": None, "noisy": None, "throughput": None,
-           "throughput_unit": None, "achieved_tflops": None, "flops_per_step": None, "bytes_per_step": None,
-           "items_per_step": None, "peak": None, "peak_fraction": None}
+    rec = {
+        "workload": workload,
+        "precision": precision,
+        "params": {},
+        "status": status,
+        "xla": False,
+        "label": workload,
+        "error": None,
+        "math_mode": None,
+        "warmup_s": [],
+        "times_s": [],
+        "loops": None,
+        "median_s": None,
+        "iqr_s": None,
+        "mad_s": None,
+        "cv": None,
+        "noisy": None,
+        "throughput": None,
+        "throughput_unit": None,
+        "achieved_tflops": None,
+        "flops_per_step": None,
+        "bytes_per_step": None,
+        "items_per_step": None,
+        "peak": None,
+        "peak_fraction": None,
+    }
     rec.update(values)
     return rec
 
 
-def document(records=(), device: dict | None = None, created: str = "2026-11-29T00:00:00Z",
-             tensorflow: str = "2.21.0", **extra) -> dict:
+def document(
+    records=(),
+    device: dict | None = None,
+    created: str = "2026-11-29T00:00:00Z",
+    tensorflow: str = "2.21.0",
+    **extra,
+) -> dict:
     """A bench results document at the current schema version, as JSON would hold it."""
-    return {"schema_version": res.SCHEMA_VERSION, "kind": "bench", "created": created, "seconds": 1.0,
-            "quick": True, "isolation": "process", "settings": {},
-            "environment": {"tensorflow": tensorflow, "packages": {"tensorflow": tensorflow}},
-            "device": dict(device or CPU), "records": [dict(r) for r in records], **extra}
+    return {
+        "schema_version": res.SCHEMA_VERSION,
+        "kind": "bench",
+        "created": created,
+        "seconds": 1.0,
+        "quick": True,
+        "isolation": "process",
+        "settings": {},
+        "environment": {"tensorflow": tensorflow, "packages": {"tensorflow": tensorflow}},
+        "device": dict(device or CPU),
+        "records": [dict(r) for r in records],
+        **extra,
+    }
 
 
 def results(records=(), device: dict | None = None, **kw) -> res.Results:

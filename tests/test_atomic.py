@@ -1,4 +1,5 @@
 """Files are replaced whole or not at all."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Measured memory bandwidth: the shipped runs, their validation, and the share the models stream at."""
+
 from __future__ import annotations
 
 import statistics
@@ -90,12 +91,16 @@ def test_the_models_move_bytes_at_the_measured_rate(gpu):
     fixed = model.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
 
     def slowdown(efficiency=None):
-        fast, slow = (llm.speeds(model, name, "f16", context=64, efficiency=efficiency)["decode_step_s"]
-                      for name in ("A10", "T4"))
+        fast, slow = (
+            llm.speeds(model, name, "f16", context=64, efficiency=efficiency)["decode_step_s"]
+            for name in ("A10", "T4")
+        )
         return (slow - fixed) / (fast - fixed)
 
     assert slowdown() == pytest.approx(600 / 320, rel=1e-6)
-    a10 = statistics.median([469, 484.458, 484.526, 484.65, 484.678, 484.732, 484.746])  # one copy, six machines
+    a10 = statistics.median(
+        [469, 484.458, 484.526, 484.65, 484.678, 484.732, 484.746]
+    )  # one copy, six machines
     own = replace(llm.default_efficiency(), measured_bandwidth=True)
     assert slowdown(own) == pytest.approx(a10 / statistics.median(T4_RUNS), rel=1e-6)
 

@@ -1,4 +1,5 @@
 """The harness: statistics, timing rules, FLOP/byte counts, failures as results (documents: test_results.py)."""
+
 from __future__ import annotations
 
 import math
@@ -78,8 +79,9 @@ def test_measure_keeps_warmup_apart_calibrates_loops_and_syncs_before_each_clock
 
 def test_measure_stops_at_max_time():
     dev = FakeDevice(first=0.1, dt=1.0)
-    s = bench.Settings(warmup_steps=1, warmup_min_s=0.0, min_sample_s=0.0, min_time_s=100, min_samples=1000,
-                       max_time_s=5.0)
+    s = bench.Settings(
+        warmup_steps=1, warmup_min_s=0.0, min_sample_s=0.0, min_time_s=100, min_samples=1000, max_time_s=5.0
+    )
     t = bench.measure(dev.step, s, synchronize=dev.sync, clock=dev.clock)
     assert len(t.times_s) == 5
 
@@ -104,16 +106,19 @@ def test_workers_in_lockstep_run_the_same_number_of_steps_whatever_their_clocks(
     # loops and stop after different sample counts; then one waits in a collective for the other.
     s = bench.Settings(warmup_steps=2, warmup_min_s=0.01, min_sample_s=0.02, min_time_s=0.2, min_samples=3)
     devs = [FakeDevice(first=1.0, dt=2.0**-10), FakeDevice(first=0.5, dt=3 * 2.0**-10)]
-    solo = [bench.measure(d.step, s, synchronize=d.sync, clock=d.clock)
-            for d in (FakeDevice(first=1.0, dt=2.0**-10), FakeDevice(first=0.5, dt=3 * 2.0**-10))]
+    solo = [
+        bench.measure(d.step, s, synchronize=d.sync, clock=d.clock)
+        for d in (FakeDevice(first=1.0, dt=2.0**-10), FakeDevice(first=0.5, dt=3 * 2.0**-10))
+    ]
     assert solo[0].loops != solo[1].loops  # alone, they would not agree
 
     shared, timings = Lockstep(), [None, None]
 
     def worker(i):
         d = devs[i]
-        timings[i] = bench.measure(d.step, s, synchronize=d.sync, clock=d.clock,
-                                   agree=lambda v: shared.agree(i, v))
+        timings[i] = bench.measure(
+            d.step, s, synchronize=d.sync, clock=d.clock, agree=lambda v: shared.agree(i, v)
+        )
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
     for t in threads:
@@ -184,8 +189,12 @@ def test_default_configs_by_device_and_names():
     volta = workloads.default_configs(DeviceInfo("gpu", "7.0"), quick=False, workloads=["matmul"])
     assert {c.precision for c in volta} == {"fp32", "fp16"}
     mixed = workloads.default_configs(CPU, workloads=["resnet50"], precisions=["mixed_bfloat16", "float32"])
-    assert [(c.precision, c.params["mode"]) for c in mixed] == [("bf16", "train"), ("bf16", "infer"),
-                                                                 ("float32", "train"), ("float32", "infer")]
+    assert [(c.precision, c.params["mode"]) for c in mixed] == [
+        ("bf16", "train"),
+        ("bf16", "infer"),
+        ("float32", "train"),
+        ("float32", "infer"),
+    ]
     with pytest.raises(ParameterError, match="unknown workload 'gemm'"):
         workloads.default_configs(CPU, workloads=["gemm"])
     with pytest.raises(ParameterError, match="unknown precision 'fp8'"):
@@ -201,7 +210,9 @@ def small_matmul(n=128, precision="fp32"):
 
 @pytest.mark.tensorflow
 def test_run_config_measures_and_computes_peak_fraction():
-    rec = bench.run_config(small_matmul(), CPU, FAST, peak_row={"fp32_tflops": 10.0, "memory_bandwidth_gbs": 100})
+    rec = bench.run_config(
+        small_matmul(), CPU, FAST, peak_row={"fp32_tflops": 10.0, "memory_bandwidth_gbs": 100}
+    )
     assert isinstance(rec, Record) and rec.status == "ok" and rec.error is None
     assert rec.math_mode == "FP32"
     assert rec.flops_per_step == 2.0 * 128**3 and rec.bytes_per_step == 3 * 128 * 128 * 4.0
@@ -233,7 +244,9 @@ def test_a_training_step_is_traced_once_with_its_optimizer_built_first(policy):
     tf = quiet_tensorflow()
     keras.mixed_precision.set_global_policy(policy)
     try:
-        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), keras.layers.Dense(1, dtype="float32")])
+        model = keras.Sequential(
+            [keras.Input((8,)), keras.layers.Dense(16), keras.layers.Dense(1, dtype="float32")]
+        )
         opt = keras.optimizers.Adam()
         if policy == "mixed_float16":
             opt = keras.mixed_precision.LossScaleOptimizer(opt)
@@ -246,12 +259,26 @@ def test_a_training_step_is_traced_once_with_its_optimizer_built_first(policy):
         assert step.experimental_get_tracing_count() == 1
         assert int(opt.iterations) >= 5  # most steps applied their update
         assert losses[-1] < losses[0]  # it trains
-        lazy = train_step(tf, model, keras.losses.MeanSquaredError(), keras.optimizers.Adam(), x, y, xla=False,
-                          build_first=False)
+        lazy = train_step(
+            tf,
+            model,
+            keras.losses.MeanSquaredError(),
+            keras.optimizers.Adam(),
+            x,
+            y,
+            xla=False,
+            build_first=False,
+        )
         lazy(), lazy()
-        assert lazy.experimental_get_tracing_count() == 2  # Keras makes the slots while tracing, then traces again
-        unbuilt = keras.Sequential([keras.layers.Dense(1)])  # no variables until called: the lazy build, no error
-        later = train_step(tf, unbuilt, keras.losses.MeanSquaredError(), keras.optimizers.SGD(), x, y, xla=False)
+        assert (
+            lazy.experimental_get_tracing_count() == 2
+        )  # Keras makes the slots while tracing, then traces again
+        unbuilt = keras.Sequential(
+            [keras.layers.Dense(1)]
+        )  # no variables until called: the lazy build, no error
+        later = train_step(
+            tf, unbuilt, keras.losses.MeanSquaredError(), keras.optimizers.SGD(), x, y, xla=False
+        )
         assert math.isfinite(float(later()))
     finally:
         keras.mixed_precision.set_global_policy("float32")
@@ -277,9 +304,11 @@ def test_failures_do_not_stop_the_run(monkeypatch):
 
     monkeypatch.setattr(workloads, "build", build)
     seen = []
-    results = bench.run_benchmarks(configs=[small_matmul(64), Config("matmul", "tf32", small_matmul().params),
-                                            small_matmul(128)], settings=FAST,
-                                   progress=lambda i, n, r: seen.append((i, n, r.status)))
+    results = bench.run_benchmarks(
+        configs=[small_matmul(64), Config("matmul", "tf32", small_matmul().params), small_matmul(128)],
+        settings=FAST,
+        progress=lambda i, n, r: seen.append((i, n, r.status)),
+    )
     statuses = [(r.status, r.error) for r in results.records]
     assert statuses[0] == ("error", "RuntimeError: kernel launch failed")
     assert statuses[1][0] == "skipped" and "no TF32 tensor cores" in statuses[1][1]
@@ -335,8 +364,11 @@ def _gpu():
     return nvidia_smi()
 
 
-gpu_only = pytest.mark.skipif("not _gpu()", reason="needs an NVIDIA GPU; this machine has none. "
-                              "The branch is the same code a CPU run takes, with TF32 and placement on the GPU.")
+gpu_only = pytest.mark.skipif(
+    "not _gpu()",
+    reason="needs an NVIDIA GPU; this machine has none. "
+    "The branch is the same code a CPU run takes, with TF32 and placement on the GPU.",
+)
 
 
 @pytest.mark.gpu

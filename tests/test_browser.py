@@ -5,6 +5,7 @@ every link must resolve (links to files of the run exist; web links are well-for
 URLs, not followed: the report is read offline). Untrusted text in a data file must show as
 text, never run.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -18,22 +19,35 @@ from gpukit import report
 pytestmark = pytest.mark.notebooks
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-        "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     if not CHROMIUM:
-        pytest.skip("Debian's chromium is not installed; `make test` installs it where it can (root with apt-get)")
+        pytest.skip(
+            "Debian's chromium is not installed; `make test` installs it where it can (root with apt-get)"
+        )
     root = tmp_path_factory.mktemp("browser")
     hostile = root / "claims.csv"
-    hostile.write_text("source,gpu,field,relation,claimed_value,other_gpu,quote\n"
-                       "x.txt,A40,memory_gb,eq,48,,\"<img src=x onerror=\"\"window.__pwned=1\"\"><script>"
-                       "window.__pwned=2</script>\"\n")
-    run = report.render_report(out_dir=root / "out", only=["01", "06", "07"], progress=None,
-                               parameters={"claims_file": str(hostile), "models": ["ResNet50"],
-                                           "workloads": ["resnet50"]})
+    hostile.write_text(
+        "source,gpu,field,relation,claimed_value,other_gpu,quote\n"
+        'x.txt,A40,memory_gb,eq,48,,"<img src=x onerror=""window.__pwned=1""><script>'
+        'window.__pwned=2</script>"\n'
+    )
+    run = report.render_report(
+        out_dir=root / "out",
+        only=["01", "06", "07"],
+        progress=None,
+        parameters={"claims_file": str(hostile), "models": ["ResNet50"], "workloads": ["resnet50"]},
+    )
     return Path(run.path)
 
 
@@ -59,14 +73,26 @@ def _visit(browser, path: Path) -> dict:
     pwned = page.evaluate("window.__pwned === undefined ? null : window.__pwned")
     text = page.inner_text("body")
     page.close()
-    return {"errors": errors, "remote": remote, "images": images, "links": links, "pwned": pwned, "text": text}
+    return {
+        "errors": errors,
+        "remote": remote,
+        "images": images,
+        "links": links,
+        "pwned": pwned,
+        "text": text,
+    }
 
 
 def test_every_page_loads_cleanly_with_its_images_and_links(rendered, browser):
     pages = sorted(rendered.glob("*.html"))
     names = {p.name for p in pages}
-    assert {"index.html", "01_specs.html", "07_fact_check.html", "06_tradeoffs--a40-vs-v100.html",
-            "06_tradeoffs--rtx-a4000-vs-rtx-a5000.html"} <= names
+    assert {
+        "index.html",
+        "01_specs.html",
+        "07_fact_check.html",
+        "06_tradeoffs--a40-vs-v100.html",
+        "06_tradeoffs--rtx-a4000-vs-rtx-a5000.html",
+    } <= names
     for path in pages:
         seen = _visit(browser, path)
         assert seen["errors"] == [], (path.name, seen["errors"])
@@ -84,8 +110,12 @@ def test_every_page_loads_cleanly_with_its_images_and_links(rendered, browser):
 
 def test_index_links_every_section_and_summarises_the_pairs(rendered, browser):
     seen = _visit(browser, rendered / "index.html")
-    for label in ("Specs: the sourced catalogue", "Head to head: A40 vs V100",
-                  "Head to head: RTX A4000 vs RTX A5000", "Fact-check: what the articles got wrong"):
+    for label in (
+        "Specs: the sourced catalogue",
+        "Head to head: A40 vs V100",
+        "Head to head: RTX A4000 vs RTX A5000",
+        "Fact-check: what the articles got wrong",
+    ):
         assert label in seen["text"]
     assert "A40 vs V100 PCIe 16GB" in seen["text"] and "RTX A4000 vs RTX A5000" in seen["text"]
     assert "as fast as" in seen["text"]  # a computed verdict, shown on the index
@@ -105,10 +135,12 @@ def test_table_sentences_keep_a_readable_width_on_a_laptop_screen(rendered, brow
         page = browser.new_page(viewport={"width": 1300, "height": 900})
         page.goto((rendered / name).as_uri(), wait_until="load")
         narrow = page.eval_on_selector_all(
-            "td", """els => els.filter(e => e.innerText.trim().length > 40)
+            "td",
+            """els => els.filter(e => e.innerText.trim().length > 40)
                         .map(e => [e.innerText.slice(0, 40),
                                    e.getBoundingClientRect().width / parseFloat(getComputedStyle(e).fontSize)])
-                        .filter(([, ems]) => ems < 15)""")
+                        .filter(([, ems]) => ems < 15)""",
+        )
         text = page.inner_text("body")
         page.close()
         assert narrow == [], (name, narrow[:5])

@@ -1,4 +1,5 @@
 """The gpukit command: output formats, one-line errors, exit codes."""
+
 from __future__ import annotations
 
 import csv
@@ -62,9 +63,13 @@ def test_specs_table_and_single_gpu_card(capsys, catalogue, gpu):
     assert f"{len(catalogue)} GPU(s)" in out
     code, out, _ = run(capsys, "specs", "--gpu", "T4")
     assert code == 0
-    card = dict(line.split(None, 1) if len(line.split(None, 1)) == 2 else (line.strip(), "")
-                for line in out.splitlines())
-    assert card["fp16_tensor_tflops"] == f"{gpu('T4').fp16_tensor_tflops:g}" and card["tf32_tensor_tflops"] == ""
+    card = dict(
+        line.split(None, 1) if len(line.split(None, 1)) == 2 else (line.strip(), "")
+        for line in out.splitlines()
+    )
+    assert (
+        card["fp16_tensor_tflops"] == f"{gpu('T4').fp16_tensor_tflops:g}" and card["tf32_tensor_tflops"] == ""
+    )
 
 
 def test_unknown_gpu_is_one_line_and_exit_2(capsys):
@@ -89,7 +94,18 @@ def test_report_rejects_a_parameter_given_twice(capsys):
 def test_console_script_help_documents_every_subcommand():
     exe = [sys.executable, "-m", "gpukit"]
     out = subprocess.run([*exe, "--help"], capture_output=True, text=True, check=True).stdout
-    for command in ("specs", "bench", "fit", "cost", "predict", "compare", "llm", "claims", "report", "kernel"):
+    for command in (
+        "specs",
+        "bench",
+        "fit",
+        "cost",
+        "predict",
+        "compare",
+        "llm",
+        "claims",
+        "report",
+        "kernel",
+    ):
         assert command in out
     out = subprocess.run([*exe, "report", "--help"], capture_output=True, text=True, check=True).stdout
     for option in ("-p NAME VALUE", "--params-file", "--out", "--only"):
@@ -105,8 +121,25 @@ def test_usage_errors_exit_2(argv):
 @pytest.mark.tensorflow
 def test_fit_of_a_keras_model_builds_it_quietly():
     """The estimate builds the model (under a 16-bit policy, for the walk) without TensorFlow's start-up logs."""
-    proc = subprocess.run([sys.executable, "-m", "gpukit", "fit", "--model", "keras-vit", "--batch", "2",
-                           "--precision", "bf16", "--gpu", "T4"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpukit",
+            "fit",
+            "--model",
+            "keras-vit",
+            "--batch",
+            "2",
+            "--precision",
+            "bf16",
+            "--gpu",
+            "T4",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "keras-vit, 32x32x3 images, batch 2, train, bf16, adam: tensors" in proc.stdout
     assert "fits on: T4" in proc.stdout
@@ -117,9 +150,26 @@ def test_fit_of_a_keras_model_builds_it_quietly():
 def test_bench_end_to_end_on_this_device(tmp_path):
     """A tiny real run through the command: progress on stderr, CSV on stdout, JSON document saved."""
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "gpukit", "bench", "--quick", "--workloads", "bandwidth",
-                           "--time-budget", "1", "--out", str(out), "--format", "csv"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpukit",
+            "bench",
+            "--quick",
+            "--workloads",
+            "bandwidth",
+            "--time-budget",
+            "1",
+            "--out",
+            str(out),
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "2/2 bandwidth add" in proc.stderr and f"results written to {out}" in proc.stderr
     assert "absl" not in proc.stderr and "oneDNN" not in proc.stderr, "TensorFlow log noise"
@@ -139,63 +189,163 @@ def test_bench_rejects_unknown_names_before_loading_tensorflow(capsys):
 
 
 def test_fit_csv_rows_per_model_batch_and_gpu(capsys, gpu):
-    code, out, err = run(capsys, "fit", "--model", "bert-base", "--model", "gpt2-small", "--batch", "8", "64",
-                         "--precision", "mixed_float16", "--seq-len", "128", "--gpu", "A4000", "--gpu", "A40",
-                         "--format", "csv")
+    code, out, err = run(
+        capsys,
+        "fit",
+        "--model",
+        "bert-base",
+        "--model",
+        "gpt2-small",
+        "--batch",
+        "8",
+        "64",
+        "--precision",
+        "mixed_float16",
+        "--seq-len",
+        "128",
+        "--gpu",
+        "A4000",
+        "--gpu",
+        "A40",
+        "--format",
+        "csv",
+    )
     assert code == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 2 * 2 * 2
-    for key in ("model", "batch_size", "precision", "optimizer", "mode", "tensor_bytes", "total_bytes", "gpu",
-                "gpu_memory_bytes", "fits"):
+    for key in (
+        "model",
+        "batch_size",
+        "precision",
+        "optimizer",
+        "mode",
+        "tensor_bytes",
+        "total_bytes",
+        "gpu",
+        "gpu_memory_bytes",
+        "fits",
+    ):
         assert key in rows[0]
     a40 = [r for r in rows if r["gpu"] == "A40"]
     assert {r["gpu_memory_bytes"] for r in a40} == {str(specs.memory_bytes(gpu("A40").memory_gb))}
     assert all(int(r["total_bytes"]) - int(r["tensor_bytes"]) == 2**30 for r in rows)
     assert {r["precision"] for r in rows} == {"fp16"}
     # --batch repeated, as --model and --gpu are: every batch, not the last one only
-    code, again, err = run(capsys, "fit", "--model", "bert-base", "--model", "gpt2-small", "--batch", "8",
-                           "--batch", "64", "--precision", "mixed_float16", "--seq-len", "128", "--gpu", "A4000",
-                           "--gpu", "A40", "--format", "csv")
+    code, again, err = run(
+        capsys,
+        "fit",
+        "--model",
+        "bert-base",
+        "--model",
+        "gpt2-small",
+        "--batch",
+        "8",
+        "--batch",
+        "64",
+        "--precision",
+        "mixed_float16",
+        "--seq-len",
+        "128",
+        "--gpu",
+        "A4000",
+        "--gpu",
+        "A40",
+        "--format",
+        "csv",
+    )
     assert code == 0, err
     assert again == out
 
 
 def test_fit_table_says_where_it_fits_and_fits_nowhere(capsys):
-    code, out, _ = run(capsys, "fit", "--model", "llama-7b", "--batch", "4", "--precision", "bf16", "--seq-len", "2048")
+    code, out, _ = run(
+        capsys, "fit", "--model", "llama-7b", "--batch", "4", "--precision", "bf16", "--seq-len", "2048"
+    )
     assert code == 0
     assert "llama-7b, 2048 tokens, batch 4, train, bf16, adam" in out and "fits on: nowhere" in out
-    code, out, _ = run(capsys, "fit", "--model", "bert-base", "--batch", "8", "--mode", "infer", "--gpu", "T4",
-                       "--seq-len", "128")
+    code, out, _ = run(
+        capsys,
+        "fit",
+        "--model",
+        "bert-base",
+        "--batch",
+        "8",
+        "--mode",
+        "infer",
+        "--gpu",
+        "T4",
+        "--seq-len",
+        "128",
+    )
     assert code == 0 and "fits on: T4" in out
 
 
 @pytest.mark.tensorflow
 def test_fit_seq_len_builds_a_token_model_at_that_length_and_says_where_it_cannot(capsys):
-    code, out, err = run(capsys, "fit", "--model", "keras-encoder", "--model", "keras-vit", "--batch", "8",
-                         "--mode", "infer", "--seq-len", "512", "--gpu", "A40", "--format", "csv")
+    code, out, err = run(
+        capsys,
+        "fit",
+        "--model",
+        "keras-encoder",
+        "--model",
+        "keras-vit",
+        "--batch",
+        "8",
+        "--mode",
+        "infer",
+        "--seq-len",
+        "512",
+        "--gpu",
+        "A40",
+        "--format",
+        "csv",
+    )
     assert code == 0
     rows = {r["model"]: r for r in csv.DictReader(io.StringIO(out))}
     assert set(rows) == {"keras-encoder seq_len=512", "keras-vit"}
-    assert err == ("gpukit: keras-vit has no sequence length to set; --seq-len applies to the built-in "
-                   "transformers and the Keras-layer token models\n")
-    code, out, _ = run(capsys, "fit", "--model", "keras-encoder", "--batch", "8", "--mode", "infer", "--gpu", "A40",
-                       "--format", "csv")
+    assert err == (
+        "gpukit: keras-vit has no sequence length to set; --seq-len applies to the built-in "
+        "transformers and the Keras-layer token models\n"
+    )
+    code, out, _ = run(
+        capsys,
+        "fit",
+        "--model",
+        "keras-encoder",
+        "--batch",
+        "8",
+        "--mode",
+        "infer",
+        "--gpu",
+        "A40",
+        "--format",
+        "csv",
+    )
     short = next(csv.DictReader(io.StringIO(out)))
     assert short["model"] == "keras-encoder"
     assert int(short["tensor_bytes"]) < int(rows["keras-encoder seq_len=512"]["tensor_bytes"])
 
 
-@pytest.mark.parametrize("argv, message", [
-    pytest.param(["--model", "ResNet51", "--batch", "8"], "unknown model 'ResNet51'; did you mean ResNet50",
-                 marks=pytest.mark.tensorflow),
-    (["--model", "bert-base", "--batch", "0"], "batch size 0 must be at least 1"),
-    (["--model", "bert-base", "--batch", "8", "--optimizer", "adamm"], "unknown optimizer 'adamm'"),
-    (["--model", "bert-base", "--batch", "8", "--precision", "fp8"], "unknown precision 'fp8'"),
-    pytest.param(["--model", "ResNet50", "--batch", "8", "--input-shape", "16,16,3"],
-                 "ResNet50 cannot take input shape", marks=pytest.mark.tensorflow),
-    (["--model", "ResNet50", "--batch", "8", "--input-shape", "big"], "is not height,width,channels"),
-    (["--model", "bert-base", "--batch", "8", "--gpu", "A4500"], "unknown GPU 'A4500'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        pytest.param(
+            ["--model", "ResNet51", "--batch", "8"],
+            "unknown model 'ResNet51'; did you mean ResNet50",
+            marks=pytest.mark.tensorflow,
+        ),
+        (["--model", "bert-base", "--batch", "0"], "batch size 0 must be at least 1"),
+        (["--model", "bert-base", "--batch", "8", "--optimizer", "adamm"], "unknown optimizer 'adamm'"),
+        (["--model", "bert-base", "--batch", "8", "--precision", "fp8"], "unknown precision 'fp8'"),
+        pytest.param(
+            ["--model", "ResNet50", "--batch", "8", "--input-shape", "16,16,3"],
+            "ResNet50 cannot take input shape",
+            marks=pytest.mark.tensorflow,
+        ),
+        (["--model", "ResNet50", "--batch", "8", "--input-shape", "big"], "is not height,width,channels"),
+        (["--model", "bert-base", "--batch", "8", "--gpu", "A4500"], "unknown GPU 'A4500'"),
+    ],
+)
 def test_fit_bad_input_is_one_line(capsys, argv, message):
     code, out, err = run(capsys, "fit", *argv)
     assert code == 2 and out == ""
@@ -204,13 +354,37 @@ def test_fit_bad_input_is_one_line(capsys, argv, message):
 
 @pytest.mark.tensorflow
 def test_predict_csv_has_the_issue_columns_one_row_per_gpu(capsys):
-    code, out, err = run(capsys, "predict", "--workload", "resnet50", "--precision", "mixed_float16",
-                         "--batch", "128", "--gpu", "RTX A4000", "--gpu", "RTX A5000", "--gpu", "V100",
-                         "--format", "csv")
+    code, out, err = run(
+        capsys,
+        "predict",
+        "--workload",
+        "resnet50",
+        "--precision",
+        "mixed_float16",
+        "--batch",
+        "128",
+        "--gpu",
+        "RTX A4000",
+        "--gpu",
+        "RTX A5000",
+        "--gpu",
+        "V100",
+        "--format",
+        "csv",
+    )
     assert code == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
-    for col in ("gpu", "workload", "precision", "batch_size", "mode", "step_time_s", "throughput",
-                "throughput_unit", "bound"):
+    for col in (
+        "gpu",
+        "workload",
+        "precision",
+        "batch_size",
+        "mode",
+        "step_time_s",
+        "throughput",
+        "throughput_unit",
+        "bound",
+    ):
         assert col in rows[0]
     assert {r["gpu"] for r in rows} == {"RTX A4000", "RTX A5000", "V100 PCIe 16GB"}
     for r in rows:
@@ -230,19 +404,30 @@ def test_predict_table_says_where_its_factors_came_from(capsys, tmp_path):
     assert "a CPU cannot calibrate a GPU" in out.splitlines()[0]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["predict", "--precision", "fp8"], "unknown precision 'fp8'"),
-    pytest.param(["predict", "--workload", "resnet"], "unknown workload 'resnet'", marks=pytest.mark.tensorflow),
-    # a task suffix belongs to an encoder: a decoder has no SQuAD head
-    pytest.param(["predict", "--workload", "gpt2-small-squad"], "unknown workload 'gpt2-small-squad'",
-                 marks=pytest.mark.tensorflow),
-    (["predict", "--gpus", "0"], "--gpus 0: give at least 1"),
-    (["predict", "--gpus", "2", "--mode", "infer"], "--gpus predicts data-parallel training"),
-    (["predict", "--batch", "0"], "batch size 0"),
-    # 0 is a length given, not a length left out: it must not fall back to the default
-    (["predict", "--workload", "bert-base", "--seq-len", "0"], "takes sequences of 1 to 512 tokens, not 0"),
-    (["predict", "--gpu", "Z9000"], "Z9000"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["predict", "--precision", "fp8"], "unknown precision 'fp8'"),
+        pytest.param(
+            ["predict", "--workload", "resnet"], "unknown workload 'resnet'", marks=pytest.mark.tensorflow
+        ),
+        # a task suffix belongs to an encoder: a decoder has no SQuAD head
+        pytest.param(
+            ["predict", "--workload", "gpt2-small-squad"],
+            "unknown workload 'gpt2-small-squad'",
+            marks=pytest.mark.tensorflow,
+        ),
+        (["predict", "--gpus", "0"], "--gpus 0: give at least 1"),
+        (["predict", "--gpus", "2", "--mode", "infer"], "--gpus predicts data-parallel training"),
+        (["predict", "--batch", "0"], "batch size 0"),
+        # 0 is a length given, not a length left out: it must not fall back to the default
+        (
+            ["predict", "--workload", "bert-base", "--seq-len", "0"],
+            "takes sequences of 1 to 512 tokens, not 0",
+        ),
+        (["predict", "--gpu", "Z9000"], "Z9000"),
+    ],
+)
 def test_predict_bad_input_is_one_line(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1

@@ -1,4 +1,5 @@
 """Head-to-head comparisons: numbers gathered from the other modules, verdicts derived from them."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,13 @@ PCIE_X16_GBS = {3: 15.75, 4: 31.5, 5: 63.0}
 
 @pytest.fixture(scope="module")
 def a40_v100():
-    return compare.compare("A40", "V100 SXM2 32GB", workloads=["resnet50"], models=["ResNet50", "bert-large"],
-                           fit_batch_sizes=[16, 64])
+    return compare.compare(
+        "A40",
+        "V100 SXM2 32GB",
+        workloads=["resnet50"],
+        models=["ResNet50", "bert-large"],
+        fit_batch_sizes=[16, 64],
+    )
 
 
 def test_spec_ratios(a40_v100, gpu):
@@ -27,8 +33,12 @@ def test_spec_ratios(a40_v100, gpu):
     s = a40_v100.specs.set_index("spec")
     assert s.loc["memory bandwidth", "a"] == a40.memory_bandwidth_gbs
     assert s.loc["memory bandwidth", "b"] == v100.memory_bandwidth_gbs
-    assert s.loc["memory bandwidth", "a_over_b"] == pytest.approx(a40.memory_bandwidth_gbs / v100.memory_bandwidth_gbs)
-    assert s.loc["FP16 tensor, dense", "a_over_b"] == pytest.approx(a40.fp16_tensor_tflops / v100.fp16_tensor_tflops)
+    assert s.loc["memory bandwidth", "a_over_b"] == pytest.approx(
+        a40.memory_bandwidth_gbs / v100.memory_bandwidth_gbs
+    )
+    assert s.loc["FP16 tensor, dense", "a_over_b"] == pytest.approx(
+        a40.fp16_tensor_tflops / v100.fp16_tensor_tflops
+    )
     assert s.loc["TF32 tensor", "b"] is None  # Volta has none
 
 
@@ -37,8 +47,9 @@ def test_throughput_is_predicted_and_labelled(a40_v100, gpu):
     assert set(t["basis_a"]) == {"predicted"} and set(t["basis_b"]) == {"predicted"}
     mixed = t.loc["fp16"]
     assert mixed["speedup_a_over_b"] == pytest.approx(mixed["throughput_a"] / mixed["throughput_b"])
-    assert gpu("V100 SXM2 32GB").memory_bandwidth_gbs > gpu("A40").memory_bandwidth_gbs, \
+    assert gpu("V100 SXM2 32GB").memory_bandwidth_gbs > gpu("A40").memory_bandwidth_gbs, (
         "premise: the V100 has more memory bandwidth than the A40"
+    )
     assert mixed["speedup_a_over_b"] < 1  # the V100 wins mixed-precision ResNet-50 training
 
 
@@ -51,7 +62,9 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     k = 1 / a40_v100.throughput.set_index("precision").loc["fp16", "speedup_a_over_b"]
     assert k > 1 and "memory-bound" in mixed["reason"]  # the card with fewer TFLOPS is the faster one
     if k < compare.SAME_SPEED:  # within 10 %: said to be about as fast, the edge still named
-        assert mixed["verdict"].startswith(f"V100 SXM2 32GB and A40 are about as fast (V100 SXM2 32GB by {k:.2f}×")
+        assert mixed["verdict"].startswith(
+            f"V100 SXM2 32GB and A40 are about as fast (V100 SXM2 32GB by {k:.2f}×"
+        )
         assert mixed["condition"].startswith("Within 10 %")
     else:
         assert mixed["verdict"].startswith(f"V100 SXM2 32GB is {k:.2f}× as fast as A40")
@@ -60,14 +73,22 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     fit_rows = a40_v100.fit[a40_v100.fit["model"] == "bert-large"]
     la = fit_rows[fit_rows["gpu"] == "A40"]["largest_batch"].iloc[0]
     lb = fit_rows[fit_rows["gpu"] == "V100 SXM2 32GB"]["largest_batch"].iloc[0]
-    ra, rb = (memory.batch_range(*fit_rows[fit_rows["gpu"] == g][["largest_batch_low", "largest_batch_high"]].iloc[0])
-              for g in ("A40", "V100 SXM2 32GB"))
+    ra, rb = (
+        memory.batch_range(
+            *fit_rows[fit_rows["gpu"] == g][["largest_batch_low", "largest_batch_high"]].iloc[0]
+        )
+        for g in ("A40", "V100 SXM2 32GB")
+    )
     # under what the batches were estimated: the comparison's fit precision and optimizer, bert-large's
     # built-in 512 tokens
-    assert fit["verdict"] == (f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB "
-                              f"(fp16, adam, 512 tokens; estimated; {ra} and {rb} within its measured error).")
+    assert fit["verdict"] == (
+        f"bert-large trains at batch {la} on A40, {lb} on V100 SXM2 32GB "
+        f"(fp16, adam, 512 tokens; estimated; {ra} and {rb} within its measured error)."
+    )
     assert "transformer encoder, training: median" in fit["reason"]  # the family's measured error, named
-    assert fit["condition"].endswith(f"above {rb.split('–')[-1]} even at the edge of the estimate's measured error.")
+    assert fit["condition"].endswith(
+        f"above {rb.split('–')[-1]} even at the edge of the estimate's measured error."
+    )
     assert a40.nvlink_gbs > 0 and v100.nvlink_gbs > 0, "premise: both have NVLink"
     # the SXM2 V100s are joined by NVLink on their board; two A40s by PCIe unless a bridge is fitted
     link = by_topic["two GPUs of each"]
@@ -75,38 +96,78 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
     assert link["condition"].startswith("With an NVLink bridge two A40 would keep")
     assert "Against published multi-GPU runs the model is within ±15% in" in link["reason"]
     scaling = pm.family_accuracy("scaling")
-    assert f"(predicted; median error {scaling['median_abs_error_pct']:.0f}% on published N-GPU speedups)" \
+    assert (
+        f"(predicted; median error {scaling['median_abs_error_pct']:.0f}% on published N-GPU speedups)"
         in link["verdict"]
+    )
 
 
 def test_a_card_with_fewer_tflops_that_wins_by_more_than_10_percent_is_explained_by_memory(gpu):
     """The verdict's words follow the speedup alone: 1.3x for the card with fewer TFLOPS and more
     bandwidth names memory as the reason; 1.05x says the two are about as fast."""
     a40, v100 = gpu("A40").row, gpu("V100 SXM2 32GB").row
-    for speedup, verdict, condition in ((1 / 1.3, "V100 SXM2 32GB is 1.30× as fast as A40 (measured).",
-                                         "More TFLOPS does not mean faster: A40 has more peak compute"),
-                                        (1 / 1.05, "V100 SXM2 32GB and A40 are about as fast (V100 SXM2 32GB by "
-                                                   "1.05×, measured).", "Within 10 %")):
-        row = {"workload": "resnet50", "precision": "fp16", "basis_a": "measured", "basis_b": "measured",
-               "speedup_a_over_b": speedup, "throughput_a": 100.0, "note": "", "bound_a": "memory",
-               "bound_b": "memory", "math_a": "FP16 tensor", "math_b": "FP16 tensor"}
+    for speedup, verdict, condition in (
+        (
+            1 / 1.3,
+            "V100 SXM2 32GB is 1.30× as fast as A40 (measured).",
+            "More TFLOPS does not mean faster: A40 has more peak compute",
+        ),
+        (
+            1 / 1.05,
+            "V100 SXM2 32GB and A40 are about as fast (V100 SXM2 32GB by 1.05×, measured).",
+            "Within 10 %",
+        ),
+    ):
+        row = {
+            "workload": "resnet50",
+            "precision": "fp16",
+            "basis_a": "measured",
+            "basis_b": "measured",
+            "speedup_a_over_b": speedup,
+            "throughput_a": 100.0,
+            "note": "",
+            "bound_a": "memory",
+            "bound_b": "memory",
+            "math_a": "FP16 tensor",
+            "math_b": "FP16 tensor",
+        }
         (v,) = compare._speed_verdicts("A40", "V100 SXM2 32GB", pd.DataFrame([row]), a40, v100)
         assert v["verdict"] == verdict and v["condition"].startswith(condition), v
-        assert v["reason"].startswith("The step is mostly memory-bound on V100 SXM2 32GB; it has 1.29× the memory "
-                                      "bandwidth (900 vs 696 GB/s)")
+        assert v["reason"].startswith(
+            "The step is mostly memory-bound on V100 SXM2 32GB; it has 1.29× the memory "
+            "bandwidth (900 vs 696 GB/s)"
+        )
 
 
 def test_verdicts_flip_when_the_numbers_do(gpu):
     a4000, a5000 = gpu("RTX A4000"), gpu("RTX A5000")
-    assert a5000.memory_bandwidth_gbs > a4000.memory_bandwidth_gbs and \
-        a5000.fp16_tensor_tflops > a4000.fp16_tensor_tflops, "premise: the A5000 leads on bandwidth and FP16"
-    assert a5000.nvlink_gbs > 0 and a4000.nvlink_gbs == 0, "premise: the A5000 has an NVLink bridge, the A4000 none"
+    assert (
+        a5000.memory_bandwidth_gbs > a4000.memory_bandwidth_gbs
+        and a5000.fp16_tensor_tflops > a4000.fp16_tensor_tflops
+    ), "premise: the A5000 leads on bandwidth and FP16"
+    assert a5000.nvlink_gbs > 0 and a4000.nvlink_gbs == 0, (
+        "premise: the A5000 has an NVLink bridge, the A4000 none"
+    )
     # Swapping the pair swaps who wins, with the same factor.
-    ab = compare.compare("RTX A4000", "RTX A5000", workloads=["resnet50"], precisions=["mixed_float16"],
-                         models=["ResNet50"], fit_batch_sizes=[16])
-    ba = compare.compare("RTX A5000", "RTX A4000", workloads=["resnet50"], precisions=["mixed_float16"],
-                         models=["ResNet50"], fit_batch_sizes=[16])
-    assert ab.throughput["speedup_a_over_b"].iloc[0] == pytest.approx(1 / ba.throughput["speedup_a_over_b"].iloc[0])
+    ab = compare.compare(
+        "RTX A4000",
+        "RTX A5000",
+        workloads=["resnet50"],
+        precisions=["mixed_float16"],
+        models=["ResNet50"],
+        fit_batch_sizes=[16],
+    )
+    ba = compare.compare(
+        "RTX A5000",
+        "RTX A4000",
+        workloads=["resnet50"],
+        precisions=["mixed_float16"],
+        models=["ResNet50"],
+        fit_batch_sizes=[16],
+    )
+    assert ab.throughput["speedup_a_over_b"].iloc[0] == pytest.approx(
+        1 / ba.throughput["speedup_a_over_b"].iloc[0]
+    )
     assert ab.verdicts[0]["verdict"] == ba.verdicts[0]["verdict"]
     assert ab.verdicts[0]["verdict"].startswith("RTX A5000 is")
     (two,) = [v for v in ab.verdicts if v["topic"] == "two GPUs of each"]
@@ -120,8 +181,12 @@ def test_verdicts_flip_when_the_numbers_do(gpu):
 def test_no_price_means_no_cost_verdict():
     import pandas as pd
 
-    costs = pd.DataFrame([{"item": "purchase price (USD)", "a": 4000.0, "b": None},
-                          {"item": "USD per million images, owning (resnet50 fp16)", "a": None, "b": None}])
+    costs = pd.DataFrame(
+        [
+            {"item": "purchase price (USD)", "a": 4000.0, "b": None},
+            {"item": "USD per million images, owning (resnet50 fp16)", "a": None, "b": None},
+        ]
+    )
     buy, owning = compare._cost_verdicts("A40", "V100 PCIe 16GB", costs)
     assert buy["topic"] == "cost to buy" and buy["verdict"] == "No verdict: no price for V100 PCIe 16GB."
     assert owning["verdict"] == "No verdict: no price for A40, V100 PCIe 16GB."
@@ -129,25 +194,46 @@ def test_no_price_means_no_cost_verdict():
 
 def test_cost_verdicts_to_buy_own_rent_and_per_unit_of_work(tmp_path, gpu):
     buy = tmp_path / "buy.csv"
-    buy.write_text("gpu,kind,usd,date,source_url,note\n"
-                   "A40,street,4000,2026-11-01,https://example.com/a,\n"
-                   "V100 PCIe 16GB,street,1000,2026-11-01,https://example.com/v,\n")
+    buy.write_text(
+        "gpu,kind,usd,date,source_url,note\n"
+        "A40,street,4000,2026-11-01,https://example.com/a,\n"
+        "V100 PCIe 16GB,street,1000,2026-11-01,https://example.com/v,\n"
+    )
     rent = tmp_path / "rent.csv"
-    rent.write_text("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-                    "A40,Test,a40,on-demand,1,0.02,2026-11-01,https://example.com/a,\n"
-                    "V100 PCIe 16GB,Test,v100,on-demand,1,0.01,2026-11-01,https://example.com/v,\n")
-    result = compare.compare("A40", "V100", workloads=["resnet50"], precisions=["fp16"], models=["ResNet50"],
-                             fit_batch_sizes=[16], price_files=[buy, rent], years=3)
+    rent.write_text(
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "A40,Test,a40,on-demand,1,0.02,2026-11-01,https://example.com/a,\n"
+        "V100 PCIe 16GB,Test,v100,on-demand,1,0.01,2026-11-01,https://example.com/v,\n"
+    )
+    result = compare.compare(
+        "A40",
+        "V100",
+        workloads=["resnet50"],
+        precisions=["fp16"],
+        models=["ResNet50"],
+        fit_batch_sizes=[16],
+        price_files=[buy, rent],
+        years=3,
+    )
     by_topic = {v["topic"]: v for v in result.verdicts}
-    assert by_topic["cost to buy"]["verdict"] == "V100 PCIe 16GB is 4.00× cheaper to buy than A40 (street prices)."
+    assert (
+        by_topic["cost to buy"]["verdict"]
+        == "V100 PCIe 16GB is 4.00× cheaper to buy than A40 (street prices)."
+    )
     own = by_topic["cost to own, with power (3 years)"]
     energy = {g: gpu(g).tdp_w / 1000 * 8766 * 3 * 0.5 * 0.15 for g in ("A40", "V100 PCIe 16GB")}
     ratio = (4000 + energy["A40"]) / (1000 + energy["V100 PCIe 16GB"])
     assert own["verdict"] == f"V100 PCIe 16GB is {ratio:.2f}× cheaper to own than A40."
-    assert by_topic["cost to rent (on-demand)"]["verdict"] == \
-        "V100 PCIe 16GB is 2.00× cheaper to rent per GPU-hour than A40."
-    assert {v["kind"] for t, v in by_topic.items() if t.startswith(("cost to", "USD per million"))} == {"cost"}
-    assert by_topic["memory, ResNet50"]["kind"] == "memory" and by_topic["two GPUs of each"]["kind"] == "scaling"
+    assert (
+        by_topic["cost to rent (on-demand)"]["verdict"]
+        == "V100 PCIe 16GB is 2.00× cheaper to rent per GPU-hour than A40."
+    )
+    assert {v["kind"] for t, v in by_topic.items() if t.startswith(("cost to", "USD per million"))} == {
+        "cost"
+    }
+    assert (
+        by_topic["memory, ResNet50"]["kind"] == "memory" and by_topic["two GPUs of each"]["kind"] == "scaling"
+    )
     per_unit = [v for t, v in by_topic.items() if t.startswith("USD per million images")]
     assert len(per_unit) == 2 and all("cheaper per unit of work" in v["verdict"] for v in per_unit)
 
@@ -160,25 +246,36 @@ def test_a_price_note_sits_on_the_row_of_that_price(tmp_path, monkeypatch):
     from gpukit import prices
 
     shipped = tmp_path / "shipped-rent.csv"  # the shipped cloud rates would win over a stale one
-    shipped.write_text("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-                       "T4,P,t4,on-demand,1,0.3,2026-01-01,https://example.com/t,\n")
+    shipped.write_text(
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "T4,P,t4,on-demand,1,0.3,2026-01-01,https://example.com/t,\n"
+    )
     monkeypatch.setattr(prices, "CLOUD_PATH", shipped)
     buy = tmp_path / "buy.csv"
-    buy.write_text("gpu,kind,usd,date,source_url,note\n"
-                   "A40,street,4000,2026-11-01,https://example.com/a,\n"
-                   "V100 PCIe 16GB,street,1000,2024-01-01,https://example.com/v,\n")
+    buy.write_text(
+        "gpu,kind,usd,date,source_url,note\n"
+        "A40,street,4000,2026-11-01,https://example.com/a,\n"
+        "V100 PCIe 16GB,street,1000,2024-01-01,https://example.com/v,\n"
+    )
     rent = tmp_path / "rent.csv"
-    rent.write_text("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-                    "A40,Test,a40,on-demand,1,0.02,2024-02-01,https://example.com/a,\n"
-                    "V100 PCIe 16GB,Test,v100,on-demand,1,0.01,2026-11-01,https://example.com/v,\n")
+    rent.write_text(
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "A40,Test,a40,on-demand,1,0.02,2024-02-01,https://example.com/a,\n"
+        "V100 PCIe 16GB,Test,v100,on-demand,1,0.01,2026-11-01,https://example.com/v,\n"
+    )
     book = prices.load_prices([buy, rent])
-    rows = compare.cost_rows("A40", "V100 PCIe 16GB", book, pd.DataFrame(), "street", 0.15, 3, 0.5,
-                             compare.specs.load_catalogue()).set_index("item")
+    rows = compare.cost_rows(
+        "A40", "V100 PCIe 16GB", book, pd.DataFrame(), "street", 0.15, 3, 0.5, compare.specs.load_catalogue()
+    ).set_index("item")
     for p in ("fp32", "fp16"):
-        assert rows.loc[f"USD per peak {p} TFLOPS (purchase)", "note"] == \
-            "V100 PCIe 16GB: purchase price is stale (2024-01-01)"
-    assert rows.loc["cloud price (USD per GPU-hour)", "note"] == \
-        "A40: Test a40, 2024-02-01, stale; V100 PCIe 16GB: Test v100, 2026-11-01"
+        assert (
+            rows.loc[f"USD per peak {p} TFLOPS (purchase)", "note"]
+            == "V100 PCIe 16GB: purchase price is stale (2024-01-01)"
+        )
+    assert (
+        rows.loc["cloud price (USD per GPU-hour)", "note"]
+        == "A40: Test a40, 2024-02-01, stale; V100 PCIe 16GB: Test v100, 2026-11-01"
+    )
 
 
 def test_same_gpu_twice_is_refused():
@@ -187,8 +284,17 @@ def test_same_gpu_twice_is_refused():
 
 
 def test_compare_command_formats(capsys):
-    argv = ["compare", "A40", "V100", "--workloads", "resnet50", "--precision", "mixed_float16",
-            "--models", "ResNet50"]
+    argv = [
+        "compare",
+        "A40",
+        "V100",
+        "--workloads",
+        "resnet50",
+        "--precision",
+        "mixed_float16",
+        "--models",
+        "ResNet50",
+    ]
     assert cli.main(argv + ["--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["a"] == "A40" and doc["b"] == "V100 PCIe 16GB" and doc["verdicts"]
@@ -212,7 +318,10 @@ def test_report_renders_the_pair_notebook_once_per_pair():
     # -p gpu_a/gpu_b render that pair only; --pair adds pairs
     plan = report.plan_parameters(nbs, raw_cli={"gpu_a": "L4"})
     jobs = report.plan_jobs(nbs, plan, pairs=[("A10", "L4")])
-    assert [(p["gpu_a"], p["gpu_b"]) for _, s, p, _ in jobs if s.startswith("06")] == [("L4", "V100"), ("A10", "L4")]
+    assert [(p["gpu_a"], p["gpu_b"]) for _, s, p, _ in jobs if s.startswith("06")] == [
+        ("L4", "V100"),
+        ("A10", "L4"),
+    ]
 
 
 def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are():
@@ -227,8 +336,13 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
     from gpukit import llm
 
     llm_text = workshop.answer("q6", True).text
-    _, verdicts = llm.pair_answers([("A40", "V100"), ("RTX A5000", "RTX A4000")],
-                                   ["llama-3-8b", "mistral-7b", "qwen2.5-14b", "llama-3-70b"], "q4_k_m", 8192, 1)
+    _, verdicts = llm.pair_answers(
+        [("A40", "V100"), ("RTX A5000", "RTX A4000")],
+        ["llama-3-8b", "mistral-7b", "qwen2.5-14b", "llama-3-70b"],
+        "q4_k_m",
+        8192,
+        1,
+    )
     assert all(v in llm_text for v in verdicts) and llm.grading_statement() in llm_text
     assert workshop.answer("q6", False).text == workshop.HIDDEN
     # datasheet or delivered: the cost table's sustained TFLOPS and the rent per delivered TFLOPS-hour
@@ -237,10 +351,15 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
     sustained = workshop.answer("q7", True).text
     table = cost.cost_table(prices.load_prices(), list(workshop.SUSTAINED_GPUS), ["fp16"])
     for _, r in table.iterrows():
-        assert f"{r['gpu']} {r['peak_tflops']:g} on the datasheet, {r['sustained_tflops']:.0f} in a large" in sustained
+        assert (
+            f"{r['gpu']} {r['peak_tflops']:g} on the datasheet, {r['sustained_tflops']:.0f} in a large"
+            in sustained
+        )
     cheapest = table.sort_values("cloud_usd_per_sustained_tflop_hour").iloc[0]
-    assert f"Per delivered TFLOPS-hour: {cheapest['gpu']} USD {cheapest['cloud_usd_per_sustained_tflop_hour']:.4f}" \
+    assert (
+        f"Per delivered TFLOPS-hour: {cheapest['gpu']} USD {cheapest['cloud_usd_per_sustained_tflop_hour']:.4f}"
         in sustained
+    )
     # the on-chip cache: the predictions with and without the cache term, as the exercise's table has them
     cache = workshop.answer("q8", True).text
     table = workshop.cache_table()
@@ -249,8 +368,12 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
     r = table[table["batch"] == 96].set_index("gpu")
     a, b = workshop.CACHE_GPUS
     assert r.loc[a, "l2_cache_mib"] == 72 and r.loc[b, "l2_cache_mib"] == 6
-    assert r.loc[a, "layer_output_mib"] == pytest.approx(96 * 384 * 768 * 2 / 2**20)  # batch x tokens x hidden, fp16
-    assert f"{r.loc[a, 'throughput'] / r.loc[b, 'throughput']:.2f}x as fast as {b} with the cache term" in cache
+    assert r.loc[a, "layer_output_mib"] == pytest.approx(
+        96 * 384 * 768 * 2 / 2**20
+    )  # batch x tokens x hidden, fp16
+    assert (
+        f"{r.loc[a, 'throughput'] / r.loc[b, 'throughput']:.2f}x as fast as {b} with the cache term" in cache
+    )
     gain = r.loc[a, "throughput"] / r.loc[a, "throughput_without_cache_term"] - 1
     assert 0 < gain < 0.15 and f"{gain:+.1%} at batch 96" in cache  # a few percent, not the L2's ratio of 12
     assert workshop.answer("q8", False).text == workshop.HIDDEN
@@ -261,8 +384,14 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
 def test_the_explorer_widget_recomputes_for_the_right_gpu():
     from gpukit import explore
 
-    result = compare.compare("RTX A4000", "RTX A5000", workloads=["resnet50"], precisions=["mixed_float16"],
-                             models=["ResNet50"], fit_batch_sizes=[16])
+    result = compare.compare(
+        "RTX A4000",
+        "RTX A5000",
+        workloads=["resnet50"],
+        precisions=["mixed_float16"],
+        models=["ResNet50"],
+        fit_batch_sizes=[16],
+    )
     box = explore.comparison(result, 0.2)
     batch, kwh = box.children[0].children
     assert batch.value == 64 and kwh.value == 0.2
@@ -285,21 +414,33 @@ def test_cost_verdicts_compare_the_same_kind_of_price():
     (price,) = rows[rows["item"].str.startswith("purchase price")].itertuples()
     assert price.item == "purchase price (USD, used)"
     held = book.current().purchase.set_index(["gpu", "kind"])
-    said = {g: f"{g}: used price, {held.loc[(g, 'used'), 'date']}"
-            + (", stale" if held.loc[(g, "used"), "stale"] else "") for g in ("A40", "V100 PCIe 16GB")}
+    said = {
+        g: f"{g}: used price, {held.loc[(g, 'used'), 'date']}"
+        + (", stale" if held.loc[(g, "used"), "stale"] else "")
+        for g in ("A40", "V100 PCIe 16GB")
+    }
     assert price.note == f"{said['A40']}; {said['V100 PCIe 16GB']}"
-    verdict = [v for v in compare._cost_verdicts("A40", "V100 PCIe 16GB", rows) if v["topic"] == "cost to buy"][0]
+    verdict = [
+        v for v in compare._cost_verdicts("A40", "V100 PCIe 16GB", rows) if v["topic"] == "cost to buy"
+    ][0]
     assert "(purchase price (USD, used))" in verdict["reason"] and "e+" not in verdict["reason"]
-    assert verdict["verdict"] == "V100 PCIe 16GB is " + verdict["verdict"].split(" is ")[1] \
-        and verdict["verdict"].endswith("cheaper to buy than A40 (used prices).")
+    assert verdict["verdict"] == "V100 PCIe 16GB is " + verdict["verdict"].split(" is ")[1] and verdict[
+        "verdict"
+    ].endswith("cheaper to buy than A40 (used prices).")
 
 
 @pytest.mark.tensorflow
 def test_each_speedup_carries_the_models_measured_error_and_the_published_figure():
     from gpukit import perfmodel
 
-    result = compare.compare("RTX A4000", "RTX A5000", workloads=["resnet50", "bert-base-squad"], precisions=["fp16"],
-                             models=["ResNet50"], fit_batch_sizes=[16])
+    result = compare.compare(
+        "RTX A4000",
+        "RTX A5000",
+        workloads=["resnet50", "bert-base-squad"],
+        precisions=["fp16"],
+        models=["ResNet50"],
+        fit_batch_sizes=[16],
+    )
     thr = result.throughput.set_index("workload")
     for workload, family in (("resnet50", "CNN"), ("bert-base-squad", "transformer")):
         acc = perfmodel.family_accuracy(family)
@@ -307,31 +448,55 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
         assert f"in {acc['within_tolerance']} of {acc['pairs']} published" in thr.loc[workload, "model_error"]
     # the published speedup is the ratio of what the source's two runs processed, in the verdict's orientation
     ref = perfmodel.load_reference()
-    rows = ref[(ref["source"] == "lambda-2021") & (ref["workload"] == "bert-base-squad") & (ref["precision"] == "fp16")
-               & (ref["gpus"] == 1)].set_index("gpu")["processed_throughput"]
+    rows = ref[
+        (ref["source"] == "lambda-2021")
+        & (ref["workload"] == "bert-base-squad")
+        & (ref["precision"] == "fp16")
+        & (ref["gpus"] == 1)
+    ].set_index("gpu")["processed_throughput"]
     published = rows["RTX A5000"] / rows["RTX A4000"]
     verdict = {v["topic"]: v for v in result.verdicts}["bert-base-squad training, fp16"]
     # the verdict carries the measurement beside the prediction, the card measured faster first, and
     # the reason the model's figure at the source's batch sizes (the measurement is not said twice)
-    assert f"; published: lambda-2021 measured RTX A5000 at {published:.2f}× RTX A4000)." in verdict["verdict"]
+    assert (
+        f"; published: lambda-2021 measured RTX A5000 at {published:.2f}× RTX A4000)." in verdict["verdict"]
+    )
     assert "measured" not in verdict["reason"]
-    found = re.search(r"At lambda-2021's batch sizes the model gives RTX A5000 (\d\.\d\d)× RTX A4000, "
-                      r"([+-]\d+)% from the published ratio\.$", verdict["reason"])
+    found = re.search(
+        r"At lambda-2021's batch sizes the model gives RTX A5000 (\d\.\d\d)× RTX A4000, "
+        r"([+-]\d+)% from the published ratio\.$",
+        verdict["reason"],
+    )
     assert found, verdict["reason"]
     # the pair's own error: the model's ratio against the measured one, as the verdict quotes both
     assert int(found[2]) == pytest.approx((float(found[1]) / published - 1) * 100, abs=1)
-    seed = compare.compare("A40", "V100", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
-                           fit_batch_sizes=[16])
+    seed = compare.compare(
+        "A40",
+        "V100",
+        workloads=["bert-base-squad"],
+        precisions=["fp16"],
+        models=["ResNet50"],
+        fit_batch_sizes=[16],
+    )
     a40_over_v100 = rows["A40"] / rows["V100 SXM2 32GB"]
     (v,) = [v for v in seed.verdicts if v["topic"] == "bert-base-squad training, fp16"]
     assert a40_over_v100 > 1.1 and f"measured A40 at {a40_over_v100:.2f}× V100 SXM2 32GB" in v["verdict"]
     # the model's ratio the same way round, whichever card the model calls faster, and its error
-    found = re.search(r"At lambda-2021's batch sizes the model gives A40 (\d\.\d\d)× V100 SXM2 32GB, ([+-]\d+)% from "
-                      r"the published ratio\.", v["reason"])
+    found = re.search(
+        r"At lambda-2021's batch sizes the model gives A40 (\d\.\d\d)× V100 SXM2 32GB, ([+-]\d+)% from "
+        r"the published ratio\.",
+        v["reason"],
+    )
     assert found, v["reason"]
     assert int(found[2]) == pytest.approx((float(found[1]) / a40_over_v100 - 1) * 100, abs=1)
     # a pair no source measured says so, and quotes the family's error instead
-    other = compare.compare("A40", "L4", workloads=["bert-base-squad"], precisions=["fp16"], models=["ResNet50"],
-                            fit_batch_sizes=[16])
+    other = compare.compare(
+        "A40",
+        "L4",
+        workloads=["bert-base-squad"],
+        precisions=["fp16"],
+        models=["ResNet50"],
+        fit_batch_sizes=[16],
+    )
     (v,) = [v for v in other.verdicts if v["topic"] == "bert-base-squad training, fp16"]
     assert "No publication measured this pair; the model on this family: within ±15% in" in v["reason"]

@@ -1,4 +1,5 @@
 """Prices and the cost model: hand-computed cases, overrides, staleness, validation errors."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -33,16 +34,27 @@ def test_shipped_prices_are_sourced_and_dated():
         assert len(frame) and frame["source_url"].str.startswith("https://").all()
         assert frame["date"].notna().all()
     assert set(book.purchase["kind"]) <= set(prices.PRICE_KINDS)
-    assert not book.purchase.loc[book.purchase["kind"] == "msrp", "stale"].any()  # launch prices never go stale
+    assert not book.purchase.loc[
+        book.purchase["kind"] == "msrp", "stale"
+    ].any()  # launch prices never go stale
 
 
 def test_cost_table_values(tmp_path, gpu):
     mine = tmp_path / "mine.csv"
-    mine.write_text("gpu,kind,usd,date,source_url,note\n"
-                    "A40,street,4500,2026-11-01,https://example.com/quote,our reseller's quote\n")
+    mine.write_text(
+        "gpu,kind,usd,date,source_url,note\n"
+        "A40,street,4500,2026-11-01,https://example.com/quote,our reseller's quote\n"
+    )
     book = prices.load_prices([mine], today=TODAY)
-    table = cost.cost_table(book, ["A40", "V100"], ["fp32", "tf32", "fp16"], electricity_usd_per_kwh=0.2, years=2,
-                            utilization=0.25, pue=1.0)
+    table = cost.cost_table(
+        book,
+        ["A40", "V100"],
+        ["fp32", "tf32", "fp16"],
+        electricity_usd_per_kwh=0.2,
+        years=2,
+        utilization=0.25,
+        pue=1.0,
+    )
     a40 = table[(table["gpu"] == "A40")].set_index("precision")
     fp32, fp16, tdp_w = gpu("A40").fp32_tflops, gpu("A40").fp16_tensor_tflops, gpu("A40").tdp_w
     assert a40.loc["fp32", "usd_per_tflop"] == pytest.approx(4500 / fp32)
@@ -56,20 +68,26 @@ def test_cost_table_values(tmp_path, gpu):
         assert a40.loc["fp32", "cloud_usd_per_hour"] == on_demand.min()
         assert a40.loc["fp16", "cloud_usd_per_tflop_hour"] == pytest.approx(on_demand.min() / fp16)
     else:
-        assert a40["cloud_usd_per_hour"].isna().all() and "no on-demand cloud price" in a40.loc["fp32", "note"]
+        assert (
+            a40["cloud_usd_per_hour"].isna().all() and "no on-demand cloud price" in a40.loc["fp32", "note"]
+        )
     # the A40's tensor cores at the one published run's share (119.18 of 149.7 TFLOPS FP16, applied to
     # TF32 too: the same tensor cores and clock); its CUDA-core FP32 at the datasheet
     share = 119.18 / 149.7
     assert a40.loc["fp16", "sustained_tflops"] == pytest.approx(fp16 * share)
     assert a40.loc["tf32", "sustained_tflops"] == pytest.approx(gpu("A40").tf32_tensor_tflops * share)
     assert a40.loc["fp16", "usd_per_sustained_tflop"] == pytest.approx(4500 / (fp16 * share))
-    assert a40.loc["fp32", "sustained_tflops"] == fp32 and a40.loc["fp32", "usd_per_sustained_tflop"] == 4500 / fp32
+    assert (
+        a40.loc["fp32", "sustained_tflops"] == fp32
+        and a40.loc["fp32", "usd_per_sustained_tflop"] == 4500 / fp32
+    )
     assert list(a40["sustained_basis"]) == ["datasheet (CUDA cores)", "measured", "measured"]
     v100 = table[table["gpu"] == "V100 PCIe 16GB"].set_index("precision")
     # no published run names the V100 PCIe: its FP16 at the median share of the measured GPUs
     assert v100.loc["fp16", "sustained_basis"] == "median share"
     assert v100.loc["fp16", "sustained_tflops"] == pytest.approx(
-        gpu("V100 PCIe 16GB").fp16_tensor_tflops * matmul_rates.typical_share(matmul_rates.rates()))
+        gpu("V100 PCIe 16GB").fp16_tensor_tflops * matmul_rates.typical_share(matmul_rates.rates())
+    )
     assert v100.loc["tf32", "peak_tflops"] is None or v100["peak_tflops"].isna()["tf32"]
     assert "Volta has no tf32 mode" in v100.loc["tf32", "note"]
     if book.purchase[book.purchase["gpu"] == "V100 PCIe 16GB"].empty:
@@ -80,15 +98,26 @@ def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path, gpu)
     import pandas as pd
 
     mine = tmp_path / "mine.csv"
-    mine.write_text("gpu,kind,usd,date,source_url,note\n"
-                    "A40,street,4500,2026-11-01,https://example.com/quote,\n")
+    mine.write_text(
+        "gpu,kind,usd,date,source_url,note\nA40,street,4500,2026-11-01,https://example.com/quote,\n"
+    )
     rent = tmp_path / "rent.csv"
-    rent.write_text("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-                    "A40,Cheap,a40x1,1,0.36,2026-11-01,https://example.com/rent,\n")
+    rent.write_text(
+        "gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "A40,Cheap,a40x1,1,0.36,2026-11-01,https://example.com/rent,\n"
+    )
     book = prices.load_prices([mine, rent], today=TODAY)
-    work = pd.DataFrame({"gpu": ["A40", "H100 NVL"], "throughput": [500.0, 800.0],
-                         "throughput_unit": ["images/s"] * 2, "measured_throughput": [400.0, None]})
-    table = cost.work_cost_table(book, work, electricity_usd_per_kwh=0.2, years=2, utilization=0.25).set_index("gpu")
+    work = pd.DataFrame(
+        {
+            "gpu": ["A40", "H100 NVL"],
+            "throughput": [500.0, 800.0],
+            "throughput_unit": ["images/s"] * 2,
+            "measured_throughput": [400.0, None],
+        }
+    )
+    table = cost.work_cost_table(
+        book, work, electricity_usd_per_kwh=0.2, years=2, utilization=0.25
+    ).set_index("gpu")
     a40 = table.loc["A40"]
     assert a40["basis"] == "measured" and a40["throughput"] == 400.0
     # $0.36/h at 400 images/s: 1.44 M images an hour -> $0.25 per million
@@ -99,19 +128,26 @@ def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path, gpu)
     assert a40["owned_usd_per_million_items"] == pytest.approx(owned / (400 * 3600) * 1e6)
     nvl = table.loc["H100 NVL"]
     assert nvl["basis"] == "predicted" and nvl["throughput"] == 800.0
-    assert nvl["owned_usd_per_million_items"] != nvl["owned_usd_per_million_items"] or \
-        nvl["owned_usd_per_million_items"] is None  # no purchase price: no number
+    assert (
+        nvl["owned_usd_per_million_items"] != nvl["owned_usd_per_million_items"]
+        or nvl["owned_usd_per_million_items"] is None
+    )  # no purchase price: no number
 
 
 def test_user_prices_override_shipped_rows(tmp_path):
     mine = tmp_path / "cloud.csv"
-    mine.write_text("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-                    "RTX A4000,RunPod,serverless flex worker (A4000/A4500/RTX 4000 tier),serverless,1,0.25,"
-                    "2026-11-20,https://example.com/q,negotiated\n"
-                    "nvidia a40,OurCloud,a40.large,on-demand,4,0.9,2026-11-20,https://example.com/q,\n")
+    mine.write_text(
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "RTX A4000,RunPod,serverless flex worker (A4000/A4500/RTX 4000 tier),serverless,1,0.25,"
+        "2026-11-20,https://example.com/q,negotiated\n"
+        "nvidia a40,OurCloud,a40.large,on-demand,4,0.9,2026-11-20,https://example.com/q,\n"
+    )
     book = prices.load_prices(mine, today=TODAY)
-    a4000 = book.cloud[(book.cloud["gpu"] == "RTX A4000") & (book.cloud["provider"] == "RunPod")
-                       & (book.cloud["kind"] == "serverless")]
+    a4000 = book.cloud[
+        (book.cloud["gpu"] == "RTX A4000")
+        & (book.cloud["provider"] == "RunPod")
+        & (book.cloud["kind"] == "serverless")
+    ]
     assert list(a4000["usd_per_hour"]) == [0.25]  # replaced, not duplicated
     assert "A40" in set(book.cloud.loc[book.cloud["provider"] == "OurCloud", "gpu"])  # name resolved
     table = cost.cost_table(book, ["A40"], ["fp32"], price_kind="cloud", cloud="OurCloud")
@@ -120,8 +156,9 @@ def test_user_prices_override_shipped_rows(tmp_path):
 
 def test_stale_prices_are_flagged_not_hidden(tmp_path):
     old = tmp_path / "old.csv"
-    old.write_text("gpu,kind,usd,date,source_url,note\n"
-                   "RTX A5000,street,2000,2024-01-15,https://example.com/old,\n")
+    old.write_text(
+        "gpu,kind,usd,date,source_url,note\nRTX A5000,street,2000,2024-01-15,https://example.com/old,\n"
+    )
     book = prices.load_prices([old], max_age_days=365, today=TODAY)
     row = book.purchase[(book.purchase["gpu"] == "RTX A5000") & (book.purchase["kind"] == "street")].iloc[0]
     assert row["stale"] and row["age_days"] == (TODAY - date(2024, 1, 15)).days
@@ -131,23 +168,44 @@ def test_stale_prices_are_flagged_not_hidden(tmp_path):
     assert "purchase price is stale (2024-01-15)" in table["note"].item()
 
 
-@pytest.mark.parametrize("content, expected", [
-    ("gpu,kind,usd,date,source_url,note\nA4500,street,900,2026-01-01,https://x.com/a,\n",
-     ["line 2 (A4500), column gpu: unknown GPU 'A4500'; did you mean"]),
-    ("gpu,kind,usd,date,source_url,note\nA40,retail,900,2026-01-01,https://x.com/a,\n",
-     ["line 2 (A40), column kind: 'retail' is not one of msrp, street, used"]),
-    ("gpu,kind,usd,date,source_url,note\nA40,street,$900,2026-01-01,https://x.com/a,\n",
-     ["column usd: '$900' is not a number"]),
-    ("gpu,kind,usd,date,source_url,note\nA40,street,900,01/02/2026,https://x.com/a,\n", ["column date", "YYYY-MM-DD"]),
-    ("gpu,kind,usd,date,source_url,note\nA40,street,900,2026-01-01,,\n", ["column source_url: is empty"]),
-    ("gpu,kind,usd,date,source_url,note\nA40,street,900,2026-01-01,https://x.com/a,\nnvidia a40,street,950,"
-     "2026-01-01,https://x.com/b,\n", ["line 3 (A40): repeats line 2 (same gpu, kind, date)"]),
-    ("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-     "A40,X,y,reserved,1,1.0,2026-01-01,https://x.com/a,\n", ["column kind: 'reserved' is not one of on-demand, spot, serverless"]),
-    ("gpu,price\nA40,900\n", ["is neither a purchase price file", "fix its header"]),
-    ("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-     "A40,X,y,0,1.0,2026-01-01,https://x.com/a,\n", ["column gpus_per_offering: 0 is out of range"]),
-])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (
+            "gpu,kind,usd,date,source_url,note\nA4500,street,900,2026-01-01,https://x.com/a,\n",
+            ["line 2 (A4500), column gpu: unknown GPU 'A4500'; did you mean"],
+        ),
+        (
+            "gpu,kind,usd,date,source_url,note\nA40,retail,900,2026-01-01,https://x.com/a,\n",
+            ["line 2 (A40), column kind: 'retail' is not one of msrp, street, used"],
+        ),
+        (
+            "gpu,kind,usd,date,source_url,note\nA40,street,$900,2026-01-01,https://x.com/a,\n",
+            ["column usd: '$900' is not a number"],
+        ),
+        (
+            "gpu,kind,usd,date,source_url,note\nA40,street,900,01/02/2026,https://x.com/a,\n",
+            ["column date", "YYYY-MM-DD"],
+        ),
+        ("gpu,kind,usd,date,source_url,note\nA40,street,900,2026-01-01,,\n", ["column source_url: is empty"]),
+        (
+            "gpu,kind,usd,date,source_url,note\nA40,street,900,2026-01-01,https://x.com/a,\nnvidia a40,street,950,"
+            "2026-01-01,https://x.com/b,\n",
+            ["line 3 (A40): repeats line 2 (same gpu, kind, date)"],
+        ),
+        (
+            "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+            "A40,X,y,reserved,1,1.0,2026-01-01,https://x.com/a,\n",
+            ["column kind: 'reserved' is not one of on-demand, spot, serverless"],
+        ),
+        ("gpu,price\nA40,900\n", ["is neither a purchase price file", "fix its header"]),
+        (
+            "gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+            "A40,X,y,0,1.0,2026-01-01,https://x.com/a,\n",
+            ["column gpus_per_offering: 0 is out of range"],
+        ),
+    ],
+)
 def test_bad_price_files_name_line_column_and_fix(tmp_path, content, expected):
     path = tmp_path / "p.csv"
     path.write_text(content)
@@ -159,11 +217,16 @@ def test_bad_price_files_name_line_column_and_fix(tmp_path, content, expected):
         assert part in msg, msg
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"price_kind": "retail"}, "price kind 'retail'"), ({"utilization": 1.5}, "utilization 1.5 is out of range"),
-    ({"years": 0}, "years 0 is out of range"), ({"pue": 0.5}, "PUE 0.5 is out of range"),
-    ({"electricity_usd_per_kwh": -1}, "electricity price"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"price_kind": "retail"}, "price kind 'retail'"),
+        ({"utilization": 1.5}, "utilization 1.5 is out of range"),
+        ({"years": 0}, "years 0 is out of range"),
+        ({"pue": 0.5}, "PUE 0.5 is out of range"),
+        ({"electricity_usd_per_kwh": -1}, "electricity price"),
+    ],
+)
 def test_out_of_range_parameters(kwargs, message):
     with pytest.raises(ParameterError, match=message):
         cost.cost_table(prices.load_prices(today=TODAY), ["A40"], **kwargs)
@@ -172,7 +235,9 @@ def test_out_of_range_parameters(kwargs, message):
 def test_pareto_front():
     import pandas as pd
 
-    frame = pd.DataFrame({"gpu": list("abcd"), "usd": [1.0, 2.0, 3.0, 2.5], "tflops": [10.0, 5.0, 30.0, 20.0]})
+    frame = pd.DataFrame(
+        {"gpu": list("abcd"), "usd": [1.0, 2.0, 3.0, 2.5], "tflops": [10.0, 5.0, 30.0, 20.0]}
+    )
     assert list(cost.pareto_front(frame, "usd", "tflops")["gpu"]) == ["a", "d", "c"]
 
 
@@ -183,8 +248,20 @@ def test_cost_command(capsys):
     out = capsys.readouterr().out
     assert code == 0
     header = out.splitlines()[0].split(",")
-    for col in ("gpu", "precision", "peak_tflops", "price_kind", "price_usd", "price_date", "usd_per_tflop",
-                "tco_usd", "tco_usd_per_tflop", "cloud_usd_per_hour", "cloud_usd_per_tflop_hour", "tflops_per_watt"):
+    for col in (
+        "gpu",
+        "precision",
+        "peak_tflops",
+        "price_kind",
+        "price_usd",
+        "price_date",
+        "usd_per_tflop",
+        "tco_usd",
+        "tco_usd_per_tflop",
+        "cloud_usd_per_hour",
+        "cloud_usd_per_tflop_hour",
+        "tflops_per_watt",
+    ):
         assert col in header
     code = cli.main(["cost", "--utilization", "2"])
     err = capsys.readouterr().err
@@ -193,25 +270,33 @@ def test_cost_command(capsys):
 
 # --------------------------------------------------------------------------- histories, kinds, as-of
 
-HISTORY = ("gpu,kind,usd,date,source_url,note\n"
-           "RTX A5000,street,2400,2022-03-01,https://example.com/a,\n"
-           "RTX A5000,street,2100,2023-06-01,https://example.com/b,\n"
-           "RTX A5000,street,1700,2025-01-01,https://example.com/c,\n"
-           "RTX A5000,msrp,2250,2021-04-12,https://example.com/launch,\n")
-CLOUD = ("gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-         "RTX A5000,Cheap,worker,serverless,1,0.10,2026-11-01,https://example.com/s,per second\n"
-         "RTX A5000,Cheap,pod,spot,1,0.15,2026-11-01,https://example.com/p,\n"
-         "RTX A5000,Cheap,pod,on-demand,1,0.40,2026-11-01,https://example.com/p,\n"
-         "RTX A5000,Dear,vm,on-demand,4,0.60,2026-11-01,https://example.com/d,2.40 for four\n"
-         "RTX A5000,Dear,vm,on-demand,4,0.90,2024-01-01,https://example.com/d-old,\n")
+HISTORY = (
+    "gpu,kind,usd,date,source_url,note\n"
+    "RTX A5000,street,2400,2022-03-01,https://example.com/a,\n"
+    "RTX A5000,street,2100,2023-06-01,https://example.com/b,\n"
+    "RTX A5000,street,1700,2025-01-01,https://example.com/c,\n"
+    "RTX A5000,msrp,2250,2021-04-12,https://example.com/launch,\n"
+)
+CLOUD = (
+    "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+    "RTX A5000,Cheap,worker,serverless,1,0.10,2026-11-01,https://example.com/s,per second\n"
+    "RTX A5000,Cheap,pod,spot,1,0.15,2026-11-01,https://example.com/p,\n"
+    "RTX A5000,Cheap,pod,on-demand,1,0.40,2026-11-01,https://example.com/p,\n"
+    "RTX A5000,Dear,vm,on-demand,4,0.60,2026-11-01,https://example.com/d,2.40 for four\n"
+    "RTX A5000,Dear,vm,on-demand,4,0.90,2024-01-01,https://example.com/d-old,\n"
+)
 
 
 @pytest.fixture
 def book(tmp_path, monkeypatch):
     """The histories above on their own: the shipped files are replaced by one unrelated row each."""
     shipped_buy, shipped_rent = tmp_path / "shipped-buy.csv", tmp_path / "shipped-rent.csv"
-    shipped_buy.write_text("gpu,kind,usd,date,source_url,note\nT4,street,700,2026-01-01,https://example.com/t,\n")
-    shipped_rent.write_text(CLOUD.splitlines()[0] + "\nT4,P,t4,on-demand,1,0.3,2026-01-01,https://example.com/t,\n")
+    shipped_buy.write_text(
+        "gpu,kind,usd,date,source_url,note\nT4,street,700,2026-01-01,https://example.com/t,\n"
+    )
+    shipped_rent.write_text(
+        CLOUD.splitlines()[0] + "\nT4,P,t4,on-demand,1,0.3,2026-01-01,https://example.com/t,\n"
+    )
     monkeypatch.setattr(prices, "PURCHASE_PATH", shipped_buy)
     monkeypatch.setattr(prices, "CLOUD_PATH", shipped_rent)
     (tmp_path / "buy.csv").write_text(HISTORY)
@@ -251,10 +336,12 @@ def test_cloud_kinds_are_never_mixed_and_each_offering_takes_its_newest_price(bo
 
 def test_a_current_cloud_price_beats_a_cheaper_stale_one(tmp_path, monkeypatch, book):
     old = tmp_path / "old-offer.csv"
-    old.write_text(CLOUD.splitlines()[0] + "\n"
-                   "RTX A5000,Gone,pod,on-demand,1,0.16,2025-07-13,https://example.com/gone,\n"
-                   "RTX A6000,Gone,pod,on-demand,1,0.30,2025-07-13,https://example.com/gone,\n"
-                   "RTX A6000,Gone,vm,on-demand,1,0.35,2025-07-13,https://example.com/gone-vm,\n")
+    old.write_text(
+        CLOUD.splitlines()[0] + "\n"
+        "RTX A5000,Gone,pod,on-demand,1,0.16,2025-07-13,https://example.com/gone,\n"
+        "RTX A6000,Gone,pod,on-demand,1,0.30,2025-07-13,https://example.com/gone,\n"
+        "RTX A6000,Gone,vm,on-demand,1,0.35,2025-07-13,https://example.com/gone-vm,\n"
+    )
     both = prices.load_prices([tmp_path / "buy.csv", tmp_path / "rent.csv", old], today=TODAY)
     table = cost.cost_table(both, ["A5000", "A6000"], ["fp32"]).set_index("gpu")
     # the RTX A5000's 2025 offer is older than a year: the cheapest price that holds is Cheap's 0.40
@@ -276,10 +363,12 @@ def test_a_current_cloud_price_beats_a_cheaper_stale_one(tmp_path, monkeypatch, 
 
 def test_any_takes_a_market_price_that_holds_before_a_stale_one(tmp_path, book):
     used = tmp_path / "used.csv"
-    used.write_text("gpu,kind,usd,date,source_url,note\n"
-                    "RTX A5000,used,1100,2026-06-01,https://example.com/u,\n"
-                    "RTX A6000,street,4000,2025-01-01,https://example.com/s,\n"
-                    "RTX A6000,msrp,4650,2020-10-05,https://example.com/m,\n")
+    used.write_text(
+        "gpu,kind,usd,date,source_url,note\n"
+        "RTX A5000,used,1100,2026-06-01,https://example.com/u,\n"
+        "RTX A6000,street,4000,2025-01-01,https://example.com/s,\n"
+        "RTX A6000,msrp,4650,2020-10-05,https://example.com/m,\n"
+    )
     both = prices.load_prices([tmp_path / "buy.csv", used], today=TODAY)
     table = cost.cost_table(both, ["A5000", "A6000"], ["fp32"]).set_index("gpu")
     # the A5000's street price of 2025-01-01 is stale, its used price of June 2026 holds
@@ -297,18 +386,26 @@ def test_any_takes_a_market_price_that_holds_before_a_stale_one(tmp_path, book):
 
 def test_a_cloud_file_without_kind_is_read_as_on_demand(tmp_path):
     old = tmp_path / "old-layout.csv"
-    old.write_text("gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
-                   "A40,OurCloud,a40.large,4,0.9,2026-11-20,https://example.com/q,\n")
+    old.write_text(
+        "gpu,provider,offering,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "A40,OurCloud,a40.large,4,0.9,2026-11-20,https://example.com/q,\n"
+    )
     book = prices.load_prices(old, today=TODAY)
     assert book.cloud.loc[book.cloud["provider"] == "OurCloud", "kind"].tolist() == ["on-demand"]
 
 
 def test_price_history_in_dollars_per_tflops(book, gpu):
     history = cost.price_history(book, "fp16", ["RTX A5000"])
-    assert list(history["date"].dt.strftime("%Y-%m-%d")) == ["2021-04-12", "2022-03-01", "2023-06-01", "2025-01-01"]
+    assert list(history["date"].dt.strftime("%Y-%m-%d")) == [
+        "2021-04-12",
+        "2022-03-01",
+        "2023-06-01",
+        "2025-01-01",
+    ]
     assert list(history["kind"]) == ["msrp", "street", "street", "street"]
     assert history["usd_per_tflop"].tolist() == pytest.approx(
-        [u / gpu("RTX A5000").fp16_tensor_tflops for u in (2250, 2400, 2100, 1700)])
+        [u / gpu("RTX A5000").fp16_tensor_tflops for u in (2250, 2400, 2100, 1700)]
+    )
     assert cost.price_history(book, "bf16", ["V100"]).empty  # Volta has no BF16: nothing to price
 
 
@@ -317,8 +414,19 @@ def test_cost_command_as_of_and_cloud_kind(capsys, tmp_path, book):
 
     (tmp_path / "buy.csv").write_text(HISTORY)
     (tmp_path / "rent.csv").write_text(CLOUD)
-    argv = ["cost", "--gpu", "A5000", "--precision", "fp32", "--prices", str(tmp_path / "buy.csv"),
-            "--prices", str(tmp_path / "rent.csv"), "--format", "json"]
+    argv = [
+        "cost",
+        "--gpu",
+        "A5000",
+        "--precision",
+        "fp32",
+        "--prices",
+        str(tmp_path / "buy.csv"),
+        "--prices",
+        str(tmp_path / "rent.csv"),
+        "--format",
+        "json",
+    ]
     import json
 
     assert cli.main(argv + ["--as-of", "2026-11-15", "--cloud-kind", "spot"]) == 0
@@ -329,8 +437,9 @@ def test_cost_command_as_of_and_cloud_kind(capsys, tmp_path, book):
     assert (row["price_usd"], row["cloud_usd_per_hour"]) == (2100, None)  # no cloud price held yet
     # the warning counts the stale prices the table priced with: the 2025 street price, not an offer of 2025
     # that a current one stands in for
-    (tmp_path / "gone.csv").write_text(CLOUD.splitlines()[0] + "\nRTX A5000,Gone,pod,on-demand,1,0.16,2025-07-13,"
-                                       "https://example.com/gone,\n")
+    (tmp_path / "gone.csv").write_text(
+        CLOUD.splitlines()[0] + "\nRTX A5000,Gone,pod,on-demand,1,0.16,2025-07-13,https://example.com/gone,\n"
+    )
     assert cli.main(argv + ["--prices", str(tmp_path / "gone.csv"), "--as-of", "2026-11-29"]) == 0
     assert "gpukit: 1 price(s) in use are older than 365 days and marked stale" in capsys.readouterr().err
     assert cli.main(argv + ["--as-of", "31/12/2023"]) == 2
@@ -341,10 +450,14 @@ def test_cost_command_as_of_and_cloud_kind(capsys, tmp_path, book):
 def test_a_missing_price_says_why(tmp_path):
     book = prices.load_prices(today=TODAY)
     table = cost.cost_table(book, ["H100 NVL", "A100 PCIe 40GB"], ["fp16"]).set_index("gpu")
-    assert table.loc["H100 NVL", "note"].startswith("no purchase price: NVIDIA sells the H100 NVL to system builders")
+    assert table.loc["H100 NVL", "note"].startswith(
+        "no purchase price: NVIDIA sells the H100 NVL to system builders"
+    )
     assert "(searched 2026-11-30)" in table.loc["H100 NVL", "note"]
-    assert "no on-demand cloud price: providers list an 'A100 40GB' without its form factor" in \
-        table.loc["A100 PCIe 40GB", "note"]
+    assert (
+        "no on-demand cloud price: providers list an 'A100 40GB' without its form factor"
+        in table.loc["A100 PCIe 40GB", "note"]
+    )
     bad = tmp_path / "gaps.csv"
     bad.write_text("gpu,what,reason,checked\nH100 NVX,purchase,none found,2026-11-01\n")
     with pytest.raises(DataError, match=r"gaps.csv, line 2 \(H100 NVX\), column gpu"):

@@ -3,6 +3,7 @@
 Without GPUs these run the very code path multi-GPU training takes; the records say that the
 devices are logical (or CPU workers), so nobody reads their scaling as a GPU's.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,9 @@ def test_mirrored_strategy_on_two_logical_cpu_devices():
     assert rec.speedup == pytest.approx(rec.throughput / rec.baseline_throughput)
     assert rec.scaling_efficiency == pytest.approx(rec.speedup / 2)
     assert "logical devices split from one CPU" in rec.note
-    assert results.Results.from_dict(json.loads(json.dumps(doc.to_dict()))).records == doc.records  # round trip
+    assert (
+        results.Results.from_dict(json.loads(json.dumps(doc.to_dict()))).records == doc.records
+    )  # round trip
 
 
 def _free_port() -> int:
@@ -44,11 +47,33 @@ def test_multiworker_strategy_with_two_workers_on_loopback(tmp_path):
     cluster = {"worker": [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]}
     procs = []
     for i in range(2):
-        env = {**os.environ, "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})}
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "gpukit", "bench", "--strategy", "multiworker", "--workloads", "transformer",
-             "--quick", "--out", str(tmp_path / f"w{i}.json"), "--format", "csv"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        env = {
+            **os.environ,
+            "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}}),
+        }
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "gpukit",
+                    "bench",
+                    "--strategy",
+                    "multiworker",
+                    "--workloads",
+                    "transformer",
+                    "--quick",
+                    "--out",
+                    str(tmp_path / f"w{i}.json"),
+                    "--format",
+                    "csv",
+                ],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     outs = [p.communicate(timeout=900) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err
@@ -56,19 +81,25 @@ def test_multiworker_strategy_with_two_workers_on_loopback(tmp_path):
     assert "worker 1 is not the chief" in outs[1][1]
     doc = results.load(tmp_path / "w0.json")
     (rec,) = doc.records
-    assert doc.kind == "scaling" and doc.extra["strategy"] == "multiworker" and doc.extra["task"]["index"] == 0
+    assert (
+        doc.kind == "scaling" and doc.extra["strategy"] == "multiworker" and doc.extra["task"]["index"] == 0
+    )
     # a failure says why: the record's error and the end of each worker's stderr
-    assert rec.status == "ok", (f"{rec.error}\nworker 0 stderr:\n{outs[0][1][-3000:]}\n"
-                                f"worker 1 stderr:\n{outs[1][1][-3000:]}")
+    assert rec.status == "ok", (
+        f"{rec.error}\nworker 0 stderr:\n{outs[0][1][-3000:]}\nworker 1 stderr:\n{outs[1][1][-3000:]}"
+    )
     assert rec.replicas == 2 and rec.global_batch == 2 * rec.per_replica_batch
     assert "worker processes on CPUs" in rec.note
 
 
-@pytest.mark.parametrize("devices, strategy, workloads, message", [
-    (0, "mirrored", None, "at least 1"),
-    (2, "ring", None, "use mirrored or multiworker"),
-    (2, "mirrored", ["matmul"], "does not train"),
-])
+@pytest.mark.parametrize(
+    "devices, strategy, workloads, message",
+    [
+        (0, "mirrored", None, "at least 1"),
+        (2, "ring", None, "use mirrored or multiworker"),
+        (2, "mirrored", ["matmul"], "does not train"),
+    ],
+)
 def test_bad_requests_fail_before_tensorflow_starts(devices, strategy, workloads, message):
     with pytest.raises(ParameterError, match=message):
         distributed.check(devices, strategy, workloads)

@@ -4,6 +4,7 @@ nvidia_smi), fake and real child processes, and TensorFlow's out-of-memory messa
 
 Nothing here imports TensorFlow except the tests marked ``tensorflow``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,9 +24,13 @@ from gpukit.workloads import Config, DeviceInfo
 
 FAKES = Path(__file__).resolve().parent / "fakes"
 SMI_DIR = FAKES / "nvidia-smi"
-SMI_ARGS = ["--query-gpu=name,memory.total,driver_version,power.limit,clocks.max.sm", "--format=csv,noheader,nounits"]
-FAST = bench.Settings(warmup_steps=1, warmup_min_s=0.0, min_sample_s=0.0005, min_time_s=0.005, min_samples=3,
-                      max_samples=10)
+SMI_ARGS = [
+    "--query-gpu=name,memory.total,driver_version,power.limit,clocks.max.sm",
+    "--format=csv,noheader,nounits",
+]
+FAST = bench.Settings(
+    warmup_steps=1, warmup_min_s=0.0, min_sample_s=0.0005, min_time_s=0.005, min_samples=3, max_samples=10
+)
 
 
 def recorded(name: str) -> str:
@@ -48,45 +53,65 @@ def peak(gpu: str, column: str) -> float:
 
 #: BFC allocator warning, tensorflow/tensorflow#52123 (https://github.com/tensorflow/tensorflow/issues/52123).
 #: (A warning: a child that later dies with it in its stderr is taken as out of memory.)
-BFC_RAN_OUT = ("2021-09-24 16:22:56.271936: W tensorflow/core/common_runtime/bfc_allocator.cc:243] Allocator "
-               "(GPU_0_bfc) ran out of memory trying to allocate 2.60GiB with freed_by_count=0. The caller indicates "
-               "that this is not a failure, but may mean that there could be performance gains if more memory were "
-               "available.")
+BFC_RAN_OUT = (
+    "2021-09-24 16:22:56.271936: W tensorflow/core/common_runtime/bfc_allocator.cc:243] Allocator "
+    "(GPU_0_bfc) ran out of memory trying to allocate 2.60GiB with freed_by_count=0. The caller indicates "
+    "that this is not a failure, but may mean that there could be performance gains if more memory were "
+    "available."
+)
 #: CUDA driver, tensorflow/tensorflow#30912 (https://github.com/tensorflow/tensorflow/issues/30912).
-CUDA_OOM = ("2019-07-21 23:23:06.228049: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate "
-            "32.00M (33554432 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+CUDA_OOM = (
+    "2019-07-21 23:23:06.228049: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate "
+    "32.00M (33554432 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory"
+)
 #: XLA's allocator: the status built in xla/stream_executor/integrations/tf_allocator_adapter.cc
 #: (https://github.com/openxla/xla/blob/main/xla/stream_executor/integrations/tf_allocator_adapter.cc:
 #: ResourceExhaustedError("Out of memory while trying to allocate ", size, " bytes.")), as a
 #: RESOURCE_EXHAUSTED status prints it, with the "BufferAssignment OOM Debugging." line XLA adds.
-XLA_OOM = ("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8000000000 bytes.\n"
-           "BufferAssignment OOM Debugging.")
+XLA_OOM = (
+    "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8000000000 bytes.\n"
+    "BufferAssignment OOM Debugging."
+)
 #: cuBLAS handle, lambdal/TensorFlow2-tutorial#9 (https://github.com/lambdal/TensorFlow2-tutorial/pull/9).
-CUBLAS_ALLOC_FAILED = ("2020-11-24 17:10:41.561920: E tensorflow/stream_executor/cuda/cuda_blas.cc:226] failed to "
-                       "create cublas handle: CUBLAS_STATUS_ALLOC_FAILED")
+CUBLAS_ALLOC_FAILED = (
+    "2020-11-24 17:10:41.561920: E tensorflow/stream_executor/cuda/cuda_blas.cc:226] failed to "
+    "create cublas handle: CUBLAS_STATUS_ALLOC_FAILED"
+)
 #: A failed GPU copy, tensorflow/tensorflow#30912 (and #7025: "when really the problem is out of GPU memory").
-DST_TENSOR = ("tensorflow.python.framework.errors_impl.InternalError: 2 root error(s) found.\n"
-              "  (0) Internal: Dst tensor is not initialized.")
+DST_TENSOR = (
+    "tensorflow.python.framework.errors_impl.InternalError: 2 root error(s) found.\n"
+    "  (0) Internal: Dst tensor is not initialized."
+)
 #: ResourceExhaustedError as Keras printed it, keras-team/keras#9643 (https://github.com/keras-team/keras/issues/9643).
-TENSOR_OOM = ("ResourceExhaustedError: OOM when allocating tensor with shape[128,128,109,109] and type float on "
-              "/job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc")
+TENSOR_OOM = (
+    "ResourceExhaustedError: OOM when allocating tensor with shape[128,128,109,109] and type float on "
+    "/job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc"
+)
 
 #: Failures that are not out of memory and must stay errors.
 #: CUDA_ERROR_ILLEGAL_ADDRESS abort, tensorflow/tensorflow#25866.
-ILLEGAL_ADDRESS = ("2019-02-21 16:43:26.973428: E tensorflow/stream_executor/cuda/cuda_driver.cc:1011] could not "
-                   "synchronize on CUDA context: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was "
-                   "encountered ::\n2019-02-21 16:43:26.984939: F tensorflow/core/common_runtime/gpu/"
-                   "gpu_event_mgr.cc:274] Unexpected Event status: 1")
+ILLEGAL_ADDRESS = (
+    "2019-02-21 16:43:26.973428: E tensorflow/stream_executor/cuda/cuda_driver.cc:1011] could not "
+    "synchronize on CUDA context: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was "
+    "encountered ::\n2019-02-21 16:43:26.984939: F tensorflow/core/common_runtime/gpu/"
+    "gpu_event_mgr.cc:274] Unexpected Event status: 1"
+)
 #: cuDNN missing, tensorflow/text#1167 (https://github.com/tensorflow/text/issues/1167).
-DNN_NOT_FOUND = ("2023-06-19 17:03:27.841329: W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed at "
-                 "conv_ops.cc:1068 : UNIMPLEMENTED: DNN library is not found.")
+DNN_NOT_FOUND = (
+    "2023-06-19 17:03:27.841329: W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed at "
+    "conv_ops.cc:1068 : UNIMPLEMENTED: DNN library is not found."
+)
 #: cuBLAS not initialised, tensorflow/tensorflow#9489 (https://github.com/tensorflow/tensorflow/issues/9489).
-CUBLAS_NOT_INITIALIZED = ("2017-12-30 21:18:15.134786: E tensorflow/stream_executor/cuda/cuda_blas.cc:366] failed to "
-                          "create cublas handle: CUBLAS_STATUS_NOT_INITIALIZED")
+CUBLAS_NOT_INITIALIZED = (
+    "2017-12-30 21:18:15.134786: E tensorflow/stream_executor/cuda/cuda_blas.cc:366] failed to "
+    "create cublas handle: CUBLAS_STATUS_NOT_INITIALIZED"
+)
 #: cuDNN start-up failure, tensorflow/tensorflow#33666 (https://github.com/tensorflow/tensorflow/issues/33666).
-CONV_ALGORITHM = ("tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. This is "
-                  "probably because cuDNN failed to initialize, so try looking to see if a warning log message was "
-                  "printed above.")
+CONV_ALGORITHM = (
+    "tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. This is "
+    "probably because cuDNN failed to initialize, so try looking to see if a warning log message was "
+    "printed above."
+)
 
 
 # --------------------------------------------------------------------------- the fake device layer
@@ -100,7 +125,9 @@ class FakePhysicalDevice:
         self.device_type = "GPU"
 
 
-def fake_nvidia_smi_process(monkeypatch, stdout: str = "", returncode: int = 0, raises=None, found: bool = True):
+def fake_nvidia_smi_process(
+    monkeypatch, stdout: str = "", returncode: int = 0, raises=None, found: bool = True
+):
     """Make ``device.nvidia_smi`` run a fake nvidia-smi printing ``stdout``; returns the argv list it saw."""
     seen: list[list[str]] = []
     real_run = subprocess.run
@@ -120,7 +147,9 @@ def fake_nvidia_smi_process(monkeypatch, stdout: str = "", returncode: int = 0, 
     return seen
 
 
-def fake_gpu(monkeypatch, smi_file: str | None, device_name: str | None = None, cc=(8, 0), count: int | None = None):
+def fake_gpu(
+    monkeypatch, smi_file: str | None, device_name: str | None = None, cc=(8, 0), count: int | None = None
+):
     """A machine with a GPU: TensorFlow sees ``count`` GPUs (default: one per nvidia-smi line) called
     ``device_name`` (default: nvidia-smi's first name) of compute capability ``cc``; nvidia-smi prints the
     recorded file (``None``: no nvidia-smi)."""
@@ -183,18 +212,32 @@ def test_nvidia_smi_parses_each_recorded_output(monkeypatch, name):
 L40S = "NVIDIA L40S, 46068, 595.80, 350.00, 2520"  # the recorded line; the variants below are derived from it
 
 
-@pytest.mark.parametrize("text, expected", [
-    # nvidia-smi prints [N/A] for a value it cannot give (the 4080 SUPER capture does for module.power.limit)
-    ("NVIDIA L40S, 46068, 595.80, [N/A], 2520\n", ("NVIDIA L40S", 46068, "595.80", None, 2520)),
-    ("NVIDIA L40S, 46068, 595.80, [Not Supported], [N/A]\n", ("NVIDIA L40S", 46068, "595.80", None, None)),
-    ("NVIDIA L40S, 46068, 595.80, N/A, 2520\n", ("NVIDIA L40S", 46068, "595.80", None, 2520)),
-    ("  NVIDIA L40S ,   46068 ,595.80,  350.00 ,2520   \n", ("NVIDIA L40S", 46068, "595.80", 350.0, 2520)),
-    (L40S + "\r\n\r\n", ("NVIDIA L40S", 46068, "595.80", 350.0, 2520)),
-    ("NVIDIA L40S, 46068 MiB, 595.80, 350.00 W, 2520 MHz\n", ("NVIDIA L40S", 46068, "595.80", 350.0, 2520)),
-    ("name, memory.total [MiB], driver_version, power.limit [W], clocks.max.sm [MHz]\n" + L40S,
-     ("NVIDIA L40S", 46068, "595.80", 350.0, 2520)),
-    ("NVIDIA L40S, [N/A], [N/A], 350.00, 2520", ("NVIDIA L40S", None, None, 350.0, 2520)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # nvidia-smi prints [N/A] for a value it cannot give (the 4080 SUPER capture does for module.power.limit)
+        ("NVIDIA L40S, 46068, 595.80, [N/A], 2520\n", ("NVIDIA L40S", 46068, "595.80", None, 2520)),
+        (
+            "NVIDIA L40S, 46068, 595.80, [Not Supported], [N/A]\n",
+            ("NVIDIA L40S", 46068, "595.80", None, None),
+        ),
+        ("NVIDIA L40S, 46068, 595.80, N/A, 2520\n", ("NVIDIA L40S", 46068, "595.80", None, 2520)),
+        (
+            "  NVIDIA L40S ,   46068 ,595.80,  350.00 ,2520   \n",
+            ("NVIDIA L40S", 46068, "595.80", 350.0, 2520),
+        ),
+        (L40S + "\r\n\r\n", ("NVIDIA L40S", 46068, "595.80", 350.0, 2520)),
+        (
+            "NVIDIA L40S, 46068 MiB, 595.80, 350.00 W, 2520 MHz\n",
+            ("NVIDIA L40S", 46068, "595.80", 350.0, 2520),
+        ),
+        (
+            "name, memory.total [MiB], driver_version, power.limit [W], clocks.max.sm [MHz]\n" + L40S,
+            ("NVIDIA L40S", 46068, "595.80", 350.0, 2520),
+        ),
+        ("NVIDIA L40S, [N/A], [N/A], 350.00, 2520", ("NVIDIA L40S", None, None, 350.0, 2520)),
+    ],
+)
 def test_nvidia_smi_parses_robustly(monkeypatch, text, expected):
     fake_nvidia_smi_process(monkeypatch, text)
     rows = device.nvidia_smi()
@@ -202,14 +245,25 @@ def test_nvidia_smi_parses_robustly(monkeypatch, text, expected):
 
 
 def test_nvidia_smi_skips_lines_that_are_not_gpus():
-    text = "WARNING: infoROM is corrupted at gpu 0000:3B:00.0\n\n" + recorded("geforce-rtx-4090") + "garbage, 1, 2\n"
+    text = (
+        "WARNING: infoROM is corrupted at gpu 0000:3B:00.0\n\n"
+        + recorded("geforce-rtx-4090")
+        + "garbage, 1, 2\n"
+    )
     rows = device.parse_nvidia_smi(text)
     assert [r["name"] for r in rows] == ["NVIDIA GeForce RTX 4090"]
     assert device.parse_nvidia_smi("") == [] and device.parse_nvidia_smi("No devices were found\n") == []
 
 
-@pytest.mark.parametrize("kw", [{"found": False}, {"returncode": 9}, {"raises": subprocess.TimeoutExpired("smi", 20)},
-                                {"raises": FileNotFoundError("nvidia-smi")}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"found": False},
+        {"returncode": 9},
+        {"raises": subprocess.TimeoutExpired("smi", 20)},
+        {"raises": FileNotFoundError("nvidia-smi")},
+    ],
+)
 def test_nvidia_smi_missing_or_failing_is_no_gpus(monkeypatch, kw):
     seen = fake_nvidia_smi_process(monkeypatch, recorded("h100-80gb-hbm3"), **kw)
     assert device.nvidia_smi() == []
@@ -219,8 +273,9 @@ def test_nvidia_smi_missing_or_failing_is_no_gpus(monkeypatch, kw):
 # --------------------------------------------------------------------------- describe_attached on a fake GPU
 
 
-@pytest.mark.parametrize("cc, text", [((8, 0), "8.0"), ((9, 0), "9.0"), ([8, 6], "8.6"), ("8.9", "8.9"), (None, None),
-                                      ((), None)])
+@pytest.mark.parametrize(
+    "cc, text", [((8, 0), "8.0"), ((9, 0), "9.0"), ([8, 6], "8.6"), ("8.9", "8.9"), (None, None), ((), None)]
+)
 def test_compute_capability_text(cc, text):
     assert device.compute_capability_text(cc) == text
 
@@ -237,18 +292,25 @@ def test_describe_attached_a100_sxm4_80gb(monkeypatch):
     assert info["catalogue_row"] == catalogue_row("A100 SXM4 80GB")
     assert info["nvidia_smi"] == device.parse_nvidia_smi(recorded("a100-sxm4-80gb"))
     dev, described = bench.attached_device()
-    assert dev == DeviceInfo("gpu", "8.0") and dev.ampere_or_later and described["catalogue_gpu"] == "A100 SXM4 80GB"
+    assert (
+        dev == DeviceInfo("gpu", "8.0")
+        and dev.ampere_or_later
+        and described["catalogue_gpu"] == "A100 SXM4 80GB"
+    )
 
 
-@pytest.mark.parametrize("smi_file, cc, gpu", [
-    ("a100-sxm4-40gb", (8, 0), "A100 SXM4 40GB"),
-    ("h100-80gb-hbm3", (9, 0), "H100 SXM5"),  # nvidia-smi's "HBM3" names the SXM5 board
-    ("h200", (9, 0), "H200 SXM"),
-    ("l40s", (8, 9), "L40S"),
-    ("geforce-rtx-4090", (8, 9), "GeForce RTX 4090"),
-    ("rtx-a5000", (8, 6), "RTX A5000"),
-    ("tesla-v100-sxm2-32gb", (7, 0), "V100 SXM2 32GB"),
-])
+@pytest.mark.parametrize(
+    "smi_file, cc, gpu",
+    [
+        ("a100-sxm4-40gb", (8, 0), "A100 SXM4 40GB"),
+        ("h100-80gb-hbm3", (9, 0), "H100 SXM5"),  # nvidia-smi's "HBM3" names the SXM5 board
+        ("h200", (9, 0), "H200 SXM"),
+        ("l40s", (8, 9), "L40S"),
+        ("geforce-rtx-4090", (8, 9), "GeForce RTX 4090"),
+        ("rtx-a5000", (8, 6), "RTX A5000"),
+        ("tesla-v100-sxm2-32gb", (7, 0), "V100 SXM2 32GB"),
+    ],
+)
 def test_describe_attached_matches_recorded_gpus(monkeypatch, smi_file, cc, gpu):
     fake_gpu(monkeypatch, smi_file, cc=cc)
     info = device.describe_attached()
@@ -280,7 +342,9 @@ def test_memory_tie_break_only_among_the_variants_the_name_allows():
     # the name leaves only one. Without a form factor the name stays ambiguous: the default, said so.
     mib_16 = float(specs.lookup("V100 SXM2 16GB")["memory_gb"]) * 1024
     assert device.match_catalogue("Tesla V100-SXM2", mib_16) == (
-        "V100 SXM2 16GB", "Tesla V100-SXM2 with 16 GiB matched to V100 SXM2 16GB")
+        "V100 SXM2 16GB",
+        "Tesla V100-SXM2 with 16 GiB matched to V100 SXM2 16GB",
+    )
     gpu, note = device.match_catalogue("Tesla V100", mib_16)
     assert gpu == specs.resolve("Tesla V100").gpu and "default variant" in note
 
@@ -299,7 +363,10 @@ def test_uncatalogued_gpu_is_measured_without_a_peak(monkeypatch, smi_file, cc):
     name = RECORDED_ROWS[smi_file][0][0]
     assert info["kind"] == "gpu" and info["name"] == name and info["compute_capability"] == "8.9"
     assert info["catalogue_gpu"] is None and info["catalogue_row"] is None
-    assert info["catalogue_note"] == f"{name} is not in the catalogue: measured, but with no datasheet peak to compare"
+    assert (
+        info["catalogue_note"]
+        == f"{name} is not in the catalogue: measured, but with no datasheet peak to compare"
+    )
     assert info["memory_mib"] == float(RECORDED_ROWS[smi_file][0][1])
 
 
@@ -308,7 +375,9 @@ def test_memory_comes_from_the_row_of_the_gpu_tensorflow_uses(monkeypatch):
     # speed, so TensorFlow's GPU 0 can be nvidia-smi's second row.
     text = recorded("geforce-rtx-4090") + recorded("l40s")
     monkeypatch.setattr(device, "physical_gpus", lambda: [FakePhysicalDevice(0), FakePhysicalDevice(1)])
-    monkeypatch.setattr(device, "gpu_details", lambda gpu: {"device_name": "NVIDIA L40S", "compute_capability": (8, 9)})
+    monkeypatch.setattr(
+        device, "gpu_details", lambda gpu: {"device_name": "NVIDIA L40S", "compute_capability": (8, 9)}
+    )
     fake_nvidia_smi_process(monkeypatch, text)
     info = device.describe_attached()
     assert info["catalogue_gpu"] == "L40S" and info["memory_mib"] == 46068.0
@@ -343,10 +412,16 @@ A100 = "A100 SXM4 80GB"
 SQUARE = {"shape": "square", "m": 8192, "n": 8192, "k": 8192}
 
 
-@pytest.mark.parametrize("precision, math_, column", [
-    ("tf32", "TF32", "tf32_tensor_tflops"), ("float32", "TF32", "tf32_tensor_tflops"),
-    ("fp32", "FP32", "fp32_tflops"), ("fp16", "FP16", "fp16_tensor_tflops"), ("bf16", "BF16", "bf16_tensor_tflops"),
-])
+@pytest.mark.parametrize(
+    "precision, math_, column",
+    [
+        ("tf32", "TF32", "tf32_tensor_tflops"),
+        ("float32", "TF32", "tf32_tensor_tflops"),
+        ("fp32", "FP32", "fp32_tflops"),
+        ("fp16", "FP16", "fp16_tensor_tflops"),
+        ("bf16", "BF16", "bf16_tensor_tflops"),
+    ],
+)
 def test_peak_for_the_math_that_ran_on_an_a100(precision, math_, column):
     assert device_math(precision, "gpu", "8.0") == math_
     assert MATH_PEAK_COLUMN[math_] == column
@@ -382,10 +457,14 @@ def fake_workload(monkeypatch):
     monkeypatch.setattr(workloads, "build", build)
 
 
-@pytest.mark.parametrize("precision, math_, column", [("tf32", "TF32", "tf32_tensor_tflops"),
-                                                     ("fp16", "FP16", "fp16_tensor_tflops")])
+@pytest.mark.parametrize(
+    "precision, math_, column",
+    [("tf32", "TF32", "tf32_tensor_tflops"), ("fp16", "FP16", "fp16_tensor_tflops")],
+)
 def test_peak_fraction_of_a_record_on_an_a100(fake_workload, precision, math_, column):
-    rec = bench.run_config(Config("matmul", precision, SQUARE), DeviceInfo("gpu", "8.0"), FAST, catalogue_row(A100))
+    rec = bench.run_config(
+        Config("matmul", precision, SQUARE), DeviceInfo("gpu", "8.0"), FAST, catalogue_row(A100)
+    )
     assert rec.status == "ok" and rec.math_mode == math_
     assert rec.peak == peak(A100, column)
     assert rec.achieved_tflops == pytest.approx(2.0 * 8192**3 / rec.median_s / 1e12)
@@ -393,12 +472,17 @@ def test_peak_fraction_of_a_record_on_an_a100(fake_workload, precision, math_, c
 
 
 def test_peak_fraction_of_bandwidth_and_of_skipped_math(fake_workload):
-    bw = bench.run_config(Config("bandwidth", "fp32", {"kernel": "scale", "elements": 2**27}), DeviceInfo("gpu", "8.0"),
-                          FAST, catalogue_row(A100))
+    bw = bench.run_config(
+        Config("bandwidth", "fp32", {"kernel": "scale", "elements": 2**27}),
+        DeviceInfo("gpu", "8.0"),
+        FAST,
+        catalogue_row(A100),
+    )
     assert bw.peak == peak(A100, "memory_bandwidth_gbs")
     assert bw.peak_fraction == pytest.approx(bw.throughput / bw.peak)
-    skipped = bench.run_config(Config("matmul", "tf32", SQUARE), DeviceInfo("gpu", "7.0"), FAST,
-                               catalogue_row("V100 SXM2 32GB"))
+    skipped = bench.run_config(
+        Config("matmul", "tf32", SQUARE), DeviceInfo("gpu", "7.0"), FAST, catalogue_row("V100 SXM2 32GB")
+    )
     assert skipped.status == "skipped" and "no TF32 tensor cores" in skipped.error and skipped.peak is None
 
 
@@ -468,51 +552,96 @@ class FakeChildren:
         flops = 2.0 * config.params.get("m", 1) * config.params.get("n", 1) * config.params.get("k", 1)
         pk = bench._peak_for(config, math_, payload["peak_row"])
         achieved = flops / median / 1e12
-        rec = bench._record(config, "ok", math_mode=math_, warmup_s=[0.5], times_s=[median] * 5, loops=1,
-                            median_s=median, iqr_s=0.0, mad_s=0.0, cv=0.0, noisy=False, throughput=achieved,
-                            throughput_unit="TFLOP/s", achieved_tflops=achieved, flops_per_step=flops,
-                            bytes_per_step=0.0, items_per_step=None, peak=pk, peak_fraction=achieved / pk if pk else None)
+        rec = bench._record(
+            config,
+            "ok",
+            math_mode=math_,
+            warmup_s=[0.5],
+            times_s=[median] * 5,
+            loops=1,
+            median_s=median,
+            iqr_s=0.0,
+            mad_s=0.0,
+            cv=0.0,
+            noisy=False,
+            throughput=achieved,
+            throughput_unit="TFLOP/s",
+            achieved_tflops=achieved,
+            flops_per_step=flops,
+            bytes_per_step=0.0,
+            items_per_step=None,
+            peak=pk,
+            peak_fraction=achieved / pk if pk else None,
+        )
         return runner.ChildResult("ok", asdict(rec), None, 0)
 
 
 def died_with(stderr: str, returncode: int = -6) -> runner.ChildResult:
     """What ``runner.run`` returns for a child that died without a result, from its stderr."""
     status, message = runner.classify(stderr)
-    return runner.ChildResult(status, error=f"the child process exited with status {returncode}: {message}",
-                              returncode=returncode)
+    return runner.ChildResult(
+        status, error=f"the child process exited with status {returncode}: {message}", returncode=returncode
+    )
 
 
 def test_run_benchmarks_isolates_each_configuration_on_a_gpu(monkeypatch, no_tensorflow_environment):
-    info = {"kind": "gpu", "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0", "gpu_count": 1,
-            "memory_mib": 81920.0, "catalogue_gpu": A100, "catalogue_note": "matched", "catalogue_row": catalogue_row(A100)}
+    info = {
+        "kind": "gpu",
+        "name": "NVIDIA A100-SXM4-80GB",
+        "compute_capability": "8.0",
+        "gpu_count": 1,
+        "memory_mib": 81920.0,
+        "catalogue_gpu": A100,
+        "catalogue_note": "matched",
+        "catalogue_row": catalogue_row(A100),
+    }
     monkeypatch.setattr(bench, "attached_device", lambda: (DeviceInfo("gpu", "8.0"), info))
-    configs = [Config("matmul", "tf32", SQUARE), Config("matmul", "fp16", {**SQUARE, "m": 65536}),
-               Config("matmul", "bf16", SQUARE), Config("matmul", "fp32", {**SQUARE, "k": 4096})]
-    children = FakeChildren({configs[1].label(): died_with(CUDA_OOM),
-                             configs[3].label(): died_with(ILLEGAL_ADDRESS, 134)})
+    configs = [
+        Config("matmul", "tf32", SQUARE),
+        Config("matmul", "fp16", {**SQUARE, "m": 65536}),
+        Config("matmul", "bf16", SQUARE),
+        Config("matmul", "fp32", {**SQUARE, "k": 4096}),
+    ]
+    children = FakeChildren(
+        {configs[1].label(): died_with(CUDA_OOM), configs[3].label(): died_with(ILLEGAL_ADDRESS, 134)}
+    )
     monkeypatch.setattr(runner, "run", children)
     seen = []
-    results = bench.run_benchmarks(configs=configs, settings=FAST, progress=lambda i, n, r: seen.append((i, n, r.status)))
+    results = bench.run_benchmarks(
+        configs=configs, settings=FAST, progress=lambda i, n, r: seen.append((i, n, r.status))
+    )
     assert results.isolation == "subprocess"
     assert len(children.calls) == len(configs)
     for (target, payload, _), config in zip(children.calls, configs):
         assert target == "gpukit.bench:config_child"
-        assert payload["config"] == config.to_dict() and payload["device"] == {"kind": "gpu", "compute_capability": "8.0"}
+        assert payload["config"] == config.to_dict() and payload["device"] == {
+            "kind": "gpu",
+            "compute_capability": "8.0",
+        }
         assert payload["settings"] == asdict(FAST) and payload["peak_row"]["gpu"] == A100
     assert [r.status for r in results.records] == ["ok", "oom", "ok", "error"]
     assert seen == [(1, 4, "ok"), (2, 4, "oom"), (3, 4, "ok"), (4, 4, "error")]
     ok, oom, after, err = results.records
     assert ok.math_mode == "TF32" and ok.peak == peak(A100, "tf32_tensor_tflops")
     assert ok.peak_fraction == pytest.approx(ok.achieved_tflops / ok.peak)
-    assert after.math_mode == "BF16" and after.peak == peak(A100, "bf16_tensor_tflops")  # the OOM did not stop it
+    assert after.math_mode == "BF16" and after.peak == peak(
+        A100, "bf16_tensor_tflops"
+    )  # the OOM did not stop it
     assert "CUDA_ERROR_OUT_OF_MEMORY: out of memory" in oom.error and oom.label == configs[1].label()
     assert oom.throughput is None and oom.times_s == []
-    assert err.error.startswith("the child process exited with status 134:") and "Unexpected Event" in err.error
+    assert (
+        err.error.startswith("the child process exited with status 134:") and "Unexpected Event" in err.error
+    )
     assert results.device.kind == "gpu" and results.device.name == "NVIDIA A100-SXM4-80GB"
     assert results.device.catalogue_gpu == A100 and results.device.compute_capability == "8.0"
     assert "catalogue_row" not in results.device.to_dict()
     again = Results.from_dict(results.to_dict())
-    assert [r.status for r in again.records] == ["ok", "oom", "ok", "error"] and again.isolation == "subprocess"
+    assert [r.status for r in again.records] == [
+        "ok",
+        "oom",
+        "ok",
+        "error",
+    ] and again.isolation == "subprocess"
 
 
 def test_run_benchmarks_on_a_fake_v100_end_to_end(monkeypatch, no_tensorflow_environment):
@@ -541,9 +670,19 @@ def test_record_from_a_child_round_trips():
 # --------------------------------------------------------------------------- OOM in every form TensorFlow raises it
 
 
-@pytest.mark.parametrize("text", [BFC_RAN_OUT, CUDA_OOM, XLA_OOM, CUBLAS_ALLOC_FAILED, DST_TENSOR, TENSOR_OOM,
-                                  "2020-11-24 17:10:41.561920: E tensorflow/stream_executor/cuda/cuda_dnn.cc:] "
-                                  "CUDNN_STATUS_ALLOC_FAILED"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        BFC_RAN_OUT,
+        CUDA_OOM,
+        XLA_OOM,
+        CUBLAS_ALLOC_FAILED,
+        DST_TENSOR,
+        TENSOR_OOM,
+        "2020-11-24 17:10:41.561920: E tensorflow/stream_executor/cuda/cuda_dnn.cc:] "
+        "CUDNN_STATUS_ALLOC_FAILED",
+    ],
+)
 def test_gpu_out_of_memory_texts_are_oom(text):
     status, message = runner.classify(text)
     assert runner.is_oom(text) and status == "oom"
@@ -558,10 +697,14 @@ def test_other_gpu_failures_stay_errors(text):
 
 def test_oom_exception_types_without_tensorflow():
     assert runner.classify(MemoryError("fake GPU: batch 64 does not fit")) == (
-        "oom", "MemoryError: fake GPU: batch 64 does not fit")
+        "oom",
+        "MemoryError: fake GPU: batch 64 does not fit",
+    )
     assert runner.classify(RuntimeError(CUBLAS_ALLOC_FAILED))[0] == "oom"
     assert runner.classify(RuntimeError("kernel launch failed\nsecond line")) == (
-        "error", "RuntimeError: kernel launch failed")
+        "error",
+        "RuntimeError: kernel launch failed",
+    )
 
 
 @pytest.mark.tensorflow
@@ -570,10 +713,17 @@ def test_tensorflow_exception_types():
     exhausted = tf.errors.ResourceExhaustedError(None, None, TENSOR_OOM.split(": ", 1)[1])
     assert runner.classify(exhausted) == ("oom", "ResourceExhaustedError: " + TENSOR_OOM.split(": ", 1)[1])
     cublas = tf.errors.InternalError(None, None, "failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED")
-    dst = tf.errors.InternalError(None, None, "Dst tensor is not initialized.\n\t [[{{node _arg_input/x-input_0_1}}]]")
-    assert runner.classify(cublas) == ("oom", "InternalError: failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED")
+    dst = tf.errors.InternalError(
+        None, None, "Dst tensor is not initialized.\n\t [[{{node _arg_input/x-input_0_1}}]]"
+    )
+    assert runner.classify(cublas) == (
+        "oom",
+        "InternalError: failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED",
+    )
     assert runner.classify(dst) == ("oom", "InternalError: Dst tensor is not initialized.")
-    other = tf.errors.InternalError(None, None, "failed to create cublas handle: CUBLAS_STATUS_NOT_INITIALIZED")
+    other = tf.errors.InternalError(
+        None, None, "failed to create cublas handle: CUBLAS_STATUS_NOT_INITIALIZED"
+    )
     assert runner.classify(other)[0] == "error"
     with pytest.raises(tf.errors.InvalidArgumentError) as bad_shapes:  # raised by TensorFlow itself
         tf.linalg.matmul(tf.ones((2, 3)), tf.ones((4, 5)))
@@ -629,11 +779,17 @@ def test_bisection_is_exact_and_logarithmic(one_fake_gpu, largest, failure):
 
 def test_bisection_edges(one_fake_gpu):
     probe, asked = fitting_up_to(0)
-    assert memory.bisect_largest_batch("ResNet50", probe=probe) == {"largest_batch": 0, "probes": [(1, "oom")]}
+    assert memory.bisect_largest_batch("ResNet50", probe=probe) == {
+        "largest_batch": 0,
+        "probes": [(1, "oom")],
+    }
     probe, asked = fitting_up_to(10**6)
     out = memory.bisect_largest_batch("ResNet50", limit=64, probe=probe)
-    assert out == {"largest_batch": 64, "probes": [(b, "ok") for b in (1, 2, 4, 8, 16, 32, 64)],
-                   "note": "stopped at the limit 64"}
+    assert out == {
+        "largest_batch": 64,
+        "probes": [(b, "ok") for b in (1, 2, 4, 8, 16, 32, 64)],
+        "note": "stopped at the limit 64",
+    }
     probe, asked = fitting_up_to(20)
     assert memory.bisect_largest_batch("ResNet50", start=3, probe=probe)["largest_batch"] == 20
     assert asked[:4] == [3, 6, 12, 24]
@@ -663,8 +819,10 @@ def test_real_child_raising_memory_error_is_oom():
 def test_real_child_dying_of_a_non_memory_error_is_error():
     child = runner.run("fake_child:measure", {"batch": 5}, timeout_s=60, env=child_env(1, "crash"))
     assert child.status == "error" and child.returncode == 134
-    assert child.error == ("the child process exited with status 134: 2019-02-21 16:43:26.984939: F "
-                           "tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:274] Unexpected Event status: 1")
+    assert child.error == (
+        "the child process exited with status 134: 2019-02-21 16:43:26.984939: F "
+        "tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:274] Unexpected Event status: 1"
+    )
 
 
 def test_bisection_through_real_children(monkeypatch, one_fake_gpu):
@@ -673,15 +831,18 @@ def test_bisection_through_real_children(monkeypatch, one_fake_gpu):
 
     def redirected(target, payload, timeout_s=1800, env=None, unset=()):
         targets.append((target, dict(env or {})))
-        return real_run("fake_child:measure", payload, 60, env={**(env or {}), **child_env(3, "abort")}, unset=unset)
+        return real_run(
+            "fake_child:measure", payload, 60, env={**(env or {}), **child_env(3, "abort")}, unset=unset
+        )
 
     monkeypatch.setattr(runner, "run", redirected)
     out = memory.bisect_largest_batch("ResNet50", "fp16")  # the default probe: measure_in_subprocess
     assert out == {"largest_batch": 3, "probes": [(1, "ok"), (2, "ok"), (4, "oom"), (3, "ok")]}
     # a token model's sequence length reaches every probe
     seen = []
-    memory.bisect_largest_batch("keras-encoder", probe=lambda *a, **kw: seen.append(kw) or {"status": "oom"},
-                                seq_len=512)
+    memory.bisect_largest_batch(
+        "keras-encoder", probe=lambda *a, **kw: seen.append(kw) or {"status": "oom"}, seq_len=512
+    )
     assert seen == [{"seq_len": 512}]
     assert [t for t, _ in targets] == ["gpukit.memory:measure_child"] * 4
     assert all(env.items() >= memory.measure_env().items() for _, env in targets)
@@ -693,24 +854,33 @@ def test_bisection_through_real_children(monkeypatch, one_fake_gpu):
 # --------------------------------------------------------------------------- the CPU's 16-bit instructions
 
 
-@pytest.mark.parametrize("flags, native", [
-    ({"fpu", "avx2", "fma"}, []),
-    ({"avx2", "avx512f", "avx512_vnni", "avx512_bf16"}, ["bf16"]),
-    ({"avx512_bf16", "avx512_fp16"}, ["bf16", "fp16"]),
-    ({"amx_tile", "amx_bf16", "amx_fp16"}, ["bf16", "fp16"]),
-    ({"avx512_vnni", "avx_vnni"}, []),  # integer dot products only
-])
+@pytest.mark.parametrize(
+    "flags, native",
+    [
+        ({"fpu", "avx2", "fma"}, []),
+        ({"avx2", "avx512f", "avx512_vnni", "avx512_bf16"}, ["bf16"]),
+        ({"avx512_bf16", "avx512_fp16"}, ["bf16", "fp16"]),
+        ({"amx_tile", "amx_bf16", "amx_fp16"}, ["bf16", "fp16"]),
+        ({"avx512_vnni", "avx_vnni"}, []),  # integer dot products only
+    ],
+)
 def test_cpu_native_16bit_reads_the_dot_product_flags(flags, native):
     assert device.cpu_native_16bit(frozenset(flags)) == native
 
 
 def test_cpu_flags_come_from_cpuinfo(monkeypatch, tmp_path):
     info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu avx2 avx512_bf16\n\n"
-                    "processor\t: 1\nflags\t\t: fpu avx2 avx512_bf16\n")
+    info.write_text(
+        "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu avx2 avx512_bf16\n\n"
+        "processor\t: 1\nflags\t\t: fpu avx2 avx512_bf16\n"
+    )
     real_open = open
-    monkeypatch.setattr(device, "open", lambda path, *a, **k: real_open(info if path == "/proc/cpuinfo" else path,
-                                                                          *a, **k), raising=False)
+    monkeypatch.setattr(
+        device,
+        "open",
+        lambda path, *a, **k: real_open(info if path == "/proc/cpuinfo" else path, *a, **k),
+        raising=False,
+    )
     assert device.cpu_flags() == {"fpu", "avx2", "avx512_bf16"}
     assert device.cpu_model() == "AMD EPYC"  # the same file, another field
     assert device.cpu_native_16bit() == ["bf16"]
@@ -720,5 +890,6 @@ def test_cpu_flags_come_from_cpuinfo(monkeypatch, tmp_path):
 def test_cpu_flags_unreadable_is_none_native(monkeypatch):
     def refuse(*a, **k):
         raise OSError("no /proc here")
+
     monkeypatch.setattr(device, "open", refuse, raising=False)
     assert device.cpu_flags() == frozenset() and device.cpu_native_16bit() == []

@@ -1,5 +1,6 @@
 """Faults injected on purpose: the kernel dying mid-report, two reports at once, a writer killed
 mid-write. Each test fails if the behaviour in docs/robustness.md breaks."""
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,9 @@ pytestmark = pytest.mark.notebooks
 def _notebook(path: Path, *cells: str) -> Path:
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "gpukit", "display_name": "gpukit", "language": "python"}
-    nb.cells = [new_code_cell("x = 1  # a number", metadata={"tags": ["parameters"]})] + [new_code_cell(c) for c in cells]
+    nb.cells = [new_code_cell("x = 1  # a number", metadata={"tags": ["parameters"]})] + [
+        new_code_cell(c) for c in cells
+    ]
     nbformat.write(nb, path)
     return path
 
@@ -34,8 +37,11 @@ def test_a_kernel_that_dies_mid_report_fails_the_run_and_keeps_everything(tmp_pa
     out = tmp_path / "out"
     good = report.render_report(out_dir=out, notebooks_dir=nbs, progress=None)
     _notebook(nbs / "02_dies.ipynb", "x * 2", "import os\nos.kill(os.getpid(), 9)", "x * 3")
-    proc = subprocess.run([sys.executable, "-m", "gpukit", "report", "--notebooks", str(nbs), "--out", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpukit", "report", "--notebooks", str(nbs), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     err = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(err) == 1 and "02_dies.ipynb failed" in err[0], proc.stderr
@@ -48,8 +54,22 @@ def test_a_kernel_that_dies_mid_report_fails_the_run_and_keeps_everything(tmp_pa
 
 def test_two_reports_at_once_write_separate_folders(tmp_path):
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "gpukit", "report", "--only", "01_specs", "--out", str(out), "-p", "gpus", "[A40]"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "gpukit",
+        "report",
+        "--only",
+        "01_specs",
+        "--out",
+        str(out),
+        "-p",
+        "gpus",
+        "[A40]",
+    ]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     results = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [r[1] for r in results]
     runs = sorted(p for p in out.iterdir() if p.is_dir() and not p.is_symlink())
@@ -75,8 +95,15 @@ while True:
 
 
 def _empty(created: str) -> results.Results:
-    return results.Results.from_dict({"schema_version": results.SCHEMA_VERSION, "created": created,
-                                      "environment": {}, "device": {"kind": "cpu"}, "records": []})
+    return results.Results.from_dict(
+        {
+            "schema_version": results.SCHEMA_VERSION,
+            "created": created,
+            "environment": {},
+            "device": {"kind": "cpu"},
+            "records": [],
+        }
+    )
 
 
 def test_a_writer_killed_mid_write_never_leaves_a_half_file(tmp_path):
@@ -90,7 +117,9 @@ def test_a_writer_killed_mid_write_never_leaves_a_half_file(tmp_path):
         doc = results.load(target)  # always a whole, valid document: the old one or a new one
         assert doc.created == "first" or doc.created.isdigit()
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "results.json"]
-    assert all(n.startswith(".results.json.") and n.endswith(".tmp") for n in leftovers)  # never the real name
+    assert all(
+        n.startswith(".results.json.") and n.endswith(".tmp") for n in leftovers
+    )  # never the real name
 
 
 _STUCK_WRITER = r"""
@@ -110,10 +139,14 @@ results.Results.from_dict({"schema_version": results.SCHEMA_VERSION, "created": 
 def test_a_writer_killed_between_writing_and_renaming_leaves_the_old_file(tmp_path):
     target = tmp_path / "results.json"
     _empty("first").save(target)
-    child = subprocess.Popen([sys.executable, "-c", _STUCK_WRITER, str(target)], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _STUCK_WRITER, str(target)], stdout=subprocess.PIPE, text=True
+    )
     assert child.stdout.readline().strip() == "IN-WRITE"
     child.send_signal(signal.SIGKILL)
     child.wait()
     assert results.load(target).created == "first"
     (tmp,) = [p for p in tmp_path.iterdir() if p.name != "results.json"]
-    assert json.loads(tmp.read_text())["created"] == "second"  # the new one was complete, yet never replaced it
+    assert (
+        json.loads(tmp.read_text())["created"] == "second"
+    )  # the new one was complete, yet never replaced it

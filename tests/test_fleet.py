@@ -1,4 +1,5 @@
 """A fleet's results: a folder of documents merged, labelled by environment, never averaged, never changed."""
+
 from __future__ import annotations
 
 import hashlib
@@ -15,11 +16,25 @@ pytestmark = []
 
 
 def _doc(gpu: str | None, throughput: float, created: str, tf: str = "2.21.0", cc: str | None = None) -> dict:
-    rec = record("resnet50", "fp16", params={"image_size": 224, "batch": 64, "mode": "train"},
-                 label="resnet50 train 224px batch 64", math_mode="FP16", warmup_s=[0.5], times_s=[64 / throughput],
-                 throughput=throughput, throughput_unit="images/s", median_s=64 / throughput, iqr_s=0.0, noisy=False)
-    device = ({"kind": "gpu", "name": f"NVIDIA {gpu}", "compute_capability": cc, "catalogue_gpu": gpu} if gpu
-              else {"kind": "cpu", "name": "some CPU", "catalogue_gpu": None})
+    rec = record(
+        "resnet50",
+        "fp16",
+        params={"image_size": 224, "batch": 64, "mode": "train"},
+        label="resnet50 train 224px batch 64",
+        math_mode="FP16",
+        warmup_s=[0.5],
+        times_s=[64 / throughput],
+        throughput=throughput,
+        throughput_unit="images/s",
+        median_s=64 / throughput,
+        iqr_s=0.0,
+        noisy=False,
+    )
+    device = (
+        {"kind": "gpu", "name": f"NVIDIA {gpu}", "compute_capability": cc, "catalogue_gpu": gpu}
+        if gpu
+        else {"kind": "cpu", "name": "some CPU", "catalogue_gpu": None}
+    )
     return document([rec], device, created=created, tensorflow=tf)
 
 
@@ -27,8 +42,10 @@ def _v1(doc: dict) -> dict:
     """The same document as schema version 1 wrote it (last year's gpukit)."""
     old = {k: v for k, v in doc.items() if k != "kind"}
     old["schema_version"] = 1
-    old["records"] = [{**r, "math_mode": {"FP16": "mixed_float16", "FP32": "float32"}.get(r["math_mode"])}
-                      for r in doc["records"]]
+    old["records"] = [
+        {**r, "math_mode": {"FP16": "mixed_float16", "FP32": "float32"}.get(r["math_mode"])}
+        for r in doc["records"]
+    ]
     return old
 
 
@@ -37,9 +54,13 @@ def folder(tmp_path: Path, gpu) -> Path:
     a5000, a4000, a40 = (gpu(n).compute_capability for n in ("RTX A5000", "RTX A4000", "A40"))
     d = tmp_path / "fleet"
     d.mkdir()
-    (d / "a5000-old.json").write_text(json.dumps(_v1(_doc("RTX A5000", 600.0, "2026-11-01T00:00:00Z", cc=a5000))))
+    (d / "a5000-old.json").write_text(
+        json.dumps(_v1(_doc("RTX A5000", 600.0, "2026-11-01T00:00:00Z", cc=a5000)))
+    )
     (d / "a5000-new.json").write_text(json.dumps(_doc("RTX A5000", 650.0, "2026-11-20T00:00:00Z", cc=a5000)))
-    (d / "a4000.json").write_text(json.dumps(_doc("RTX A4000", 400.0, "2026-11-20T00:00:00Z", tf="2.20.0", cc=a4000)))
+    (d / "a4000.json").write_text(
+        json.dumps(_doc("RTX A4000", 400.0, "2026-11-20T00:00:00Z", tf="2.20.0", cc=a4000))
+    )
     good = json.dumps(_doc("A40", 500.0, "2026-11-21T00:00:00Z", cc=a40))
     (d / "truncated.json").write_text(good[: len(good) // 2])
     newer = _doc("A40", 500.0, "2026-11-21T00:00:00Z", cc=a40)
@@ -52,7 +73,10 @@ def folder(tmp_path: Path, gpu) -> Path:
 
 
 def _fingerprint(d: Path) -> dict:
-    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in sorted(d.iterdir())}
+    return {
+        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(d.iterdir())
+    }
 
 
 def test_folder_is_merged_labelled_and_left_untouched(folder):
@@ -65,8 +89,10 @@ def test_folder_is_merged_labelled_and_left_untouched(folder):
     rejected = dict(f.rejected)
     assert set(rejected) == {"truncated.json", "newer-version.json", "version-0.json", "notes.json"}
     assert "not valid JSON" in rejected["truncated.json"] and "truncated" in rejected["truncated.json"]
-    assert "newer than this gpukit reads" in rejected["newer-version.json"] and "upgrade gpukit" in \
-        rejected["newer-version.json"]
+    assert (
+        "newer than this gpukit reads" in rejected["newer-version.json"]
+        and "upgrade gpukit" in rejected["newer-version.json"]
+    )
     assert "not a version gpukit ever wrote" in rejected["version-0.json"]
     assert "not a gpukit results document" in rejected["notes.json"]
     groups = f.groups
@@ -79,13 +105,16 @@ def test_folder_is_merged_labelled_and_left_untouched(folder):
 @pytest.mark.tensorflow
 def test_measured_rows_replace_predictions_newest_first_never_averaged(folder):
     docs = fleet.documents(None, folder)
-    table = perfmodel.predict_table("resnet50", "mixed_float16", 64, "train", ["RTX A5000", "RTX A4000", "A40"],
-                                    results=docs).set_index("gpu")
+    table = perfmodel.predict_table(
+        "resnet50", "mixed_float16", 64, "train", ["RTX A5000", "RTX A4000", "A40"], results=docs
+    ).set_index("gpu")
     assert table.loc["RTX A5000", "measured_throughput"] == 650.0  # the newest, not the mean 625
     assert "newest of 2 runs, not averaged" in table.loc["RTX A5000", "note"]
     assert table.loc["RTX A4000", "measured_throughput"] == 400.0
     assert table.loc["RTX A4000", "note"] == "measured (a4000.json, GPU RTX A4000, TensorFlow 2.20.0)"
-    assert table.loc["A40", "measured_throughput"] != table.loc["A40", "measured_throughput"]  # none: predicted
+    assert (
+        table.loc["A40", "measured_throughput"] != table.loc["A40", "measured_throughput"]
+    )  # none: predicted
 
 
 def test_view_names_every_skipped_file(folder):
@@ -99,8 +128,13 @@ def test_view_names_every_skipped_file(folder):
 
 @pytest.mark.notebooks
 def test_report_results_folder_reaches_the_performance_model_page(folder, tmp_path):
-    run = report.render_report(out_dir=tmp_path / "out", only=["05"], progress=None,
-                               cli_parameters={"results_dir": str(folder), "batch_size": "64",
-                                               "gpus": "[RTX A5000, RTX A4000]"})
+    run = report.render_report(
+        out_dir=tmp_path / "out",
+        only=["05"],
+        progress=None,
+        cli_parameters={"results_dir": str(folder), "batch_size": "64", "gpus": "[RTX A5000, RTX A4000]"},
+    )
     page = (Path(run.path) / "05_performance_model.html").read_text()
-    assert "measured (a5000-new.json, GPU RTX A5000, TensorFlow 2.21.0); newest of 2 runs, not averaged" in page
+    assert (
+        "measured (a5000-new.json, GPU RTX A5000, TensorFlow 2.21.0); newest of 2 runs, not averaged" in page
+    )

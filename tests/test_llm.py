@@ -1,5 +1,6 @@
 """LLMs on the catalogue GPUs: shapes counted by hand, memory by hand, the speed roofline's
 terms by hand, the CLI, user architecture files, and the shipped tables' provenance."""
+
 from __future__ import annotations
 
 import csv
@@ -13,7 +14,9 @@ from gpukit import bandwidth_rates, llm, precision as prec, specs
 from gpukit.errors import DataError, ParameterError
 
 #: A small grouped-query, gated-FFN decoder to count by hand.
-TINY = llm.LLM("tiny", layers=2, hidden=64, heads=8, kv_heads=2, head_dim=8, ffn=160, vocab=1000, max_context=512)
+TINY = llm.LLM(
+    "tiny", layers=2, hidden=64, heads=8, kv_heads=2, head_dim=8, ffn=160, vocab=1000, max_context=512
+)
 
 
 def test_parameters_counted_by_hand():
@@ -25,7 +28,9 @@ def test_parameters_counted_by_hand():
     tied = llm.LLM("tied", 2, 64, 8, 2, 8, 160, 1000, tied_embeddings=True)
     assert tied.params() == TINY.params() - v * h
     moe = llm.LLM("moe", 2, 64, 8, 2, 8, 160, 1000, experts=8, experts_per_token=2)
-    assert moe.layer_params() == h * (q + 2 * kv) + q * h + 8 * 3 * h * f + h * 8 + 2 * h  # eight experts, a router
+    assert (
+        moe.layer_params() == h * (q + 2 * kv) + q * h + 8 * 3 * h * f + h * 8 + 2 * h
+    )  # eight experts, a router
     assert moe.active_params() == 2 * (h * (q + 2 * kv) + q * h + 2 * 3 * h * f + h * 8 + 2 * h) + v * h
     assert TINY.kv_bytes_per_token("f16") == 2 * 2 * kv * 2  # K and V, two layers, 16-bit
 
@@ -56,7 +61,9 @@ def test_weights_formats_sizes_from_their_layouts():
     w = llm.load_weights()
     assert w["q8_0"].bits_per_weight == (2 + 32) * 8 / 32  # an FP16 scale and 32 int8s per block
     assert w["q4_0"].bits_per_weight == (2 + 16) * 8 / 32
-    assert w["gptq-4bit"].bits_per_weight == 4 + 4 / 128 + 16 / 128  # packed zeros and FP16 scales per group of 128
+    assert (
+        w["gptq-4bit"].bits_per_weight == 4 + 4 / 128 + 16 / 128
+    )  # packed zeros and FP16 scales per group of 128
     # LLM.int8(): an int8 per weight and a float32 scale per output row, here of a 4096-wide matrix
     assert w["int8"].bits_per_weight == 8 + 32 / 4096 and not w["int8"].dequantized
     assert {"f16", "bf16", "int8", "q8_0", "q4_0", "q4_k_m", "q5_k_m", "gptq-4bit", "awq-4bit"} <= set(w)
@@ -75,7 +82,10 @@ def test_inference_memory_by_hand():
     q8 = llm.inference_memory(TINY, "q4_0", context=256, batch=3, kv="q8_0", reserve_bytes=0)
     assert q8["kv_cache_bytes"] == pytest.approx(mem["kv_cache_bytes"] * (34 / 32) / 2)
     split = llm.inference_memory(TINY, "q4_0", context=256, batch=3, gpus=2, reserve_bytes=0)
-    assert split["weights_bytes"] == mem["weights_bytes"] / 2 and split["kv_cache_bytes"] == mem["kv_cache_bytes"] / 2
+    assert (
+        split["weights_bytes"] == mem["weights_bytes"] / 2
+        and split["kv_cache_bytes"] == mem["kv_cache_bytes"] / 2
+    )
 
 
 def test_finetune_memory_by_hand():
@@ -116,7 +126,9 @@ def test_fine_tuning_that_fits_on_no_single_gpu_is_sharded(catalogue):
         assert need["shardable_bytes"] / n + rest <= cap < need["shardable_bytes"] / (n // 2) + rest
     table = llm.llm_table(m, context=2048, gpus=["H100 SXM5", "A40"], mode="full").set_index("gpu")
     assert table.loc["H100 SXM5", "gpus_needed"] == 2 and not table.loc["H100 SXM5", "fits"]
-    assert "needs 2 GPUs" in table.loc["H100 SXM5", "note"] and "ZeRO-3/FSDP" in table.loc["H100 SXM5", "note"]
+    assert (
+        "needs 2 GPUs" in table.loc["H100 SXM5", "note"] and "ZeRO-3/FSDP" in table.loc["H100 SXM5", "note"]
+    )
     # a memory answer: no serving speed or cost on fine-tuning rows
     assert table[["prefill_tokens_per_s", "decode_tokens_per_s", "usd_per_million_tokens"]].isna().all().all()
     huge = dict(need, shardable_bytes=1e15, total_bytes=rest + 1e15)  # a petabyte of state: not on 64 cards
@@ -132,16 +144,22 @@ def test_a_fine_tuning_run_no_number_of_gpus_holds_says_why_and_what_would_fit(c
     one = llm.finetune_memory(llm.resolve_model("qwen2.5-14b"), "qlora", 2048, 1)
     a4000 = catalogue.set_index("gpu").loc["RTX A4000"]
     assert not qwen["fits"] and pd.isna(qwen["gpus_needed"]) and llm.finetune_gpus_needed(one, a4000) == 1
-    assert qwen["note"] == ("does not fit on 64 of these GPUs, even sharded: each keeps its own batch's activations, "
-                            "at batch 4 more than one holds; batch 1 fits on one")
+    assert qwen["note"] == (
+        "does not fit on 64 of these GPUs, even sharded: each keeps its own batch's activations, "
+        "at batch 4 more than one holds; batch 1 fits on one"
+    )
     h100 = llm.llm_table("llama-3-70b", context=8192, batch=8, gpus=["H100 SXM5"], mode="full").iloc[0]
-    needed = llm.finetune_gpus_needed(llm.finetune_memory(llm.resolve_model("llama-3-70b"), "full", 8192, 1),
-                                      catalogue.set_index("gpu").loc["H100 SXM5"])
+    needed = llm.finetune_gpus_needed(
+        llm.finetune_memory(llm.resolve_model("llama-3-70b"), "full", 8192, 1),
+        catalogue.set_index("gpu").loc["H100 SXM5"],
+    )
     assert needed and needed > 1 and h100["note"].endswith(f"; at batch 1 it needs {needed}")
     # 70B parameters of full fine-tuning state (16 bytes each) over 64 cards of 16 GB: the state alone is too much
     small = llm.llm_table("llama-3-70b", context=8192, batch=8, gpus=["RTX A4000"], mode="full").iloc[0]
-    assert small["note"] == ("does not fit on 64 of these GPUs, even sharded: weights, gradients and optimizer "
-                             "state alone, sharded over 64, exceed one")
+    assert small["note"] == (
+        "does not fit on 64 of these GPUs, even sharded: weights, gradients and optimizer "
+        "state alone, sharded over 64, exceed one"
+    )
 
 
 def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(catalogue):
@@ -167,9 +185,18 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
     chunk = 512
     util = {o: llm.wave_utilization(o, chunk, 84) for o in (m.q_dim, m.kv_dim, m.hidden, m.ffn)}
     assert util[4096] == pytest.approx(128 / 168)  # 32 x 4 tiles: two waves of 84
-    layer = sum(2 * o * i * chunk / (peak * util[o]) for o, i in
-                [(m.q_dim, m.hidden), (m.kv_dim, m.hidden), (m.kv_dim, m.hidden), (m.hidden, m.q_dim),
-                 (m.ffn, m.hidden), (m.ffn, m.hidden), (m.hidden, m.ffn)])
+    layer = sum(
+        2 * o * i * chunk / (peak * util[o])
+        for o, i in [
+            (m.q_dim, m.hidden),
+            (m.kv_dim, m.hidden),
+            (m.kv_dim, m.hidden),
+            (m.hidden, m.q_dim),
+            (m.ffn, m.hidden),
+            (m.ffn, m.hidden),
+            (m.hidden, m.ffn),
+        ]
+    )
     # llama.cpp's attention multiplies each chunk by the whole cache filled so far: 512, then 1024
     window = (512 * 512 + 1024 * 512) / 1024
     assert llm.attention_window(1024) == window == 768
@@ -235,13 +262,17 @@ def test_the_table_answers_fit_size_speed_and_cost(catalogue):
     hourly = cost._cloud(book, "A40", "cheapest")
     if hourly:
         assert a40["usd_per_million_tokens"] == pytest.approx(
-            hourly["usd_per_hour"] / (a40["decode_tokens_per_s"] * 3600) * 1e6)
+            hourly["usd_per_hour"] / (a40["decode_tokens_per_s"] * 3600) * 1e6
+        )
 
 
 def test_user_architecture_files(tmp_path):
     good = tmp_path / "mine.json"
-    good.write_text(json.dumps({"name": "mine", "layers": 2, "hidden": 64, "heads": 8, "kv_heads": 2, "ffn": 160,
-                                "vocab": 1000}))
+    good.write_text(
+        json.dumps(
+            {"name": "mine", "layers": 2, "hidden": 64, "heads": 8, "kv_heads": 2, "ffn": 160, "vocab": 1000}
+        )
+    )
     m = llm.resolve_model(str(good))
     assert m.head_dim == 8 and m.params() == TINY.params()
     yml = tmp_path / "mine.yaml"
@@ -252,8 +283,19 @@ def test_user_architecture_files(tmp_path):
     with pytest.raises(ParameterError, match="bad.json: not valid JSON"):
         llm.resolve_model(str(bad))
     odd = tmp_path / "odd.json"
-    odd.write_text(json.dumps({"layers": 2, "hidden": 64, "heads": 8, "kv_heads": 2, "ffn": 160, "vocab": 1000,
-                               "experts_total": 4}))
+    odd.write_text(
+        json.dumps(
+            {
+                "layers": 2,
+                "hidden": 64,
+                "heads": 8,
+                "kv_heads": 2,
+                "ffn": 160,
+                "vocab": 1000,
+                "experts_total": 4,
+            }
+        )
+    )
     with pytest.raises(ParameterError, match="unknown field\\(s\\) experts_total"):
         llm.resolve_model(str(odd))
     short = tmp_path / "short.json"
@@ -277,12 +319,44 @@ def test_bad_model_table_names_file_line_and_column(tmp_path):
 def test_cli_llm_table_and_errors(capsys):
     from gpukit import cli
 
-    assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--context", "8192", "--gpu", "A40",
-                     "--gpu", "RTX A4000"]) == 0
+    assert (
+        cli.main(
+            [
+                "llm",
+                "--model",
+                "llama-3-8b",
+                "--weights",
+                "q4_k_m",
+                "--context",
+                "8192",
+                "--gpu",
+                "A40",
+                "--gpu",
+                "RTX A4000",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "llama-3-8b" in out and "A40" in out and "decode_tokens_per_s" in out
-    assert cli.main(["llm", "--model", "llama-3-8b", "--mode", "qlora", "--context", "2048", "--gpu", "RTX A4000",
-                     "--format", "csv"]) == 0
+    assert (
+        cli.main(
+            [
+                "llm",
+                "--model",
+                "llama-3-8b",
+                "--mode",
+                "qlora",
+                "--context",
+                "2048",
+                "--gpu",
+                "RTX A4000",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
     header = capsys.readouterr().out.splitlines()[0].split(",")
     assert header == list(llm.LLM_COLUMNS)
     assert cli.main(["llm", "--model", "llama-3-8b", "--mode", "full", "--gpu", "A40"]) == 0
@@ -290,26 +364,47 @@ def test_cli_llm_table_and_errors(capsys):
     assert "Memory only" in out and "decode_tokens_per_s" not in out and "Graded" not in out
     assert "needs 4 GPUs" in out
     # a table whose rows ran on one GPU and on several is graded in both settings, the model in each
-    assert cli.main(["llm", "--model", "llama-3-70b", "--weights", "q4_k_m", "--context", "8192", "--gpu",
-                     "RTX A6000", "--gpu", "GeForce RTX 4090"]) == 0
+    assert (
+        cli.main(
+            [
+                "llm",
+                "--model",
+                "llama-3-70b",
+                "--weights",
+                "q4_k_m",
+                "--context",
+                "8192",
+                "--gpu",
+                "RTX A6000",
+                "--gpu",
+                "GeForce RTX 4090",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert llm.grading_statement([1, 2], "llama-3-70b", "q4_k_m") in out
     table = llm.validation_table()
     mine = table[(table["model"] == "llama-3-70b") & (table["weights"] == "q4_k_m") & (table["test"] == "pp")]
     for setting, where in zip(llm.SETTINGS, ("between single GPUs", "with several GPUs")):
         part = mine[mine["setting"] == setting]
-        assert f"{where}; {int(part['within_tolerance'].sum())} of the {len(part)} of llama-3-70b q4_k_m there" in out
+        assert (
+            f"{where}; {int(part['within_tolerance'].sum())} of the {len(part)} of llama-3-70b q4_k_m there"
+            in out
+        )
     assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--gpu", "A40"]) == 0
     assert "with several GPUs" not in capsys.readouterr().out
     assert cli.main(["llm", "--list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in llm.load_models()) and "q4_k_m" in out and "gptq-4bit" in out
-    for argv, message in ((["llm", "--model", "gpt-5"], "unknown model 'gpt-5'"),
-                          (["llm", "--weights", "q3_k_s"], "weights 'q3_k_s'"),
-                          (["llm", "--context", "0"], "context 0"),
-                          (["llm", "--model", "llama-2-7b", "--context", "8192"], "up to 4096 tokens"),
-                          # fine-tuning fixes its own weights: a format given for it would be silently dropped
-                          (["llm", "--mode", "qlora", "--weights", "f16"], "qlora fine-tunes nf4 weights")):
+    for argv, message in (
+        (["llm", "--model", "gpt-5"], "unknown model 'gpt-5'"),
+        (["llm", "--weights", "q3_k_s"], "weights 'q3_k_s'"),
+        (["llm", "--context", "0"], "context 0"),
+        (["llm", "--model", "llama-2-7b", "--context", "8192"], "up to 4096 tokens"),
+        # fine-tuning fixes its own weights: a format given for it would be silently dropped
+        (["llm", "--mode", "qlora", "--weights", "f16"], "qlora fine-tunes nf4 weights"),
+    ):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -365,7 +460,9 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     prompt = {g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096)["prefill_tokens_per_s"] for g in (a100, rtx)}
     with monkeypatch.context() as patch:
         patch.setattr(llm, "SCALAR_BYTES_PER_SM_S", float("inf"))
-        lifted = {g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096)["prefill_tokens_per_s"] for g in (a100, rtx)}
+        lifted = {
+            g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096)["prefill_tokens_per_s"] for g in (a100, rtx)
+        }
     assert lifted["A100 PCIe 80GB"] > 1.1 * prompt["A100 PCIe 80GB"]
     assert lifted["GeForce RTX 4090"] == pytest.approx(prompt["GeForce RTX 4090"])
     # (with memory traffic out of the way, which the two engines make differently)
@@ -405,7 +502,7 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     monkeypatch.setitem(llm.ENGINES["llama.cpp"], "pipeline_across_passes", True)
     # with more GPUs than copies the host's wait paces it: on 8 equal GPUs every 4 micro-batches take
     # one micro-batch's trip through all 8 (16 micro-batches: 32 stage times, against 16 + 8 - 1 without)
-    assert llm.pipeline_makespan([1.0] * 8, 16) == 32 and llm.pipeline_makespan([1.0] * 8, 16, 10 ** 6) == 23
+    assert llm.pipeline_makespan([1.0] * 8, 16) == 32 and llm.pipeline_makespan([1.0] * 8, 16, 10**6) == 23
     assert llm.pipeline_makespan([1.0] * 4, 16) == 19 and llm.pipeline_makespan([2.0, 1.0], 3) == 7
     with pytest.raises(ParameterError, match="engine 'tgi'"):
         llm.speeds(m, rtx, engine="tgi")
@@ -414,12 +511,23 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
 def test_a_pair_one_source_measured_gets_its_published_ratio_beside_the_prediction():
     _, verdicts = llm.pair_answers([("A100 PCIe 80GB", "RTX A6000")], ["llama-3-8b"], "q4_k_m", 8192)
     ref = llm._graded_reference()
-    run = ref[(ref["gpus"] == 1) & (ref["model"] == "llama-3-8b") & (ref["weights"] == "q4_k_m")
-              & (ref["test"] == "tg") & (ref["tokens"] == 8192)].set_index("gpu")["throughput_tokens_s"]
+    run = ref[
+        (ref["gpus"] == 1)
+        & (ref["model"] == "llama-3-8b")
+        & (ref["weights"] == "q4_k_m")
+        & (ref["test"] == "tg")
+        & (ref["tokens"] == 8192)
+    ].set_index("gpu")["throughput_tokens_s"]
     speed = {g: run[g] for g in ("A100 PCIe 80GB", "RTX A6000")}
     ratio = speed["A100 PCIe 80GB"] / speed["RTX A6000"]
-    assert ratio > 1 and (f"Published by one source for both: xiongjiedai-llama3 measured A100 PCIe 80GB at "
-                          f"{ratio:.2f}x on llama-3-8b (generating 8192 tokens).") in verdicts[0]
+    assert (
+        ratio > 1
+        and (
+            f"Published by one source for both: xiongjiedai-llama3 measured A100 PCIe 80GB at "
+            f"{ratio:.2f}x on llama-3-8b (generating 8192 tokens)."
+        )
+        in verdicts[0]
+    )
     # no source measured both cards: nothing published to set beside it
     _, seed = llm.pair_answers([("A40", "V100")], ["llama-3-8b"], "q4_k_m", 8192)
     assert "Published by one source" not in seed[0]
@@ -431,7 +539,9 @@ def test_the_seed_pairs_answered_for_llms():
     rows = answers.set_index(["model", "gpu"])
     assert set(answers["gpu"]) == {"A40", "V100 PCIe 16GB"} and len(answers) == 4
     # llama-3-70b at 4-bit (about 40 GiB) fits on the 48 GB A40 alone, not on a 16 GB V100
-    assert rows.loc[("llama-3-70b", "A40"), "fits"] and not rows.loc[("llama-3-70b", "V100 PCIe 16GB"), "fits"]
+    assert (
+        rows.loc[("llama-3-70b", "A40"), "fits"] and not rows.loc[("llama-3-70b", "V100 PCIe 16GB"), "fits"]
+    )
     assert "only A40 holds llama-3-70b." in verdicts[0]
     a = rows.loc[("llama-3-8b", "A40"), "decode_tokens_per_s"]
     v = rows.loc[("llama-3-8b", "V100 PCIe 16GB"), "decode_tokens_per_s"]
@@ -444,15 +554,19 @@ def test_the_seed_pairs_answered_for_llms():
     one = table[(table["setting"] == "one GPU each") & (table["test"] == "tg")]
     own = {g: one[(one["gpu_a"] == g) | (one["gpu_b"] == g)] for g in ("A40", "V100 PCIe 16GB")}
     assert all(len(v) for v in own.values())
-    assert (f"{faster} generates {k:.2f}x as fast (predicted; {share:.0%} of {summary['pairs']} published "
-            f"single-GPU decode speedups within ±20%, median error {summary['median_abs_error_pct']:.0f}%; "
-            f"pairs with the A40: {int(own['A40']['within_tolerance'].sum())} of {len(own['A40'])} within ±20%; "
-            f"pairs with the V100 PCIe 16GB: {int(own['V100 PCIe 16GB']['within_tolerance'].sum())} of "
-            f"{len(own['V100 PCIe 16GB'])} within ±20%)") in verdicts[0]
+    assert (
+        f"{faster} generates {k:.2f}x as fast (predicted; {share:.0%} of {summary['pairs']} published "
+        f"single-GPU decode speedups within ±20%, median error {summary['median_abs_error_pct']:.0f}%; "
+        f"pairs with the A40: {int(own['A40']['within_tolerance'].sum())} of {len(own['A40'])} within ±20%; "
+        f"pairs with the V100 PCIe 16GB: {int(own['V100 PCIe 16GB']['within_tolerance'].sum())} of "
+        f"{len(own['V100 PCIe 16GB'])} within ±20%)"
+    ) in verdicts[0]
     # a card no source measured says so
     _, other = llm.pair_answers([("RTX A4000", "RTX A5000")], ["llama-3-8b"], "q4_k_m", 8192)
-    assert "RTX A4000: no published decode speed, outside what was graded; RTX A5000: no published decode " \
+    assert (
+        "RTX A4000: no published decode speed, outside what was graded; RTX A5000: no published decode "
         "speed, outside what was graded)" in other[0]
+    )
 
 
 def test_tensor_parallel_decode_by_hand(catalogue):
@@ -473,8 +587,13 @@ def test_llm_grading_takes_each_sources_own_ratio():
     ref = llm.by_configuration(llm.load_reference())
     table = llm.validation_table()
     r = table.iloc[0]
-    rows = ref[(ref["source"] == r["source"]) & (ref["model"] == r["model"]) & (ref["weights"] == r["weights"])
-               & (ref["test"] == r["test"]) & (ref["tokens"] == r["tokens"])]
+    rows = ref[
+        (ref["source"] == r["source"])
+        & (ref["model"] == r["model"])
+        & (ref["weights"] == r["weights"])
+        & (ref["test"] == r["test"])
+        & (ref["tokens"] == r["tokens"])
+    ]
     a = rows[(rows["gpu"] == r["gpu_a"]) & (rows["gpus"] == r["gpus_a"])]["throughput_tokens_s"].iloc[0]
     b = rows[(rows["gpu"] == r["gpu_b"]) & (rows["gpus"] == r["gpus_b"])]["throughput_tokens_s"].iloc[0]
     assert r["published_speedup"] == pytest.approx(a / b) and r["published_speedup"] >= 1
@@ -493,8 +612,10 @@ def test_llm_grading_takes_each_sources_own_ratio():
     many = table[(table["setting"] == "several GPUs") & (table["test"] == "pp")]
     mine = many[(many["model"] == "llama-3-70b") & (many["weights"] == "q4_k_m")]
     text = llm.grading_statement(4, "llama-3-70b", "q4_k_m")
-    assert (f"({int(many['within_tolerance'].sum())} of the {len(many)} with several GPUs; "
-            f"{int(mine['within_tolerance'].sum())} of the {len(mine)} of llama-3-70b q4_k_m there)") in text
+    assert (
+        f"({int(many['within_tolerance'].sum())} of the {len(many)} with several GPUs; "
+        f"{int(mine['within_tolerance'].sum())} of the {len(mine)} of llama-3-70b q4_k_m there)"
+    ) in text
     assert "none of qwen2.5-14b q4_k_m there" in llm.grading_statement(1, "qwen2.5-14b", "q4_k_m")
 
 
@@ -504,33 +625,56 @@ def test_a_single_gpu_series_that_rises_with_length_is_left_out():
     import pandas as pd
 
     def series(gpu, gpus, test, speeds):
-        return [{"source": "s", "gpu": gpu, "gpus": gpus, "model": "llama-3-8b", "weights": "f16", "test": test,
-                 "tokens": t, "throughput_tokens_s": v} for t, v in zip((512, 1024, 4096, 8192), speeds)]
+        return [
+            {
+                "source": "s",
+                "gpu": gpu,
+                "gpus": gpus,
+                "model": "llama-3-8b",
+                "weights": "f16",
+                "test": test,
+                "tokens": t,
+                "throughput_tokens_s": v,
+            }
+            for t, v in zip((512, 1024, 4096, 8192), speeds)
+        ]
 
-    frame = pd.DataFrame(series("A40", 1, "pp", (4000, 3900, 3000, 2300))  # falls: kept
-                         + series("L40S", 1, "pp", (2250, 2500, 2900, 3300))  # rises 11 % first: out
-                         + series("L40S", 4, "pp", (2200, 2500, 3100, 4300))  # several GPUs: kept
-                         + series("A40", 1, "tg", (11.6, 11.8, 11.5, 11.2))  # +1.7 %, inside the tolerance: kept
-                         + series("A6000", 1, "tg", (11.6, 12.08, 11.68, 11.26)))  # +4.1 %: out
+    frame = pd.DataFrame(
+        series("A40", 1, "pp", (4000, 3900, 3000, 2300))  # falls: kept
+        + series("L40S", 1, "pp", (2250, 2500, 2900, 3300))  # rises 11 % first: out
+        + series("L40S", 4, "pp", (2200, 2500, 3100, 4300))  # several GPUs: kept
+        + series("A40", 1, "tg", (11.6, 11.8, 11.5, 11.2))  # +1.7 %, inside the tolerance: kept
+        + series("A6000", 1, "tg", (11.6, 12.08, 11.68, 11.26))
+    )  # +4.1 %: out
     why = llm.screened(frame)
     assert list(why != "") == [False] * 4 + [True] * 4 + [False] * 8 + [True] * 4
-    assert why[4] == "one GPU's prefill speed rises 16% from 1024 to 4096 tokens; it can only fall as the length grows"
+    assert (
+        why[4]
+        == "one GPU's prefill speed rises 16% from 1024 to 4096 tokens; it can only fall as the length grows"
+    )
     assert "decode speed rises 4% from 512 to 1024" in why[16]
     # the shipped table: three runs, four series, and the grading leaves them out unless asked
     ref = llm.load_reference()
     # (the prompts timed on another path than the model's are left out by a rule of their own, tested below)
     out = ref[(llm.screened(ref) != "") & ~ref.index.isin(llm.other_prefill_path(ref).index)]
     assert set(zip(out["gpu"], out["gpus"], out["model"], out["weights"], out["test"])) == {
-        ("A100 SXM4 80GB", 1, "llama-3-8b", "f16", "pp"), ("L40S", 1, "llama-3-8b", "f16", "pp"),
-        ("A40", 1, "llama-3-70b", "q4_k_m", "pp"), ("A40", 1, "llama-3-70b", "q4_k_m", "tg"),
+        ("A100 SXM4 80GB", 1, "llama-3-8b", "f16", "pp"),
+        ("L40S", 1, "llama-3-8b", "f16", "pp"),
+        ("A40", 1, "llama-3-70b", "q4_k_m", "pp"),
+        ("A40", 1, "llama-3-70b", "q4_k_m", "tg"),
         # the same machines' FP16 prompts on four cards: slower than their Q4_K_M ones (the rule below)
-        ("A100 SXM4 80GB", 4, "llama-3-8b", "f16", "pp"), ("L40S", 4, "llama-3-8b", "f16", "pp"),
+        ("A100 SXM4 80GB", 4, "llama-3-8b", "f16", "pp"),
+        ("L40S", 4, "llama-3-8b", "f16", "pp"),
         # the RTX 3090 machines of two, four and six cards ran at 230, 185 and 270 W (their notebooks' nvidia-smi)
-        *{("GeForce RTX 3090", n, m, w, "pp") for n, m, w in itertools.product(
-            (2, 4, 6), ("llama-3-8b", "llama-3-70b"), ("f16", "q4_k_m")) if (m, w) != ("llama-3-70b", "f16")},
+        *{
+            ("GeForce RTX 3090", n, m, w, "pp")
+            for n, m, w in itertools.product((2, 4, 6), ("llama-3-8b", "llama-3-70b"), ("f16", "q4_k_m"))
+            if (m, w) != ("llama-3-70b", "f16")
+        },
         ("GeForce RTX 3090", 6, "llama-3-70b", "f16", "pp"),
         # an FP16 prompt on four RTX 5000 Ada slower than the same machine's Q4_K_M one
-        ("RTX 5000 Ada Generation", 4, "llama-3-8b", "f16", "pp")}
+        ("RTX 5000 Ada Generation", 4, "llama-3-8b", "f16", "pp"),
+    }
     graded, everything = llm.validation_table(), llm.validation_table(ref, include_screened=True)
     assert len(everything) > len(graded)
     single = graded[(graded["gpus_a"] == 1) & (graded["gpus_b"] == 1) & (graded["test"] == "pp")]
@@ -545,15 +689,29 @@ def test_a_power_capped_run_leaves_out_its_prefill_and_keeps_its_decode():
     import pandas as pd
 
     def series(gpu, gpus, test, cap):
-        return [{"source": "s", "gpu": gpu, "gpus": gpus, "model": "llama-3-8b", "weights": "q4_k_m", "test": test,
-                 "tokens": t, "throughput_tokens_s": 1000.0 / t, "power_limit_w": cap} for t in (512, 1024)]
+        return [
+            {
+                "source": "s",
+                "gpu": gpu,
+                "gpus": gpus,
+                "model": "llama-3-8b",
+                "weights": "q4_k_m",
+                "test": test,
+                "tokens": t,
+                "throughput_tokens_s": 1000.0 / t,
+                "power_limit_w": cap,
+            }
+            for t in (512, 1024)
+        ]
 
-    frame = pd.DataFrame(series("GeForce RTX 3090", 2, "pp", 230.0)  # 66 % of 350 W: out
-                         + series("GeForce RTX 3090", 2, "tg", 230.0)  # its decode: kept
-                         + series("GeForce RTX 3090", 1, "pp", 370.0)  # above the datasheet: kept
-                         + series("H100 PCIe", 1, "pp", 310.0)  # 89 % of 350 W, a datasheet setting: kept
-                         + series("GeForce RTX 3090", 4, "pp", 0.8 * 350)  # 80 %: out
-                         + series("GeForce RTX 4090", 2, "pp", None))  # not recorded: kept
+    frame = pd.DataFrame(
+        series("GeForce RTX 3090", 2, "pp", 230.0)  # 66 % of 350 W: out
+        + series("GeForce RTX 3090", 2, "tg", 230.0)  # its decode: kept
+        + series("GeForce RTX 3090", 1, "pp", 370.0)  # above the datasheet: kept
+        + series("H100 PCIe", 1, "pp", 310.0)  # 89 % of 350 W, a datasheet setting: kept
+        + series("GeForce RTX 3090", 4, "pp", 0.8 * 350)  # 80 %: out
+        + series("GeForce RTX 4090", 2, "pp", None)
+    )  # not recorded: kept
     why = llm.screened(frame)
     assert list(why != "") == [True] * 2 + [False] * 6 + [True] * 2 + [False] * 2
     assert why[0].startswith("its GPUs ran power-capped (230 W at the lowest, against the board's 350 W)")
@@ -575,27 +733,51 @@ def test_an_fp16_prompt_slower_than_its_unpacked_quantised_one_is_left_out():
     import pandas as pd
 
     def series(gpus, weights, test, speeds, build=2824, source="s"):
-        return [{"source": source, "gpu": "L40S", "gpus": gpus, "model": "llama-3-8b", "weights": weights,
-                 "test": test, "tokens": t, "throughput_tokens_s": v, "engine": f"llama.cpp build {build} (x)"}
-                for t, v in zip((512, 1024, 4096, 8192), speeds)]
+        return [
+            {
+                "source": source,
+                "gpu": "L40S",
+                "gpus": gpus,
+                "model": "llama-3-8b",
+                "weights": weights,
+                "test": test,
+                "tokens": t,
+                "throughput_tokens_s": v,
+                "engine": f"llama.cpp build {build} (x)",
+            }
+            for t, v in zip((512, 1024, 4096, 8192), speeds)
+        ]
 
-    frame = pd.DataFrame(series(4, "q4_k_m", "pp", (6100, 9000, 10600, 9000))
-                         + series(4, "f16", "pp", (6000, 2500, 3100, 4300))  # 72 % slower at 1024: out
-                         + series(4, "f16", "tg", (42.7, 42.5, 41.3, 40.2))  # its decode: kept
-                         + series(2, "q4_k_m", "pp", (6000, 7000, 8000, 7000))
-                         + series(2, "f16", "pp", (5500, 6500, 7300, 6400))  # 8-9 % slower: inside the tolerance
-                         + series(4, "q4_k_m", "pp", (6100, 9000, 10600, 9000), build=4753, source="t")
-                         + series(4, "f16", "pp", (3000, 4000, 5000, 4500), build=4753, source="t"))  # MMQ: kept
+    frame = pd.DataFrame(
+        series(4, "q4_k_m", "pp", (6100, 9000, 10600, 9000))
+        + series(4, "f16", "pp", (6000, 2500, 3100, 4300))  # 72 % slower at 1024: out
+        + series(4, "f16", "tg", (42.7, 42.5, 41.3, 40.2))  # its decode: kept
+        + series(2, "q4_k_m", "pp", (6000, 7000, 8000, 7000))
+        + series(2, "f16", "pp", (5500, 6500, 7300, 6400))  # 8-9 % slower: inside the tolerance
+        + series(4, "q4_k_m", "pp", (6100, 9000, 10600, 9000), build=4753, source="t")
+        + series(4, "f16", "pp", (3000, 4000, 5000, 4500), build=4753, source="t")
+    )  # MMQ: kept
     why = llm.screened(frame)
     # (the MMQ build's quantised prompt is left out by its own rule: a path the model does not follow)
     assert list(why != "") == [False] * 4 + [True] * 4 + [False] * 12 + [True] * 4 + [False] * 4
-    assert why[4].startswith("its FP16 prefill is slower than its q4_k_m's (2500 against 9000 tokens/s at 1024")
-    assert why[20].startswith("build 4753 ran this prompt with its q4_k_m weights in llama.cpp's int8 kernels (MMQ")
+    assert why[4].startswith(
+        "its FP16 prefill is slower than its q4_k_m's (2500 against 9000 tokens/s at 1024"
+    )
+    assert why[20].startswith(
+        "build 4753 ran this prompt with its q4_k_m weights in llama.cpp's int8 kernels (MMQ"
+    )
     # the comparison behind it, one row per run with both (the MMQ build's run is not one)
     runs = llm.fp16_against_unpacked(frame).set_index("gpus")
     assert len(runs) == 2 and list(runs.loc[4, "fp16_rows"]) == [4, 5, 6, 7]
-    assert runs.loc[4, ["tokens", "fp16_tokens_s", "unpacked_tokens_s", "slower"]].tolist() == [1024, 2500, 9000, True]
-    assert not runs.loc[2, "slower"] and runs.loc[2, "tokens"] == 4096  # 8.75 % slower: the worst, inside 10 %
+    assert runs.loc[4, ["tokens", "fp16_tokens_s", "unpacked_tokens_s", "slower"]].tolist() == [
+        1024,
+        2500,
+        9000,
+        True,
+    ]
+    assert (
+        not runs.loc[2, "slower"] and runs.loc[2, "tokens"] == 4096
+    )  # 8.75 % slower: the worst, inside 10 %
     assert (llm.screened(frame.drop(columns="engine")) == "").all()  # no build named: no rule to apply
 
 
@@ -609,7 +791,9 @@ def test_the_decoder_workload_compiles_without_log_noise(capfd):
     tf.autograph.set_verbosity(0, alsologtostdout=True)  # as in a notebook kernel, warnings reach stdout
     info = wl.DeviceInfo("cpu")
     for phase in ("prefill", "decode"):
-        config = wl.Config("decoder", "fp32", {"phase": phase, **wl.sizes("cpu", True)["decoder"], "layers": 1})
+        config = wl.Config(
+            "decoder", "fp32", {"phase": phase, **wl.sizes("cpu", True)["decoder"], "layers": 1}
+        )
         with wl.precision_scope(config, info) as math:
             built = wl.build(config, math)
             out = built.step()
@@ -625,16 +809,36 @@ def test_a_configuration_measured_on_several_hosts_is_graded_once_at_its_median(
     import pandas as pd
 
     def row(gpu, host, speed):
-        return {"source": "s", "gpu": gpu, "gpus": 1, "split": "layer", "model": "llama-1-7b", "weights": "q4_k_m",
-                "test": "tg", "tokens": 128, "throughput_tokens_s": speed, "engine": "llama.cpp", "host": host}
+        return {
+            "source": "s",
+            "gpu": gpu,
+            "gpus": 1,
+            "split": "layer",
+            "model": "llama-1-7b",
+            "weights": "q4_k_m",
+            "test": "tg",
+            "tokens": 128,
+            "throughput_tokens_s": speed,
+            "engine": "llama.cpp",
+            "host": host,
+        }
 
-    frame = pd.DataFrame([row("T4", "aws/g4dn.xlarge", 44.0), row("T4", "alicloud/gn6i", 34.0),
-                          row("T4", "aws/g4dn.2xlarge", 40.0), row("L4", "aws/g6.xlarge", 60.0)])
+    frame = pd.DataFrame(
+        [
+            row("T4", "aws/g4dn.xlarge", 44.0),
+            row("T4", "alicloud/gn6i", 34.0),
+            row("T4", "aws/g4dn.2xlarge", 40.0),
+            row("L4", "aws/g6.xlarge", 60.0),
+        ]
+    )
     one = llm.by_configuration(frame).set_index("gpu")
     assert one.loc["T4", "throughput_tokens_s"] == 40.0 and one.loc["T4", "hosts"] == 3
-    assert one.loc["T4", "host_low"] == pytest.approx(-0.15) and one.loc["T4", "host_high"] == pytest.approx(0.10)
+    assert one.loc["T4", "host_low"] == pytest.approx(-0.15) and one.loc["T4", "host_high"] == pytest.approx(
+        0.10
+    )
     assert one.loc["L4", "hosts"] == 1 and llm.by_configuration(llm.by_configuration(frame)).equals(
-        llm.by_configuration(frame))  # aggregating twice changes nothing
+        llm.by_configuration(frame)
+    )  # aggregating twice changes nothing
     table = llm.validation_table(frame)
     assert len(table) == 1 and {table.iloc[0]["gpu_a"], table.iloc[0]["gpu_b"]} == {"T4", "L4"}
     assert table.iloc[0]["published_speedup"] == pytest.approx(60 / 40)
@@ -656,8 +860,9 @@ def test_the_same_configuration_on_the_same_host_twice_is_refused(tmp_path):
     _reference_lines(path, [header, row, row])
     with pytest.raises(DataError) as err:
         llm.load_reference(path)
-    assert "line 3" in str(err.value) and "repeats line 2 (same source, GPU, count, model, weights, test, length " \
-        "and host)" in str(err.value)
+    assert "line 3" in str(
+        err.value
+    ) and "repeats line 2 (same source, GPU, count, model, weights, test, length and host)" in str(err.value)
     other = list(row)
     other[header.index("host")] = "other/host"
     _reference_lines(path, [header, row, other])
@@ -669,20 +874,45 @@ def test_a_published_run_that_set_its_micro_batches_is_predicted_with_them(tmp_p
     to fit memory are predicted with their own sizes, not llama.cpp's defaults."""
     ref = llm.by_configuration(llm.load_reference())
     own = ref[ref["n_ubatch"].notna() | ref["n_batch"].notna()]
-    assert sorted(zip(own["tokens"], own["n_batch"], own["n_ubatch"])) == [(4096, 1536, 256), (8192, 768, 128),
-                                                                             (8192, 768, 128)]
+    assert sorted(zip(own["tokens"], own["n_batch"], own["n_ubatch"])) == [
+        (4096, 1536, 256),
+        (8192, 768, 128),
+        (8192, 768, 128),
+    ]
     m = llm.resolve_model("llama-3-70b")
     for i, r in own.iterrows():
         prompt = int(r["tokens"]) if r["test"] == "pp" else None
-        s = llm.speeds(m, r["gpu"], "f16", int(r["tokens"]) if prompt else int(r["tokens"]) // 2, gpus=6,
-                       split="layer", prompt=prompt, prompt_chunk=int(r["n_ubatch"]), prompt_batch=int(r["n_batch"]))
+        s = llm.speeds(
+            m,
+            r["gpu"],
+            "f16",
+            int(r["tokens"]) if prompt else int(r["tokens"]) // 2,
+            gpus=6,
+            split="layer",
+            prompt=prompt,
+            prompt_chunk=int(r["n_ubatch"]),
+            prompt_batch=int(r["n_batch"]),
+        )
         assert llm.predict_reference(own.loc[[i]]).iloc[0] == pytest.approx(
-            s["prefill_tokens_per_s"] if prompt else s["decode_tokens_per_s"])
+            s["prefill_tokens_per_s"] if prompt else s["decode_tokens_per_s"]
+        )
     # the defaults spelled out change nothing
     rtx = "GeForce RTX 3090"
     default = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=4096, gpus=4, split="layer")
-    assert llm.speeds(m, rtx, "q4_k_m", context=512, prompt=4096, gpus=4, split="layer",
-                      prompt_chunk=512, prompt_batch=2048) == default
+    assert (
+        llm.speeds(
+            m,
+            rtx,
+            "q4_k_m",
+            context=512,
+            prompt=4096,
+            gpus=4,
+            split="layer",
+            prompt_chunk=512,
+            prompt_batch=2048,
+        )
+        == default
+    )
     # llama.cpp's attention in 256-token micro-batches covers the cache filled so far: 256, 512, 768, 1024
     assert llm.attention_window(1024, chunk=256) == 256 * (256 + 512 + 768 + 1024) / 1024 == 640
     # a pass of 1536 tokens in micro-batches of 256 is six micro-batches through four GPUs (21, 20, 20 and
@@ -695,8 +925,9 @@ def test_a_published_run_that_set_its_micro_batches_is_predicted_with_them(tmp_p
     assert four == pytest.approx(1536 / (t + 3 * hop + 5 * (21 * t / 80 + hop)))
     # a micro-batch larger than its pass shrinks to the pass (llama.cpp: n_ubatch = min(n_batch, n_ubatch))
     big = {**kw, "prompt": 4096, "prompt_chunk": 4096}
-    assert llm.speeds(m, rtx, "q4_k_m", gpus=4, split="layer", **big) == \
-        llm.speeds(m, rtx, "q4_k_m", gpus=4, split="layer", **{**big, "prompt_chunk": 1536})
+    assert llm.speeds(m, rtx, "q4_k_m", gpus=4, split="layer", **big) == llm.speeds(
+        m, rtx, "q4_k_m", gpus=4, split="layer", **{**big, "prompt_chunk": 1536}
+    )
     # a size the file cannot hold is named with its line and column
     with open(llm.REFERENCE_PATH, newline="") as f:
         rows = list(csv.reader(f))
@@ -741,10 +972,19 @@ def test_only_llamacpps_decode_is_held_to_the_per_sm_rate():
 
 def _published_rows(**changes):
     """Two published lengths of one configuration, and the same at another card count."""
-    base = {"source": "a-source", "gpu": "A40", "gpus": 1, "split": "layer", "model": "llama-3-8b",
-            "weights": "q4_k_m", "engine": "llama.cpp build 2824"}
-    rows = [dict(base, test=t, tokens=n, throughput_tokens_s=v)
-            for t, n, v in (("pp", 512, 3000.0), ("pp", 4096, 2500.0), ("tg", 512, 80.0), ("tg", 4096, 70.0))]
+    base = {
+        "source": "a-source",
+        "gpu": "A40",
+        "gpus": 1,
+        "split": "layer",
+        "model": "llama-3-8b",
+        "weights": "q4_k_m",
+        "engine": "llama.cpp build 2824",
+    }
+    rows = [
+        dict(base, test=t, tokens=n, throughput_tokens_s=v)
+        for t, n, v in (("pp", 512, 3000.0), ("pp", 4096, 2500.0), ("tg", 512, 80.0), ("tg", 4096, 70.0))
+    ]
     rows.append(dict(base, gpus=4, test="pp", tokens=4096, throughput_tokens_s=6000.0))
     import pandas as pd
 
@@ -758,20 +998,31 @@ def test_published_check_takes_the_nearest_length_and_grades_the_prediction_ther
     assert got["published_prefill_tokens_per_s"] == 2500.0 and got["published_decode_tokens_per_s"] == 70.0
     m = llm.resolve_model("llama-3-8b")
     prefill = llm.speeds(m, "A40", "q4_k_m", 4096, prompt=4096)["prefill_tokens_per_s"]
-    decode = llm.speeds(m, "A40", "q4_k_m", 2048)["decode_tokens_per_s"]  # 4096 generated: 2048 of context on average
+    decode = llm.speeds(m, "A40", "q4_k_m", 2048)[
+        "decode_tokens_per_s"
+    ]  # 4096 generated: 2048 of context on average
     assert got["prefill_error_pct"] == pytest.approx(100 * (prefill / 2500 - 1))
     assert got["decode_error_pct"] == pytest.approx(100 * (decode / 70 - 1))
-    assert llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 600, "llama.cpp",
-                               reference=ref)["published_tokens"] == 512
+    assert (
+        llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 600, "llama.cpp", reference=ref)[
+            "published_tokens"
+        ]
+        == 512
+    )
     # several cards are another configuration; a batch of several sequences is not what was measured
     four = llm.published_check("llama-3-8b", "q4_k_m", "A40", 4, 512, "llama.cpp", reference=ref)
     assert four["published_prefill_tokens_per_s"] == 6000.0 and "published_decode_tokens_per_s" not in four
-    batched = llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 512, "llama.cpp", decode=False, reference=ref)
+    batched = llm.published_check(
+        "llama-3-8b", "q4_k_m", "A40", 1, 512, "llama.cpp", decode=False, reference=ref
+    )
     assert "decode_error_pct" not in batched and batched["published_prefill_tokens_per_s"] == 3000.0
     # another engine, format, model or GPU: nothing to check against
-    for args in (("llama-3-8b", "q4_k_m", "A40", 1, 512, "vllm"), ("llama-3-8b", "f16", "A40", 1, 512, "llama.cpp"),
-                 ("llama-3-70b", "q4_k_m", "A40", 1, 512, "llama.cpp"),
-                 ("llama-3-8b", "q4_k_m", "RTX A4000", 1, 512, "llama.cpp")):
+    for args in (
+        ("llama-3-8b", "q4_k_m", "A40", 1, 512, "vllm"),
+        ("llama-3-8b", "f16", "A40", 1, 512, "llama.cpp"),
+        ("llama-3-70b", "q4_k_m", "A40", 1, 512, "llama.cpp"),
+        ("llama-3-8b", "q4_k_m", "RTX A4000", 1, 512, "llama.cpp"),
+    ):
         assert llm.published_check(*args, reference=ref) == {}
 
 
@@ -781,12 +1032,21 @@ def test_the_table_shows_what_was_published_of_each_row(capsys):
     table = llm.llm_table("llama-3-8b", "q4_k_m", 4096, 1, gpus=["A40", "RTX A4000"]).set_index("gpu")
     a40, a4000 = table.loc["A40"], table.loc["RTX A4000"]
     shipped = llm._graded_reference()
-    row = shipped[(shipped["gpu"] == "A40") & (shipped["gpus"] == 1) & (shipped["model"] == "llama-3-8b")
-                  & (shipped["weights"] == "q4_k_m") & (shipped["test"] == "pp") & (shipped["tokens"] == 4096)]
+    row = shipped[
+        (shipped["gpu"] == "A40")
+        & (shipped["gpus"] == 1)
+        & (shipped["model"] == "llama-3-8b")
+        & (shipped["weights"] == "q4_k_m")
+        & (shipped["test"] == "pp")
+        & (shipped["tokens"] == 4096)
+    ]
     assert a40["published_prefill_tokens_per_s"] == pytest.approx(row["throughput_tokens_s"].iloc[0])
     assert a40["published_tokens"] == 4096 and abs(a40["prefill_error_pct"]) < 50
     assert a4000[list(llm.PUBLISHED_COLUMNS)].isna().all()  # nobody published an RTX A4000 run
-    assert cli.main(["llm", "--model", "llama-3-8b", "--context", "4096", "--gpu", "A40", "--gpu", "RTX A4000"]) == 0
+    assert (
+        cli.main(["llm", "--model", "llama-3-8b", "--context", "4096", "--gpu", "A40", "--gpu", "RTX A4000"])
+        == 0
+    )
     out = capsys.readouterr().out
     section = out.split("Published for the same configuration")[1]
     assert "A40" in section and "RTX A4000" not in section and "xiongjiedai-llama3" in section
@@ -794,7 +1054,9 @@ def test_the_table_shows_what_was_published_of_each_row(capsys):
     import dataclasses
 
     mine = dataclasses.replace(llm.resolve_model("llama-3-8b"), layers=16)
-    assert llm.llm_table(mine, "q4_k_m", 4096, 1, gpus=["A40"])[list(llm.PUBLISHED_COLUMNS)].isna().all().all()
+    assert (
+        llm.llm_table(mine, "q4_k_m", 4096, 1, gpus=["A40"])[list(llm.PUBLISHED_COLUMNS)].isna().all().all()
+    )
 
 
 def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, monkeypatch):
@@ -813,12 +1075,42 @@ def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, mo
         row[col["engine"]] = f"llama.cpp build {build} (commit 0000000) per a test"
         return row
 
-    pp = built(first(source="xiongjiedai-llama3", test="pp", gpu="A40", gpus="1", model="llama-3-8b",
-                     weights="q4_k_m", tokens="512"), 2824)
-    tg = built(first(source="xiongjiedai-llama3", test="tg", gpu="A40", gpus="1", model="llama-3-8b",
-                     weights="q4_k_m", tokens="512"), 2824)
-    tg_later = built(first(source="xiongjiedai-llama3", test="tg", gpu="RTX A6000", gpus="1", model="llama-3-8b",
-                           weights="q4_k_m", tokens="512"), 2843)
+    pp = built(
+        first(
+            source="xiongjiedai-llama3",
+            test="pp",
+            gpu="A40",
+            gpus="1",
+            model="llama-3-8b",
+            weights="q4_k_m",
+            tokens="512",
+        ),
+        2824,
+    )
+    tg = built(
+        first(
+            source="xiongjiedai-llama3",
+            test="tg",
+            gpu="A40",
+            gpus="1",
+            model="llama-3-8b",
+            weights="q4_k_m",
+            tokens="512",
+        ),
+        2824,
+    )
+    tg_later = built(
+        first(
+            source="xiongjiedai-llama3",
+            test="tg",
+            gpu="RTX A6000",
+            gpus="1",
+            model="llama-3-8b",
+            weights="q4_k_m",
+            tokens="512",
+        ),
+        2843,
+    )
     cloud = first(source="sparecores-llamacpp", test="tg")
     vllm = first(source="sparecores-vllm", test="tg")
     path = tmp_path / "reference_llm.csv"
@@ -834,17 +1126,27 @@ def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, mo
     finally:
         for cached in caches:
             cached.cache_clear()
-    assert quantised.startswith("llama.cpp's decode is graded on builds 2824-2843 and 4753, its prefill on build "
-                                "2824 only (flash attention off). Its prefill of q4_k_m is modelled as those builds "
-                                "run it: every weight unpacked to FP16")
-    assert f"from build {llm.LLAMA_CPP_MMQ_BUILD} on llama.cpp multiplies a quantised prompt on the int8 tensor " \
-           "cores (MMQ) instead" in quantised and quantised.endswith("outside what was graded.")
+    assert quantised.startswith(
+        "llama.cpp's decode is graded on builds 2824-2843 and 4753, its prefill on build "
+        "2824 only (flash attention off). Its prefill of q4_k_m is modelled as those builds "
+        "run it: every weight unpacked to FP16"
+    )
+    assert (
+        f"from build {llm.LLAMA_CPP_MMQ_BUILD} on llama.cpp multiplies a quantised prompt on the int8 tensor "
+        "cores (MMQ) instead"
+        in quantised
+        and quantised.endswith("outside what was graded.")
+    )
     # 16-bit weights take the same path on every build: no caveat
-    assert f16 == "llama.cpp's decode is graded on builds 2824-2843 and 4753, its prefill on build 2824 only " \
-                  "(flash attention off)."
+    assert (
+        f16 == "llama.cpp's decode is graded on builds 2824-2843 and 4753, its prefill on build 2824 only "
+        "(flash attention off)."
+    )
     weights = vllm[col["weights"]]
-    assert served == (f"vLLM's decode is graded on vLLM 0.22.1 (weights {weights}); its prefill is not graded: "
-                      "no source here times a prompt apart from serving it.")
+    assert served == (
+        f"vLLM's decode is graded on vLLM 0.22.1 (weights {weights}); its prefill is not graded: "
+        "no source here times a prompt apart from serving it."
+    )
     with pytest.raises(ParameterError, match="engine 'tgi'"):
         llm.engine_scope("tgi", "f16")
 
@@ -864,10 +1166,14 @@ def test_prompts_timed_on_another_path_are_left_out_with_what_differs():
     for i, text in other.items():
         assert text.startswith("build 4753 ran this prompt with ") and text.endswith(
             "flash attention on; the model follows build 2824 (weights unpacked to FP16 for cuBLAS, attention "
-            "scores through memory)")
+            "scores through memory)"
+        )
         assert ("int8 kernels (MMQ" in text) == (cc[i] >= 7.5), (ref.at[i, "gpu"], text)
-    assert {ref.at[i, "gpu"] for i, t in other.items() if "MMQ" not in t} == {"V100 PCIe 16GB", "V100 SXM2 16GB",
-                                                                              "V100 SXM2 32GB"}
+    assert {ref.at[i, "gpu"] for i, t in other.items() if "MMQ" not in t} == {
+        "V100 PCIe 16GB",
+        "V100 SXM2 16GB",
+        "V100 SXM2 32GB",
+    }
     # build 2824's prompts are not touched by this rule (the other rules leave out a few), nor is any decode
     old = ref[ref["source"] == "xiongjiedai-llama3"]
     assert not set(other.index) & set(old.index) and not why[old.index].str.startswith("build ").any()
@@ -896,10 +1202,17 @@ def test_the_prompts_on_another_path_are_set_against_the_model_per_gpu_and_lengt
     assert table.loc["T4", "path"] == "int8 kernels (MMQ), flash attention"
     assert table.loc["V100 SXM2 16GB", "path"] == "unpacked to FP16 for cuBLAS, flash attention"
     assert pd.isna(table.loc["T4", "pp16384"])  # SpareCores ran no 16384-token prompt on the T4
-    t4 = ref[(ref["gpu"] == "T4") & (ref["test"] == "pp") & (ref["tokens"] == 512)
-             & ref.index.isin(llm.other_prefill_path(ref).index)]
-    by_hand = [r.throughput_tokens_s / llm.speeds(llm.resolve_model(r.model), "T4", r.weights, 512,
-                                                  prompt=512)["prefill_tokens_per_s"] for r in t4.itertuples()]
+    t4 = ref[
+        (ref["gpu"] == "T4")
+        & (ref["test"] == "pp")
+        & (ref["tokens"] == 512)
+        & ref.index.isin(llm.other_prefill_path(ref).index)
+    ]
+    by_hand = [
+        r.throughput_tokens_s
+        / llm.speeds(llm.resolve_model(r.model), "T4", r.weights, 512, prompt=512)["prefill_tokens_per_s"]
+        for r in t4.itertuples()
+    ]
     assert len(by_hand) == 2 and table.loc["T4", "pp512"] == pytest.approx(sum(by_hand) / 2)  # two models
     assert table["configurations"].sum() == len(llm.other_prefill_path(ref))
     graded = llm.other_path_grading(ref)

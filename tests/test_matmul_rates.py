@@ -1,4 +1,5 @@
 """Measured matmul rates: the shipped runs, their validation, and the share the models run at."""
+
 from __future__ import annotations
 
 import statistics
@@ -60,7 +61,8 @@ def test_the_performance_model_runs_tensor_cores_at_the_measured_rate(gpu):
     sxm, pcie = (pm.predict(prof, gpu(name).row, eff) for name in ("H100 SXM5", "H100 PCIe"))
     assert sxm.bound == pcie.bound == "compute"
     assert sxm.throughput / pcie.throughput == pytest.approx(
-        statistics.median([760.04, 758.14, 821.2, 794.5]) / statistics.median([458.03, 499.5]))
+        statistics.median([760.04, 758.14, 821.2, 794.5]) / statistics.median([458.03, 499.5])
+    )
     # CUDA-core FP32 keeps the datasheet: a Volta FP32 matmul runs at fp32_tflops x cuda efficiency
     v100 = gpu("V100 SXM2 16GB")
     fp32 = pm.predict(pm.profile("matmul", precision="float32"), v100.row, eff)
@@ -92,11 +94,19 @@ def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):
 def test_sustained_tflops_per_precision(gpu, table):
     h100 = gpu("H100 PCIe")
     share = statistics.median([458.03, 499.5]) / 756.5
-    assert mr.sustained_tflops(h100.row, "fp16") == (pytest.approx(h100.fp16_tensor_tflops * share), "measured")
+    assert mr.sustained_tflops(h100.row, "fp16") == (
+        pytest.approx(h100.fp16_tensor_tflops * share),
+        "measured",
+    )
     # TF32 shares the tensor cores and their clock; CUDA-core FP32 keeps the datasheet
-    assert mr.sustained_tflops(h100.row, "float32") == (pytest.approx(h100.tf32_tensor_tflops * share), "measured")
+    assert mr.sustained_tflops(h100.row, "float32") == (
+        pytest.approx(h100.tf32_tensor_tflops * share),
+        "measured",
+    )
     assert mr.sustained_tflops(h100.row, "fp32") == (h100.fp32_tflops, "datasheet (CUDA cores)")
     a10 = gpu("A10")
-    assert mr.sustained_tflops(a10.row, "bf16") == (pytest.approx(a10.bf16_tensor_tflops * mr.typical_share(table)),
-                                                    "median share")
+    assert mr.sustained_tflops(a10.row, "bf16") == (
+        pytest.approx(a10.bf16_tensor_tflops * mr.typical_share(table)),
+        "median share",
+    )
     assert mr.sustained_tflops(gpu("V100 SXM2 16GB").row, "bf16") == (None, None)  # Volta has no BF16

@@ -6,6 +6,7 @@ They live in one file so that ``make test`` (pytest-xdist, ``--dist loadfile``) 
 worker, one after another: a measurement beside another is a busier machine than the estimate
 was graded on (``docs/memory-rnn-runahead-busy-*.md`` shows what load does to a recurrent loop).
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,22 +27,25 @@ pytestmark = pytest.mark.tensorflow
 LOGITS_MAY_BE_HELD_TWICE = frozenset({"keras-bert", "keras-decoder"})
 
 
-@pytest.mark.parametrize("model, shape, batch, optimizer, mode, precision", [
-    ("ResNet50", (96, 96, 3), 8, "sgd", "train", "fp32"),
-    ("MobileNetV2", (96, 96, 3), 8, "momentum", "train", "fp32"),
-    ("EfficientNetB0", (96, 96, 3), 8, "none", "infer", "fp32"),
-    ("keras-encoder", None, 8, "adam", "train", "fp32"),
-    ("keras-decoder", None, 8, "sgd", "train", "fp32"),
-    ("keras-bert", None, 8, "adam", "train", "bf16"),
-    ("keras-bigru", None, 8, "adam", "train", "fp32"),
-    # with one inter-op thread this case measured twice the estimate (the backward loop runs ahead), and
-    # with two under oneDNN's CPU kernels up to 2.6 times in some runs (measure_env gives it Eigen's)
-    ("keras-lstm", None, 2, "adam", "train", "fp32"),
-    ("keras-vit", None, 32, "none", "infer", "fp32"),
-    # with TensorFlow's Eigen CPU kernels this case measured 1.7 times the estimate (measure_env sets oneDNN's)
-    ("keras-vit", None, 2, "adam", "train", "fp32"),
-    ("keras-textcnn", None, 8, "none", "infer", "fp16"),
-])
+@pytest.mark.parametrize(
+    "model, shape, batch, optimizer, mode, precision",
+    [
+        ("ResNet50", (96, 96, 3), 8, "sgd", "train", "fp32"),
+        ("MobileNetV2", (96, 96, 3), 8, "momentum", "train", "fp32"),
+        ("EfficientNetB0", (96, 96, 3), 8, "none", "infer", "fp32"),
+        ("keras-encoder", None, 8, "adam", "train", "fp32"),
+        ("keras-decoder", None, 8, "sgd", "train", "fp32"),
+        ("keras-bert", None, 8, "adam", "train", "bf16"),
+        ("keras-bigru", None, 8, "adam", "train", "fp32"),
+        # with one inter-op thread this case measured twice the estimate (the backward loop runs ahead), and
+        # with two under oneDNN's CPU kernels up to 2.6 times in some runs (measure_env gives it Eigen's)
+        ("keras-lstm", None, 2, "adam", "train", "fp32"),
+        ("keras-vit", None, 32, "none", "infer", "fp32"),
+        # with TensorFlow's Eigen CPU kernels this case measured 1.7 times the estimate (measure_env sets oneDNN's)
+        ("keras-vit", None, 2, "adam", "train", "fp32"),
+        ("keras-textcnn", None, 8, "none", "infer", "fp16"),
+    ],
+)
 def test_estimate_within_15_percent_of_the_measured_peak(model, shape, batch, optimizer, mode, precision):
     """A slice of benchmarks/memory_accuracy.py: one real step measured in a fresh process."""
     opt = optimizer if mode == "train" else "sgd"
@@ -69,14 +73,30 @@ def test_measurement_reports_oom_as_a_status():
 def test_fit_measure_prints_measured_next_to_predicted(capsys):
     # docs/memory-accuracy.md measured this case within 2% (three runs 3% apart); a Keras-layer model
     # measures in about a third of the time of a keras.applications CNN
-    code = cli.main(["fit", "--model", "keras-encoder", "--batch", "8",
-                     "--optimizer", "adamw", "--gpu", "T4", "--measure", "--format", "csv"])
+    code = cli.main(
+        [
+            "fit",
+            "--model",
+            "keras-encoder",
+            "--batch",
+            "8",
+            "--optimizer",
+            "adamw",
+            "--gpu",
+            "T4",
+            "--measure",
+            "--format",
+            "csv",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     row = next(csv.DictReader(io.StringIO(out)))
     measured, predicted = int(row["measured_peak_bytes"]), int(row["tensor_bytes"])
     assert row["measured_status"] == "ok" and row["measured_device"] in ("CPU:0", "GPU:0")
-    assert row["measured_runs"] == "1" and row["measured_low_bytes"] == row["measured_high_bytes"] == str(measured)
+    assert row["measured_runs"] == "1" and row["measured_low_bytes"] == row["measured_high_bytes"] == str(
+        measured
+    )
     assert float(row["estimate_error"]) == pytest.approx(predicted / measured - 1)
     assert abs(predicted / measured - 1) <= 0.15
     if row["measured_device"] == "CPU:0":
@@ -94,7 +114,9 @@ def test_the_decoder_runs_with_its_cache_and_its_memory_matches_the_estimate():
     assert got["status"] == "ok", got
     shape = llm.decoder_llm(params)
     assert got["estimated_weights_bytes"] == shape.params() * 4
-    assert got["estimated_kv_cache_bytes"] == params["batch"] * params["context"] * shape.kv_bytes_per_token("f32")
+    assert got["estimated_kv_cache_bytes"] == params["batch"] * params["context"] * shape.kv_bytes_per_token(
+        "f32"
+    )
     # the measured peak holds the weights and the cache, and the estimate is within 10 % of it
     assert got["measured_peak_bytes"] > got["estimated_weights_bytes"] + got["estimated_kv_cache_bytes"]
     assert abs(got["estimate_error"]) <= 0.10, got
@@ -109,8 +131,9 @@ def test_momentums_waiting_temporaries_are_the_weights_bytes_at_the_peak():
     profile = got["peak_profile"]
     trainable = memory.Estimator("keras-vit").graph.trainable_params * 4
     assert profile["peak_bytes"] == got["measured_peak_bytes"]
-    assert profile["phases"]["optimizer"] == pytest.approx(trainable * memory.PENDING_UPDATE_TEMPORARIES["momentum"],
-                                                           rel=0.01)
+    assert profile["phases"]["optimizer"] == pytest.approx(
+        trainable * memory.PENDING_UPDATE_TEMPORARIES["momentum"], rel=0.01
+    )
     assert profile["phases"]["backward"] > 0 and len(profile["largest"]) == 3
 
 

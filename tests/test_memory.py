@@ -1,4 +1,5 @@
 """Memory fit: the layer walk, the step simulation, transformers, fit tables, names, measurement."""
+
 from __future__ import annotations
 
 import warnings
@@ -60,7 +61,9 @@ def test_training_bytes_by_hand(tiny):
     share, largest, _, _ = memory.UPDATE_WORKSPACE_FIT["adam"]
     workspace = int(share * w + largest * 3 * 4 * 4)  # largest variable: the 4x3 kernel
     assert e.step_peak_bytes == max(forward, backward)
-    assert e.tensor_bytes == w + 2 * w + 160 + max(forward, backward) + workspace  # no embedding: nothing after
+    assert (
+        e.tensor_bytes == w + 2 * w + 160 + max(forward, backward) + workspace
+    )  # no embedding: nothing after
 
 
 @pytest.mark.tensorflow
@@ -94,7 +97,8 @@ def test_an_embeddings_update_after_the_backward_pass_is_a_peak_of_its_own(tmp_p
     assert after_tables == 0
     sgd = est.estimate(1, "fp32", "sgd")
     assert sgd.tensor_bytes == trainable + sgd.input_bytes + sgd.step_peak_bytes + int(
-        share * trainable + big * largest + sparse * table)
+        share * trainable + big * largest + sparse * table
+    )
 
 
 def test_the_two_phase_fit_recovers_the_terms_it_was_made_with():
@@ -166,8 +170,10 @@ def test_transformer_layer_keeps_what_keras_keeps_by_hand():
 
     spec = models.TRANSFORMERS["gpt2-medium"]
     s, b, h, a = 256, 2, spec.hidden, spec.heads
-    one, two = (memory.estimate_transformer(replace(spec, layers=n), b, "fp16", "sgd", "train", seq_len=s)
-                for n in (1, 2))
+    one, two = (
+        memory.estimate_transformer(replace(spec, layers=n), b, "fp16", "sgd", "train", seq_len=s)
+        for n in (1, 2)
+    )
     layer_params = 4 * (h * h + h) + 2 * h * spec.ffn + spec.ffn + h + 2 * 2 * h
     matmul_params = layer_params - 2 * 2 * h  # the norms' parameters are not cast
     per_layer = b * (62 * s * h + 6 * a * s * s) + 2 * matmul_params
@@ -200,8 +206,12 @@ def test_bounded_least_squares_is_the_box_optimum():
     x = memory.bounded_least_squares(a, b, [0, 0, 0], [5, 1.0, 5])  # the second term held below its optimum
     assert x[1] == pytest.approx(1.0) and np.all(x >= 0)
     grid = np.linspace(0, 2, 41)
-    brute = min(float(np.sum((a @ np.array([p, q, r]) - b) ** 2))
-                for p in grid for q in grid[grid <= 1.0] for r in grid)
+    brute = min(
+        float(np.sum((a @ np.array([p, q, r]) - b) ** 2))
+        for p in grid
+        for q in grid[grid <= 1.0]
+        for r in grid
+    )
     assert float(np.sum((a @ x - b) ** 2)) <= brute + 1e-12
     # held only above zero (the accuracy script's comparison): the unconstrained optimum, quietly
     with warnings.catch_warnings():
@@ -214,7 +224,9 @@ def test_the_fitted_update_terms_stay_within_what_an_update_can_hold():
     plain SGD makes one temporary of a variable's size, the others three."""
     assert memory.update_term_bounds("sgd") == ((0, 0, 0, 0), (2, 1, 2, 2))
     assert memory.update_term_bounds("adam") == ((0, 0, 0, 0), (4, 3, 4, 4))
-    assert memory.update_term_bounds("nadam") == memory.update_term_bounds("adam")  # like its closest measured one
+    assert memory.update_term_bounds("nadam") == memory.update_term_bounds(
+        "adam"
+    )  # like its closest measured one
     for opt, terms in memory.UPDATE_WORKSPACE_FIT.items():
         low, high = memory.update_term_bounds(opt)
         assert len(terms) == len(low) == len(high) == 4
@@ -224,9 +236,12 @@ def test_the_fitted_update_terms_stay_within_what_an_update_can_hold():
 def test_llama_7b_training_fits_only_the_largest_cards_and_inference_fits_large_cards(catalogue):
     # 6.74e9 parameters x (4 weights + 4 gradients + 8 Adam) bytes = 108 GB before activations.
     state = models.TRANSFORMERS["llama-7b"].params() * (4 + 4 + 8)
-    holds_it = {g for g, gb in zip(catalogue["gpu"], catalogue["memory_gb"]) if specs.memory_bytes(gb) > state}
-    assert holds_it == {"H200 SXM", "B200"}, \
+    holds_it = {
+        g for g, gb in zip(catalogue["gpu"], catalogue["memory_gb"]) if specs.memory_bytes(gb) > state
+    }
+    assert holds_it == {"H200 SXM", "B200"}, (
         f"premise: only the H200 and B200 hold the {state / 1e9:.0f} GB of training state"
+    )
     fit = memory.fit_report(["llama-7b"], [1], precision="mixed_bfloat16", optimizer="adam", seq_len=512)
     assert set(fit.loc[fit["fits"], "gpu"]) == {"H200 SXM", "B200"}
     # At 2048 tokens Keras's unfused attention keeps 32 layers x 32 heads x 2048^2 probabilities
@@ -239,23 +254,35 @@ def test_llama_7b_training_fits_only_the_largest_cards_and_inference_fits_large_
     assert rows.loc["H200 SXM", "verdict"] == "borderline"
     b200 = rows.loc["B200"]
     most = b200["total_bytes"] - b200["tensor_bytes"] + b200["tensor_bytes"] / (1 + b200["error_low"])
-    assert b200["error_low"] < 0 and b200["verdict"] == ("fits" if b200["gpu_memory_bytes"] >= most else "borderline")
+    assert b200["error_low"] < 0 and b200["verdict"] == (
+        "fits" if b200["gpu_memory_bytes"] >= most else "borderline"
+    )
     assert ("fits on: B200" in memory.format_fit(long)) == (b200["verdict"] == "fits")
-    infer = memory.fit_report(["llama-7b"], [1], ["A100 SXM4 80GB", "RTX A4000"], "bf16", mode="infer",
-                              seq_len=2048)
+    infer = memory.fit_report(
+        ["llama-7b"], [1], ["A100 SXM4 80GB", "RTX A4000"], "bf16", mode="infer", seq_len=2048
+    )
     assert infer.set_index("gpu")["fits"].to_dict() == {"A100 SXM4 80GB": True, "RTX A4000": False}
 
 
 def test_largest_batch_is_the_boundary(catalogue, gpu):
-    fit = memory.fit_report(["bert-base"], [8, 4096], ["RTX A4000", "A40"], "mixed_float16", "adam",
-                            seq_len=128, catalogue=catalogue)
+    fit = memory.fit_report(
+        ["bert-base"],
+        [8, 4096],
+        ["RTX A4000", "A40"],
+        "mixed_float16",
+        "adam",
+        seq_len=128,
+        catalogue=catalogue,
+    )
     est = memory.Estimator("bert-base", seq_len=128)
     for name, largest in fit.drop_duplicates("gpu").set_index("gpu")["largest_batch"].items():
         capacity = specs.memory_bytes(gpu(name).memory_gb)
         assert est.estimate(largest, "fp16", "adam", runtime_reserve_bytes=2**30).total_bytes <= capacity
         assert est.estimate(largest + 1, "fp16", "adam", runtime_reserve_bytes=2**30).total_bytes > capacity
     a4000, a40 = fit[fit["batch_size"] == 8].set_index("gpu")["largest_batch"][["RTX A4000", "A40"]]
-    assert gpu("A40").memory_gb >= 3 * gpu("RTX A4000").memory_gb, "premise: the A40 has 3x the A4000's memory"
+    assert gpu("A40").memory_gb >= 3 * gpu("RTX A4000").memory_gb, (
+        "premise: the A40 has 3x the A4000's memory"
+    )
     assert a40 > 2.5 * a4000  # 3x the memory, less the same 1 GiB reserve and weights on each
     assert not fit[fit["batch_size"] == 4096]["fits"].any()
 
@@ -276,13 +303,19 @@ def test_largest_batch_within_the_measured_error_is_where_the_verdict_turns(cata
         e = est.estimate(b, "fp16", "adam", "train", reserve)
         return memory.verdict(e.total_bytes, e.tensor_bytes, capacity, band)
 
-    assert (verdict(low), verdict(low + 1), verdict(high), verdict(high + 1)) == \
-        ("fits", "borderline", "borderline", "does not fit")
+    assert (verdict(low), verdict(low + 1), verdict(high), verdict(high + 1)) == (
+        "fits",
+        "borderline",
+        "borderline",
+        "does not fit",
+    )
     # by hand at the low end: the tensors scaled by 1 / (1 + error_low), the reserve not
     e = est.estimate(low + 1, "fp16", "adam", "train", reserve)
     assert reserve + e.tensor_bytes / (1 + band["error_low"]) > capacity
     assert memory.largest_batch_band(est, capacity, None) == (None, None)
-    fit = memory.fit_report(["bert-base"], [8], ["RTX A4000"], "fp16", "adam", seq_len=128, catalogue=catalogue)
+    fit = memory.fit_report(
+        ["bert-base"], [8], ["RTX A4000"], "fp16", "adam", seq_len=128, catalogue=catalogue
+    )
     assert (fit["largest_batch_low"].iloc[0], fit["largest_batch_high"].iloc[0]) == (low, high)
     summary = memory.fit_summary(fit)
     assert (summary["largest_batch_low"].iloc[0], summary["largest_batch_high"].iloc[0]) == (low, high)
@@ -292,20 +325,28 @@ def test_largest_batch_within_the_measured_error_is_where_the_verdict_turns(cata
 
 
 @pytest.mark.tensorflow
-@pytest.mark.parametrize("name, expected", [
-    ("resnet50", "ResNet50"), ("MOBILENETV2", "MobileNetV2"), ("BERT_base", "bert-base"),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("resnet50", "ResNet50"),
+        ("MOBILENETV2", "MobileNetV2"),
+        ("BERT_base", "bert-base"),
+    ],
+)
 def test_model_names_are_forgiving(name, expected):
     assert models.resolve_model(name).name == expected
 
 
 @pytest.mark.tensorflow
-@pytest.mark.parametrize("name, message", [
-    ("ResNet51", "unknown model 'ResNet51'; did you mean ResNet50"),
-    ("bert-huge", "unknown model 'bert-huge'; did you mean bert-large"),
-    ("/nonexistent/model.keras", "model file /nonexistent/model.keras not found"),
-    ("", "empty model name"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("ResNet51", "unknown model 'ResNet51'; did you mean ResNet50"),
+        ("bert-huge", "unknown model 'bert-huge'; did you mean bert-large"),
+        ("/nonexistent/model.keras", "model file /nonexistent/model.keras not found"),
+        ("", "empty model name"),
+    ],
+)
 def test_unknown_models_get_suggestions(name, message):
     with pytest.raises(models.UnknownModelError, match=message.replace("(", r"\(")):
         models.resolve_model(name)
@@ -315,8 +356,11 @@ def test_a_file_that_is_not_a_keras_archive_is_named_as_such(tmp_path):
     # Keras itself reports such a file as "not found", which sends the user looking for the wrong fault
     bad = tmp_path / "model.keras"
     bad.write_text("not a zip")
-    with pytest.raises(models.UnknownModelError, match=r"model.keras is not a .keras archive; write one with "
-                                                       r"model.save\('model.keras'\)"):
+    with pytest.raises(
+        models.UnknownModelError,
+        match=r"model.keras is not a .keras archive; write one with "
+        r"model.save\('model.keras'\)",
+    ):
         models.resolve_model(str(bad))
 
 
@@ -349,8 +393,11 @@ def test_a_saved_model_computes_in_the_policy_it_is_built_under(tmp_path):
         saved = keras.models.load_model(path, compile=False)
         assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), saved.get_weights()))
         bidirectional = next(layer for layer in model.layers if isinstance(layer, L.Bidirectional))
-        inner = [bidirectional.forward_layer, bidirectional.backward_layer,
-                 next(layer for layer in model.layers if isinstance(layer, L.TimeDistributed)).layer]
+        inner = [
+            bidirectional.forward_layer,
+            bidirectional.backward_layer,
+            next(layer for layer in model.layers if isinstance(layer, L.TimeDistributed)).layer,
+        ]
         return {layer.name: layer.dtype_policy.name for layer in model.layers[1:] + inner}
 
     assert set(policies("float32.keras", "mixed_bfloat16").values()) == {"mixed_bfloat16"}
@@ -368,8 +415,12 @@ def test_a_sequential_model_is_walked_as_the_functional_model_of_its_layers(tmp_
     from gpukit.graph import graph_of
 
     def layers():
-        return [keras.layers.Conv2D(8, 3, activation="relu"), keras.layers.MaxPooling2D(),
-                keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(4)]
+        return [
+            keras.layers.Conv2D(8, 3, activation="relu"),
+            keras.layers.MaxPooling2D(),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Dense(4),
+        ]
 
     keras.Sequential([keras.Input((16, 16, 3))] + layers()).save(tmp_path / "sequential.keras")
     inputs = keras.Input((16, 16, 3))
@@ -377,19 +428,32 @@ def test_a_sequential_model_is_walked_as_the_functional_model_of_its_layers(tmp_
     for layer in layers():
         x = layer(x)
     keras.Model(inputs, x).save(tmp_path / "functional.keras")
-    sequential, functional = (memory.Estimator(str(tmp_path / f"{n}.keras")) for n in ("sequential", "functional"))
-    assert [(op.kind, op.params) for op in sequential.graph.ops] == [("Conv2D", 224), ("MaxPooling2D", 0),
-                                                                     ("GlobalAveragePooling2D", 0), ("Dense", 36)]
-    assert [(op.kind, op.params) for op in functional.graph.ops] == [(op.kind, op.params)
-                                                                     for op in sequential.graph.ops]
+    sequential, functional = (
+        memory.Estimator(str(tmp_path / f"{n}.keras")) for n in ("sequential", "functional")
+    )
+    assert [(op.kind, op.params) for op in sequential.graph.ops] == [
+        ("Conv2D", 224),
+        ("MaxPooling2D", 0),
+        ("GlobalAveragePooling2D", 0),
+        ("Dense", 36),
+    ]
+    assert [(op.kind, op.params) for op in functional.graph.ops] == [
+        (op.kind, op.params) for op in sequential.graph.ops
+    ]
     a, b = sequential.estimate(8, "bf16", "adam"), functional.estimate(8, "bf16", "adam")
-    assert a.model == "sequential" and a.tensor_bytes == b.tensor_bytes and a.activations_bytes == b.activations_bytes
+    assert (
+        a.model == "sequential"
+        and a.tensor_bytes == b.tensor_bytes
+        and a.activations_bytes == b.activations_bytes
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Keras warns that the model has no weights yet
         keras.Sequential(layers()).save(tmp_path / "unbuilt.keras")
     with pytest.raises(GpukitError, match=r"^cannot load model file .*unbuilt.keras: .*not yet been built"):
         memory.Estimator(str(tmp_path / "unbuilt.keras"))
-    with pytest.raises(GpukitError, match=r"^Sequential model 'unbuilt' has no input shape; start it with keras.Input"):
+    with pytest.raises(
+        GpukitError, match=r"^Sequential model 'unbuilt' has no input shape; start it with keras.Input"
+    ):
         graph_of(keras.Sequential(layers(), name="unbuilt"))
 
 
@@ -414,7 +478,10 @@ def test_a_token_models_sequence_length_is_the_one_asked_for():
     assert long.label == "keras-encoder seq_len=512" and short.label == "keras-encoder"
     assert long.graph.inputs and long.graph.input_elements == 512 and short.graph.input_elements == 128
     # inference at 4x the tokens: the attention scores (heads x tokens x tokens) grow 16-fold
-    infer = {n: e.estimate(8, "fp32", mode="infer").activations_bytes for n, e in (("short", short), ("long", long))}
+    infer = {
+        n: e.estimate(8, "fp32", mode="infer").activations_bytes
+        for n, e in (("short", short), ("long", long))
+    }
     assert infer["long"] > 8 * infer["short"]
     from gpukit import zoo
 
@@ -428,13 +495,18 @@ def test_a_measurement_runs_at_least_two_executor_threads_and_onednn(monkeypatch
     monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
     monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
     monkeypatch.setattr(memory.os, "cpu_count", lambda: 1)  # a one-core machine still runs two
-    assert memory.measure_env() == {"TF_CPU_ALLOCATOR_USE_BFC": "true", "TF_NUM_INTEROP_THREADS": "2",
-                                    "TF_ENABLE_ONEDNN_OPTS": "1"}
+    assert memory.measure_env() == {
+        "TF_CPU_ALLOCATOR_USE_BFC": "true",
+        "TF_NUM_INTEROP_THREADS": "2",
+        "TF_ENABLE_ONEDNN_OPTS": "1",
+    }
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")  # the user's own choice of kernels is kept
     assert memory.measure_env()["TF_ENABLE_ONEDNN_OPTS"] == "0"
     monkeypatch.setattr(memory.os, "cpu_count", lambda: 64)
     assert memory.measure_env()["TF_NUM_INTEROP_THREADS"] == "64"
-    assert memory.measure_env(1)["TF_NUM_INTEROP_THREADS"] == "1"  # asked for, as the run-ahead benchmark does
+    assert (
+        memory.measure_env(1)["TF_NUM_INTEROP_THREADS"] == "1"
+    )  # asked for, as the run-ahead benchmark does
     monkeypatch.setenv("TF_NUM_INTEROP_THREADS", "3")  # the user's own setting is kept
     assert memory.measure_env()["TF_NUM_INTEROP_THREADS"] == "3"
 
@@ -444,21 +516,38 @@ def test_models_with_lstm_or_gru_layers_measure_with_eigens_kernels(monkeypatch,
     import zipfile
 
     monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
-    kernels = {name: memory.measure_env(model_name=name)["TF_ENABLE_ONEDNN_OPTS"]
-               for name in ("keras-lstm", "Keras_BiGRU", "keras-textcnn", "keras-vit", "ResNet50", "bert-base")}
+    kernels = {
+        name: memory.measure_env(model_name=name)["TF_ENABLE_ONEDNN_OPTS"]
+        for name in ("keras-lstm", "Keras_BiGRU", "keras-textcnn", "keras-vit", "ResNet50", "bert-base")
+    }
     # SimpleRNN (the text CNN's) never runs as a cuDNN kernel; it keeps oneDNN's convolutions
-    assert kernels == {"keras-lstm": "0", "Keras_BiGRU": "0", "keras-textcnn": "1", "keras-vit": "1",
-                       "ResNet50": "1", "bert-base": "1"}
+    assert kernels == {
+        "keras-lstm": "0",
+        "Keras_BiGRU": "0",
+        "keras-textcnn": "1",
+        "keras-vit": "1",
+        "ResNet50": "1",
+        "bert-base": "1",
+    }
 
     def saved(name, layers):  # a .keras archive's config.json, as Keras writes it (no TensorFlow needed)
         path = tmp_path / name
         with zipfile.ZipFile(path, "w") as archive:
-            archive.writestr("config.json", json.dumps({"class_name": "Functional", "config": {"layers": layers}}))
+            archive.writestr(
+                "config.json", json.dumps({"class_name": "Functional", "config": {"layers": layers}})
+            )
         return str(path)
 
-    wrapped = saved("tagger.keras", [{"class_name": "InputLayer", "config": {}},
-                                     {"class_name": "Bidirectional",
-                                      "config": {"layer": {"class_name": "GRU", "config": {"units": 8}}}}])
+    wrapped = saved(
+        "tagger.keras",
+        [
+            {"class_name": "InputLayer", "config": {}},
+            {
+                "class_name": "Bidirectional",
+                "config": {"layer": {"class_name": "GRU", "config": {"units": 8}}},
+            },
+        ],
+    )
     plain = saved("mlp.keras", [{"class_name": "Dense", "config": {"units": 8}}])
     broken = tmp_path / "broken.keras"
     broken.write_text("not a zip")
@@ -474,8 +563,11 @@ def test_the_zoo_declares_the_recurrent_layers_its_models_have():
     from gpukit import zoo
 
     def classes(layer):
-        inner = [getattr(layer, "forward_layer", None), getattr(layer, "backward_layer", None),
-                 getattr(layer, "layer", None)]
+        inner = [
+            getattr(layer, "forward_layer", None),
+            getattr(layer, "backward_layer", None),
+            getattr(layer, "layer", None),
+        ]
         return {type(layer).__name__} | set().union(*(classes(x) for x in inner if x is not None))
 
     for name in zoo.ZOO:
@@ -489,9 +581,16 @@ def test_gpukit_fit_quotes_the_band_of_the_family_the_grid_measured_a_zoo_model_
     (``benchmarks/memory_accuracy.py``), so the band `gpukit fit` quotes for a zoo model is the one
     measured on that model (keras-textcnn, a Conv1D model with a SimpleRNN, had been graded as
     convolutional text and quoted as recurrent)."""
-    expected = {"keras-encoder": "transformer encoder", "keras-bert": "transformer encoder",
-                "keras-decoder": "causal decoder", "keras-vit": "vision transformer", "keras-lstm": "recurrent",
-                "keras-bigru": "recurrent", "keras-textcnn": "convolutional text", "keras-cnn": memory.CNN_FAMILY}
+    expected = {
+        "keras-encoder": "transformer encoder",
+        "keras-bert": "transformer encoder",
+        "keras-decoder": "causal decoder",
+        "keras-vit": "vision transformer",
+        "keras-lstm": "recurrent",
+        "keras-bigru": "recurrent",
+        "keras-textcnn": "convolutional text",
+        "keras-cnn": memory.CNN_FAMILY,
+    }
     assert {name: memory.Estimator(name).family for name in expected} == expected
     assert {(f, m) for f in expected.values() for m in memory.MODES} <= set(memory.error_bands())
 
@@ -504,8 +603,10 @@ def bands_file(monkeypatch, tmp_path):
     """``use(kind, *rows)``: gpukit.memory reads its bands from a file of these rows for the test,
     ``kind`` "family" (data/memory_error.csv: family,mode,...) or "model" (data/memory_error_models.csv:
     model,precision,...); the cached bands are dropped before and after."""
-    kinds = {"family": ("ERROR_BANDS_PATH", "family,mode", memory.error_bands),
-             "model": ("MODEL_BANDS_PATH", "model,precision", memory.model_error_bands)}
+    kinds = {
+        "family": ("ERROR_BANDS_PATH", "family,mode", memory.error_bands),
+        "model": ("MODEL_BANDS_PATH", "model,precision", memory.model_error_bands),
+    }
 
     def use(kind, *rows):
         attr, keys, reader = kinds[kind]
@@ -526,22 +627,28 @@ def test_a_model_measured_outside_the_grid_is_quoted_and_judged_by_its_own_band(
     bands_file("model", "bert-base,fp32,3,0.2,0.5,-0.5,-0.1,CPU test,2026-12-02,test")
     est = memory.Estimator("bert-base", seq_len=128)
     family = memory.error_bands()[(est.family, "train")]
-    assert memory.error_band(est, "float32") == ("bert-base itself in fp32 (measured outside the grid)",
-                                                 memory.model_error_bands()[("bert-base", "fp32")])
+    assert memory.error_band(est, "float32") == (
+        "bert-base itself in fp32 (measured outside the grid)",
+        memory.model_error_bands()[("bert-base", "fp32")],
+    )
     assert memory.error_band(est, "fp16") == (f"{est.family}, training", family)
     fit = memory.fit_report(["bert-base"], [8], ["RTX A4000"], "fp32", "adam", seq_len=128)
     summary = memory.fit_summary(fit)
     text = memory.format_fit(fit)
     row = fit.iloc[0]
     assert row["family"] == est.family and (row["error_low"], row["error_high"]) == (-0.5, -0.1)
-    assert summary["estimate_error"].iloc[0] == "bert-base itself in fp32 (measured outside the grid): median 20%, " \
-                                                "-50% to -10% over 3 cases"
+    assert (
+        summary["estimate_error"].iloc[0]
+        == "bert-base itself in fp32 (measured outside the grid): median 20%, "
+        "-50% to -10% over 3 cases"
+    )
     assert "estimate's measured error: bert-base itself in fp32" in text
     # the verdict follows the model's own band: a run may peak at twice the tensors (1 / (1 - 0.5))
     e = est.estimate(8, "fp32", "adam", "train", memory.DEFAULT_RUNTIME_RESERVE_BYTES)
     capacity = specs.memory_bytes(gpu("RTX A4000").memory_gb)
-    assert row["verdict"] == memory.verdict(e.total_bytes, e.tensor_bytes, capacity, {"error_low": -0.5,
-                                                                                     "error_high": -0.1})
+    assert row["verdict"] == memory.verdict(
+        e.total_bytes, e.tensor_bytes, capacity, {"error_low": -0.5, "error_high": -0.1}
+    )
 
 
 @pytest.mark.tensorflow
@@ -554,8 +661,13 @@ def test_the_zoo_models_kept_out_of_the_grid_have_their_own_measured_bands():
     est = memory.Estimator("keras-cnn")
     for p in ("fp32", "fp16", "bf16"):
         scope, band = memory.error_band(est, p)
-        assert scope == f"keras-cnn itself in {p} (measured outside the grid)" and band == own[("keras-cnn", p)]
-    assert own[("keras-cnn", "fp16")]["error_low"] < memory.error_bands()[(memory.CNN_FAMILY, "train")]["error_low"]
+        assert (
+            scope == f"keras-cnn itself in {p} (measured outside the grid)" and band == own[("keras-cnn", p)]
+        )
+    assert (
+        own[("keras-cnn", "fp16")]["error_low"]
+        < memory.error_bands()[(memory.CNN_FAMILY, "train")]["error_low"]
+    )
 
 
 def test_bisecting_needs_a_gpu(monkeypatch):
@@ -599,10 +711,14 @@ def test_family_comes_from_the_layers_a_model_has():
     assert memory.family_of(None, models.TRANSFORMERS["bert-base"]) == "transformer encoder"
     assert memory.error_note(None, None, None, None) == "not graded (no measured family)"
     assert memory.error_note("recurrent", -0.3, 0.04, 0.06) == "recurrent: median 6%, -30% to +4%"
-    assert memory.error_note("recurrent, inference", -0.3, 0.04, 0.06, 10) == \
-        "recurrent, inference: median 6%, -30% to +4% over 10 cases"
-    assert memory.error_note("keras-cnn itself in fp16 (measured outside the grid)", -0.9, -0.06, 0.48, 1) == \
-        "keras-cnn itself in fp16 (measured outside the grid): median 48%, -90% to -6% over 1 case"
+    assert (
+        memory.error_note("recurrent, inference", -0.3, 0.04, 0.06, 10)
+        == "recurrent, inference: median 6%, -30% to +4% over 10 cases"
+    )
+    assert (
+        memory.error_note("keras-cnn itself in fp16 (measured outside the grid)", -0.9, -0.06, 0.48, 1)
+        == "keras-cnn itself in fp16 (measured outside the grid): median 48%, -90% to -6% over 1 case"
+    )
 
 
 @pytest.mark.parametrize("mode, word", [("train", "training"), ("infer", "inference")])
@@ -613,14 +729,18 @@ def test_fit_table_states_the_measured_error_of_the_models_family_in_its_mode(mo
     one of the three."""
     band = memory.error_bands()[("transformer encoder", mode)]
     fit = memory.fit_report(["bert-base"], [8, 64], ["RTX A4000", "A40"], "fp16", "adam", mode, seq_len=512)
-    assert set(fit["family"]) == {"transformer encoder"} and set(fit["error_scope"]) == {f"transformer encoder, {word}"}
+    assert set(fit["family"]) == {"transformer encoder"} and set(fit["error_scope"]) == {
+        f"transformer encoder, {word}"
+    }
     assert set(fit["error_low"]) == {band["error_low"]} and set(fit["error_high"]) == {band["error_high"]}
     assert set(fit["error_cases"]) == {band["cases"]} and band["cases"] >= 5
     assert set(fit["verdict"]) <= {"fits", "borderline", "does not fit"}
     summary = memory.fit_summary(fit)
     median, low, high = band["median_abs_error"], band["error_low"], band["error_high"]
-    assert set(summary["estimate_error"]) == {f"transformer encoder, {word}: median {median:.0%}, {low:+.0%} to "
-                                              f"{high:+.0%} over {band['cases']} cases"}
+    assert set(summary["estimate_error"]) == {
+        f"transformer encoder, {word}: median {median:.0%}, {low:+.0%} to "
+        f"{high:+.0%} over {band['cases']} cases"
+    }
     assert f"estimate's measured error: transformer encoder, {word}" in memory.format_fit(fit)
 
 
@@ -628,19 +748,30 @@ def test_training_and_inference_are_judged_by_their_own_bands(bands_file):
     """A family's training and inference cases give bands of their own, and a fit in one mode is
     called borderline by that mode's band alone: with training measured within +-1% and inference
     within -50% to 0%, a GPU a third larger than the estimate is borderline for inference only."""
-    bands_file("family", "transformer encoder,train,4,0.005,0.01,-0.01,0.01,CPU test,2026-12-02,test",
-               "transformer encoder,infer,4,0.2,0.5,-0.5,0.0,CPU test,2026-12-02,test")
+    bands_file(
+        "family",
+        "transformer encoder,train,4,0.005,0.01,-0.01,0.01,CPU test,2026-12-02,test",
+        "transformer encoder,infer,4,0.2,0.5,-0.5,0.0,CPU test,2026-12-02,test",
+    )
     est = memory.Estimator("bert-base", seq_len=128)
-    assert memory.error_band(est, "fp32", "train") == ("transformer encoder, training",
-                                                       memory.error_bands()[("transformer encoder", "train")])
+    assert memory.error_band(est, "fp32", "train") == (
+        "transformer encoder, training",
+        memory.error_bands()[("transformer encoder", "train")],
+    )
     assert memory.error_band(est, "fp32", "infer")[1]["error_low"] == -0.5
     with pytest.raises(ParameterError, match="mode 'serve'"):
         memory.error_band(est, "fp32", "serve")
     # by hand: a run peaks at most tensors / (1 + error_low); 4/3 of the tensors is inside -50% only
     tensors, reserve = 3 * 2**30, 2**30
     capacity = reserve + tensors * 4 // 3
-    assert memory.verdict(reserve + tensors, tensors, capacity, {"error_low": -0.01, "error_high": 0.01}) == "fits"
-    assert memory.verdict(reserve + tensors, tensors, capacity, {"error_low": -0.5, "error_high": 0.0}) == "borderline"
+    assert (
+        memory.verdict(reserve + tensors, tensors, capacity, {"error_low": -0.01, "error_high": 0.01})
+        == "fits"
+    )
+    assert (
+        memory.verdict(reserve + tensors, tensors, capacity, {"error_low": -0.5, "error_high": 0.0})
+        == "borderline"
+    )
 
 
 def test_a_family_without_a_band_in_a_mode_says_not_measured(bands_file):
@@ -649,13 +780,17 @@ def test_a_family_without_a_band_in_a_mode_says_not_measured(bands_file):
     bands_file("family", "transformer encoder,train,4,0.005,0.01,-0.01,0.01,CPU test,2026-12-02,test")
     est = memory.Estimator("bert-base", seq_len=128)
     assert memory.error_band(est, "fp32", "infer") == ("transformer encoder", None)
-    summary = memory.fit_summary(memory.fit_report(["bert-base"], [8], ["A40"], "fp32", "adam", "infer", seq_len=128))
+    summary = memory.fit_summary(
+        memory.fit_report(["bert-base"], [8], ["A40"], "fp32", "adam", "infer", seq_len=128)
+    )
     assert list(summary["estimate_error"]) == ["transformer encoder: not measured"]
 
 
 def test_repeated_measurements_compare_the_median_and_show_the_range():
     est = memory.Estimator("bert-base")
-    frame = memory.fit_table(est, [2, 4], specs.select(specs.load_catalogue(), ["T4"]), "fp32", "adam", "train")
+    frame = memory.fit_table(
+        est, [2, 4], specs.select(specs.load_catalogue(), ["T4"]), "fp32", "adam", "train"
+    )
     calls = []
     peaks = {2: iter([300 * MIB, 100 * MIB, 200 * MIB]), 4: iter([400 * MIB, None, 500 * MIB])}
 
@@ -665,31 +800,54 @@ def test_repeated_measurements_compare_the_median_and_show_the_range():
         return {"status": "ok", "measured_peak_bytes": peak, "device": "CPU:0"} if peak else {"status": "oom"}
 
     out = memory.with_measurements(frame, est, repeats=3, probe=probe)
-    assert calls == [("bert-base", 2, "fp32", "adam", "train")] * 3 + [("bert-base", 4, "fp32", "adam", "train")] * 3
+    assert (
+        calls
+        == [("bert-base", 2, "fp32", "adam", "train")] * 3 + [("bert-base", 4, "fp32", "adam", "train")] * 3
+    )
     two, four = out[out["batch_size"] == 2].iloc[0], out[out["batch_size"] == 4].iloc[0]
     assert (two["measured_peak_bytes"], two["measured_low_bytes"], two["measured_high_bytes"]) == (
-        200 * MIB, 100 * MIB, 300 * MIB)
+        200 * MIB,
+        100 * MIB,
+        300 * MIB,
+    )
     assert two["measured_runs"] == 3 and two["measured_status"] == "ok" and two["measured_device"] == "CPU:0"
-    assert two["estimate_error"] == pytest.approx(two["tensor_bytes"] / (200 * MIB) - 1)  # against the median run
+    assert two["estimate_error"] == pytest.approx(
+        two["tensor_bytes"] / (200 * MIB) - 1
+    )  # against the median run
     # a batch that ran out of memory in one run of three: the two that completed, and the status says so
     assert (four["measured_peak_bytes"], four["measured_runs"]) == (450 * MIB, 2)
     assert four["measured_status"] == "oom in 1 of 3 runs"
     text = memory.format_fit(out)
-    assert "measured 200.0 MiB (100.0–300.0 MiB over 3 runs) on CPU:0 (estimate" in text and "of the median" in text
+    assert (
+        "measured 200.0 MiB (100.0–300.0 MiB over 3 runs) on CPU:0 (estimate" in text
+        and "of the median" in text
+    )
     assert "measured 450.0 MiB (400.0–500.0 MiB over 2 runs)" in text and "; oom in 1 of 3 runs" in text
     every = memory.summarize_runs([{"status": "oom"}, {"status": "oom"}])
-    assert every["measured_status"] == "oom" and every["measured_peak_bytes"] is None and every["measured_runs"] == 0
+    assert (
+        every["measured_status"] == "oom"
+        and every["measured_peak_bytes"] is None
+        and every["measured_runs"] == 0
+    )
     with pytest.raises(ParameterError, match="--repeats 0 must be at least 1"):
         memory.with_measurements(frame, est, repeats=0, probe=probe)
 
 
-@pytest.mark.parametrize("precision, native, says", [
-    ("bf16", [], "no bf16 dot-product instructions"), ("fp16", ["bf16"], "no fp16 dot-product instructions"),
-    ("bf16", ["bf16"], None), ("fp32", [], None), ("bf16", None, None),  # None: a GPU, or not recorded
-])
+@pytest.mark.parametrize(
+    "precision, native, says",
+    [
+        ("bf16", [], "no bf16 dot-product instructions"),
+        ("fp16", ["bf16"], "no fp16 dot-product instructions"),
+        ("bf16", ["bf16"], None),
+        ("fp32", [], None),
+        ("bf16", None, None),  # None: a GPU, or not recorded
+    ],
+)
 def test_a_16bit_measurement_on_a_cpu_without_its_instructions_says_so(precision, native, says):
     est = memory.Estimator("bert-base")
-    frame = memory.fit_table(est, [2], specs.select(specs.load_catalogue(), ["T4"]), precision, "adam", "train")
+    frame = memory.fit_table(
+        est, [2], specs.select(specs.load_catalogue(), ["T4"]), precision, "adam", "train"
+    )
 
     def probe(name, batch, precision, optimizer, mode, shape, seq_len=None):
         return {"status": "ok", "measured_peak_bytes": 100 * MIB, "device": "CPU:0", "native_16bit": native}
@@ -698,7 +856,10 @@ def test_a_16bit_measurement_on_a_cpu_without_its_instructions_says_so(precision
     assert out.iloc[0]["measured_native_16bit"] == native
     text = memory.format_fit(out)
     if says:
-        assert f"; this CPU has {says}, so TensorFlow multiplies through float32 copies a GPU does not hold" in text
+        assert (
+            f"; this CPU has {says}, so TensorFlow multiplies through float32 copies a GPU does not hold"
+            in text
+        )
     else:
         assert "dot-product" not in text
 
@@ -714,24 +875,46 @@ def test_fit_repeats_needs_measure_and_a_positive_count(capsys):
 
 def test_live_at_peak_reads_the_allocators_events():
     """What the profiler's allocation events say was alive at the allocator's peak, by phase."""
+
     def alloc(addr, op, nbytes, in_use, shape="[2]", chunk=None):
-        return (0, "MemoryAllocation", {"addr": addr, "tf_op": op, "requested_bytes": nbytes,
-                                        "allocation_bytes": chunk or nbytes, "bytes_allocated": in_use,
-                                        "shape": shape})
+        return (
+            0,
+            "MemoryAllocation",
+            {
+                "addr": addr,
+                "tf_op": op,
+                "requested_bytes": nbytes,
+                "allocation_bytes": chunk or nbytes,
+                "bytes_allocated": in_use,
+                "shape": shape,
+            },
+        )
 
     def free(addr, in_use):
         return (0, "MemoryDeallocation", {"addr": addr, "bytes_allocated": in_use})
 
-    events = [alloc(1, "model/dense/MatMul", 100, 1100), alloc(2, "sgd/Mul", 40, 1140, chunk=64),
-              alloc(3, "gradient_tape/model/dense/MatMul", 60, 1200), free(1, 1100),
-              alloc(4, "sgd/Mul_1", 50, 1150), alloc(5, "sgd/Mul", 40, 1190, "[2]")]
+    events = [
+        alloc(1, "model/dense/MatMul", 100, 1100),
+        alloc(2, "sgd/Mul", 40, 1140, chunk=64),
+        alloc(3, "gradient_tape/model/dense/MatMul", 60, 1200),
+        free(1, 1100),
+        alloc(4, "sgd/Mul_1", 50, 1150),
+        alloc(5, "sgd/Mul", 40, 1190, "[2]"),
+    ]
     got = memory.live_at_peak(events, {"sgd"}, top=2)
     assert got["peak_bytes"] == 1200 and got["at_op"] == "gradient_tape/model/dense/MatMul"
     assert got["phases"] == {"forward and other": 100, "backward": 60, "optimizer": 40}
     assert got["chunk_bytes"] == 100 + 64 + 60  # the 40 bytes asked for sit in a 64-byte chunk
-    assert got["largest"] == [{"op": "model/dense/MatMul", "shape": "[2]", "bytes": 100},
-                              {"op": "gradient_tape/model/dense/MatMul", "shape": "[2]", "bytes": 60}]
+    assert got["largest"] == [
+        {"op": "model/dense/MatMul", "shape": "[2]", "bytes": 100},
+        {"op": "gradient_tape/model/dense/MatMul", "shape": "[2]", "bytes": 60},
+    ]
     # without the optimizer's scope its tensors count as the rest; no events, no peak
     assert memory.live_at_peak(events)["phases"]["forward and other"] == 140
-    assert memory.live_at_peak([]) == {"peak_bytes": 0, "at_op": None, "chunk_bytes": 0,
-                                       "phases": dict.fromkeys(memory.PEAK_PHASES, 0), "largest": []}
+    assert memory.live_at_peak([]) == {
+        "peak_bytes": 0,
+        "at_op": None,
+        "chunk_bytes": 0,
+        "phases": dict.fromkeys(memory.PEAK_PHASES, 0),
+        "largest": [],
+    }

@@ -1,6 +1,7 @@
 """benchmarks/memory_accuracy.py keeps what a long run measured: its --raw file is written after
 every case, and --resume measures only the cases the file lacks. The measurement and the estimate
 are stand-ins here (a real case takes minutes); the script's bookkeeping is what is tested."""
+
 from __future__ import annotations
 
 import importlib
@@ -31,11 +32,18 @@ class FakeEstimator:
         self.graph = SimpleNamespace(trainable_params=1000, largest_variable=100, largest_embedding=0)
 
     def estimate(self, batch, precision, optimizer, mode):
-        return SimpleNamespace(tensor_bytes=batch * 2**20, step_peak_bytes=batch * 2**19, weights_bytes=4000,
-                               optimizer_bytes=0, input_bytes=0)
+        return SimpleNamespace(
+            tensor_bytes=batch * 2**20,
+            step_peak_bytes=batch * 2**19,
+            weights_bytes=4000,
+            optimizer_bytes=0,
+            input_bytes=0,
+        )
 
 
-def test_a_stopped_run_keeps_its_cases_and_resume_measures_only_the_rest(script, monkeypatch, tmp_path, capsys):
+def test_a_stopped_run_keeps_its_cases_and_resume_measures_only_the_rest(
+    script, monkeypatch, tmp_path, capsys
+):
     raw = tmp_path / "runs.json"
     measured = []
 
@@ -43,12 +51,30 @@ def test_a_stopped_run_keeps_its_cases_and_resume_measures_only_the_rest(script,
         if stop_after is not None and len(measured) == stop_after:
             raise KeyboardInterrupt
         measured.append((batch, optimizer if mode == "train" else "none", mode))  # inference runs as sgd
-        return {"status": "ok", "measured_peak_bytes": batch * 2**20 + 2**18, "inter_op_threads": 2, "onednn": True}
+        return {
+            "status": "ok",
+            "measured_peak_bytes": batch * 2**20 + 2**18,
+            "inter_op_threads": 2,
+            "onednn": True,
+        }
 
     monkeypatch.setattr(memory, "Estimator", FakeEstimator)
     monkeypatch.setattr(memory, "measure_in_subprocess", measure)
-    argv = ["--models", "fake-net", "--batches", "2", "8", "--optimizers", "sgd", "adam", "--no-mixed",
-            "--repeats", "1", "--raw", str(raw)]
+    argv = [
+        "--models",
+        "fake-net",
+        "--batches",
+        "2",
+        "8",
+        "--optimizers",
+        "sgd",
+        "adam",
+        "--no-mixed",
+        "--repeats",
+        "1",
+        "--raw",
+        str(raw),
+    ]
     grid = script.cases(["fake-net"], [2, 8], ["sgd", "adam"], ())
     assert len(grid) == 6  # each batch: both optimizers and inference
 
@@ -56,8 +82,11 @@ def test_a_stopped_run_keeps_its_cases_and_resume_measures_only_the_rest(script,
     with pytest.raises(KeyboardInterrupt):
         script.main(argv)
     kept = json.loads(raw.read_text())["rows"]
-    assert [(r["batch"], r["optimizer"], r["mode"]) for r in kept] == measured == \
-        [(b, o, m) for _, b, _, o, m in grid[:3]]
+    assert (
+        [(r["batch"], r["optimizer"], r["mode"]) for r in kept]
+        == measured
+        == [(b, o, m) for _, b, _, o, m in grid[:3]]
+    )
     assert kept[0]["measured"] == 2 * 2**20 + 2**18 and kept[0]["error"] == pytest.approx(2 / 2.25 - 1)
 
     stop_after, before = None, len(measured)
@@ -73,22 +102,55 @@ def test_a_stopped_run_keeps_its_cases_and_resume_measures_only_the_rest(script,
     assert len(measured) == 6 and json.loads(raw.read_text())["rows"] == rows
 
 
-def test_a_resumed_file_from_an_earlier_version_is_reported_with_this_versions_estimates(script, monkeypatch,
-                                                                                          tmp_path):
+def test_a_resumed_file_from_an_earlier_version_is_reported_with_this_versions_estimates(
+    script, monkeypatch, tmp_path
+):
     """Rows an earlier version wrote (its estimate, none of the fields a refit of the update terms now
     reads) are kept in the file as measured and estimated again for the report."""
     raw = tmp_path / "runs.json"
-    old_row = {"model": "fake-net", "input": "", "seq_len": None, "batch": 2, "precision": "fp32",
-               "optimizer": "sgd", "mode": "train", "runs": [3 * 2**20], "family": "fake family",
-               "predicted": 1, "measured": 3 * 2**20, "low": 3 * 2**20, "high": 3 * 2**20, "workspace": 7,
-               "error": -1.0}
+    old_row = {
+        "model": "fake-net",
+        "input": "",
+        "seq_len": None,
+        "batch": 2,
+        "precision": "fp32",
+        "optimizer": "sgd",
+        "mode": "train",
+        "runs": [3 * 2**20],
+        "family": "fake family",
+        "predicted": 1,
+        "measured": 3 * 2**20,
+        "low": 3 * 2**20,
+        "high": 3 * 2**20,
+        "workspace": 7,
+        "error": -1.0,
+    }
     raw.write_text(json.dumps({"repeats": 1, "rows": [old_row]}))
     reported = []
     monkeypatch.setattr(script, "markdown", lambda rows, *sections: reported.extend(rows) or "")
     monkeypatch.setattr(memory, "Estimator", FakeEstimator)
-    monkeypatch.setattr(memory, "measure_in_subprocess", lambda *a, **k: {"status": "ok", "measured_peak_bytes": 2**20})
-    assert script.main(["--models", "fake-net", "--batches", "2", "--optimizers", "sgd", "--no-mixed",
-                        "--repeats", "1", "--raw", str(raw), "--resume"]) == 0
+    monkeypatch.setattr(
+        memory, "measure_in_subprocess", lambda *a, **k: {"status": "ok", "measured_peak_bytes": 2**20}
+    )
+    assert (
+        script.main(
+            [
+                "--models",
+                "fake-net",
+                "--batches",
+                "2",
+                "--optimizers",
+                "sgd",
+                "--no-mixed",
+                "--repeats",
+                "1",
+                "--raw",
+                str(raw),
+                "--resume",
+            ]
+        )
+        == 0
+    )
     assert json.loads(raw.read_text())["rows"][0] == old_row  # the file keeps what was measured
     again = reported[0]
     assert again["predicted"] == 2 * 2**20 and again["step_peak_bytes"] == 2**20 and "workspace" not in again
@@ -101,28 +163,63 @@ def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
     their own with their own summary."""
     assert "keras-cnn" in script.OUTSIDE_GRID and "keras-cnn" not in script.MODELS
     mib = 2**20
-    rows = [{"model": "keras-cnn", "input": "", "batch": 8, "precision": p, "optimizer": "adam", "mode": "train",
-             "predicted": 10 * mib, "measured": m * mib, "low": m * mib, "high": (m + 1) * mib, "error": 10 / m - 1,
-             "family": "CNN"} for p, m in (("fp32", 11), ("fp16", 100))]
-    lines = script.outside_section(rows, "runs.json", {("CNN", "train"): {"error_low": -0.2, "error_high": 0.1},
-                                                       ("CNN", "infer"): {"error_low": -0.5, "error_high": 0.5}})
+    rows = [
+        {
+            "model": "keras-cnn",
+            "input": "",
+            "batch": 8,
+            "precision": p,
+            "optimizer": "adam",
+            "mode": "train",
+            "predicted": 10 * mib,
+            "measured": m * mib,
+            "low": m * mib,
+            "high": (m + 1) * mib,
+            "error": 10 / m - 1,
+            "family": "CNN",
+        }
+        for p, m in (("fp32", 11), ("fp16", 100))
+    ]
+    lines = script.outside_section(
+        rows,
+        "runs.json",
+        {
+            ("CNN", "train"): {"error_low": -0.2, "error_high": 0.1},
+            ("CNN", "infer"): {"error_low": -0.5, "error_high": 0.5},
+        },
+    )
     assert lines[1] == "## Outside the grid"
     # the first case's runs lie -9.1% and -16.7% from the estimate, inside the band; the second's not
     assert "`gpukit fit` quotes and uses each one's own band in each precision" in lines[3]
-    assert lines[3].endswith("its family's. 2 cases: median |error| 49.5%, 1 within ±15%, worst 90.0%; 1 of the 2 "
-                             "CNN cases have runs outside the band `gpukit fit` quotes for that family in their mode "
-                             "(training -20.0% to +10.0%).")
-    assert lines[-2:] == ["| keras-cnn |  | 8 | fp32 | adam | train | 10.0 | 11.0 | 11.0–12.0 | -9.1% |",
-                          "| keras-cnn |  | 8 | fp16 | adam | train | 10.0 | 100.0 | 100.0–101.0 | -90.0% |"]
+    assert lines[3].endswith(
+        "its family's. 2 cases: median |error| 49.5%, 1 within ±15%, worst 90.0%; 1 of the 2 "
+        "CNN cases have runs outside the band `gpukit fit` quotes for that family in their mode "
+        "(training -20.0% to +10.0%)."
+    )
+    assert lines[-2:] == [
+        "| keras-cnn |  | 8 | fp32 | adam | train | 10.0 | 11.0 | 11.0–12.0 | -9.1% |",
+        "| keras-cnn |  | 8 | fp16 | adam | train | 10.0 | 100.0 | 100.0–101.0 | -90.0% |",
+    ]
     assert script.outside_section([{**rows[0], "error": None}], "runs.json") == []
 
 
 def _band_case(model, family, precision, mode, predicted, low, high, measured) -> dict:
     """A measured case as the script's rows hold it, sizes in MiB."""
     mib = 2**20
-    return {"model": model, "input": "", "batch": 8, "precision": precision, "optimizer": "adam", "mode": mode,
-            "predicted": predicted * mib, "measured": measured * mib, "low": low * mib, "high": high * mib,
-            "error": predicted / measured - 1, "family": family}
+    return {
+        "model": model,
+        "input": "",
+        "batch": 8,
+        "precision": precision,
+        "optimizer": "adam",
+        "mode": mode,
+        "predicted": predicted * mib,
+        "measured": measured * mib,
+        "low": low * mib,
+        "high": high * mib,
+        "error": predicted / measured - 1,
+        "family": family,
+    }
 
 
 def _read_back(text: str, path_attr: str, reader, monkeypatch, tmp_path) -> dict:
@@ -140,15 +237,20 @@ def _read_back(text: str, path_attr: str, reader, monkeypatch, tmp_path) -> dict
 def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, monkeypatch, tmp_path):
     """--model-bands writes each outside model's band in each precision, over every run, in the form
     gpukit.memory reads back; it needs --outside to have anything to write."""
+
     def row(precision, mode, predicted, low, high, measured):
         return _band_case("keras-cnn", "CNN", precision, mode, predicted, low, high, measured)
 
-    rows = [row("fp32", "train", 10, 11, 13, 12), row("fp32", "infer", 5, 4, 5, 5),
-            row("fp16", "train", 10, 90, 100, 95)]
+    rows = [
+        row("fp32", "train", 10, 11, 13, 12),
+        row("fp32", "infer", 5, 4, 5, 5),
+        row("fp16", "train", 10, 90, 100, 95),
+    ]
     text = script.bands_csv(rows, "2026-12-02", "CPU test", ("model", "precision"))
     lines = text.splitlines()
-    assert lines[0] == ("model,precision,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,"
-                        "date,source")
+    assert lines[0] == (
+        "model,precision,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source"
+    )
     where = ",CPU test,2026-12-02,benchmarks/memory_accuracy.py"
     # fp16: one case, 10/95 - 1 = -89.5%; its runs 10/100 - 1 = -90% to 10/90 - 1 = -88.9%
     assert lines[1] == "keras-cnn,fp16,1,0.8947,0.8947,-0.9000,-0.8889" + where
@@ -163,8 +265,11 @@ def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, mo
 def test_the_grids_bands_are_per_family_and_mode_and_read_back_by_gpukit(script, monkeypatch, tmp_path):
     """--bands writes a band per family and mode (a training fit is judged by the training cases, an
     inference fit by the inference cases), in the form gpukit.memory.error_bands reads back."""
+
     def row(mode, predicted, low, high, measured):
-        return _band_case("keras-encoder", "transformer encoder", "fp32", mode, predicted, low, high, measured)
+        return _band_case(
+            "keras-encoder", "transformer encoder", "fp32", mode, predicted, low, high, measured
+        )
 
     rows = [row("train", 10, 10, 11, 10), row("train", 10, 8, 9, 8), row("infer", 5, 6, 8, 7)]
     text = script.bands_csv(rows, "2026-12-02", "CPU test")
@@ -210,59 +315,127 @@ def test_precisions_measures_one_policy_again_into_the_grid(script, monkeypatch,
 
     def measure(name, batch, precision, optimizer, mode, shape, seq_len=None):
         measured.append((batch, precision, mode))
-        return {"status": "ok", "measured_peak_bytes": batch * 2**20, "inter_op_threads": 2, "onednn": True,
-                "native_16bit": ["bf16"]}
+        return {
+            "status": "ok",
+            "measured_peak_bytes": batch * 2**20,
+            "inter_op_threads": 2,
+            "onednn": True,
+            "native_16bit": ["bf16"],
+        }
 
     monkeypatch.setattr(memory, "Estimator", FakeEstimator)
     monkeypatch.setattr(memory, "measure_in_subprocess", measure)
     grid = tmp_path / "grid.json"
-    old = [{"model": "fake-net", "input": "", "seq_len": None, "batch": b, "precision": p, "optimizer": o,
-            "mode": m, "runs": [3 * 2**20], "measured": 3 * 2**20, "note": "old"}
-           for _, b, p, o, m in script.cases(["fake-net"], [8], ["adam"])]
+    old = [
+        {
+            "model": "fake-net",
+            "input": "",
+            "seq_len": None,
+            "batch": b,
+            "precision": p,
+            "optimizer": o,
+            "mode": m,
+            "runs": [3 * 2**20],
+            "measured": 3 * 2**20,
+            "note": "old",
+        }
+        for _, b, p, o, m in script.cases(["fake-net"], [8], ["adam"])
+    ]
     grid.write_text(json.dumps({"repeats": 1, "rows": old}))
-    assert script.main(["--models", "fake-net", "--batches", "8", "--optimizers", "adam", "--precisions", "bf16",
-                        "--repeats", "1", "--merge-into", str(grid)]) == 0
+    assert (
+        script.main(
+            [
+                "--models",
+                "fake-net",
+                "--batches",
+                "8",
+                "--optimizers",
+                "adam",
+                "--precisions",
+                "bf16",
+                "--repeats",
+                "1",
+                "--merge-into",
+                str(grid),
+            ]
+        )
+        == 0
+    )
     assert measured == [(8, "bf16", "train"), (8, "bf16", "infer")]
     rows = json.loads(grid.read_text())["rows"]
     assert [(r["precision"], r["mode"]) for r in rows] == [(r["precision"], r["mode"]) for r in old]
     fresh = [r for r in rows if r["note"] != "old"]
-    assert [(r["precision"], r["native_16bit"], r["measured"]) for r in fresh] == [("bf16", ["bf16"], 8 * 2**20)] * 2
+    assert [(r["precision"], r["native_16bit"], r["measured"]) for r in fresh] == [
+        ("bf16", ["bf16"], 8 * 2**20)
+    ] * 2
     assert all(r["measured"] == 3 * 2**20 for r in rows if r["precision"] != "bf16")
 
 
 def test_other_cpu_section_pairs_each_case_with_its_run_on_the_other_cpu(script):
     def row(precision, measured, native, note=""):
-        return {"model": "fake-net", "input": "", "seq_len": None, "batch": 8, "precision": precision,
-                "optimizer": "none", "mode": "infer", "measured": measured, "low": measured, "high": measured,
-                "predicted": 10 * 2**20, "error": 10 * 2**20 / measured - 1, "native_16bit": native}
+        return {
+            "model": "fake-net",
+            "input": "",
+            "seq_len": None,
+            "batch": 8,
+            "precision": precision,
+            "optimizer": "none",
+            "mode": "infer",
+            "measured": measured,
+            "low": measured,
+            "high": measured,
+            "predicted": 10 * 2**20,
+            "error": 10 * 2**20 / measured - 1,
+            "native_16bit": native,
+        }
+
     grid = [row("bf16", 9 * 2**20, ["bf16"]), row("fp16", 12 * 2**20, ["bf16"])]
-    other = {"cpu": "an AVX2 CPU", "rows": [row("bf16", 13 * 2**20, []), row("fp16", 12.5 * 2**20, None),
-                                            {**row("bf16", 20 * 2**20, ["bf16"]), "batch": 2}]}
+    other = {
+        "cpu": "an AVX2 CPU",
+        "rows": [
+            row("bf16", 13 * 2**20, []),
+            row("fp16", 12.5 * 2**20, None),
+            {**row("bf16", 20 * 2**20, ["bf16"]), "batch": 2},
+        ],
+    }
     text = "\n".join(script.other_cpu_section(grid, other, "other.json"))
     # float16 pairs too (other CPU: not recorded); the batch-2 case is not in the grid
     assert "2 of the cases above" in text and "(an AVX2 CPU; the runs: `other.json`)" in text
-    assert "| fake-net |  | 8 | bf16 | none | infer | 10.0 | 9.0 (9.0–9.0) | bf16 | 13.0 (13.0–13.0) | none | " \
-           "0.69 | +11.1% | -23.1% |" in text
+    assert (
+        "| fake-net |  | 8 | bf16 | none | infer | 10.0 | 9.0 (9.0–9.0) | bf16 | 13.0 (13.0–13.0) | none | "
+        "0.69 | +11.1% | -23.1% |" in text
+    )
     assert "| 12.0 (12.0–12.0) | bf16 | 12.5 (12.5–12.5) | not recorded | 0.96 |" in text
-    assert script.other_cpu_section(grid, {"cpu": "same", "rows": grid}, "x.json") == []  # same CPU: nothing to say
+    assert (
+        script.other_cpu_section(grid, {"cpu": "same", "rows": grid}, "x.json") == []
+    )  # same CPU: nothing to say
 
 
 def test_memory_peaks_reads_its_cases_and_names_a_bad_one(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     peaks = importlib.import_module("memory_peaks")
     assert peaks.parse_case("VGG16:8:fp32:momentum:train:64x64x3") == {
-        "model": "VGG16", "batch": 8, "precision": "fp32", "optimizer": "momentum", "mode": "train",
-        "input_shape": (64, 64, 3)}
+        "model": "VGG16",
+        "batch": 8,
+        "precision": "fp32",
+        "optimizer": "momentum",
+        "mode": "train",
+        "input_shape": (64, 64, 3),
+    }
     assert peaks.parse_case("keras-vit:2:bf16:none:infer")["input_shape"] is None
-    with pytest.raises(SystemExit, match="case 'VGG16:eight:fp32': write model:batch:precision:optimizer:mode"):
+    with pytest.raises(
+        SystemExit, match="case 'VGG16:eight:fp32': write model:batch:precision:optimizer:mode"
+    ):
         peaks.parse_case("VGG16:eight:fp32")
     assert all(peaks.parse_case(case) for case, _ in peaks.CASES)
 
 
 def test_conditions_are_said_per_family_or_once_when_every_family_agrees(script):
-    rows = [{"family": "a", "inter_op_threads": [2], "precision": "bf16", "native_16bit": ["bf16"]},
-            {"family": "b", "inter_op_threads": [2], "precision": "bf16", "native_16bit": []},
-            {"family": "b", "precision": "bf16"}]  # a run from before anything was recorded
+    rows = [
+        {"family": "a", "inter_op_threads": [2], "precision": "bf16", "native_16bit": ["bf16"]},
+        {"family": "b", "inter_op_threads": [2], "precision": "bf16", "native_16bit": []},
+        {"family": "b", "precision": "bf16"},
+    ]  # a run from before anything was recorded
     assert script._per_family(rows[:2], script._recorded("inter_op_threads")) == "2 in every family"
     assert script._per_family(rows, script._recorded("inter_op_threads")) == "a: 2; b: 2 and not recorded"
     assert script._per_family(rows, script._native_label) == "a: bf16; b: none and not recorded"

@@ -7,6 +7,7 @@ the forward pass to the backward pass: the tensors the backward pass reads, the 
 internal tensors, masks, and the loss's gradient of the logits (float32). The model's input is
 held as the input batch, not counted again.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -112,7 +113,11 @@ def test_16_bit_inference_holds_every_kernel_cast_until_its_layer_runs():
     act = B * S * D * 2
     # at a: its output and both casts; at b: a's and b's outputs and b's cast; at the head: b's
     # output and the float32 logits
-    assert _infer(model, "fp16") == max(act + 2 * cast, 2 * act + cast, act + B * S * CLASSES * 4) == 2 * act + cast
+    assert (
+        _infer(model, "fp16")
+        == max(act + 2 * cast, 2 * act + cast, act + B * S * CLASSES * 4)
+        == 2 * act + cast
+    )
     td = walk.graph_of(_model(lambda k, x: k.layers.TimeDistributed(k.layers.Dense(D))(x)))
     assert td.ops[0].kernel_casts == S and td.cast_bytes == td.ops[0].cast_bytes == S * cast
 
@@ -240,7 +245,10 @@ def test_built_in_shapes_walk_as_their_keras_equivalents(name, precision):
         for mode, optimizer in (("train", "adam"), ("infer", "sgd")):
             a = memory.simulate(built, B, precision, optimizer, mode)
             b = memory.simulate(shaped, B, precision, optimizer, mode)
-            assert (b.activations_bytes, b.tensor_bytes) == (a.activations_bytes, a.tensor_bytes), (head, mode)
+            assert (b.activations_bytes, b.tensor_bytes) == (a.activations_bytes, a.tensor_bytes), (
+                head,
+                mode,
+            )
             assert sum(o.flops for o in shaped.ops) == pytest.approx(sum(o.flops for o in built.ops)), head
 
 
@@ -258,14 +266,18 @@ def test_a_head_in_the_policys_type_casts_its_kernel_and_a_float32_head_does_not
     with models.keras_policy(memory.WALK_POLICY):
         own, f32 = build(None), build("float32")
     assert keras.mixed_precision.global_policy().name == "float32"  # restored
-    heads = {name: [op for op in walk.graph_of(m, policies=True).ops if op.name == "head"][0]
-             for name, m in (("own", own), ("f32", f32))}
+    heads = {
+        name: [op for op in walk.graph_of(m, policies=True).ops if op.name == "head"][0]
+        for name, m in (("own", own), ("f32", f32))
+    }
     assert heads["own"].cast_bytes == 2 * params and not heads["own"].float32
     assert heads["f32"].cast_bytes == 0 and heads["f32"].float32
     # inference under bfloat16: the own head's kernel cast is held from the start, so at the first layer (the
     # peak: its output, its own cast and the head's) the walks differ by that cast
-    infer = {name: memory.simulate(walk.graph_of(m, policies=True), B, "bf16", "sgd", "infer").activations_bytes
-             for name, m in (("own", own), ("f32", f32))}
+    infer = {
+        name: memory.simulate(walk.graph_of(m, policies=True), B, "bf16", "sgd", "infer").activations_bytes
+        for name, m in (("own", own), ("f32", f32))
+    }
     assert infer["own"] == B * D * 2 + 2 * (D * D + D) + 2 * params
     assert infer["own"] - infer["f32"] == 2 * params
     # walked as built under float32 (no policies to read), a head is taken to be float32

@@ -1,4 +1,5 @@
 """The notebook contract: committed clean, one parameters cell, thin code cells."""
+
 from __future__ import annotations
 
 import ast
@@ -70,6 +71,11 @@ def test_a_cell_shows_its_frame_through_tables_show(path):
         last = body[-1] if body else None
         if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
             func = last.value.func
-            module = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
-            assert module not in DATA_MODULES, \
+            module = (
+                func.value.id
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                else None
+            )
+            assert module not in DATA_MODULES, (
                 f"{path.name}: wrap {module}.{func.attr}(...) in tables.show(...) to display it as a table"
+            )

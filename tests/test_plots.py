@@ -9,6 +9,7 @@ given: bar lengths, point positions, line heights, heatmap cells and category la
 values are always taken from the inputs (never copied from the catalogue), so a corrected
 catalogue keeps these tests green. Nothing here imports TensorFlow.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,9 +35,15 @@ from gpukit.errors import ParameterError  # noqa: E402
 #: A mix of architectures (Volta, Turing, Ampere, Hopper), by natural names.
 SAMPLE = ["A40", "V100", "RTX A4000", "H100 SXM5", "T4"]
 #: The precision families of the compute figure: catalogue column -> legend entry.
-COMPUTE_MODES = {"fp32_tflops": "FP32 (CUDA cores)", "tf32_tensor_tflops": "TF32 tensor",
-                 "fp16_tensor_tflops": "FP16/BF16 tensor (FP32 accumulate)"}
-EFFICIENCY_MODES = {"fp32_tflops": "FP32 (CUDA cores)", "fp16_tensor_tflops": "FP16/BF16 tensor (FP32 accumulate)"}
+COMPUTE_MODES = {
+    "fp32_tflops": "FP32 (CUDA cores)",
+    "tf32_tensor_tflops": "TF32 tensor",
+    "fp16_tensor_tflops": "FP16/BF16 tensor (FP32 accumulate)",
+}
+EFFICIENCY_MODES = {
+    "fp32_tflops": "FP32 (CUDA cores)",
+    "fp16_tensor_tflops": "FP16/BF16 tensor (FP32 accumulate)",
+}
 
 
 # --------------------------------------------------------------------------- fixtures and helpers
@@ -105,7 +112,9 @@ def hbars(ax, names_from=None) -> list[tuple[str, tuple, float, float]]:
     for container in ax.containers:
         for p in container.patches:
             centre = p.get_y() + p.get_height() / 2
-            out.append((names[int(round(centre))], rgba(p.get_facecolor()), float(p.get_x()), float(p.get_width())))
+            out.append(
+                (names[int(round(centre))], rgba(p.get_facecolor()), float(p.get_x()), float(p.get_width()))
+            )
     return out
 
 
@@ -134,7 +143,9 @@ def expected_by_column(frame: pd.DataFrame, columns: dict[str, str], value=lambd
 
 def collection(ax, label: str) -> PathCollection:
     hits = [c for c in ax.collections if c.get_label() == label]
-    assert len(hits) == 1, f"expected one collection labelled {label!r}, found {[c.get_label() for c in ax.collections]}"
+    assert len(hits) == 1, (
+        f"expected one collection labelled {label!r}, found {[c.get_label() for c in ax.collections]}"
+    )
     return hits[0]
 
 
@@ -253,7 +264,9 @@ def test_point_labels_of_the_whole_catalogue_neither_overlap_nor_leave_the_axes(
     elif figure == "price":  # the shipped cloud prices: the H100 SXM5 and H200 SXM sit side by side
         costs = cost.cost_table(prices.load_prices(), catalogue=catalogue)
         fig = plots.price_performance_figure(costs, "fp16")
-        expected = costs[costs["precision"] == "fp16"].dropna(subset=["cloud_usd_per_hour", "peak_tflops"])["gpu"]
+        expected = costs[costs["precision"] == "fp16"].dropna(subset=["cloud_usd_per_hour", "peak_tflops"])[
+            "gpu"
+        ]
         legend = fig.axes[0].get_legend().get_window_extent(plots._renderer(fig))
     else:
         table = llm.llm_table("llama-3-8b", "q4_k_m", 8192, 1)
@@ -262,8 +275,10 @@ def test_point_labels_of_the_whole_catalogue_neither_overlap_nor_leave_the_axes(
     area, boxes = _label_boxes(fig)
     assert sorted("\n".join(t for t, _ in boxes).split("\n")) == sorted(expected)
     for i, (name, a) in enumerate(boxes):
-        assert area.x0 - 1 <= a.x0 and a.x1 <= area.x1 + 1 and area.y0 - 1 <= a.y0 and a.y1 <= area.y1 + 1, name
-        for other, b in boxes[i + 1:]:
+        assert area.x0 - 1 <= a.x0 and a.x1 <= area.x1 + 1 and area.y0 - 1 <= a.y0 and a.y1 <= area.y1 + 1, (
+            name
+        )
+        for other, b in boxes[i + 1 :]:
             assert not a.overlaps(b), (name, other)
         if figure == "price":
             assert not a.overlaps(legend), name
@@ -272,7 +287,9 @@ def test_point_labels_of_the_whole_catalogue_neither_overlap_nor_leave_the_axes(
 def test_memory_figure_of_a_single_gpu(catalogue):
     one = catalogue.iloc[[0]]
     ax = plots.memory_figure(one).axes[0]
-    assert_points(offsets(ax.collections[0]), [(one["memory_gb"].iloc[0], one["memory_bandwidth_gbs"].iloc[0])])
+    assert_points(
+        offsets(ax.collections[0]), [(one["memory_gb"].iloc[0], one["memory_bandwidth_gbs"].iloc[0])]
+    )
     assert annotation_texts(ax) == [one["gpu"].iloc[0]]
     lo, hi = ax.get_xlim()
     assert lo < one["memory_gb"].iloc[0] < hi
@@ -290,7 +307,9 @@ def test_efficiency_figure_bars_are_peak_per_watt(sample):
     expected = expected_by_column(sample, EFFICIENCY_MODES, per_watt)
     assert bars_by_hue(ax) == pytest.approx(expected)
     fp16 = sample["fp16_tensor_tflops"] / sample["tdp_w"]
-    assert texts(ax.get_yticklabels()) == sample.assign(k=fp16).sort_values("k", ascending=False)["gpu"].tolist()
+    assert (
+        texts(ax.get_yticklabels()) == sample.assign(k=fp16).sort_values("k", ascending=False)["gpu"].tolist()
+    )
     assert ax.get_xlim()[0] == 0 and ax.get_xlim()[1] >= max(expected.values())
 
 
@@ -299,7 +318,9 @@ def test_efficiency_figure_of_one_gpu_without_a_tensor_mode(catalogue):
     one["fp16_tensor_tflops"] = np.nan  # a mode the architecture lacks is empty
     ax = plots.efficiency_figure(one).axes[0]
     gpu = one["gpu"].iloc[0]
-    assert bars_by_hue(ax) == pytest.approx({(gpu, "FP32 (CUDA cores)"): one["fp32_tflops"].iloc[0] / one["tdp_w"].iloc[0]})
+    assert bars_by_hue(ax) == pytest.approx(
+        {(gpu, "FP32 (CUDA cores)"): one["fp32_tflops"].iloc[0] / one["tdp_w"].iloc[0]}
+    )
 
 
 # --------------------------------------------------------------------------- benchmark results
@@ -309,36 +330,100 @@ def test_efficiency_figure_of_one_gpu_without_a_tensor_mode(catalogue):
 MATH = {"fp32": "FP32", "fp16": "FP16"}
 
 
-def record(workload, precision, label, *, median_s=None, flops=None, nbytes=None, unit="TFLOP/s", items=None,
-           peak=None, status="ok") -> results.Record:
+def record(
+    workload,
+    precision,
+    label,
+    *,
+    median_s=None,
+    flops=None,
+    nbytes=None,
+    unit="TFLOP/s",
+    items=None,
+    peak=None,
+    status="ok",
+) -> results.Record:
     """A results record as ``gpukit bench`` writes it, with its rates worked out from the counts."""
     if status != "ok":
-        return results.Record(workload, precision, {}, status, label=label,
-                              error="ResourceExhaustedError: OOM when allocating tensor")
+        return results.Record(
+            workload,
+            precision,
+            {},
+            status,
+            label=label,
+            error="ResourceExhaustedError: OOM when allocating tensor",
+        )
     achieved = flops / median_s / 1e12
     rate = {"TFLOP/s": achieved, "GB/s": (nbytes or 0) / median_s / 1e9}.get(unit, (items or 0) / median_s)
-    return results.Record(workload, precision, {}, "ok", label=label, math_mode=MATH[precision],
-                          times_s=[median_s], median_s=median_s, iqr_s=0.0, noisy=False, throughput=rate,
-                          throughput_unit=unit, achieved_tflops=achieved, flops_per_step=flops,
-                          bytes_per_step=nbytes, items_per_step=items, peak=peak,
-                          peak_fraction=((rate if unit == "GB/s" else achieved) / peak) if peak else None)
+    return results.Record(
+        workload,
+        precision,
+        {},
+        "ok",
+        label=label,
+        math_mode=MATH[precision],
+        times_s=[median_s],
+        median_s=median_s,
+        iqr_s=0.0,
+        noisy=False,
+        throughput=rate,
+        throughput_unit=unit,
+        achieved_tflops=achieved,
+        flops_per_step=flops,
+        bytes_per_step=nbytes,
+        items_per_step=items,
+        peak=peak,
+        peak_fraction=((rate if unit == "GB/s" else achieved) / peak) if peak else None,
+    )
 
 
 def results_document(catalogue_row=None, keep=lambda r: True) -> results.Results:
     """A small run: two matmuls, a bandwidth kernel, a ResNet-50 step and an out-of-memory conv;
     on a catalogued GPU when ``catalogue_row`` is given (peaks from it), else on a CPU."""
+
     def peak(column):
         return None if catalogue_row is None else float(catalogue_row[column])
 
     recs = [
-        record("matmul", "fp32", "matmul square 2048x2048x2048", median_s=1e-3, flops=2.0 * 2048**3,
-               nbytes=3.0 * 2048**2 * 4, peak=peak("fp32_tflops")),
-        record("matmul", "fp16", "matmul square 4096x4096x4096", median_s=2e-3, flops=2.0 * 4096**3,
-               nbytes=3.0 * 4096**2 * 2, peak=peak("fp16_tensor_tflops")),
-        record("bandwidth", "fp32", "bandwidth scale 512 MiB", median_s=2e-3, flops=float(2**27),
-               nbytes=2.0 * 2**27 * 4, unit="GB/s", peak=peak("memory_bandwidth_gbs")),
-        record("resnet50", "fp32", "resnet50 train 224px batch 64", median_s=0.2, flops=3 * 4.1e9 * 64,
-               nbytes=5e9, unit="images/s", items=64, peak=peak("fp32_tflops")),
+        record(
+            "matmul",
+            "fp32",
+            "matmul square 2048x2048x2048",
+            median_s=1e-3,
+            flops=2.0 * 2048**3,
+            nbytes=3.0 * 2048**2 * 4,
+            peak=peak("fp32_tflops"),
+        ),
+        record(
+            "matmul",
+            "fp16",
+            "matmul square 4096x4096x4096",
+            median_s=2e-3,
+            flops=2.0 * 4096**3,
+            nbytes=3.0 * 4096**2 * 2,
+            peak=peak("fp16_tensor_tflops"),
+        ),
+        record(
+            "bandwidth",
+            "fp32",
+            "bandwidth scale 512 MiB",
+            median_s=2e-3,
+            flops=float(2**27),
+            nbytes=2.0 * 2**27 * 4,
+            unit="GB/s",
+            peak=peak("memory_bandwidth_gbs"),
+        ),
+        record(
+            "resnet50",
+            "fp32",
+            "resnet50 train 224px batch 64",
+            median_s=0.2,
+            flops=3 * 4.1e9 * 64,
+            nbytes=5e9,
+            unit="images/s",
+            items=64,
+            peak=peak("fp32_tflops"),
+        ),
         record("conv", "fp32", "conv 3x3 56x56x64->64 batch 4", status="oom"),
     ]
     if catalogue_row is None:
@@ -380,7 +465,8 @@ def test_achieved_figure_on_a_catalogued_gpu(a40):
         assert legend_texts(ax) == list(dict.fromkeys(r.workload for r in recs)) + ["datasheet peak"]
     assert not any("conv" in name for name in bar_widths_by_name(compute_ax))  # the out-of-memory run
     assert [x for x, _ in offsets(collection(memory_ax, "datasheet peak"))] == [
-        pytest.approx(a40["memory_bandwidth_gbs"])]
+        pytest.approx(a40["memory_bandwidth_gbs"])
+    ]
 
 
 def test_achieved_figure_on_a_cpu_names_the_workloads_without_peaks():
@@ -390,7 +476,8 @@ def test_achieved_figure_on_a_cpu_names_the_workloads_without_peaks():
     assert "no datasheet peak" in suptitle(fig)
     recs = ok_records(doc, True)
     assert bar_widths_by_name(compute_ax) == pytest.approx(
-        {f"{r.label} · {r.precision}": r.achieved_tflops for r in recs})
+        {f"{r.label} · {r.precision}": r.achieved_tflops for r in recs}
+    )
     assert not compute_ax.collections and not compute_ax.texts
     # Bars are coloured by workload: the legend says which colour is which.
     assert legend_texts(compute_ax) == list(dict.fromkeys(r.workload for r in recs))
@@ -406,7 +493,8 @@ def test_achieved_figure_with_only_a_bandwidth_run_turns_the_compute_panel_off()
     compute_ax, memory_ax = fig.axes
     assert not compute_ax.axison and not compute_ax.patches
     assert bar_widths_by_name(memory_ax) == pytest.approx(
-        {f"{r.label} · {r.precision}": r.throughput for r in doc.records})
+        {f"{r.label} · {r.precision}": r.throughput for r in doc.records}
+    )
 
 
 def roofline_points(doc) -> dict[str, list]:
@@ -468,8 +556,14 @@ def test_roofline_figure_without_a_successful_run_says_so():
 
 @pytest.fixture(scope="module")
 def fit():
-    return memory.fit_report(["bert-base", "gpt2-small"], [8, 32, 128], ["RTX A4000", "A40", "H100 SXM5"],
-                             "mixed_float16", "adam", "train")
+    return memory.fit_report(
+        ["bert-base", "gpt2-small"],
+        [8, 32, 128],
+        ["RTX A4000", "A40", "H100 SXM5"],
+        "mixed_float16",
+        "adam",
+        "train",
+    )
 
 
 def panels(fig):
@@ -488,7 +582,9 @@ def test_fit_heatmap_cells_are_the_share_of_memory_needed(fit):
     fig = plots.fit_heatmap(fit)
     models = list(dict.fromkeys(fit["model"]))
     axes = panels(fig)
-    assert [ax.get_title() for ax in axes] == [f"{m}, {fit[fit['model'] == m]['input'].iloc[0]}" for m in models]
+    assert [ax.get_title() for ax in axes] == [
+        f"{m}, {fit[fit['model'] == m]['input'].iloc[0]}" for m in models
+    ]
     assert [ax.get_title() for ax in axes] == ["bert-base, 512 tokens", "gpt2-small, 1024 tokens"]
     first = fit.iloc[0]
     title = suptitle(fig)
@@ -503,13 +599,22 @@ def test_fit_heatmap_cells_are_the_share_of_memory_needed(fit):
         assert ax.get_xlabel() == "batch size"
         assert texts(ax.get_xticklabels()) == [str(b) for b in batches]
         part = fit[fit["model"] == model]
-        share = (part.assign(share=part["total_bytes"] / part["gpu_memory_bytes"])
-                 .pivot(index="gpu", columns="batch_size", values="share").reindex(index=gpus, columns=batches))
+        share = (
+            part.assign(share=part["total_bytes"] / part["gpu_memory_bytes"])
+            .pivot(index="gpu", columns="batch_size", values="share")
+            .reindex(index=gpus, columns=batches)
+        )
         (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
-        assert np.asarray(mesh.get_array()).reshape(share.shape) == pytest.approx(share.clip(upper=2.0).to_numpy())
-        verdicts = part.pivot(index="gpu", columns="batch_size", values="verdict").reindex(index=gpus, columns=batches)
+        assert np.asarray(mesh.get_array()).reshape(share.shape) == pytest.approx(
+            share.clip(upper=2.0).to_numpy()
+        )
+        verdicts = part.pivot(index="gpu", columns="batch_size", values="verdict").reindex(
+            index=gpus, columns=batches
+        )
         marks = [t[0] for t in annotation_texts(ax)]
-        assert marks == [{"fits": "✓", "borderline": "~", "does not fit": "✗"}[v] for v in verdicts.to_numpy().ravel()]
+        assert marks == [
+            {"fits": "✓", "borderline": "~", "does not fit": "✗"}[v] for v in verdicts.to_numpy().ravel()
+        ]
     assert "~" in [t[0] for ax in axes for t in annotation_texts(ax)]  # the fixture has a borderline cell
     assert "borderline" in title
 
@@ -517,22 +622,33 @@ def test_fit_heatmap_cells_are_the_share_of_memory_needed(fit):
 def test_largest_batch_figure_bars_are_the_largest_batches(fit):
     ax = plots.largest_batch_figure(fit).axes[0]
     first = fit.iloc[0]
-    assert ax.get_title() == f"Largest batch per GPU ({first['mode']}, {first['precision']}, {first['optimizer']})"
+    assert (
+        ax.get_title()
+        == f"Largest batch per GPU ({first['mode']}, {first['precision']}, {first['optimizer']})"
+    )
     assert "batch size" in ax.get_xlabel()
     assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
     assert legend_texts(ax) == ["bert-base (512 tokens)", "gpt2-small (1024 tokens)"]
     assert texts(ax.get_yticklabels()) == list(dict.fromkeys(fit.sort_values("gpu_memory_bytes")["gpu"]))
     once = labelled(fit)
     assert bars_by_hue(ax) == pytest.approx(
-        {(r["gpu"], r["model"]): float(r["largest_batch"]) for _, r in once.iterrows()})
+        {(r["gpu"], r["model"]): float(r["largest_batch"]) for _, r in once.iterrows()}
+    )
 
 
 def whiskers(ax) -> dict[tuple[str, str], tuple[float, float]]:
     """{(category, model): (low, high)} of the range whiskers, matched to the bar they sit on."""
     out = {}
     names, colours = category_names(ax), legend_colours(ax)
-    bars = [(names[int(round(b.get_y() + b.get_height() / 2))], colours[rgba(b.get_facecolor())],
-             b.get_y() + b.get_height() / 2) for c in ax.containers for b in c.patches]
+    bars = [
+        (
+            names[int(round(b.get_y() + b.get_height() / 2))],
+            colours[rgba(b.get_facecolor())],
+            b.get_y() + b.get_height() / 2,
+        )
+        for c in ax.containers
+        for b in c.patches
+    ]
     for line in ax.lines:
         if line.get_label() != "_range":
             continue
@@ -554,9 +670,13 @@ def test_largest_batch_figure_whiskers_span_the_measured_error(fit):
     to the other, and the bar's end (the estimate) lies on it."""
     ax = plots.largest_batch_figure(fit).axes[0]
     once = labelled(fit)
-    assert whiskers(ax) == {(r["gpu"], r["model"]): pytest.approx((r["largest_batch_low"], r["largest_batch_high"]))
-                            for _, r in once.iterrows()}
-    assert all(r["largest_batch_low"] <= r["largest_batch"] <= r["largest_batch_high"] for _, r in once.iterrows())
+    assert whiskers(ax) == {
+        (r["gpu"], r["model"]): pytest.approx((r["largest_batch_low"], r["largest_batch_high"]))
+        for _, r in once.iterrows()
+    }
+    assert all(
+        r["largest_batch_low"] <= r["largest_batch"] <= r["largest_batch_high"] for _, r in once.iterrows()
+    )
     assert "measured error" in ax.get_xlabel()
 
 
@@ -564,17 +684,20 @@ def test_largest_batch_figure_names_a_model_that_fits_nowhere():
     fit = memory.fit_report(["llama-7b", "bert-base"], [1], ["RTX A4000", "A40"], "fp32", "adam", "train")
     once = labelled(fit)
     misfits = once[once["largest_batch"] == 0]
-    assert set(misfits["model"]) == {"llama-7b (2048 tokens)"}, \
+    assert set(misfits["model"]) == {"llama-7b (2048 tokens)"}, (
         "llama-7b was expected not to fit these GPUs in fp32 training"
+    )
     ax = plots.largest_batch_figure(fit).axes[0]
     assert legend_texts(ax) == ["llama-7b (2048 tokens)", "bert-base (512 tokens)"]
     fitting = once[once["largest_batch"] > 0]
     assert bars_by_hue(ax) == pytest.approx(
-        {(r["gpu"], r["model"]): float(r["largest_batch"]) for _, r in fitting.iterrows()})
+        {(r["gpu"], r["model"]): float(r["largest_batch"]) for _, r in fitting.iterrows()}
+    )
     rows = {name: pos for pos, name in category_names(ax).items()}
     notes = [(t.get_text(), t.xy[1]) for t in ax.texts]
-    assert sorted(notes) == sorted((f"does not fit at batch 1: {r['model']}", rows[r["gpu"]])
-                                   for _, r in misfits.iterrows())
+    assert sorted(notes) == sorted(
+        (f"does not fit at batch 1: {r['model']}", rows[r["gpu"]]) for _, r in misfits.iterrows()
+    )
     assert set(whiskers(ax)) == {(r["gpu"], r["model"]) for _, r in fitting.iterrows()}
 
 
@@ -584,27 +707,87 @@ def test_largest_batch_figure_names_a_model_that_fits_nowhere():
 @pytest.fixture(scope="module")
 def book():
     """Prices made up for the test: A40, RTX A4000 and H100 to buy; A40, RTX A4000, V100 and T4 to rent."""
-    purchase = pd.DataFrame([
-        {"gpu": "A40", "kind": "street", "usd": 4500.0, "date": "2026-01-01", "stale": False, "source_url": "https://example.com/p"},
-        {"gpu": "RTX A4000", "kind": "msrp", "usd": 1000.0, "date": "2021-04-12", "stale": False, "source_url": "https://example.com/p"},
-        {"gpu": "H100 SXM5", "kind": "street", "usd": 30000.0, "date": "2026-01-01", "stale": False, "source_url": "https://example.com/p"},
-    ])
-    cloud = pd.DataFrame([
-        {"gpu": "A40", "provider": "P", "offering": "a", "kind": "on-demand", "usd_per_hour": 0.8, "date": "2026-01-01", "stale": False, "source_url": "https://example.com/p"},
-        {"gpu": "RTX A4000", "provider": "P", "offering": "b", "kind": "on-demand", "usd_per_hour": 0.3, "date": "2026-01-01",
-         "stale": False, "source_url": "https://example.com/p"},
-        {"gpu": "V100 PCIe 16GB", "provider": "P", "offering": "c", "kind": "on-demand", "usd_per_hour": 0.5, "date": "2026-01-01",
-         "stale": False, "source_url": "https://example.com/p"},
-        # Dearer than an A40 and slower: off the Pareto front.
-        {"gpu": "T4", "provider": "P", "offering": "d", "kind": "on-demand", "usd_per_hour": 5.0, "date": "2026-01-01", "stale": False, "source_url": "https://example.com/p"},
-    ])
+    purchase = pd.DataFrame(
+        [
+            {
+                "gpu": "A40",
+                "kind": "street",
+                "usd": 4500.0,
+                "date": "2026-01-01",
+                "stale": False,
+                "source_url": "https://example.com/p",
+            },
+            {
+                "gpu": "RTX A4000",
+                "kind": "msrp",
+                "usd": 1000.0,
+                "date": "2021-04-12",
+                "stale": False,
+                "source_url": "https://example.com/p",
+            },
+            {
+                "gpu": "H100 SXM5",
+                "kind": "street",
+                "usd": 30000.0,
+                "date": "2026-01-01",
+                "stale": False,
+                "source_url": "https://example.com/p",
+            },
+        ]
+    )
+    cloud = pd.DataFrame(
+        [
+            {
+                "gpu": "A40",
+                "provider": "P",
+                "offering": "a",
+                "kind": "on-demand",
+                "usd_per_hour": 0.8,
+                "date": "2026-01-01",
+                "stale": False,
+                "source_url": "https://example.com/p",
+            },
+            {
+                "gpu": "RTX A4000",
+                "provider": "P",
+                "offering": "b",
+                "kind": "on-demand",
+                "usd_per_hour": 0.3,
+                "date": "2026-01-01",
+                "stale": False,
+                "source_url": "https://example.com/p",
+            },
+            {
+                "gpu": "V100 PCIe 16GB",
+                "provider": "P",
+                "offering": "c",
+                "kind": "on-demand",
+                "usd_per_hour": 0.5,
+                "date": "2026-01-01",
+                "stale": False,
+                "source_url": "https://example.com/p",
+            },
+            # Dearer than an A40 and slower: off the Pareto front.
+            {
+                "gpu": "T4",
+                "provider": "P",
+                "offering": "d",
+                "kind": "on-demand",
+                "usd_per_hour": 5.0,
+                "date": "2026-01-01",
+                "stale": False,
+                "source_url": "https://example.com/p",
+            },
+        ]
+    )
     return prices.Prices(purchase, cloud)
 
 
 @pytest.fixture(scope="module")
 def costs(book, catalogue):
-    return cost.cost_table(book, ["A40", "RTX A4000", "H100 SXM5", "V100", "T4"], ["fp32", "fp16"],
-                           catalogue=catalogue)
+    return cost.cost_table(
+        book, ["A40", "RTX A4000", "H100 SXM5", "V100", "T4"], ["fp32", "fp16"], catalogue=catalogue
+    )
 
 
 def by_gpu_and_precision(costs, column) -> dict:
@@ -617,7 +800,9 @@ def test_cost_per_tflop_figure_bars_are_the_cost_table(costs):
     own, rent = fig.axes
     attrs = costs.attrs
     assert f"{attrs['years']:g} years" in suptitle(fig) and f"{attrs['utilization']:.0%}" in suptitle(fig)
-    assert "dollars per peak TFLOPS" in own.get_xlabel() and "dollars per peak TFLOPS-hour" in rent.get_xlabel()
+    assert (
+        "dollars per peak TFLOPS" in own.get_xlabel() and "dollars per peak TFLOPS-hour" in rent.get_xlabel()
+    )
     assert own.get_xscale() == rent.get_xscale() == "log"
     order = list(dict.fromkeys(costs.sort_values("peak_tflops", ascending=False)["gpu"]))
     assert texts(own.get_yticklabels()) == order
@@ -628,13 +813,17 @@ def test_cost_per_tflop_figure_bars_are_the_cost_table(costs):
     unpriced = costs.groupby("gpu")["price_usd"].apply(lambda s: s.isna().all())
     rows = {name: pos for pos, name in category_names(own).items()}
     assert sorted((t.get_text(), t.xy[1]) for t in own.texts) == sorted(
-        ("no purchase price", rows[g]) for g in unpriced[unpriced].index)
+        ("no purchase price", rows[g]) for g in unpriced[unpriced].index
+    )
 
 
 def test_cost_figures_price_the_sustained_tflops_on_request(costs):
     fig = plots.cost_per_tflop_figure(costs, "sustained")
     own, rent = fig.axes
-    assert "dollars per sustained TFLOPS" in own.get_xlabel() and "per sustained TFLOPS-hour" in rent.get_xlabel()
+    assert (
+        "dollars per sustained TFLOPS" in own.get_xlabel()
+        and "per sustained TFLOPS-hour" in rent.get_xlabel()
+    )
     assert "Cost per sustained TFLOP" in suptitle(fig)
     for ax, column in ((own, "tco_usd_per_sustained_tflop"), (rent, "cloud_usd_per_sustained_tflop_hour")):
         assert bars_by_hue(ax, names_from=own) == pytest.approx(by_gpu_and_precision(costs, column))
@@ -647,7 +836,9 @@ def test_cost_figures_price_the_sustained_tflops_on_request(costs):
     priced = fp16.dropna(subset=["price_usd"])
     points = ax.collections[0].get_offsets()
     expected = sorted(zip(priced["price_usd"], priced["sustained_tflops"]))
-    assert [v for p in sorted(map(tuple, points)) for v in p] == pytest.approx([v for p in expected for v in p])
+    assert [v for p in sorted(map(tuple, points)) for v in p] == pytest.approx(
+        [v for p in expected for v in p]
+    )
     with pytest.raises(ParameterError, match="TFLOPS basis 'boost': use peak or sustained"):
         plots.cost_per_tflop_figure(costs, "boost")
 
@@ -658,16 +849,24 @@ def test_cost_per_tflop_figure_tick_labels_never_overlap(catalogue):
     fig = plots.cost_per_tflop_figure(cost.cost_table(price_data.load_prices(), catalogue=catalogue))
     fig.canvas.draw()
     for ax in fig.axes:
-        boxes = sorted((t.get_window_extent() for t in ax.get_xticklabels(minor=True) + ax.get_xticklabels()
-                        if t.get_text() and t.get_visible()), key=lambda b: b.x0)
+        boxes = sorted(
+            (
+                t.get_window_extent()
+                for t in ax.get_xticklabels(minor=True) + ax.get_xticklabels()
+                if t.get_text() and t.get_visible()
+            ),
+            key=lambda b: b.x0,
+        )
         boxes = [b for b in boxes if ax.get_window_extent().x0 - 1 <= b.x0 <= ax.get_window_extent().x1]
         assert len(boxes) >= 2
         assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:])), [b.x0 for b in boxes]
 
 
 def test_cost_per_tflop_figure_without_any_price_says_so(catalogue):
-    none = prices.Prices(pd.DataFrame(columns=["gpu", "kind", "usd", "date", "stale"]),
-                         pd.DataFrame(columns=["gpu", "provider", "offering", "kind", "usd_per_hour", "date", "stale"]))
+    none = prices.Prices(
+        pd.DataFrame(columns=["gpu", "kind", "usd", "date", "stale"]),
+        pd.DataFrame(columns=["gpu", "provider", "offering", "kind", "usd_per_hour", "date", "stale"]),
+    )
     fig = plots.cost_per_tflop_figure(cost.cost_table(none, ["A40"], ["fp32"], catalogue=catalogue))
     for ax in fig.axes:
         assert "no prices for these GPUs" in annotation_texts(ax)
@@ -711,12 +910,30 @@ def test_price_performance_figure_leaves_out_gpus_without_the_price(costs):
 def test_price_history_figure_plots_dollars_per_tflops_over_time(catalogue):
     import matplotlib.dates as mdates
 
-    rows = [("A40", "street", 5200.0, "2023-01-15"), ("A40", "street", 4600.0, "2024-06-01"),
-            ("A40", "street", 4100.0, "2025-09-01"), ("A40", "used", 2600.0, "2025-09-01"),
-            ("RTX A4000", "msrp", 1000.0, "2021-04-12"), ("RTX A4000", "street", 900.0, "2024-02-01")]
-    book = prices.Prices(pd.DataFrame([{"gpu": g, "kind": k, "usd": u, "date": d, "stale": False,
-                                        "source_url": "https://example.com/p"} for g, k, u, d in rows]),
-                         pd.DataFrame(columns=["gpu", "provider", "offering", "kind", "usd_per_hour", "date", "stale"]))
+    rows = [
+        ("A40", "street", 5200.0, "2023-01-15"),
+        ("A40", "street", 4600.0, "2024-06-01"),
+        ("A40", "street", 4100.0, "2025-09-01"),
+        ("A40", "used", 2600.0, "2025-09-01"),
+        ("RTX A4000", "msrp", 1000.0, "2021-04-12"),
+        ("RTX A4000", "street", 900.0, "2024-02-01"),
+    ]
+    book = prices.Prices(
+        pd.DataFrame(
+            [
+                {
+                    "gpu": g,
+                    "kind": k,
+                    "usd": u,
+                    "date": d,
+                    "stale": False,
+                    "source_url": "https://example.com/p",
+                }
+                for g, k, u, d in rows
+            ]
+        ),
+        pd.DataFrame(columns=["gpu", "provider", "offering", "kind", "usd_per_hour", "date", "stale"]),
+    )
     history = cost.price_history(book, "fp16", catalogue=catalogue)
     fig = plots.price_history_figure(history)
     ax = fig.axes[0]
@@ -726,15 +943,19 @@ def test_price_history_figure_plots_dollars_per_tflops_over_time(catalogue):
     assert set(legend_texts(ax)) == {"A40", "RTX A4000"}
     (kinds,) = [a for a in ax.artists if isinstance(a, matplotlib.legend.Legend)]
     assert [t.get_text() for t in kinds.get_texts()] == ["new (street)", "used", "launch price"]
-    colour = {t.get_text(): h.get_color() for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)}
+    colour = {
+        t.get_text(): h.get_color()
+        for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)
+    }
     for line in ax.get_lines():
         gpu, kind = line.get_label().split(", ")
         assert line.get_color() == colour[gpu]
         want = history[(history["gpu"] == gpu) & (history["kind"] == kind)].sort_values("date")
         peak = specs.lookup(gpu, catalogue)["fp16_tensor_tflops"]
         assert list(line.get_ydata()) == pytest.approx(list(want["usd"] / peak))
-        assert [mdates.num2date(x).strftime("%Y-%m-%d") for x in mdates.date2num(line.get_xdata())] == \
-            list(want["date"].dt.strftime("%Y-%m-%d"))
+        assert [mdates.num2date(x).strftime("%Y-%m-%d") for x in mdates.date2num(line.get_xdata())] == list(
+            want["date"].dt.strftime("%Y-%m-%d")
+        )
     # the date labels are readable: none overlaps the next
     fig.canvas.draw()
     boxes = sorted((t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
@@ -742,9 +963,13 @@ def test_price_history_figure_plots_dollars_per_tflops_over_time(catalogue):
 
 
 def test_price_history_figure_without_prices_says_so(catalogue):
-    empty = cost.price_history(prices.Prices(pd.DataFrame(columns=["gpu", "kind", "usd", "date", "stale",
-                                                                    "source_url"]),
-                                             pd.DataFrame()), "fp16", catalogue=catalogue)
+    empty = cost.price_history(
+        prices.Prices(
+            pd.DataFrame(columns=["gpu", "kind", "usd", "date", "stale", "source_url"]), pd.DataFrame()
+        ),
+        "fp16",
+        catalogue=catalogue,
+    )
     assert_message_only(plots.price_history_figure(empty), "no dated purchase price for these GPUs")
 
 
@@ -784,7 +1009,9 @@ def test_predicted_roofline_figure_places_each_gpu_on_its_roofline(bf16_matmul, 
     assert ax.get_xscale() == ax.get_yscale() == "log"
     entries = legend_texts(ax)
     assert [e.split(":")[0] for e in entries] == ran["gpu"].tolist()  # GPUs without BF16 are left out
-    assert [t.get_text() for t in ax.texts] == [plots.ROOFLINE_BOUND_NOTE]  # what "compute-bound" and "memory-bound" mean, beside it
+    assert [t.get_text() for t in ax.texts] == [
+        plots.ROOFLINE_BOUND_NOTE
+    ]  # what "compute-bound" and "memory-bound" mean, beside it
     rooflines = [ln for ln in ax.lines if len(ln.get_xdata()) > 2]
     assert len(rooflines) == len(ran)
     for (_, r), entry in zip(ran.iterrows(), entries):
@@ -816,10 +1043,13 @@ def test_predicted_throughput_figure_bars_and_measurement(catalogue):
     assert texts(ax.get_yticklabels()) == ordered["gpu"].tolist()
     bounds = [b for b in ("compute", "memory") if b in set(table["bound"])]
     assert legend_texts(ax) == bounds + ["measured here"]
-    assert bars_by_hue(ax) == pytest.approx({(r["gpu"], r["bound"]): r["throughput"] for _, r in table.iterrows()})
+    assert bars_by_hue(ax) == pytest.approx(
+        {(r["gpu"], r["bound"]): r["throughput"] for _, r in table.iterrows()}
+    )
     rows = {name: pos for pos, name in category_names(ax).items()}
     assert offsets(collection(ax, "measured here")) == [
-        pytest.approx((table.loc[1, "measured_throughput"], rows[measured_gpu]))]
+        pytest.approx((table.loc[1, "measured_throughput"], rows[measured_gpu]))
+    ]
 
 
 def test_predicted_throughput_figure_leaves_out_gpus_that_cannot_run_it(bf16_matmul):
@@ -850,10 +1080,14 @@ def test_validation_figure_points_band_and_highlights(validation):
     assert ax.get_title()
     assert "published speedup" in ax.get_xlabel() and "predicted speedup" in ax.get_ylabel()
     assert ax.get_xscale() == ax.get_yscale() == "log"
-    (points,) = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == len(table)]
+    (points,) = [
+        c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == len(table)
+    ]
     assert_points(offsets(points), list(zip(table["published_speedup"], table["predicted_speedup"])))
-    assert_points(offsets(collection(ax, "the pairs this kit is for")),
-                  list(zip(key["published_speedup"], key["predicted_speedup"])))
+    assert_points(
+        offsets(collection(ax, "the pairs this kit is for")),
+        list(zip(key["published_speedup"], key["predicted_speedup"])),
+    )
     # each circled pair is numbered beside its point, and the key says which pair each number is
     (legend_key,) = [t for t in ax.texts if t.get_gid() == plots.VALIDATION_KEY_GID]
     numbers = {t.get_text(): t.xy for t in ax.texts if t.get_gid() != plots.VALIDATION_KEY_GID}
@@ -861,8 +1095,9 @@ def test_validation_figure_points_band_and_highlights(validation):
     lines = legend_key.get_text().split("\n")
     assert lines[0] == "the pairs this kit is for:" and len(lines) == len(key) + 1
     for k, (_, r) in enumerate(key.iterrows(), 1):
-        assert lines[k] == (f"{k}  {r['gpu_a']} / {r['gpu_b']}, {r['workload']} {r['precision']}: "
-                            f"{r['error_pct']:+.0f}%")
+        assert lines[k] == (
+            f"{k}  {r['gpu_a']} / {r['gpu_b']}, {r['workload']} {r['precision']}: {r['error_pct']:+.0f}%"
+        )
         assert numbers[str(k)] == pytest.approx((r["published_speedup"], r["predicted_speedup"]))
     (band,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
     xy = band.get_paths()[0].vertices
@@ -870,8 +1105,13 @@ def test_validation_figure_points_band_and_highlights(validation):
     (ideal,) = [ln for ln in ax.lines if ln.get_label() == "prediction = publication"]
     assert list(ideal.get_ydata()) == pytest.approx(list(ideal.get_xdata()))
     entries = legend_texts(ax)
-    for entry in [f"within ±{tolerance:.0%}", "prediction = publication", "the pairs this kit is for",
-                  *set(table["family"]), *set(table["source"])]:
+    for entry in [
+        f"within ±{tolerance:.0%}",
+        "prediction = publication",
+        "the pairs this kit is for",
+        *set(table["family"]),
+        *set(table["source"]),
+    ]:
         assert entry in entries
 
 
@@ -881,7 +1121,9 @@ def test_scaling_validation_figure_points_and_band(catalogue):
     ax = plots.scaling_validation_figure(table, tolerance=0.15).axes[0]
     assert ax.get_title() and "published scaling efficiency" in ax.get_xlabel()
     assert "predicted scaling efficiency" in ax.get_ylabel()
-    (points,) = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == len(table)]
+    (points,) = [
+        c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == len(table)
+    ]
     assert_points(offsets(points), list(zip(table["published_efficiency"], table["predicted_efficiency"])))
     entries = legend_texts(ax)
     for entry in ["within ±15%", "prediction = publication", *set(table["workload"]), "2 GPUs", "8 GPUs"]:
@@ -899,9 +1141,14 @@ def test_validation_figure_without_highlights_or_pairs(validation):
 @pytest.fixture(scope="module")
 def speeds():
     """Images per second of ResNet-50 as a predict_table frame has them (one GPU measured)."""
-    return pd.DataFrame({"gpu": ["A40", "RTX A4000", "H100 SXM5", "V100 PCIe 16GB"],
-                         "throughput": [420.0, 260.0, 1750.0, 380.0], "throughput_unit": "images/s",
-                         "measured_throughput": [400.0, np.nan, np.nan, np.nan]})
+    return pd.DataFrame(
+        {
+            "gpu": ["A40", "RTX A4000", "H100 SXM5", "V100 PCIe 16GB"],
+            "throughput": [420.0, 260.0, 1750.0, 380.0],
+            "throughput_unit": "images/s",
+            "measured_throughput": [400.0, np.nan, np.nan, np.nan],
+        }
+    )
 
 
 def test_work_cost_figure_bars_are_dollars_per_million_items(book, speeds, catalogue):
@@ -909,7 +1156,10 @@ def test_work_cost_figure_bars_are_dollars_per_million_items(book, speeds, catal
     ax = plots.work_cost_figure(work).axes[0]
     assert ax.get_xlabel() == "USD per million images"
     assert "measured and predicted" in ax.get_title()
-    labels = {"cloud_usd_per_million_items": "rent (cheapest cloud)", "owned_usd_per_million_items": "own (TCO)"}
+    labels = {
+        "cloud_usd_per_million_items": "rent (cheapest cloud)",
+        "owned_usd_per_million_items": "own (TCO)",
+    }
     hatch_note = ["hatched: predicted speed"] if (work["basis"] == "predicted").any() else []
     assert legend_texts(ax) == list(labels.values()) + hatch_note
     expected = expected_by_column(work, labels)
@@ -936,8 +1186,10 @@ def test_work_cost_figure_hatches_predicted_throughput(book, speeds, catalogue):
 
 
 def test_work_cost_figure_without_prices_says_so(speeds, catalogue):
-    none = prices.Prices(pd.DataFrame(columns=["gpu", "kind", "usd", "date", "stale"]),
-                         pd.DataFrame(columns=["gpu", "provider", "offering", "kind", "usd_per_hour", "date", "stale"]))
+    none = prices.Prices(
+        pd.DataFrame(columns=["gpu", "kind", "usd", "date", "stale"]),
+        pd.DataFrame(columns=["gpu", "provider", "offering", "kind", "usd_per_hour", "date", "stale"]),
+    )
     work = cost.work_cost_table(none, speeds, catalogue=catalogue)
     assert_message_only(plots.work_cost_figure(work), "no GPU has both a price and a throughput")
 
@@ -949,9 +1201,12 @@ def test_work_cost_figure_without_prices_says_so(speeds, catalogue):
 def comparison(catalogue):
     """A40 against V100 on the synthetic workloads (BF16 matmul: V100 cannot run it)."""
     ra, rb = specs.lookup("A40", catalogue), specs.lookup("V100", catalogue)
-    thr, _ = compare.throughput_table(ra["gpu"], rb["gpu"], ["matmul", "bandwidth"], ["float32", "mixed_bfloat16"],
-                                      None, None, catalogue)
-    return compare.Comparison(ra["gpu"], rb["gpu"], compare.spec_table(ra, rb), thr, pd.DataFrame(), pd.DataFrame())
+    thr, _ = compare.throughput_table(
+        ra["gpu"], rb["gpu"], ["matmul", "bandwidth"], ["float32", "mixed_bfloat16"], None, None, catalogue
+    )
+    return compare.Comparison(
+        ra["gpu"], rb["gpu"], compare.spec_table(ra, rb), thr, pd.DataFrame(), pd.DataFrame()
+    )
 
 
 def test_spec_ratio_figure_bars_are_log2_of_the_ratios(comparison):
@@ -968,17 +1223,23 @@ def test_spec_ratio_figure_bars_are_log2_of_the_ratios(comparison):
     colours = legend_colours(ax)
     drawn = hbars(ax)
     assert {name: width for name, _, _, width in drawn} == pytest.approx(
-        dict(zip(labels, np.log2(rows["a_over_b"].astype(float)))))
+        dict(zip(labels, np.log2(rows["a_over_b"].astype(float))))
+    )
     for (name, colour, _, _), ratio in zip(drawn, rows["a_over_b"]):
         assert colours[colour] == (f"{c.a} has more" if ratio >= 1 else f"{c.b} has more"), name
     for tick, label in zip(ax.get_xticks(), ax.get_xticklabels()):
-        assert label.get_text() == f"{2.0 ** tick:g}×"
+        assert label.get_text() == f"{2.0**tick:g}×"
 
 
 def test_spec_ratio_figure_without_numeric_specs_says_so(comparison):
-    text_only = compare.Comparison(comparison.a, comparison.b,
-                                   comparison.specs[comparison.specs["a_over_b"].isna()],
-                                   comparison.throughput, pd.DataFrame(), pd.DataFrame())
+    text_only = compare.Comparison(
+        comparison.a,
+        comparison.b,
+        comparison.specs[comparison.specs["a_over_b"].isna()],
+        comparison.throughput,
+        pd.DataFrame(),
+        pd.DataFrame(),
+    )
     assert_message_only(plots.spec_ratio_figure(text_only), "no numeric spec to compare")
 
 
@@ -1001,8 +1262,14 @@ def test_throughput_comparison_figure_bars_are_the_speedups(comparison):
 
 def test_throughput_comparison_figure_without_a_common_workload_says_so(comparison):
     c = comparison
-    neither = compare.Comparison(c.a, c.b, c.specs, c.throughput[c.throughput["speedup_a_over_b"].isna()],
-                                 pd.DataFrame(), pd.DataFrame())
+    neither = compare.Comparison(
+        c.a,
+        c.b,
+        c.specs,
+        c.throughput[c.throughput["speedup_a_over_b"].isna()],
+        pd.DataFrame(),
+        pd.DataFrame(),
+    )
     assert_message_only(plots.throughput_comparison_figure(neither), "no workload both GPUs run")
 
 
@@ -1016,8 +1283,11 @@ def claim_summary(catalogue):
 
 def stacked(ax) -> dict[tuple[str, str], tuple[float, float]]:
     names = category_names(ax)
-    return {(names[int(round(p.get_y() + p.get_height() / 2))], cont.get_label()): (p.get_x(), p.get_width())
-            for cont in ax.containers for p in cont.patches}
+    return {
+        (names[int(round(p.get_y() + p.get_height() / 2))], cont.get_label()): (p.get_x(), p.get_width())
+        for cont in ax.containers
+        for p in cont.patches
+    }
 
 
 def test_claims_figure_stacks_the_verdict_counts(claim_summary):
@@ -1035,7 +1305,9 @@ def test_claims_figure_stacks_the_verdict_counts(claim_summary):
     got = stacked(ax)
     assert got.keys() == expected.keys()
     assert {k: v[0] for k, v in got.items()} == pytest.approx({k: v[0] for k, v in expected.items()})  # lefts
-    assert {k: v[1] for k, v in got.items()} == pytest.approx({k: v[1] for k, v in expected.items()})  # widths
+    assert {k: v[1] for k, v in got.items()} == pytest.approx(
+        {k: v[1] for k, v in expected.items()}
+    )  # widths
     assert max(left + width for left, width in expected.values()) <= ax.get_xlim()[1]
 
 
@@ -1046,7 +1318,9 @@ def test_claims_figure_with_a_verdict_missing_or_no_article(claim_summary):
     assert all(got[(s, "unclear")][1] == 0 for s in partial["source"])
     assert all(got[(r["source"], "wrong")][0] == r["confirmed"] for _, r in partial.iterrows())
     empty = plots.claims_figure(claim_summary.iloc[:0]).axes[0]
-    assert empty.get_title() and not stacked(empty) and legend_texts(empty) == ["confirmed", "unclear", "wrong"]
+    assert (
+        empty.get_title() and not stacked(empty) and legend_texts(empty) == ["confirmed", "unclear", "wrong"]
+    )
 
 
 # --------------------------------------------------------------------------- coverage and imports
@@ -1055,13 +1329,17 @@ def test_claims_figure_with_a_verdict_missing_or_no_article(claim_summary):
 def test_llm_fit_heatmap_cells_are_the_share_of_memory_needed():
     from gpukit import llm
 
-    matrix = llm.fit_matrix(["llama-3-8b", "llama-3-70b"], "q4_k_m", 8192, 1, ["A40", "RTX A4000", "H100 SXM5"])
+    matrix = llm.fit_matrix(
+        ["llama-3-8b", "llama-3-70b"], "q4_k_m", 8192, 1, ["A40", "RTX A4000", "H100 SXM5"]
+    )
     ax = plots.llm_fit_heatmap(matrix, "serving at q4_k_m").axes[0]
     assert ax.get_title() == "serving at q4_k_m" and ax.get_xlabel() == "model" and ax.get_ylabel() == "GPU"
     texts = [t.get_text() for t in ax.texts]
     assert len(texts) == matrix.size
     for (model, gpu), share in matrix.stack().items():
-        expected = f"✓ {share:.0%}" if share <= 1 else (f"✗ {share:.1f}x" if share < 10 else f"✗ {share:.0f}x")
+        expected = (
+            f"✓ {share:.0%}" if share <= 1 else (f"✗ {share:.1f}x" if share < 10 else f"✗ {share:.0f}x")
+        )
         assert expected in texts
     # llama-3-70b does not fit on a 16 GB card; llama-3-8b at 4-bit does
     assert matrix.loc["llama-3-70b", "RTX A4000"] > 1 and matrix.loc["llama-3-8b", "RTX A4000"] < 1
@@ -1070,30 +1348,43 @@ def test_llm_fit_heatmap_cells_are_the_share_of_memory_needed():
 def test_llm_decode_figure_points_are_the_predicted_decode_speeds(catalogue):
     from gpukit import llm
 
-    table = llm.llm_table("llama-3-8b", "q4_k_m", 4096, 1, ["A40", "RTX A4000", "V100 SXM2 32GB", "H100 SXM5"])
+    table = llm.llm_table(
+        "llama-3-8b", "q4_k_m", 4096, 1, ["A40", "RTX A4000", "V100 SXM2 32GB", "H100 SXM5"]
+    )
     ax = plots.llm_decode_figure(table, catalogue).axes[0]
     assert "llama-3-8b" in ax.get_title() and "memory bandwidth (GB/s)" in ax.get_xlabel()
     assert "tokens/s" in ax.get_ylabel()
     bw = catalogue.set_index("gpu")["memory_bandwidth_gbs"]
     expected = [(bw[g], t) for g, t in zip(table["gpu"], table["decode_tokens_per_s"])]
     published = collection(ax, plots.PUBLISHED_DECODE_LABEL)
-    points = [o for c in ax.collections if isinstance(c, PathCollection) and c is not published for o in offsets(c)]
+    points = [
+        o for c in ax.collections if isinstance(c, PathCollection) and c is not published for o in offsets(c)
+    ]
     assert_points(points, expected)
     # what a source published of the same configuration, where one did (nobody ran an RTX A4000)
     seen = table.dropna(subset=["published_decode_tokens_per_s"])
     assert "A40" in set(seen["gpu"]) and "RTX A4000" not in set(seen["gpu"])
-    assert_points(offsets(published), [(bw[g], t) for g, t in zip(seen["gpu"], seen["published_decode_tokens_per_s"])])
+    assert_points(
+        offsets(published), [(bw[g], t) for g, t in zip(seen["gpu"], seen["published_decode_tokens_per_s"])]
+    )
     (line,) = [ln for ln in ax.lines if ln.get_label().startswith("bandwidth alone")]
     x, y = line.get_xdata(), line.get_ydata()
     assert y[-1] == pytest.approx(x[-1] * 1e9 / table.attrs["bytes_per_token"])
-    assert_message_only(plots.llm_decode_figure(table.assign(decode_tokens_per_s=float("nan")), catalogue),
-                        "no GPU can run this configuration")
+    assert_message_only(
+        plots.llm_decode_figure(table.assign(decode_tokens_per_s=float("nan")), catalogue),
+        "no GPU can run this configuration",
+    )
 
 
 def test_every_public_figure_function_is_tested_here():
-    public = {name for name, obj in vars(plots).items()
-              if callable(obj) and getattr(obj, "__module__", "") == plots.__name__ and not name.startswith("_")
-              and name.endswith(("_figure", "_heatmap"))}
+    public = {
+        name
+        for name, obj in vars(plots).items()
+        if callable(obj)
+        and getattr(obj, "__module__", "") == plots.__name__
+        and not name.startswith("_")
+        and name.endswith(("_figure", "_heatmap"))
+    }
     source = Path(__file__).read_text(encoding="utf-8")
     untested = sorted(name for name in public if f"plots.{name}(" not in source)
     assert len(public) >= 17 and not untested, untested
@@ -1102,9 +1393,11 @@ def test_every_public_figure_function_is_tested_here():
 def test_the_test_inputs_never_import_tensorflow():
     """Importing this module's dependencies in a fresh interpreter loads no TensorFlow (that no
     figure test loads it either is what conftest's tier guard checks, test by test)."""
-    code = ("import sys, matplotlib; matplotlib.use('Agg'); "
-            "from gpukit import claims, compare, cost, memory, perfmodel, plots, precision, prices, results, specs; "
-            "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))")
+    code = (
+        "import sys, matplotlib; matplotlib.use('Agg'); "
+        "from gpukit import claims, compare, cost, memory, perfmodel, plots, precision, prices, results, specs; "
+        "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
 

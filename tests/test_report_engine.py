@@ -3,6 +3,7 @@
 Run folders and ``latest``, pair renderings, the index, failures, cell timeouts and Ctrl-C are
 checked here in a few seconds; ``test_report.py`` keeps the real papermill runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,23 +45,43 @@ class FakeEngine(report.Engine):
         self.calls: list[dict] = []
 
     def execute(self, notebook, output, parameters, kernel_name, cwd, cell_timeout_s):
-        self.calls.append({"notebook": Path(notebook).name, "stem": Path(output).stem, "parameters": dict(parameters),
-                           "kernel_name": kernel_name, "cwd": Path(cwd), "cell_timeout_s": cell_timeout_s,
-                           "run_dir": os.environ.get(RUN_DIR_ENV)})
+        self.calls.append(
+            {
+                "notebook": Path(notebook).name,
+                "stem": Path(output).stem,
+                "parameters": dict(parameters),
+                "kernel_name": kernel_name,
+                "cwd": Path(cwd),
+                "cell_timeout_s": cell_timeout_s,
+                "run_dir": os.environ.get(RUN_DIR_ENV),
+            }
+        )
         nb = nbformat.read(notebook, as_version=4)
-        nb.metadata["papermill"] = {"parameters": dict(parameters), "input_path": str(notebook),
-                                    "output_path": str(output), "start_time": _now(), "end_time": None,
-                                    "exception": None}
+        nb.metadata["papermill"] = {
+            "parameters": dict(parameters),
+            "input_path": str(notebook),
+            "output_path": str(output),
+            "start_time": _now(),
+            "end_time": None,
+            "exception": None,
+        }
         cells = list(nb.cells)
         tagged = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
         if parameters:
-            injected = new_code_cell("# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in parameters.items()),
-                                     metadata={"tags": ["injected-parameters"]})
+            injected = new_code_cell(
+                "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in parameters.items()),
+                metadata={"tags": ["injected-parameters"]},
+            )
             cells.insert(tagged[0] + 1 if tagged else 0, injected)
         nb.cells = cells
         for cell in cells:
-            cell.metadata["papermill"] = {"exception": None, "start_time": None, "end_time": None,
-                                          "duration": None, "status": "pending"}
+            cell.metadata["papermill"] = {
+                "exception": None,
+                "start_time": None,
+                "end_time": None,
+                "duration": None,
+                "status": "pending",
+            }
         kind, at = self.faults.get(Path(output).stem, (None, None))
         for i, cell in enumerate(cells):
             meta = cell.metadata["papermill"]
@@ -81,18 +102,28 @@ class FakeEngine(report.Engine):
             cell.outputs = [new_output("error", ename="ValueError", evalue="boom", traceback=[])]
             cell.metadata["papermill"].update(status="failed", exception=True)
             nbformat.write(nb, output)
-            raise PapermillExecutionError(cell_index=index, exec_count=index, source=cell.source,
-                                          ename="ValueError", evalue="boom", traceback=[])
+            raise PapermillExecutionError(
+                cell_index=index,
+                exec_count=index,
+                source=cell.source,
+                ename="ValueError",
+                evalue="boom",
+                traceback=[],
+            )
         if kind == "timeout":  # papermill marks the cell "completed" on the way out; later cells never start
             cell.metadata["papermill"].update(status="completed", end_time=_now())
             nbformat.write(nb, output)
-            raise CellTimeoutError.error_from_timeout_and_cell("Cell execution timed out", cell_timeout_s, cell)
+            raise CellTimeoutError.error_from_timeout_and_cell(
+                "Cell execution timed out", cell_timeout_s, cell
+            )
         nbformat.write(nb, output)  # interrupted mid-cell: papermill saved it as "running"
         if kind == "interrupt":
             raise KeyboardInterrupt
         if kind == "sigterm":
             if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-                raise AssertionError("SIGTERM still has its default action during a run: it would kill the process")
+                raise AssertionError(
+                    "SIGTERM still has its default action during a run: it would kill the process"
+                )
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)  # the handler raises KeyboardInterrupt from here
             raise AssertionError("SIGTERM did not interrupt the run")
@@ -109,10 +140,18 @@ def fixed_device(monkeypatch):
 def nbs(tmp_path):
     folder = tmp_path / "nbs"
     folder.mkdir()
-    write_notebook(folder / "01_a.ipynb", "x = 1  # a number\nlabel = 'plain'  # text", "y = x + 1",
-                   "import time\ntime.sleep(3600)  # a hang", "print(y)")
-    write_notebook(folder / "06_pair.ipynb", "gpu_a = 'A40'  # first GPU\ngpu_b = 'V100'  # second GPU",
-                   "print(gpu_a, gpu_b)")
+    write_notebook(
+        folder / "01_a.ipynb",
+        "x = 1  # a number\nlabel = 'plain'  # text",
+        "y = x + 1",
+        "import time\ntime.sleep(3600)  # a hang",
+        "print(y)",
+    )
+    write_notebook(
+        folder / "06_pair.ipynb",
+        "gpu_a = 'A40'  # first GPU\ngpu_b = 'V100'  # second GPU",
+        "print(gpu_a, gpu_b)",
+    )
     return folder
 
 
@@ -126,12 +165,25 @@ def test_run_folder_layout_and_latest_switching(nbs, tmp_path):
     engine = FakeEngine()
     first = report.render_report(out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=engine)
     assert os.readlink(out / "latest") == first.run_id and first.path == str(out / first.run_id)
-    assert sorted(p.name for p in (out / "latest").iterdir()) == ["01_a.html", "01_a.ipynb", "index.html", "run.json"]
+    assert sorted(p.name for p in (out / "latest").iterdir()) == [
+        "01_a.html",
+        "01_a.ipynb",
+        "index.html",
+        "run.json",
+    ]
     call = engine.calls[0]
-    assert (call["notebook"], call["kernel_name"], call["cwd"]) == ("01_a.ipynb", report.KERNEL_NAME, Path.cwd())
+    assert (call["notebook"], call["kernel_name"], call["cwd"]) == (
+        "01_a.ipynb",
+        report.KERNEL_NAME,
+        Path.cwd(),
+    )
     assert call["cell_timeout_s"] == report.DEFAULT_CELL_TIMEOUT_S
-    assert call["run_dir"] == str((out / f".{first.run_id}.partial").resolve()), "notebooks are told the run folder"
-    second = report.render_report(out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=FakeEngine())
+    assert call["run_dir"] == str((out / f".{first.run_id}.partial").resolve()), (
+        "notebooks are told the run folder"
+    )
+    second = report.render_report(
+        out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=FakeEngine()
+    )
     assert second.run_id != first.run_id and os.readlink(out / "latest") == second.run_id
     assert (out / first.run_id / "index.html").exists(), "the older run is kept"
     assert _hidden(out) == []
@@ -150,16 +202,19 @@ def test_pair_notebook_is_planned_and_rendered_once_per_pair(nbs, tmp_path):
         ("01_a.ipynb", "01_a", "01_a"),
         ("06_pair.ipynb", "06_pair--a40-vs-v100", "06_pair: A40 vs V100"),
         ("06_pair.ipynb", "06_pair--rtx-a4000-vs-rtx-a5000", "06_pair: RTX A4000 vs RTX A5000"),
-        ("06_pair.ipynb", "06_pair--l4-vs-t4", "06_pair: L4 vs T4")]
+        ("06_pair.ipynb", "06_pair--l4-vs-t4", "06_pair: L4 vs T4"),
+    ]
     assert jobs[0][2] == {"x": 2}
     engine = FakeEngine()
-    run = report.render_report(out_dir=tmp_path / "out", notebooks_dir=nbs, progress=None, engine=engine,
-                               pairs=[("L4", "T4")])
+    run = report.render_report(
+        out_dir=tmp_path / "out", notebooks_dir=nbs, progress=None, engine=engine, pairs=[("L4", "T4")]
+    )
     assert [(c["stem"], c["parameters"]) for c in engine.calls] == [
         ("01_a", {}),
         ("06_pair--a40-vs-v100", {"gpu_a": "A40", "gpu_b": "V100"}),
         ("06_pair--rtx-a4000-vs-rtx-a5000", {"gpu_a": "RTX A4000", "gpu_b": "RTX A5000"}),
-        ("06_pair--l4-vs-t4", {"gpu_a": "L4", "gpu_b": "T4"})]
+        ("06_pair--l4-vs-t4", {"gpu_a": "L4", "gpu_b": "T4"}),
+    ]
     folder = tmp_path / "out" / "latest"
     for call in engine.calls:
         kept = nbformat.read(folder / f"{call['stem']}.ipynb", as_version=4)
@@ -168,15 +223,26 @@ def test_pair_notebook_is_planned_and_rendered_once_per_pair(nbs, tmp_path):
     assert [n.status for n in run.notebooks] == ["ok"] * 4
     # -p gpu_a/gpu_b render that one pair instead of the defaults
     engine = FakeEngine()
-    report.render_report(out_dir=tmp_path / "one", notebooks_dir=nbs, only=["06"], progress=None, engine=engine,
-                         cli_parameters={"gpu_a": "H100"})
+    report.render_report(
+        out_dir=tmp_path / "one",
+        notebooks_dir=nbs,
+        only=["06"],
+        progress=None,
+        engine=engine,
+        cli_parameters={"gpu_a": "H100"},
+    )
     assert [c["stem"] for c in engine.calls] == ["06_pair--h100-vs-v100"]
 
 
 def test_index_lists_every_notebook_with_its_parameters(nbs, tmp_path):
     lines: list[str] = []
-    report.render_report(out_dir=tmp_path / "out", notebooks_dir=nbs, progress=lines.append, engine=FakeEngine(),
-                         cli_parameters={"label": "from -p"})
+    report.render_report(
+        out_dir=tmp_path / "out",
+        notebooks_dir=nbs,
+        progress=lines.append,
+        engine=FakeEngine(),
+        cli_parameters={"label": "from -p"},
+    )
     index = (tmp_path / "out" / "latest" / "index.html").read_text()
     for stem in ("01_a", "06_pair--a40-vs-v100", "06_pair--rtx-a4000-vs-rtx-a5000"):
         assert f'<a href="{stem}.html">{stem}</a>' in index and f'<a href="{stem}.ipynb">' in index
@@ -192,49 +258,76 @@ def test_index_lists_every_notebook_with_its_parameters(nbs, tmp_path):
 def _good_run_then_a_failing_engine(out, nbs, monkeypatch, notebook: str, failure: str):
     """A good run of 01 into ``out``, a sentinel run folder in the environment, and an engine whose
     ``notebook`` fails with ``failure`` (error or interrupt) in cell 2."""
-    good = report.render_report(out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=FakeEngine())
+    good = report.render_report(
+        out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=FakeEngine()
+    )
     monkeypatch.setenv(RUN_DIR_ENV, "/sentinel/run-dir")
     return good, FakeEngine({notebook: (failure, 2)})
 
 
 def test_failing_notebook_keeps_partial_output_latest_and_environment(nbs, tmp_path, monkeypatch):
     out = tmp_path / "out"
-    good, engine = _good_run_then_a_failing_engine(out, nbs, monkeypatch, "06_pair--rtx-a4000-vs-rtx-a5000", "error")
+    good, engine = _good_run_then_a_failing_engine(
+        out, nbs, monkeypatch, "06_pair--rtx-a4000-vs-rtx-a5000", "error"
+    )
     with pytest.raises(ReportError) as err:
         report.render_report(out_dir=out, notebooks_dir=nbs, progress=None, engine=engine)
     message = str(err.value)
     assert "\n" not in message
-    assert message.startswith("06_pair.ipynb (06_pair: RTX A4000 vs RTX A5000) failed in cell 2 "
-                              "(execution count 2): ValueError: boom; partial output kept in ")
+    assert message.startswith(
+        "06_pair.ipynb (06_pair: RTX A4000 vs RTX A5000) failed in cell 2 "
+        "(execution count 2): ValueError: boom; partial output kept in "
+    )
     assert message.endswith(f".failed; {out / 'latest'} unchanged")
     assert os.environ[RUN_DIR_ENV] == "/sentinel/run-dir"
     assert os.readlink(out / "latest") == good.run_id and _hidden(out) == []
     (failed,) = [p for p in out.iterdir() if p.name.endswith(".failed")]
     assert str(failed) in message
-    assert {"01_a.html", "06_pair--a40-vs-v100.html", "06_pair--rtx-a4000-vs-rtx-a5000.ipynb",
-            "index.html", "run.json"} <= {p.name for p in failed.iterdir()}
+    assert {
+        "01_a.html",
+        "06_pair--a40-vs-v100.html",
+        "06_pair--rtx-a4000-vs-rtx-a5000.ipynb",
+        "index.html",
+        "run.json",
+    } <= {p.name for p in failed.iterdir()}
     notebooks = json.loads((failed / "run.json").read_text())["notebooks"]
     assert [n["status"] for n in notebooks] == ["ok", "ok", "failed"]
     assert "ValueError: boom" in (failed / "index.html").read_text()
     # without a previous value the variable is removed again
     monkeypatch.delenv(RUN_DIR_ENV)
     with pytest.raises(ReportError):
-        report.render_report(out_dir=out, notebooks_dir=nbs, only=["01"], progress=None,
-                             engine=FakeEngine({"01_a": ("error", 1)}))
+        report.render_report(
+            out_dir=out,
+            notebooks_dir=nbs,
+            only=["01"],
+            progress=None,
+            engine=FakeEngine({"01_a": ("error", 1)}),
+        )
     assert RUN_DIR_ENV not in os.environ
 
 
 def test_hung_cell_times_out_naming_notebook_cell_and_source(nbs, tmp_path):
     out = tmp_path / "out"
-    good = report.render_report(out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=FakeEngine())
+    good = report.render_report(
+        out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=FakeEngine()
+    )
     engine = FakeEngine({"01_a": ("timeout", 3)})  # cell 0 parameters, 1 injected, 2 y = x + 1, 3 the hang
     with pytest.raises(ReportError) as err:
-        report.render_report(out_dir=out, notebooks_dir=nbs, only=["01"], progress=None, engine=engine,
-                             cell_timeout_s=2.5, cli_parameters={"x": "5"})
+        report.render_report(
+            out_dir=out,
+            notebooks_dir=nbs,
+            only=["01"],
+            progress=None,
+            engine=engine,
+            cell_timeout_s=2.5,
+            cli_parameters={"x": "5"},
+        )
     assert engine.calls[0]["cell_timeout_s"] == 2.5
     (failed,) = [p for p in out.iterdir() if p.name.endswith(".failed")]
-    assert str(err.value) == (f"01_a.ipynb timed out in cell 3 (import time) after 2.5 s; "
-                              f"partial output kept in {failed}; {out / 'latest'} unchanged")
+    assert str(err.value) == (
+        f"01_a.ipynb timed out in cell 3 (import time) after 2.5 s; "
+        f"partial output kept in {failed}; {out / 'latest'} unchanged"
+    )
     assert os.readlink(out / "latest") == good.run_id and _hidden(out) == []
     entry = json.loads((failed / "run.json").read_text())["notebooks"][0]
     assert entry["status"] == "failed" and entry["error"] == "timed out in cell 3 (import time) after 2.5 s"
@@ -242,8 +335,13 @@ def test_hung_cell_times_out_naming_notebook_cell_and_source(nbs, tmp_path):
 
 
 def test_the_running_cell_is_found_from_papermill_metadata(tmp_path):
-    nb = new_notebook(cells=[new_code_cell("a = 1"), new_code_cell("\n\n  b = compute(a, " + "x" * 80 + ")"),
-                             new_code_cell("c = 3")])
+    nb = new_notebook(
+        cells=[
+            new_code_cell("a = 1"),
+            new_code_cell("\n\n  b = compute(a, " + "x" * 80 + ")"),
+            new_code_cell("c = 3"),
+        ]
+    )
     states = [("completed", True), ("completed", True), ("pending", False)]
     for cell, (status, started) in zip(nb.cells, states):
         cell.metadata["papermill"] = {"status": status, "start_time": _now() if started else None}
@@ -260,13 +358,24 @@ def test_the_running_cell_is_found_from_papermill_metadata(tmp_path):
 def test_cell_timeout_none_or_zero_is_no_limit_and_a_negative_one_is_refused(nbs, tmp_path):
     for value in (None, 0, float("inf")):
         engine = FakeEngine()
-        report.render_report(out_dir=tmp_path / "out", notebooks_dir=nbs, only=["01"], progress=None,
-                             engine=engine, cell_timeout_s=value)
+        report.render_report(
+            out_dir=tmp_path / "out",
+            notebooks_dir=nbs,
+            only=["01"],
+            progress=None,
+            engine=engine,
+            cell_timeout_s=value,
+        )
         assert engine.calls[0]["cell_timeout_s"] is None, value
     for bad in (-1, float("nan"), "soon"):
         with pytest.raises(ParameterError, match="cell timeout .* must be a number of seconds, at least 0"):
-            report.render_report(out_dir=tmp_path / "bad", notebooks_dir=nbs, progress=None, engine=FakeEngine(),
-                                 cell_timeout_s=bad)
+            report.render_report(
+                out_dir=tmp_path / "bad",
+                notebooks_dir=nbs,
+                progress=None,
+                engine=FakeEngine(),
+                cell_timeout_s=bad,
+            )
     assert not (tmp_path / "bad").exists(), "refused before any folder is made"
 
 
@@ -282,10 +391,13 @@ def test_ctrl_c_keeps_partial_output_restores_environment_and_latest(nbs, tmp_pa
     (kept,) = [p for p in out.iterdir() if p.name.endswith(".interrupted")]
     assert str(err.value) == f"partial output kept in {kept}; {out / 'latest'} unchanged"
     assert {"01_a.html", "01_a.ipynb", "06_pair--a40-vs-v100.ipynb", "index.html", "run.json"} <= {
-        p.name for p in kept.iterdir()}
+        p.name for p in kept.iterdir()
+    }
     manifest = json.loads((kept / "run.json").read_text())
     assert [(n["name"], n["status"]) for n in manifest["notebooks"]] == [
-        ("01_a", "ok"), ("06_pair--a40-vs-v100", "interrupted")]
+        ("01_a", "ok"),
+        ("06_pair--a40-vs-v100", "interrupted"),
+    ]
     assert "interrupted" in (kept / "index.html").read_text()
 
 
@@ -293,8 +405,13 @@ def test_sigterm_is_handled_like_ctrl_c_and_its_default_action_restored(nbs, tmp
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     out = tmp_path / "out"
     with pytest.raises(KeyboardInterrupt, match="partial output kept in .*\\.interrupted"):
-        report.render_report(out_dir=out, notebooks_dir=nbs, only=["01"], progress=None,
-                             engine=FakeEngine({"01_a": ("sigterm", 2)}))
+        report.render_report(
+            out_dir=out,
+            notebooks_dir=nbs,
+            only=["01"],
+            progress=None,
+            engine=FakeEngine({"01_a": ("sigterm", 2)}),
+        )
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     assert [p.name.endswith(".interrupted") for p in out.iterdir()] == [True]
 
@@ -310,8 +427,14 @@ def test_papermill_engine_passes_the_timeout_and_logs_beside_the_output(tmp_path
     engine.execute(tmp_path / "in.ipynb", tmp_path / "run" / "out.ipynb", {}, "k", tmp_path, None)
     (args, kwargs), (_, no_limit) = seen
     assert args == (str(tmp_path / "in.ipynb"), str(tmp_path / "run" / "out.ipynb"))
-    assert kwargs == {"parameters": {"x": 1}, "kernel_name": "k", "progress_bar": False, "log_output": False,
-                      "cwd": str(tmp_path), "execution_timeout": 3}  # nbclient takes whole seconds
+    assert kwargs == {
+        "parameters": {"x": 1},
+        "kernel_name": "k",
+        "progress_bar": False,
+        "log_output": False,
+        "cwd": str(tmp_path),
+        "execution_timeout": 3,
+    }  # nbclient takes whole seconds
     assert no_limit["execution_timeout"] is None
     assert (tmp_path / "run" / "kernel.log").exists()
 
@@ -329,6 +452,7 @@ def test_cli_cell_timeout_option(nbs, tmp_path, monkeypatch, capsys):
         def factory():
             engines.append(FakeEngine(faults))
             return engines[-1]
+
         return factory
 
     base = ["report", "--notebooks", str(nbs), "--out", str(tmp_path / "out"), "--only", "01"]
@@ -345,10 +469,14 @@ def test_cli_cell_timeout_option(nbs, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(report, "PapermillEngine", make({"01_a": ("timeout", 2)}))
     code, err = _cli(base + ["--cell-timeout", "7"], capsys)
     assert code == 2 and len(err) == 1
-    assert err[0].startswith("gpukit: error: 01_a.ipynb timed out in cell 2 (import time) after 7 s; partial output")
+    assert err[0].startswith(
+        "gpukit: error: 01_a.ipynb timed out in cell 2 (import time) after 7 s; partial output"
+    )
     with pytest.raises(SystemExit):
         cli.main(["report", "--help"])
-    assert f"(default: {report.DEFAULT_CELL_TIMEOUT_S}; 0: no limit)" in " ".join(capsys.readouterr().out.split())
+    assert f"(default: {report.DEFAULT_CELL_TIMEOUT_S}; 0: no limit)" in " ".join(
+        capsys.readouterr().out.split()
+    )
 
 
 def test_cli_ctrl_c_is_one_line_and_exit_130(nbs, tmp_path, monkeypatch, capsys):
@@ -369,10 +497,13 @@ def test_parameter_plan(tmp_path):
     nbs.mkdir()
     a = write_notebook(nbs / "01_a.ipynb", "gpus = []  # names\nyears = 3.0  # years")
     b = write_notebook(nbs / "02_b.ipynb", "gpus = []  # names\nlabel = 'x'  # text")
-    plan = report.plan_parameters([a, b], {"years": 5, "02_b": {"label": "only b"}},
-                                  {"gpus": "[A40, V100]", "label": "3"})
-    assert plan == {"01_a": {"years": 5.0, "gpus": ["A40", "V100"]},
-                    "02_b": {"label": "3", "gpus": ["A40", "V100"]}}
+    plan = report.plan_parameters(
+        [a, b], {"years": 5, "02_b": {"label": "only b"}}, {"gpus": "[A40, V100]", "label": "3"}
+    )
+    assert plan == {
+        "01_a": {"years": 5.0, "gpus": ["A40", "V100"]},
+        "02_b": {"label": "3", "gpus": ["A40", "V100"]},
+    }
     with pytest.raises(ParameterError, match=r"no notebook takes a parameter 'yeers'; did you mean years\?"):
         report.plan_parameters([a, b], {"yeers": 2})
     with pytest.raises(ParameterError, match=r"parameter gpus of 01_a.ipynb expects list .* got str 'A40'"):
@@ -401,9 +532,13 @@ def test_only_names_an_existing_notebook():
 
 def test_untrusted_text_is_escaped_in_index_and_notebook_pages():
     evil = "<script>alert(1)</script>"
-    run = report.Run(run_id="r1", started="now",
-                     notebooks=[report.NotebookRun(name="01_x", parameters={"label": evil}, status="ok", seconds=1.0)],
-                     environment={"host": evil, "packages": {"gpukit": evil}}, device={"kind": "cpu", "name": evil})
+    run = report.Run(
+        run_id="r1",
+        started="now",
+        notebooks=[report.NotebookRun(name="01_x", parameters={"label": evil}, status="ok", seconds=1.0)],
+        environment={"host": evil, "packages": {"gpukit": evil}},
+        device={"kind": "cpu", "name": evil},
+    )
     page = report.index_html(run)
     assert evil not in page and "&lt;script&gt;" in page
     nb = new_notebook(cells=[new_code_cell("1")])
@@ -419,13 +554,22 @@ def test_latest_refuses_to_replace_a_real_folder(tmp_path):
 
 
 def test_the_index_leads_each_pair_with_its_cost_verdicts():
-    verdicts = [{"topic": "resnet50 training, fp16", "verdict": "V100 is faster.", "kind": "speed"},
-                {"topic": "memory, ResNet50", "verdict": "A40 fits more.", "kind": "memory"},
-                {"topic": "cost to buy", "verdict": "V100 is cheaper to buy.", "kind": "cost"},
-                {"topic": "USD per million images, renting (resnet50 fp16)", "verdict": "V100 is cheaper.",
-                 "kind": "cost"}]
-    run = report.Run(run_id="r1", started="2026-11-30 00:00:00", device=DEVICE,
-                     summary={"pairs": [{"a": "A40", "b": "V100", "verdicts": verdicts}]})
+    verdicts = [
+        {"topic": "resnet50 training, fp16", "verdict": "V100 is faster.", "kind": "speed"},
+        {"topic": "memory, ResNet50", "verdict": "A40 fits more.", "kind": "memory"},
+        {"topic": "cost to buy", "verdict": "V100 is cheaper to buy.", "kind": "cost"},
+        {
+            "topic": "USD per million images, renting (resnet50 fp16)",
+            "verdict": "V100 is cheaper.",
+            "kind": "cost",
+        },
+    ]
+    run = report.Run(
+        run_id="r1",
+        started="2026-11-30 00:00:00",
+        device=DEVICE,
+        summary={"pairs": [{"a": "A40", "b": "V100", "verdicts": verdicts}]},
+    )
     page = report.index_html(run)
     order = [page.index(v["topic"]) for v in verdicts]
     assert max(order[2:]) < min(order[:2])  # cost first

@@ -1,5 +1,6 @@
 """The results document: typed, round-tripped, upgraded from older versions in memory, refused
 with the reason when unreadable."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,17 @@ from documents import GPU_A5000, document, record
 
 @pytest.fixture
 def doc() -> dict:
-    rec = record("matmul", "fp32", params={"shape": "square", "m": 128, "n": 128, "k": 128}, math_mode="FP32",
-                 median_s=0.01, times_s=[0.01], warmup_s=[0.1], throughput=0.42, throughput_unit="TFLOP/s")
+    rec = record(
+        "matmul",
+        "fp32",
+        params={"shape": "square", "m": 128, "n": 128, "k": 128},
+        math_mode="FP32",
+        median_s=0.01,
+        times_s=[0.01],
+        warmup_s=[0.1],
+        throughput=0.42,
+        throughput_unit="TFLOP/s",
+    )
     return document([rec], GPU_A5000)
 
 
@@ -26,7 +36,13 @@ def test_round_trip_is_exact(tmp_path, doc):
     assert again.to_dict() == loaded.to_dict() == {**doc, "records": [dict(doc["records"][0])]}
     assert again.file == "r.json" and again.upgraded_from is None
     rec = again.records[0]
-    assert (rec.workload, rec.precision, rec.math_mode, rec.batch, rec.mode) == ("matmul", "fp32", "FP32", 128, "infer")
+    assert (rec.workload, rec.precision, rec.math_mode, rec.batch, rec.mode) == (
+        "matmul",
+        "fp32",
+        "FP32",
+        128,
+        "infer",
+    )
     assert again.device.catalogue_gpu == "RTX A5000" and again.catalogued_gpu == "RTX A5000"
     assert again.environment_key == "GPU RTX A5000, TensorFlow 2.21.0"
 
@@ -38,10 +54,17 @@ def _v1(doc: dict, math_mode: str) -> dict:
     return old
 
 
-@pytest.mark.parametrize("v1_math, precision, math", [
-    ("fp32", "fp32", "FP32"), ("tf32", "tf32", "TF32"), ("float32", "fp32", "FP32"),
-    ("float32 (TF32 math)", "tf32", "TF32"), ("mixed_float16", "fp16", "FP16"), ("mixed_bfloat16", "bf16", "BF16"),
-])
+@pytest.mark.parametrize(
+    "v1_math, precision, math",
+    [
+        ("fp32", "fp32", "FP32"),
+        ("tf32", "tf32", "TF32"),
+        ("float32", "fp32", "FP32"),
+        ("float32 (TF32 math)", "tf32", "TF32"),
+        ("mixed_float16", "fp16", "FP16"),
+        ("mixed_bfloat16", "bf16", "BF16"),
+    ],
+)
 def test_version_1_documents_are_upgraded_in_memory_never_rewritten(tmp_path, doc, v1_math, precision, math):
     doc["records"][0]["precision"] = precision
     path = tmp_path / "last-year.json"
@@ -59,18 +82,23 @@ def test_every_migration_step_exists_up_to_the_current_version():
     assert sorted(res.MIGRATIONS) == list(range(1, res.SCHEMA_VERSION))
 
 
-@pytest.mark.parametrize("edit, expected", [
-    (lambda d: d.update(schema_version=res.SCHEMA_VERSION + 1),
-     f"schema_version {res.SCHEMA_VERSION + 1} is newer than this gpukit reads ({res.SCHEMA_VERSION}); upgrade gpukit"),
-    (lambda d: d.update(schema_version=0), "schema_version 0 is not a version gpukit ever wrote"),
-    (lambda d: d.update(schema_version="2"), "schema_version '2' is not a version gpukit ever wrote"),
-    (lambda d: (d.pop("schema_version"), d.pop("records")), "not a gpukit results document"),
-    (lambda d: d.pop("device"), "lacks 'device'"),
-    (lambda d: d.update(kind="party"), "kind 'party' is not one of bench, scaling"),
-    (lambda d: d["records"][0].pop("status"), "record 0 lacks status"),
-    (lambda d: d["records"][0].update(status="fine"), "record 0 has status 'fine'"),
-    (lambda d: d.update(records={"a": 1}), "records is not a list"),
-])
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (
+            lambda d: d.update(schema_version=res.SCHEMA_VERSION + 1),
+            f"schema_version {res.SCHEMA_VERSION + 1} is newer than this gpukit reads ({res.SCHEMA_VERSION}); upgrade gpukit",
+        ),
+        (lambda d: d.update(schema_version=0), "schema_version 0 is not a version gpukit ever wrote"),
+        (lambda d: d.update(schema_version="2"), "schema_version '2' is not a version gpukit ever wrote"),
+        (lambda d: (d.pop("schema_version"), d.pop("records")), "not a gpukit results document"),
+        (lambda d: d.pop("device"), "lacks 'device'"),
+        (lambda d: d.update(kind="party"), "kind 'party' is not one of bench, scaling"),
+        (lambda d: d["records"][0].pop("status"), "record 0 lacks status"),
+        (lambda d: d["records"][0].update(status="fine"), "record 0 has status 'fine'"),
+        (lambda d: d.update(records={"a": 1}), "records is not a list"),
+    ],
+)
 def test_unreadable_documents_are_refused_with_the_reason(tmp_path, doc, edit, expected):
     edit(doc)
     path = tmp_path / "r.json"
@@ -107,13 +135,27 @@ def test_save_and_load_for_report_use_the_run_folder(tmp_path, monkeypatch, doc)
     assert res.save_for_report(loaded) == tmp_path / res.RESULTS_NAME
     assert res.load_for_report().records == loaded.records
     assert res.save_for_report(loaded, tmp_path / "x.json") == tmp_path / "x.json"
-    assert res.load_for_report(folder=tmp_path).summary() == {"device": "NVIDIA RTX A5000", "kind": "gpu", "ok": 1,
-                                                              "total": 1, "workloads": ["matmul"]}
+    assert res.load_for_report(folder=tmp_path).summary() == {
+        "device": "NVIDIA RTX A5000",
+        "kind": "gpu",
+        "ok": 1,
+        "total": 1,
+        "workloads": ["matmul"],
+    }
 
 
 def test_scaling_documents_have_their_own_records():
-    rec = {"workload": "resnet50", "strategy": "mirrored", "replicas": 2, "per_replica_batch": 2, "status": "ok",
-           "throughput": 10.0, "baseline_throughput": 6.0, "speedup": 10 / 6, "scaling_efficiency": 10 / 12}
+    rec = {
+        "workload": "resnet50",
+        "strategy": "mirrored",
+        "replicas": 2,
+        "per_replica_batch": 2,
+        "status": "ok",
+        "throughput": 10.0,
+        "baseline_throughput": 6.0,
+        "speedup": 10 / 6,
+        "scaling_efficiency": 10 / 12,
+    }
     doc = document([rec], kind="scaling", strategy="mirrored", devices=2)
     loaded = res.Results.from_dict(doc)
     assert loaded.kind == "scaling" and loaded.extra == {"strategy": "mirrored", "devices": 2}

@@ -1,4 +1,5 @@
 """The catalogue: its values, its validation errors, and look-up by natural names."""
+
 from __future__ import annotations
 
 import math
@@ -10,22 +11,54 @@ from gpukit import specs
 from gpukit.errors import DataError, GpukitError, UnknownGPUError
 
 REQUIRED = [
-    "RTX A4000", "RTX A5000", "RTX A6000", "A40", "V100 PCIe 16GB", "V100 SXM2 16GB", "V100 SXM2 32GB",
-    "A100 PCIe 40GB", "A100 SXM4 40GB", "A100 PCIe 80GB", "A100 SXM4 80GB", "GeForce RTX 4090",
-    "H100 PCIe", "H100 SXM5", "H200 SXM", "L40S", "L4", "T4", "A10", "GeForce RTX 3090",
-    "GeForce RTX 5090", "RTX PRO 6000 Blackwell Workstation Edition", "H100 NVL", "RTX 6000 Ada Generation", "A30",
-    "B200", "RTX 5000 Ada Generation",
+    "RTX A4000",
+    "RTX A5000",
+    "RTX A6000",
+    "A40",
+    "V100 PCIe 16GB",
+    "V100 SXM2 16GB",
+    "V100 SXM2 32GB",
+    "A100 PCIe 40GB",
+    "A100 SXM4 40GB",
+    "A100 PCIe 80GB",
+    "A100 SXM4 80GB",
+    "GeForce RTX 4090",
+    "H100 PCIe",
+    "H100 SXM5",
+    "H200 SXM",
+    "L40S",
+    "L4",
+    "T4",
+    "A10",
+    "GeForce RTX 3090",
+    "GeForce RTX 5090",
+    "RTX PRO 6000 Blackwell Workstation Edition",
+    "H100 NVL",
+    "RTX 6000 Ada Generation",
+    "A30",
+    "B200",
+    "RTX 5000 Ada Generation",
 ]
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("5090", "GeForce RTX 5090"), ("NVIDIA GeForce RTX 5090", "GeForce RTX 5090"),
-    ("RTX PRO 6000", "RTX PRO 6000 Blackwell Workstation Edition"),
-    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX PRO 6000 Blackwell Workstation Edition"),
-    ("6000 Ada", "RTX 6000 Ada Generation"), ("NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada Generation"),
-    ("RTX A6000", "RTX A6000"), ("H100 NVL", "H100 NVL"), ("NVIDIA H100 NVL", "H100 NVL"), ("H100", "H100 PCIe"),
-    ("A30", "A30"), ("B200", "B200"), ("NVIDIA B200", "B200"),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("5090", "GeForce RTX 5090"),
+        ("NVIDIA GeForce RTX 5090", "GeForce RTX 5090"),
+        ("RTX PRO 6000", "RTX PRO 6000 Blackwell Workstation Edition"),
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX PRO 6000 Blackwell Workstation Edition"),
+        ("6000 Ada", "RTX 6000 Ada Generation"),
+        ("NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada Generation"),
+        ("RTX A6000", "RTX A6000"),
+        ("H100 NVL", "H100 NVL"),
+        ("NVIDIA H100 NVL", "H100 NVL"),
+        ("H100", "H100 PCIe"),
+        ("A30", "A30"),
+        ("B200", "B200"),
+        ("NVIDIA B200", "B200"),
+    ],
+)
 def test_the_newer_gpus_are_found_by_their_natural_names(catalogue, name, expected):
     assert specs.resolve(name, catalogue).gpu == expected
 
@@ -48,23 +81,39 @@ def test_catalogue_has_every_required_gpu_once(catalogue):
 # table is corrected with it.
 DATASHEET = {
     # The articles' pair A4000 vs A5000 (datasheets): 448 GB/s, not the 512 an article claims.
-    ("RTX A4000", "memory_bandwidth_gbs"): 448, ("RTX A4000", "fp32_tflops"): 19.2,
-    ("RTX A4000", "tensor_cores"): 192, ("RTX A4000", "tdp_w"): 140, ("RTX A4000", "nvlink_gbs"): 0,
-    ("RTX A5000", "memory_bandwidth_gbs"): 768, ("RTX A5000", "fp32_tflops"): 27.8,
-    ("RTX A5000", "nvlink_gbs"): 112.5, ("RTX A5000", "memory_gb"): 24,
+    ("RTX A4000", "memory_bandwidth_gbs"): 448,
+    ("RTX A4000", "fp32_tflops"): 19.2,
+    ("RTX A4000", "tensor_cores"): 192,
+    ("RTX A4000", "tdp_w"): 140,
+    ("RTX A4000", "nvlink_gbs"): 0,
+    ("RTX A5000", "memory_bandwidth_gbs"): 768,
+    ("RTX A5000", "fp32_tflops"): 27.8,
+    ("RTX A5000", "nvlink_gbs"): 112.5,
+    ("RTX A5000", "memory_gb"): 24,
     # Dense FP16, half the datasheets' sparse 153.4 and 222.2.
-    ("RTX A4000", "fp16_tensor_tflops"): 76.7, ("RTX A5000", "fp16_tensor_tflops"): 111.1,
+    ("RTX A4000", "fp16_tensor_tflops"): 76.7,
+    ("RTX A5000", "fp16_tensor_tflops"): 111.1,
     # A40 vs V100: the A40's FP32 is 37.4 (19.2 is the A4000's).
-    ("A40", "fp32_tflops"): 37.4, ("A40", "memory_bandwidth_gbs"): 696, ("A40", "memory_gb"): 48,
-    ("A40", "fp16_tensor_tflops"): 149.7, ("V100 PCIe 16GB", "fp32_tflops"): 14,
-    ("V100 SXM2 32GB", "fp32_tflops"): 15.7, ("V100 SXM2 16GB", "fp16_tensor_tflops"): 125,
-    ("V100 PCIe 16GB", "tensor_cores"): 640, ("V100 SXM2 16GB", "memory_bandwidth_gbs"): 900,
+    ("A40", "fp32_tflops"): 37.4,
+    ("A40", "memory_bandwidth_gbs"): 696,
+    ("A40", "memory_gb"): 48,
+    ("A40", "fp16_tensor_tflops"): 149.7,
+    ("V100 PCIe 16GB", "fp32_tflops"): 14,
+    ("V100 SXM2 32GB", "fp32_tflops"): 15.7,
+    ("V100 SXM2 16GB", "fp16_tensor_tflops"): 125,
+    ("V100 PCIe 16GB", "tensor_cores"): 640,
+    ("V100 SXM2 16GB", "memory_bandwidth_gbs"): 900,
     # The RTX 4090 has 512 tensor cores (128 is its RT-core count); FP32-accumulate FP16 at 165.2.
-    ("GeForce RTX 4090", "tensor_cores"): 512, ("GeForce RTX 4090", "fp16_tensor_tflops"): 165.2,
+    ("GeForce RTX 4090", "tensor_cores"): 512,
+    ("GeForce RTX 4090", "fp16_tensor_tflops"): 165.2,
     ("GeForce RTX 3090", "fp16_tensor_tflops"): 71,
-    ("A100 SXM4 80GB", "fp16_tensor_tflops"): 312, ("A100 SXM4 80GB", "memory_bandwidth_gbs"): 2039,
-    ("A100 PCIe 40GB", "tf32_tensor_tflops"): 156, ("H100 SXM5", "fp16_tensor_tflops"): 989.5,
-    ("H200 SXM", "memory_gb"): 141, ("T4", "fp16_tensor_tflops"): 65, ("L4", "tdp_w"): 72,
+    ("A100 SXM4 80GB", "fp16_tensor_tflops"): 312,
+    ("A100 SXM4 80GB", "memory_bandwidth_gbs"): 2039,
+    ("A100 PCIe 40GB", "tf32_tensor_tflops"): 156,
+    ("H100 SXM5", "fp16_tensor_tflops"): 989.5,
+    ("H200 SXM", "memory_gb"): 141,
+    ("T4", "fp16_tensor_tflops"): 65,
+    ("L4", "tdp_w"): 72,
 }
 
 
@@ -97,7 +146,9 @@ def test_l2_sizes_cite_a_device_report_at_a_commit_and_line(catalogue):
     sized = catalogue.dropna(subset=["l2_cache_mib"])
     assert len(sized) >= 20
     for _, r in sized.iterrows():
-        assert re.match(r"https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/.+#L\d+$", r["l2_source_url"]), r["gpu"]
+        assert re.match(r"https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/.+#L\d+$", r["l2_source_url"]), r[
+            "gpu"
+        ]
         assert (r["l2_cache_mib"] * 2) == int(r["l2_cache_mib"] * 2), r["gpu"]
     assert catalogue.loc[catalogue["l2_cache_mib"].isna(), "l2_source_url"].isna().all()
 
@@ -124,7 +175,9 @@ def test_tensor_figures_are_dense(catalogue):
     assert ok.all(), catalogue.loc[~ok, "gpu"].tolist()
     assert ratio[top == 30.5].between(29.5, 30.5).all()  # dense, not the 4.5 PFLOPS sparse headline
     has_tf32 = catalogue.dropna(subset=["tf32_tensor_tflops"])
-    assert list(has_tf32["tf32_tensor_tflops"] * 2) == pytest.approx(list(has_tf32["fp16_tensor_tflops"]), rel=0.02)
+    assert list(has_tf32["tf32_tensor_tflops"] * 2) == pytest.approx(
+        list(has_tf32["fp16_tensor_tflops"]), rel=0.02
+    )
 
 
 def test_memory_capacity_is_binary():
@@ -140,38 +193,75 @@ def one_line(exc: Exception) -> str:
     return msg
 
 
-@pytest.mark.parametrize("changes, expected", [
-    ({("RTX A4000", "fp32_tflops"): "fast"},
-     ["gpus.csv", "line 2 (RTX A4000)", "column fp32_tflops", "'fast' is not a number", "plain number"]),
-    ({("A40", "memory_gb"): "-48"}, ["line 5 (A40)", "column memory_gb", "out of range", "1 to 1024"]),
-    ({("A40", "source_url"): ""}, ["column source_url", "is empty", "required"]),
-    ({("A40", "source_url"): "datasheet.pdf"}, ["column source_url", "not a web address", "https://"]),
-    ({("A40", "retrieved"): "29/11/2026"}, ["column retrieved", "YYYY-MM-DD"]),
-    ({("A40", "retrieved"): "2999-01-01"}, ["column retrieved", "in the future"]),
-    ({("A40", "launch"): "2020-13"}, ["column launch", "YYYY-MM"]),
-    ({("A40", "form_factor"): "OAM"}, ["column form_factor", "not one of PCIe, SXM2, SXM4, SXM5"]),
-    ({("A40", "compute_capability"): "8"}, ["column compute_capability", "major.minor"]),
-    ({("A40", "cuda_cores"): "10752.5"}, ["column cuda_cores", "not a whole number"]),
-    ({("A40", "gpu"): "RTX A4000"}, ["line 5 (RTX A4000)", "column gpu", "repeats line 2", "unique"]),
-    ({("A40", "bf16_tensor_tflops"): "0"}, ["column bf16_tensor_tflops", "is 0; leave it empty"]),
-    # Cross-checks: another card's FP32 figure, a wrong bandwidth, a sparse tensor figure, a TF32
-    # figure next to FP16 (figures read from the catalogue: `gpu` -> (changes, expected)).
-    (lambda gpu: {("A40", "fp32_tflops"): f"{gpu('RTX A4000').fp32_tflops:g}"},
-     lambda gpu: ["column fp32_tflops", "2 x cuda_cores x boost_clock_mhz = "
-                  f"{2 * gpu('A40').cuda_cores * gpu('A40').boost_clock_mhz * 1e6 / 1e12:.1f}"]),
-    ({("RTX A4000", "memory_bandwidth_gbs"): "512"},
-     lambda gpu: ["column memory_bandwidth_gbs", "memory_bus_bits / 8 x memory_data_rate_gbps = "
-                  f"{gpu('RTX A4000').memory_bus_bits / 8 * gpu('RTX A4000').memory_data_rate_gbps:.0f}"]),
-    (lambda gpu: {("RTX A4000", "fp16_tensor_tflops"): f"{2 * gpu('RTX A4000').fp16_tensor_tflops:g}",
-                  ("RTX A4000", "tf32_tensor_tflops"): f"{gpu('RTX A4000').fp16_tensor_tflops:g}"},
-     ["column fp16_tensor_tflops", "2.0x the dense rate", "2:4-sparse", "dense FP16 figure with FP32 accumulate"]),
-    (lambda gpu: {("A40", "tf32_tensor_tflops"): f"{gpu('A40').fp16_tensor_tflops - 0.1:g}"},
-     ["column tf32_tensor_tflops", "not half the dense FP16"]),
-    ({("V100 PCIe 16GB", "tf32_tensor_tflops"): "56"}, ["column tf32_tensor_tflops", "has no TF32 tensor mode"]),
-    ({("A40", "msrp_usd"): "4500"}, ["column msrp_source_url", "cite where the price was published"]),
-    ({("A40", "l2_cache_mib"): "6", ("A40", "l2_source_url"): ""},
-     ["column l2_source_url", "l2_cache_mib is set", "cite the device report"]),
-])
+@pytest.mark.parametrize(
+    "changes, expected",
+    [
+        (
+            {("RTX A4000", "fp32_tflops"): "fast"},
+            [
+                "gpus.csv",
+                "line 2 (RTX A4000)",
+                "column fp32_tflops",
+                "'fast' is not a number",
+                "plain number",
+            ],
+        ),
+        ({("A40", "memory_gb"): "-48"}, ["line 5 (A40)", "column memory_gb", "out of range", "1 to 1024"]),
+        ({("A40", "source_url"): ""}, ["column source_url", "is empty", "required"]),
+        ({("A40", "source_url"): "datasheet.pdf"}, ["column source_url", "not a web address", "https://"]),
+        ({("A40", "retrieved"): "29/11/2026"}, ["column retrieved", "YYYY-MM-DD"]),
+        ({("A40", "retrieved"): "2999-01-01"}, ["column retrieved", "in the future"]),
+        ({("A40", "launch"): "2020-13"}, ["column launch", "YYYY-MM"]),
+        ({("A40", "form_factor"): "OAM"}, ["column form_factor", "not one of PCIe, SXM2, SXM4, SXM5"]),
+        ({("A40", "compute_capability"): "8"}, ["column compute_capability", "major.minor"]),
+        ({("A40", "cuda_cores"): "10752.5"}, ["column cuda_cores", "not a whole number"]),
+        ({("A40", "gpu"): "RTX A4000"}, ["line 5 (RTX A4000)", "column gpu", "repeats line 2", "unique"]),
+        ({("A40", "bf16_tensor_tflops"): "0"}, ["column bf16_tensor_tflops", "is 0; leave it empty"]),
+        # Cross-checks: another card's FP32 figure, a wrong bandwidth, a sparse tensor figure, a TF32
+        # figure next to FP16 (figures read from the catalogue: `gpu` -> (changes, expected)).
+        (
+            lambda gpu: {("A40", "fp32_tflops"): f"{gpu('RTX A4000').fp32_tflops:g}"},
+            lambda gpu: [
+                "column fp32_tflops",
+                "2 x cuda_cores x boost_clock_mhz = "
+                f"{2 * gpu('A40').cuda_cores * gpu('A40').boost_clock_mhz * 1e6 / 1e12:.1f}",
+            ],
+        ),
+        (
+            {("RTX A4000", "memory_bandwidth_gbs"): "512"},
+            lambda gpu: [
+                "column memory_bandwidth_gbs",
+                "memory_bus_bits / 8 x memory_data_rate_gbps = "
+                f"{gpu('RTX A4000').memory_bus_bits / 8 * gpu('RTX A4000').memory_data_rate_gbps:.0f}",
+            ],
+        ),
+        (
+            lambda gpu: {
+                ("RTX A4000", "fp16_tensor_tflops"): f"{2 * gpu('RTX A4000').fp16_tensor_tflops:g}",
+                ("RTX A4000", "tf32_tensor_tflops"): f"{gpu('RTX A4000').fp16_tensor_tflops:g}",
+            },
+            [
+                "column fp16_tensor_tflops",
+                "2.0x the dense rate",
+                "2:4-sparse",
+                "dense FP16 figure with FP32 accumulate",
+            ],
+        ),
+        (
+            lambda gpu: {("A40", "tf32_tensor_tflops"): f"{gpu('A40').fp16_tensor_tflops - 0.1:g}"},
+            ["column tf32_tensor_tflops", "not half the dense FP16"],
+        ),
+        (
+            {("V100 PCIe 16GB", "tf32_tensor_tflops"): "56"},
+            ["column tf32_tensor_tflops", "has no TF32 tensor mode"],
+        ),
+        ({("A40", "msrp_usd"): "4500"}, ["column msrp_source_url", "cite where the price was published"]),
+        (
+            {("A40", "l2_cache_mib"): "6", ("A40", "l2_source_url"): ""},
+            ["column l2_source_url", "l2_cache_mib is set", "cite the device report"],
+        ),
+    ],
+)
 def test_bad_cells_are_named_with_line_column_and_fix(catalogue_copy, gpu, changes, expected):
     changes = changes(gpu) if callable(changes) else changes
     expected = expected(gpu) if callable(expected) else expected
@@ -192,11 +282,20 @@ def test_several_problems_are_all_collected(catalogue_copy):
     assert [p.column for p in info.value.problems] == ["fp32_tflops", "tdp_w"]
 
 
-@pytest.mark.parametrize("kwargs, expected", [
-    ({"drop_columns": ["tdp_w"]}, "header lacks column(s) tdp_w; add them"),
-    ({"rename": {"tdp_w": "tdp_watts"}}, "column tdp_watts: is not a column of this file; did you mean tdp_w?"),
-    ({"extra_lines": ["Z1,NVIDIA,Ampere"]}, "has 3 fields, the header has 32; quote any value that contains a comma"),
-])
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        ({"drop_columns": ["tdp_w"]}, "header lacks column(s) tdp_w; add them"),
+        (
+            {"rename": {"tdp_w": "tdp_watts"}},
+            "column tdp_watts: is not a column of this file; did you mean tdp_w?",
+        ),
+        (
+            {"extra_lines": ["Z1,NVIDIA,Ampere"]},
+            "has 3 fields, the header has 32; quote any value that contains a comma",
+        ),
+    ],
+)
 def test_bad_shape(catalogue_copy, kwargs, expected):
     with pytest.raises(DataError) as info:
         specs.validate_catalogue(catalogue_copy(**kwargs))
@@ -232,16 +331,34 @@ def test_load_catalogue_reloads_an_edited_file(shipped_copy):
 # --------------------------------------------------------------------------- look-up
 
 
-@pytest.mark.parametrize("query, gpu, defaulted", [
-    ("A4000", "RTX A4000", False), ("nvidia rtx a5000", "RTX A5000", False), ("RTXA6000", "RTX A6000", False),
-    ("a40", "A40", False), ("A10", "A10", False), ("Tesla T4", "T4", False), ("L4", "L4", False),
-    ("l40s", "L40S", False), ("rtx 4090", "GeForce RTX 4090", False), ("NVIDIA GeForce RTX 3090", "GeForce RTX 3090", False),
-    ("V100", "V100 PCIe 16GB", True), ("v100 sxm2", "V100 SXM2 32GB", True), ("V100 SXM2 16GB", "V100 SXM2 16GB", False),
-    ("Tesla V100-SXM2-32GB", "V100 SXM2 32GB", False), ("V100 32 GB", "V100 SXM2 32GB", False),
-    ("A100", "A100 PCIe 80GB", True), ("A100 SXM", "A100 SXM4 80GB", True), ("NVIDIA A100-PCIE-40GB", "A100 PCIe 40GB", False),
-    ("a100 sxm4 40gb", "A100 SXM4 40GB", False), ("H100", "H100 PCIe", True), ("H100 SXM5", "H100 SXM5", False),
-    ("NVIDIA H100 80GB HBM3", "H100 SXM5", False), ("h200", "H200 SXM", False),
-])
+@pytest.mark.parametrize(
+    "query, gpu, defaulted",
+    [
+        ("A4000", "RTX A4000", False),
+        ("nvidia rtx a5000", "RTX A5000", False),
+        ("RTXA6000", "RTX A6000", False),
+        ("a40", "A40", False),
+        ("A10", "A10", False),
+        ("Tesla T4", "T4", False),
+        ("L4", "L4", False),
+        ("l40s", "L40S", False),
+        ("rtx 4090", "GeForce RTX 4090", False),
+        ("NVIDIA GeForce RTX 3090", "GeForce RTX 3090", False),
+        ("V100", "V100 PCIe 16GB", True),
+        ("v100 sxm2", "V100 SXM2 32GB", True),
+        ("V100 SXM2 16GB", "V100 SXM2 16GB", False),
+        ("Tesla V100-SXM2-32GB", "V100 SXM2 32GB", False),
+        ("V100 32 GB", "V100 SXM2 32GB", False),
+        ("A100", "A100 PCIe 80GB", True),
+        ("A100 SXM", "A100 SXM4 80GB", True),
+        ("NVIDIA A100-PCIE-40GB", "A100 PCIe 40GB", False),
+        ("a100 sxm4 40gb", "A100 SXM4 40GB", False),
+        ("H100", "H100 PCIe", True),
+        ("H100 SXM5", "H100 SXM5", False),
+        ("NVIDIA H100 80GB HBM3", "H100 SXM5", False),
+        ("h200", "H200 SXM", False),
+    ],
+)
 def test_resolve_natural_names(catalogue, query, gpu, defaulted):
     res = specs.resolve(query, catalogue)
     assert (res.gpu, res.defaulted) == (gpu, defaulted)
@@ -253,12 +370,18 @@ def test_default_variant_is_described(catalogue):
     assert text == "'V100' -> V100 PCIe 16GB (default variant; others: V100 SXM2 16GB, V100 SXM2 32GB)"
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("A4500", "unknown GPU 'A4500'; did you mean RTX A5000, RTX A4000"),
-    ("V100 80GB", "no V100 variant matches 'V100 80GB'; it comes as: V100 PCIe 16GB, V100 SXM2 16GB, V100 SXM2 32GB"),
-    ("H100 SXM2", "no H100 variant matches"),
-    ("", "empty GPU name"),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("A4500", "unknown GPU 'A4500'; did you mean RTX A5000, RTX A4000"),
+        (
+            "V100 80GB",
+            "no V100 variant matches 'V100 80GB'; it comes as: V100 PCIe 16GB, V100 SXM2 16GB, V100 SXM2 32GB",
+        ),
+        ("H100 SXM2", "no H100 variant matches"),
+        ("", "empty GPU name"),
+    ],
+)
 def test_unknown_names_fail_with_suggestions(catalogue, query, expected):
     with pytest.raises(UnknownGPUError) as info:
         specs.resolve(query, catalogue)
@@ -280,7 +403,7 @@ def test_ranking_sorts_largest_first_with_missing_last(catalogue):
     no_bf16 = {"V100 PCIe 16GB", "V100 SXM2 16GB", "V100 SXM2 32GB", "T4"}  # Volta and Turing have no BF16
     assert set(catalogue.loc[catalogue["bf16_tensor_tflops"].isna(), "gpu"]) == no_bf16
     assert values.isna().sum() == len(no_bf16)
-    assert values.iloc[-len(no_bf16):].isna().all()
+    assert values.iloc[-len(no_bf16) :].isna().all()
 
 
 def test_derived_per_watt_metric(catalogue, gpu):
@@ -289,7 +412,9 @@ def test_derived_per_watt_metric(catalogue, gpu):
     assert a4000 == pytest.approx(gpu("RTX A4000").fp32_tflops / gpu("RTX A4000").tdp_w)
     flop_per_byte = specs.with_derived(catalogue).set_index("gpu")["fp16_tensor_flop_per_byte"]
     a40 = gpu("A40")
-    assert flop_per_byte["A40"] == pytest.approx(a40.fp16_tensor_tflops * 1e12 / (a40.memory_bandwidth_gbs * 1e9))
+    assert flop_per_byte["A40"] == pytest.approx(
+        a40.fp16_tensor_tflops * 1e12 / (a40.memory_bandwidth_gbs * 1e9)
+    )
 
 
 def test_ranking_by_unknown_metric_suggests(catalogue):

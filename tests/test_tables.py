@@ -1,4 +1,5 @@
 """Notebook tables: what a cell shows, how the page weighs, and when a table scrolls."""
+
 from __future__ import annotations
 
 import re
@@ -10,13 +11,25 @@ from gpukit import tables
 
 
 def _frame(rows: int) -> pd.DataFrame:
-    return pd.DataFrame({"gpu": [f"GPU {i}" for i in range(rows)], "tflops": np.linspace(1, 99, rows),
-                         "count": np.arange(rows), "url": ["https://example.com/a/sheet.pdf"] * rows})
+    return pd.DataFrame(
+        {
+            "gpu": [f"GPU {i}" for i in range(rows)],
+            "tflops": np.linspace(1, 99, rows),
+            "count": np.arange(rows),
+            "url": ["https://example.com/a/sheet.pdf"] * rows,
+        }
+    )
 
 
 def test_cells_are_compact_escaped_and_linked():
-    frame = pd.DataFrame({"name": ["<b>x</b>", None], "value": [1234.5678, np.nan], "n": [3, 4],
-                          "source": ["https://example.com/docs/sheet.pdf", "plain"]})
+    frame = pd.DataFrame(
+        {
+            "name": ["<b>x</b>", None],
+            "value": [1234.5678, np.nan],
+            "n": [3, 4],
+            "source": ["https://example.com/docs/sheet.pdf", "plain"],
+        }
+    )
     html = tables.show(frame).to_html()
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
     assert "1,234.6" in html and "—" in html
@@ -54,8 +67,14 @@ def test_the_whole_catalogue_shows_without_scrolling():
 
 def test_sentences_keep_a_readable_width_and_labels_stay_on_one_line():
     sentence = "within ±15% in 132 of 152 published same-source speedups, median error 5.3%"
-    frame = pd.DataFrame({"gpu": ["A40", "V100 PCIe 16GB"], "error": [sentence, "short"], "x": [1.5, 2.0],
-                          "source": ["https://example.com/a/very/long/path/to/a/datasheet-file.pdf"] * 2})
+    frame = pd.DataFrame(
+        {
+            "gpu": ["A40", "V100 PCIe 16GB"],
+            "error": [sentence, "short"],
+            "x": [1.5, 2.0],
+            "source": ["https://example.com/a/very/long/path/to/a/datasheet-file.pdf"] * 2,
+        }
+    )
     html = tables.show(frame).to_html()
     rules = dict(re.findall(r"#T_\w+ td\.col(\d)\s*\{([^}]*)\}", html))
     assert "min-width: 20em" in rules["1"]  # the sentence column, at the narrowest width for prose
@@ -64,8 +83,14 @@ def test_sentences_keep_a_readable_width_and_labels_stay_on_one_line():
 
 
 def test_columns_with_nothing_to_show_are_left_out():
-    frame = pd.DataFrame({"workload": ["resnet50", "bert"], "note": ["", " "], "rows": [[{"a": 1}], []],
-                          "empty_but_numeric": [np.nan, np.nan]})
+    frame = pd.DataFrame(
+        {
+            "workload": ["resnet50", "bert"],
+            "note": ["", " "],
+            "rows": [[{"a": 1}], []],
+            "empty_but_numeric": [np.nan, np.nan],
+        }
+    )
     html = tables.show(frame).to_html()
     assert "workload" in html and "empty_but_numeric" in html
     assert ">note<" not in html and ">rows<" not in html and "{&#x27;a" not in html and "{'a" not in html

@@ -9,11 +9,23 @@ backward loop: :func:`loop_pushes` lists what one step pushes.
 
 It reads graph internals of TensorFlow 2.21 and is for the tests only.
 """
+
 from __future__ import annotations
 
 VIEWS = {"Reshape", "Identity", "ExpandDims", "Squeeze", "IdentityN"}
-NOT_ACTIVATIONS = {"Const", "ReadVariableOp", "Placeholder", "AddN", "Shape", "VarHandleOp", "Fill",
-                   "ZerosLike", "Max", "While", "StatelessWhile"}
+NOT_ACTIVATIONS = {
+    "Const",
+    "ReadVariableOp",
+    "Placeholder",
+    "AddN",
+    "Shape",
+    "VarHandleOp",
+    "Fill",
+    "ZerosLike",
+    "Max",
+    "While",
+    "StatelessWhile",
+}
 
 
 def _train_graph(model, batch: int):
@@ -47,8 +59,11 @@ def saved_bytes(model, batch: int) -> dict[str, tuple[str, int]]:
         for t in op.inputs:
             while t.op.type in VIEWS and t.op.inputs:
                 t = t.op.inputs[0]
-            if t.op.name.startswith("gradient_tape") or t.op.type in NOT_ACTIVATIONS \
-                    or t.dtype.name in ("variant", "resource"):
+            if (
+                t.op.name.startswith("gradient_tape")
+                or t.op.type in NOT_ACTIVATIONS
+                or t.dtype.name in ("variant", "resource")
+            ):
                 continue
             seen[t.name] = (t.op.type, (t.shape.num_elements() or 0) * t.dtype.size)
     return seen
@@ -70,8 +85,11 @@ def loop_pushes(model, batch: int) -> dict[str, list[tuple[str, tuple]]]:
         for bop in body.get_operations():
             if bop.type == "TensorListPushBack":
                 t = bop.inputs[1]
-                if t.op.type in ("ReadVariableOp", "TensorListElementShape", "TensorListLength") or \
-                        t.dtype.name not in ("float32", "float16", "bfloat16") or t.shape.rank == 0:
+                if (
+                    t.op.type in ("ReadVariableOp", "TensorListElementShape", "TensorListLength")
+                    or t.dtype.name not in ("float32", "float16", "bfloat16")
+                    or t.shape.rank == 0
+                ):
                     continue
                 pushes.append((t.op.type, tuple(t.shape.as_list()) if t.shape.rank is not None else None))
         out[op.name] = pushes

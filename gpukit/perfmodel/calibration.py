@@ -1,4 +1,5 @@
 """Calibration: efficiency factors from what a catalogued GPU measured with ``gpukit bench``."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -14,8 +15,11 @@ from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
 TENSOR_MATHS = ("TF32", "FP16", "BF16")
 
 
-def calibrate(results: Results | list | dict | None, catalogue: pd.DataFrame | None = None,
-              base: Efficiency = DEFAULT_EFFICIENCY) -> Efficiency:
+def calibrate(
+    results: Results | list | dict | None,
+    catalogue: pd.DataFrame | None = None,
+    base: Efficiency = DEFAULT_EFFICIENCY,
+) -> Efficiency:
     """Efficiency factors from a benchmark results document of a catalogued GPU.
 
     ``tensor``: the best fraction of peak a matmul on tensor cores (TF32, FP16 or BF16, as the
@@ -29,10 +33,14 @@ def calibrate(results: Results | list | dict | None, catalogue: pd.DataFrame | N
         return replace(base, source=f"{base.source} (no benchmark results to calibrate from)")
     doc = next((d for d in docs if d.catalogued_gpu), docs[0])
     if doc.device.kind != "gpu":
-        return replace(base, source=f"{base.source} (the attached device is a CPU; a CPU cannot calibrate a GPU)")
+        return replace(
+            base, source=f"{base.source} (the attached device is a CPU; a CPU cannot calibrate a GPU)"
+        )
     name = doc.catalogued_gpu
     if not name:
-        return replace(base, source=f"{base.source} (the attached GPU {doc.device.name} is not in the catalogue)")
+        return replace(
+            base, source=f"{base.source} (the attached GPU {doc.device.name} is not in the catalogue)"
+        )
     cat = specs.load_catalogue() if catalogue is None else catalogue
     best: dict[str, float] = {}
     for r in doc.records:
@@ -55,5 +63,7 @@ def calibrate(results: Results | list | dict | None, catalogue: pd.DataFrame | N
         used.append(f"scale from {workload}")
         break
     if not used:
-        return replace(base, source=f"{base.source} (the results of {name} have no matmul or model measurement)")
+        return replace(
+            base, source=f"{base.source} (the results of {name} have no matmul or model measurement)"
+        )
     return replace(eff, source=f"calibrated on {name} ({', '.join(used)})")

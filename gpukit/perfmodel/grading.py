@@ -7,6 +7,7 @@ speedup of N GPUs over one of the same kind (:func:`scaling_validation`), fits t
 factors (:func:`fit_efficiency`) and checks that fit on GPUs (:func:`leave_one_gpu_out`) and
 publications (:func:`leave_one_source_out`) it never saw.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,29 +39,81 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
     Field("mode", "choice", choices=MODES),
     Field("gpus", "int", low=1, high=1024, default="1", help="how many GPUs ran it (data parallel)"),
     Field("batch_size", "int", low=1, high=1_000_000, help="per GPU"),
-    Field("seq_len", "int", required=False, low=1, high=1_000_000, default="",
-          help="tokens per sequence of a transformer workload"),
+    Field(
+        "seq_len",
+        "int",
+        required=False,
+        low=1,
+        high=1_000_000,
+        default="",
+        help="tokens per sequence of a transformer workload",
+    ),
     Field("throughput", "float", low=1e-6, high=1e12),
     Field("throughput_unit", "choice", choices=("images/s", "tokens/s", "sequences/s")),
     Field("framework", "text"),
     Field("source_url", "url"),
     Field("measured", "date", required=False, help="when the source ran it, YYYY-MM-DD, if it says"),
     Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
-    Field("link", "text", required=False, default="",
-          help="what the source says of how several GPUs were connected"),
-    Field("update", "choice", choices=UPDATES, default="per-tensor",
-          help="how the source's script runs the optimizer's update (gpukit.perfmodel.profiles.UPDATES)"),
-    Field("counted_steps", "int", required=False, low=1, high=1e9, default="",
-          help="steps the source's throughput figure counts (run_squad.py: --max_steps), from its log"),
-    Field("epochs", "float", required=False, low=1e-3, high=1e6, default="",
-          help="the training loop's epoch limit (run_squad.py: --num_train_epochs), from its log"),
-    Field("train_examples", "int", required=False, low=1, high=1e12, default="",
-          help="examples one epoch draws from (run_squad.py logs training_features)"),
-    Field("timed_from", "int", required=False, low=0, high=1e9, default="",
-          help="a step the run's log timestamps (run_squad.py: its DLL 'Training Iteration' lines)"),
+    Field(
+        "link",
+        "text",
+        required=False,
+        default="",
+        help="what the source says of how several GPUs were connected",
+    ),
+    Field(
+        "update",
+        "choice",
+        choices=UPDATES,
+        default="per-tensor",
+        help="how the source's script runs the optimizer's update (gpukit.perfmodel.profiles.UPDATES)",
+    ),
+    Field(
+        "counted_steps",
+        "int",
+        required=False,
+        low=1,
+        high=1e9,
+        default="",
+        help="steps the source's throughput figure counts (run_squad.py: --max_steps), from its log",
+    ),
+    Field(
+        "epochs",
+        "float",
+        required=False,
+        low=1e-3,
+        high=1e6,
+        default="",
+        help="the training loop's epoch limit (run_squad.py: --num_train_epochs), from its log",
+    ),
+    Field(
+        "train_examples",
+        "int",
+        required=False,
+        low=1,
+        high=1e12,
+        default="",
+        help="examples one epoch draws from (run_squad.py logs training_features)",
+    ),
+    Field(
+        "timed_from",
+        "int",
+        required=False,
+        low=0,
+        high=1e9,
+        default="",
+        help="a step the run's log timestamps (run_squad.py: its DLL 'Training Iteration' lines)",
+    ),
     Field("timed_to", "int", required=False, low=1, high=1e9, default="", help="a later step it timestamps"),
-    Field("timed_seconds", "float", required=False, low=1e-6, high=1e9, default="",
-          help="seconds between those two timestamps (the mean over the runs a row averages)"),
+    Field(
+        "timed_seconds",
+        "float",
+        required=False,
+        low=1e-6,
+        high=1e9,
+        default="",
+        help="seconds between those two timestamps (the mean over the runs a row averages)",
+    ),
     Field("note", "text", required=False),
 )
 #: The columns that say how long a run_squad.py run really was: all three or none.
@@ -69,7 +122,9 @@ HARNESS_LOOP = ("counted_steps", "epochs", "train_examples")
 TIMED = ("timed_from", "timed_to", "timed_seconds")
 
 
-def squad_steps(train_examples: int, gpus: int, batch: int, epochs: float, counted_steps: int) -> tuple[int, float]:
+def squad_steps(
+    train_examples: int, gpus: int, batch: int, epochs: float, counted_steps: int
+) -> tuple[int, float]:
     """The steps a run of NVIDIA's BERT ``run_squad.py`` (the harness Lambda's SQuAD figures come
     from) really took, and the sequences it processed over those its throughput figure counts.
 
@@ -95,29 +150,57 @@ def squad_sequences(train_examples: int, gpus: int, batch: int, first: int, last
     return (last - first) * batch - ends * (batch - last_batch)
 
 
-def load_reference(path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None,
-                   today: date | None = None) -> pd.DataFrame:
+def load_reference(
+    path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
+) -> pd.DataFrame:
     """Published measurements, validated: every row sourced, dated and naming a catalogue GPU."""
     p = Path(path) if path else REFERENCE_PATH
     cat = specs.load_catalogue() if catalogue is None else catalogue
     parsed, problems = parse_rows(p, REFERENCE_SCHEMA, today or date.today(), "measurement")
-    records = specs.resolve_rows(p, parsed, cat, lambda r: (r["source"], r["gpu"], r["workload"],
-                                                              r["precision"], r["mode"], r["gpus"]),
-                                 problems, "same source, GPU, workload, precision, mode and GPU count")
+    records = specs.resolve_rows(
+        p,
+        parsed,
+        cat,
+        lambda r: (r["source"], r["gpu"], r["workload"], r["precision"], r["mode"], r["gpus"]),
+        problems,
+        "same source, GPU, workload, precision, mode and GPU count",
+    )
     for line, r in parsed:
         given = [c for c in HARNESS_LOOP if r[c] is not None]
         if given and len(given) < len(HARNESS_LOOP):
             missing = next(c for c in HARNESS_LOOP if r[c] is None)
-            problems.append(Problem(p, line, missing, f"is empty while {', '.join(given)} is given; fill all of "
-                                    f"{', '.join(HARNESS_LOOP)} from the run's log, or none", r["source"]))
+            problems.append(
+                Problem(
+                    p,
+                    line,
+                    missing,
+                    f"is empty while {', '.join(given)} is given; fill all of "
+                    f"{', '.join(HARNESS_LOOP)} from the run's log, or none",
+                    r["source"],
+                )
+            )
         timed = [c for c in TIMED if r[c] is not None]
         if timed and (len(timed) < len(TIMED) or len(given) < len(HARNESS_LOOP)):
-            problems.append(Problem(p, line, timed[0], f"needs all of {', '.join(TIMED + HARNESS_LOOP)}: the steps "
-                                    "between two timestamps are counted from the harness loop; fill them or none",
-                                    r["source"]))
+            problems.append(
+                Problem(
+                    p,
+                    line,
+                    timed[0],
+                    f"needs all of {', '.join(TIMED + HARNESS_LOOP)}: the steps "
+                    "between two timestamps are counted from the harness loop; fill them or none",
+                    r["source"],
+                )
+            )
         elif timed and r["timed_to"] <= r["timed_from"]:
-            problems.append(Problem(p, line, "timed_to", f"{r['timed_to']} is not after timed_from "
-                                    f"{r['timed_from']}; write the later step", r["source"]))
+            problems.append(
+                Problem(
+                    p,
+                    line,
+                    "timed_to",
+                    f"{r['timed_to']} is not after timed_from {r['timed_from']}; write the later step",
+                    r["source"],
+                )
+            )
     if problems:
         raise DataError(problems)
     return with_processed_throughput(to_frame(records, REFERENCE_SCHEMA))
@@ -144,10 +227,16 @@ def with_processed_throughput(frame: pd.DataFrame) -> pd.DataFrame:
         steps.append(n)
         rate.append(r["throughput"] * share)
         timed = [r.get(c) for c in TIMED]
-        steady.append(math.nan if any(v is None or pd.isna(v) for v in timed) else
-                      gpus * squad_sequences(int(examples), gpus, batch, int(timed[0]), int(timed[1])) / timed[2])
-    return frame.assign(steps_run=pd.array(steps, dtype="Int64"), processed_throughput=np.array(rate, float),
-                        steady_throughput=np.array(steady, float))
+        steady.append(
+            math.nan
+            if any(v is None or pd.isna(v) for v in timed)
+            else gpus * squad_sequences(int(examples), gpus, batch, int(timed[0]), int(timed[1])) / timed[2]
+        )
+    return frame.assign(
+        steps_run=pd.array(steps, dtype="Int64"),
+        processed_throughput=np.array(rate, float),
+        steady_throughput=np.array(steady, float),
+    )
 
 
 def _rate(reference: pd.DataFrame) -> pd.Series:
@@ -212,17 +301,30 @@ def _reference_cached(path: str) -> pd.DataFrame:
 
 def _profile_of(r) -> Profile:
     seq_len = int(r["seq_len"]) if "seq_len" in r and pd.notna(r["seq_len"]) else None
-    return _profile_cached(r["workload"], int(r["batch_size"]), r["precision"], r["mode"],
-                           r.get("update") or "per-tensor", seq_len)
+    return _profile_cached(
+        r["workload"],
+        int(r["batch_size"]),
+        r["precision"],
+        r["mode"],
+        r.get("update") or "per-tensor",
+        seq_len,
+    )
 
 
 @functools.lru_cache(maxsize=512)
-def _profile_cached(workload: str, batch: int, precision: str, mode: str, update: str,
-                    seq_len: int | None) -> Profile:
+def _profile_cached(
+    workload: str, batch: int, precision: str, mode: str, update: str, seq_len: int | None
+) -> Profile:
     """A reference row's profile (a frozen value): the rows of one configuration share it, and the
     gradings build the same profiles again for every table."""
-    return profile(workload, batch, precision, mode, update=update,
-                   **({"seq_len": seq_len} if seq_len is not None else {}))
+    return profile(
+        workload,
+        batch,
+        precision,
+        mode,
+        update=update,
+        **({"seq_len": seq_len} if seq_len is not None else {}),
+    )
 
 
 def _single(reference: pd.DataFrame) -> pd.DataFrame:
@@ -273,9 +375,12 @@ WINNER_MARGIN = 0.10
 RATIO_TOLERANCE = 0.15
 
 
-def validation_table(reference: pd.DataFrame | None = None, efficiency: Efficiency = DEFAULT_EFFICIENCY,
-                     catalogue: pd.DataFrame | None = None, predicted: Sequence[float] | None = None) \
-        -> pd.DataFrame:
+def validation_table(
+    reference: pd.DataFrame | None = None,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+    catalogue: pd.DataFrame | None = None,
+    predicted: Sequence[float] | None = None,
+) -> pd.DataFrame:
     """Every pair of GPUs measured one at a time by the same source on the same workload,
     precision and mode: published and predicted speedup of the faster (``gpu_a``) over the slower
     (``gpu_b``), the error, whether the predicted winner is right (judged where the published
@@ -296,19 +401,31 @@ def validation_table(reference: pd.DataFrame | None = None, efficiency: Efficien
         published = rate[i] / rate[j]
         ratio = pred[i] / pred[j]
         decisive = bool(published > 1 + WINNER_MARGIN)
-        rows.append({
-            "source": a["source"], "family": family(a["workload"]), "workload": a["workload"],
-            "precision": a["precision"], "mode": a["mode"],
-            "gpu_a": a["gpu"], "gpu_b": b["gpu"], "published_speedup": published, "predicted_speedup": ratio,
-            "error_pct": 100 * (ratio / published - 1), "decisive": decisive,
-            "winner_right": bool(ratio > 1) if decisive else None,
-            "within_tolerance": bool(abs(ratio / published - 1) <= RATIO_TOLERANCE),
-        })
+        rows.append(
+            {
+                "source": a["source"],
+                "family": family(a["workload"]),
+                "workload": a["workload"],
+                "precision": a["precision"],
+                "mode": a["mode"],
+                "gpu_a": a["gpu"],
+                "gpu_b": b["gpu"],
+                "published_speedup": published,
+                "predicted_speedup": ratio,
+                "error_pct": 100 * (ratio / published - 1),
+                "decisive": decisive,
+                "winner_right": bool(ratio > 1) if decisive else None,
+                "within_tolerance": bool(abs(ratio / published - 1) <= RATIO_TOLERANCE),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def throughput_ratios(reference: pd.DataFrame | None = None, efficiency: Efficiency = DEFAULT_EFFICIENCY,
-                      catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+def throughput_ratios(
+    reference: pd.DataFrame | None = None,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+    catalogue: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Every single-GPU measurement with the model's prediction and published / predicted.
 
     Pairs are graded, not absolute speeds, so what the ratio tells is how alike it is across the
@@ -343,7 +460,7 @@ def gpu_factors(ratios: pd.DataFrame) -> pd.Series:
     design[np.arange(len(frame)), columns] = 1.0
     design[np.arange(len(frame)), columns.max() + 1 + frame["gpu"].map(gpus.index).to_numpy()] = 1.0
     coef, *_ = np.linalg.lstsq(design, np.log(frame["ratio"].to_numpy()), rcond=None)
-    logs = coef[columns.max() + 1:]
+    logs = coef[columns.max() + 1 :]
     return pd.Series(np.exp(logs - logs.mean()), index=gpus, name="factor")
 
 
@@ -354,8 +471,14 @@ def summarize_by_family(table: pd.DataFrame) -> pd.DataFrame:
     for fam, group in table.groupby("family", sort=True):
         s = summarize_validation(group)
         share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
-        rows.append({"family": fam, **s, "within_share": share,
-                     "meets_target": bool(share >= FAMILY_TARGET and s["winners_right"] == s["decisive_pairs"])})
+        rows.append(
+            {
+                "family": fam,
+                **s,
+                "within_share": share,
+                "meets_target": bool(share >= FAMILY_TARGET and s["winners_right"] == s["decisive_pairs"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -366,8 +489,14 @@ FAMILY_TARGET = 0.90
 def summarize_validation(table: pd.DataFrame) -> dict:
     """Headline figures of a validation table."""
     if table.empty:
-        return {"pairs": 0, "median_abs_error_pct": math.nan, "max_abs_error_pct": math.nan,
-                "within_tolerance": 0, "decisive_pairs": 0, "winners_right": 0}
+        return {
+            "pairs": 0,
+            "median_abs_error_pct": math.nan,
+            "max_abs_error_pct": math.nan,
+            "within_tolerance": 0,
+            "decisive_pairs": 0,
+            "winners_right": 0,
+        }
     err = table["error_pct"].abs()
     decisive = table[table["decisive"]]
     return {
@@ -390,14 +519,22 @@ def key_pairs(table: pd.DataFrame, pairs: Sequence[tuple[str, str]] = KEY_PAIRS)
     keep = []
     for a, b in pairs:
         fa, fb = set(specs.resolve(a, cat).matches), set(specs.resolve(b, cat).matches)
-        keep.append(table[(table["gpu_a"].isin(fa) & table["gpu_b"].isin(fb)) |
-                          (table["gpu_a"].isin(fb) & table["gpu_b"].isin(fa))])
+        keep.append(
+            table[
+                (table["gpu_a"].isin(fa) & table["gpu_b"].isin(fb))
+                | (table["gpu_a"].isin(fb) & table["gpu_b"].isin(fa))
+            ]
+        )
     return pd.concat(keep, ignore_index=True)
 
 
 #: The grid :func:`fit_efficiency` searches.
-FIT_GRID = {"tensor": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0), "cuda": (0.5, 0.7, 0.9),
-            "elementwise": (0.01, 0.015, 0.02, 0.03, 0.04, 0.06), "memory": (0.2, 0.3, 0.4, 0.5, 0.7)}
+FIT_GRID = {
+    "tensor": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
+    "cuda": (0.5, 0.7, 0.9),
+    "elementwise": (0.01, 0.015, 0.02, 0.03, 0.04, 0.06),
+    "memory": (0.2, 0.3, 0.4, 0.5, 0.7),
+}
 
 
 def _pair_log_error(pred: np.ndarray, pairs, published) -> float:
@@ -414,14 +551,21 @@ def _log_error(cases, pairs, published, eff: Efficiency) -> float:
 def _grid_throughputs(cases, base: Efficiency, grid) -> list[tuple[Efficiency, np.ndarray]]:
     """Every efficiency on ``grid`` with the throughputs it predicts for ``cases``. A prediction does
     not depend on which pairs a fit reads, so a leave-one-out computes these once for all its fits."""
-    return [(eff, _throughputs(cases, eff))
-            for eff in (replace(base, tensor=t, cuda=c, elementwise=e, memory=m)
-                        for t in grid["tensor"] for c in grid["cuda"]
-                        for e in grid["elementwise"] for m in grid["memory"])]
+    return [
+        (eff, _throughputs(cases, eff))
+        for eff in (
+            replace(base, tensor=t, cuda=c, elementwise=e, memory=m)
+            for t in grid["tensor"]
+            for c in grid["cuda"]
+            for e in grid["elementwise"]
+            for m in grid["memory"]
+        )
+    ]
 
 
-def _fit(predicted: list[tuple[Efficiency, np.ndarray]], pairs, published, base: Efficiency) \
-        -> tuple[Efficiency, float]:
+def _fit(
+    predicted: list[tuple[Efficiency, np.ndarray]], pairs, published, base: Efficiency
+) -> tuple[Efficiency, float]:
     """The grid point (:func:`_grid_throughputs`) with the lowest log error on ``pairs``; the first
     in grid order among equals."""
     best, best_err = base, math.inf
@@ -451,34 +595,54 @@ def _pair_inputs(reference: pd.DataFrame, catalogue: pd.DataFrame | None, what: 
 REFIT_MARGIN = 0.02
 
 
-def fit_error(reference: pd.DataFrame, efficiency: Efficiency = DEFAULT_EFFICIENCY,
-              catalogue: pd.DataFrame | None = None) -> float:
+def fit_error(
+    reference: pd.DataFrame,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+    catalogue: pd.DataFrame | None = None,
+) -> float:
     """The mean absolute log error of every single-GPU pair's predicted speedup under ``efficiency``:
     the quantity :func:`fit_efficiency` minimises, to compare a refit with the defaults."""
     _, cases, pairs, published = _pair_inputs(reference, catalogue, "grade")
     return _log_error(cases, pairs, published, efficiency)
 
 
-def scan_error(reference: pd.DataFrame, name: str, values: Sequence[float],
-               efficiency: Efficiency = DEFAULT_EFFICIENCY, catalogue: pd.DataFrame | None = None) -> pd.Series:
+def scan_error(
+    reference: pd.DataFrame,
+    name: str,
+    values: Sequence[float],
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+    catalogue: pd.DataFrame | None = None,
+) -> pd.Series:
     """:func:`fit_error` with the efficiency field ``name`` at each of ``values`` (every other
     factor as in ``efficiency``): how a constant outside :data:`FIT_GRID` (``host_op_s``,
     ``sm_bytes_per_cycle``) is chosen, by the quantity the fit minimises."""
     _, cases, pairs, published = _pair_inputs(reference, catalogue, "grade")
-    return pd.Series({v: _log_error(cases, pairs, published, replace(efficiency, **{name: v})) for v in values},
-                     name="log_error")
+    return pd.Series(
+        {v: _log_error(cases, pairs, published, replace(efficiency, **{name: v})) for v in values},
+        name="log_error",
+    )
 
 
-def refit_verdict(reference: pd.DataFrame, fitted: Efficiency, defaults: Efficiency = DEFAULT_EFFICIENCY,
-                  catalogue: pd.DataFrame | None = None) -> tuple[bool, str]:
+def refit_verdict(
+    reference: pd.DataFrame,
+    fitted: Efficiency,
+    defaults: Efficiency = DEFAULT_EFFICIENCY,
+    catalogue: pd.DataFrame | None = None,
+) -> tuple[bool, str]:
     """Whether ``fitted`` should replace ``defaults``, and why, in words: only where it lowers
     :func:`fit_error` by more than :data:`REFIT_MARGIN` and calls no more winners wrong (the fit
     minimises the speedups' log error, which does not see a verdict turn; the target asks for both)."""
     now, best = fit_error(reference, defaults, catalogue), fit_error(reference, fitted, catalogue)
-    text = (f"mean absolute log error of the speedups {best:.4f}, against the defaults' {now:.4f} "
-            f"({(now - best) / now:.1%} lower)")
+    text = (
+        f"mean absolute log error of the speedups {best:.4f}, against the defaults' {now:.4f} "
+        f"({(now - best) / now:.1%} lower)"
+    )
     if now - best <= REFIT_MARGIN * now:
-        return False, text + f"; within {REFIT_MARGIN:.0%}, so the defaults stay (the error is flat around its minimum)"
+        return (
+            False,
+            text
+            + f"; within {REFIT_MARGIN:.0%}, so the defaults stay (the error is flat around its minimum)",
+        )
 
     def wrong(eff):
         s = summarize_validation(validation_table(reference, eff, catalogue))
@@ -486,12 +650,19 @@ def refit_verdict(reference: pd.DataFrame, fitted: Efficiency, defaults: Efficie
 
     lost = wrong(fitted) - wrong(defaults)
     if lost > 0:
-        return False, text + f", but it calls {lost} more winner{'s' * (lost > 1)} wrong, so the defaults stay"
+        return (
+            False,
+            text + f", but it calls {lost} more winner{'s' * (lost > 1)} wrong, so the defaults stay",
+        )
     return True, text + ": update the defaults"
 
 
-def fit_efficiency(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None,
-                   base: Efficiency = DEFAULT_EFFICIENCY, grid: dict | None = None) -> Efficiency:
+def fit_efficiency(
+    reference: pd.DataFrame,
+    catalogue: pd.DataFrame | None = None,
+    base: Efficiency = DEFAULT_EFFICIENCY,
+    grid: dict | None = None,
+) -> Efficiency:
     """The efficiency factors on :data:`FIT_GRID` that minimise the mean absolute log error of the
     speedup ratios in ``reference`` (ratios do not see a common scale, so the fit fixes the
     balance between compute, elementwise work and memory, not absolute speed)."""
@@ -500,8 +671,13 @@ def fit_efficiency(reference: pd.DataFrame, catalogue: pd.DataFrame | None = Non
     return replace(eff, source=f"fitted to {len(ref)} published measurements ({ref['gpu'].nunique()} GPUs)")
 
 
-def _leave_out(reference: pd.DataFrame | None, catalogue: pd.DataFrame | None, base: Efficiency,
-               grid: dict | None, groups) -> pd.DataFrame:
+def _leave_out(
+    reference: pd.DataFrame | None,
+    catalogue: pd.DataFrame | None,
+    base: Efficiency,
+    grid: dict | None,
+    groups,
+) -> pd.DataFrame:
     """Fit on the pairs outside each group, grade the group's pairs (which the fit never saw).
     ``groups(ref, pairs)`` yields ``(label, indices of the held-out pairs)``; each group is graded
     per workload family."""
@@ -521,18 +697,30 @@ def _leave_out(reference: pd.DataFrame | None, catalogue: pd.DataFrame | None, b
         table = validation_table(ref, eff, cat, predicted=_throughputs(cases, eff)).iloc[held]
         for fam, group in table.groupby("family", sort=True):
             s = summarize_validation(group)
-            rows.append({"held_out": label, "family": fam, "pairs": s["pairs"],
-                         "median_abs_error_pct": s["median_abs_error_pct"], "max_abs_error_pct": s["max_abs_error_pct"],
-                         "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
-                         "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
-                         "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
-                                   f"memory {eff.memory:g}"})
+            rows.append(
+                {
+                    "held_out": label,
+                    "family": fam,
+                    "pairs": s["pairs"],
+                    "median_abs_error_pct": s["median_abs_error_pct"],
+                    "max_abs_error_pct": s["max_abs_error_pct"],
+                    "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
+                    "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
+                    "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
+                    f"memory {eff.memory:g}",
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def leave_one_gpu_out(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
-                      base: Efficiency = DEFAULT_EFFICIENCY, grid: dict | None = None) -> pd.DataFrame:
+def leave_one_gpu_out(
+    reference: pd.DataFrame | None = None,
+    catalogue: pd.DataFrame | None = None,
+    base: Efficiency = DEFAULT_EFFICIENCY,
+    grid: dict | None = None,
+) -> pd.DataFrame:
     """For each GPU: fit on the pairs without it, then grade the pairs with it, per family."""
+
     def groups(ref, pairs):
         for gpu in sorted(ref["gpu"].unique()):
             yield gpu, [k for k, (i, j) in enumerate(pairs) if gpu in (ref.at[i, "gpu"], ref.at[j, "gpu"])]
@@ -540,10 +728,15 @@ def leave_one_gpu_out(reference: pd.DataFrame | None = None, catalogue: pd.DataF
     return _leave_out(reference, catalogue, base, grid, groups)
 
 
-def leave_one_source_out(reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None,
-                         base: Efficiency = DEFAULT_EFFICIENCY, grid: dict | None = None) -> pd.DataFrame:
+def leave_one_source_out(
+    reference: pd.DataFrame | None = None,
+    catalogue: pd.DataFrame | None = None,
+    base: Efficiency = DEFAULT_EFFICIENCY,
+    grid: dict | None = None,
+) -> pd.DataFrame:
     """For each publication: fit on the others' pairs, grade its own (one harness's habits, its
     framework version, batch sizes and data pipeline, never seen by the fit), per family."""
+
     def groups(ref, pairs):
         for source in sorted(ref["source"].unique()):
             yield source, [k for k, (i, _) in enumerate(pairs) if ref.at[i, "source"] == source]
@@ -560,8 +753,12 @@ def source_link(text) -> str | None:
     return "host" if "NCCL_P2P_DISABLE=1" in t and "commented out by then" not in t else None
 
 
-def scaling_validation(reference: pd.DataFrame | None = None, efficiency: Efficiency = DEFAULT_EFFICIENCY,
-                       catalogue: pd.DataFrame | None = None, overlap: str = "none") -> pd.DataFrame:
+def scaling_validation(
+    reference: pd.DataFrame | None = None,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+    catalogue: pd.DataFrame | None = None,
+    overlap: str = "none",
+) -> pd.DataFrame:
     """Every multi-GPU measurement against the same source's single-GPU measurement of that GPU,
     workload and precision: published and predicted speedup of N GPUs over one (and the scaling
     efficiency, that speedup over N), the link the model assumes and what the source says of it."""
@@ -589,13 +786,22 @@ def scaling_validation(reference: pd.DataFrame | None = None, efficiency: Effici
                 continue
             published = rate.at[r.name] / rate.at[base.name]
             predicted = multi["throughput"] / single["throughput"]
-            rows.append({**dict(zip(keys, key)), "family": "scaling", "gpus": n, "link": multi["link"],
-                         "source_link": r.get("link") or "not stated", "published_speedup": published,
-                         "predicted_speedup": predicted, "published_efficiency": published / n,
-                         "predicted_efficiency": predicted / n, "error_pct": 100 * (predicted / published - 1),
-                         "within_tolerance": bool(abs(predicted / published - 1) <= RATIO_TOLERANCE)})
+            rows.append(
+                {
+                    **dict(zip(keys, key)),
+                    "family": "scaling",
+                    "gpus": n,
+                    "link": multi["link"],
+                    "source_link": r.get("link") or "not stated",
+                    "published_speedup": published,
+                    "predicted_speedup": predicted,
+                    "published_efficiency": published / n,
+                    "predicted_efficiency": predicted / n,
+                    "error_pct": 100 * (predicted / published - 1),
+                    "within_tolerance": bool(abs(predicted / published - 1) <= RATIO_TOLERANCE),
+                }
+            )
     return pd.DataFrame(rows)
-
 
 
 @functools.lru_cache(maxsize=4)
@@ -620,17 +826,26 @@ def family_accuracy(family_name: str) -> dict:
         if table.empty:
             return {"family": family_name, "pairs": 0}
         err = table["error_pct"].abs()
-        return {"family": family_name, "pairs": int(len(table)),
-                "within_tolerance": int(table["within_tolerance"].sum()),
-                "median_abs_error_pct": float(err.median()), "max_abs_error_pct": float(err.max()),
-                "decisive_pairs": 0, "winners_right": 0, "workloads": tuple(sorted(table["workload"].unique())),
-                "gpus": tuple(sorted(table["gpu"].unique()))}
+        return {
+            "family": family_name,
+            "pairs": int(len(table)),
+            "within_tolerance": int(table["within_tolerance"].sum()),
+            "median_abs_error_pct": float(err.median()),
+            "max_abs_error_pct": float(err.max()),
+            "decisive_pairs": 0,
+            "winners_right": 0,
+            "workloads": tuple(sorted(table["workload"].unique())),
+            "gpus": tuple(sorted(table["gpu"].unique())),
+        }
     table = default_validation(family_name)
     if table.empty:
         return {"family": family_name, "pairs": 0}
-    return {"family": family_name, **summarize_validation(table),
-            "workloads": tuple(sorted(table["workload"].unique())),
-            "gpus": tuple(sorted(set(table["gpu_a"]) | set(table["gpu_b"])))}
+    return {
+        "family": family_name,
+        **summarize_validation(table),
+        "workloads": tuple(sorted(table["workload"].unique())),
+        "gpus": tuple(sorted(set(table["gpu_a"]) | set(table["gpu_b"]))),
+    }
 
 
 def accuracy_text(family_name: str) -> str:
@@ -642,8 +857,10 @@ def accuracy_text(family_name: str) -> str:
     if not a["pairs"]:
         return "not graded (no published measurement)"
     what = "N-GPU speedups" if family_name == "scaling" else "same-source speedups"
-    return (f"within ±{RATIO_TOLERANCE:.0%} in {a['within_tolerance']} of {a['pairs']} published {what}, "
-            f"median error {a['median_abs_error_pct']:.1f}%")
+    return (
+        f"within ±{RATIO_TOLERANCE:.0%} in {a['within_tolerance']} of {a['pairs']} published {what}, "
+        f"median error {a['median_abs_error_pct']:.1f}%"
+    )
 
 
 def grading_statement(workload: str, count: int = 1, table: pd.DataFrame | None = None) -> str:
@@ -652,8 +869,10 @@ def grading_statement(workload: str, count: int = 1, table: pd.DataFrame | None 
     no published measurement in the family covers."""
     key = str(workload).strip().lower()
     if key in SYNTHETIC:
-        return (f"Not graded: {key} is a synthetic kernel; no publication measures it the same way "
-                "(docs/perfmodel-accuracy.md grades ResNet-50, BERT and multi-GPU scaling)")
+        return (
+            f"Not graded: {key} is a synthetic kernel; no publication measures it the same way "
+            "(docs/perfmodel-accuracy.md grades ResNet-50, BERT and multi-GPU scaling)"
+        )
     fam = "scaling" if count > 1 else family(key)
     a = family_accuracy(fam)
     if not a["pairs"]:

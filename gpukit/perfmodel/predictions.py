@@ -1,4 +1,5 @@
 """Predictions per GPU as tables: the roofline over the catalogue, merged with what was measured."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -16,18 +17,49 @@ from .profiles import Profile, profile
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
 
 
-PREDICTION_COLUMNS = ("gpu", "workload", "precision", "batch_size", "mode", "gpus", "link", "step_time_s",
-                      "throughput", "throughput_unit", "scaling_efficiency", "bound", "compute_bound_share", "math",
-                      "achieved_tflops", "arithmetic_intensity", "tensor_share", "tensor_share_measured",
-                      "bandwidth_share", "bandwidth_share_measured", "l2_cache_mib", "measured_throughput", "graded",
-                      "efficiency_source", "note")
+PREDICTION_COLUMNS = (
+    "gpu",
+    "workload",
+    "precision",
+    "batch_size",
+    "mode",
+    "gpus",
+    "link",
+    "step_time_s",
+    "throughput",
+    "throughput_unit",
+    "scaling_efficiency",
+    "bound",
+    "compute_bound_share",
+    "math",
+    "achieved_tflops",
+    "arithmetic_intensity",
+    "tensor_share",
+    "tensor_share_measured",
+    "bandwidth_share",
+    "bandwidth_share_measured",
+    "l2_cache_mib",
+    "measured_throughput",
+    "graded",
+    "efficiency_source",
+    "note",
+)
 
 
-def predict_table(workload: str = "resnet50", precision: str = "float32", batch: int | None = None,
-                  mode: str = "train", gpus: Iterable[str] | str | None = None,
-                  efficiency: Efficiency | None = None, catalogue: pd.DataFrame | None = None,
-                  results: Results | list | None = None, count: int = 1, link: str | None = None,
-                  overlap: str = "none", **params) -> pd.DataFrame:
+def predict_table(
+    workload: str = "resnet50",
+    precision: str = "float32",
+    batch: int | None = None,
+    mode: str = "train",
+    gpus: Iterable[str] | str | None = None,
+    efficiency: Efficiency | None = None,
+    catalogue: pd.DataFrame | None = None,
+    results: Results | list | None = None,
+    count: int = 1,
+    link: str | None = None,
+    overlap: str = "none",
+    **params,
+) -> pd.DataFrame:
     """One row per GPU (all catalogue GPUs by default), fastest first; GPUs that cannot run the
     precision natively get a row with no throughput and the reason in ``note``.
 
@@ -64,17 +96,31 @@ def predict_table(workload: str = "resnet50", precision: str = "float32", batch:
             pr = predict(prof, gpu, efficiency)
             many = predict_scaling(prof, gpu, count, efficiency, link, overlap) if count > 1 else None
         except prec.Unsupported as exc:
-            out.append({"gpu": gpu["gpu"], "workload": prof.workload, "precision": prof.precision,
-                        "batch_size": prof.batch, "mode": prof.mode, "gpus": count,
-                        "throughput_unit": prof.throughput_unit, "efficiency_source": efficiency.source,
-                        "graded": gpu["gpu"] in graded, "note": str(exc)})
+            out.append(
+                {
+                    "gpu": gpu["gpu"],
+                    "workload": prof.workload,
+                    "precision": prof.precision,
+                    "batch_size": prof.batch,
+                    "mode": prof.mode,
+                    "gpus": count,
+                    "throughput_unit": prof.throughput_unit,
+                    "efficiency_source": efficiency.source,
+                    "graded": gpu["gpu"] in graded,
+                    "note": str(exc),
+                }
+            )
             continue
         row = {k: getattr(pr, k) for k in PREDICTION_COLUMNS if hasattr(pr, k)}
         row.update(gpus=count, link="", scaling_efficiency=1.0, graded=pr.gpu in graded)
         if many:
-            row.update(step_time_s=many["step_time_s"], throughput=many["throughput"], link=many["link"],
-                       scaling_efficiency=many["scaling_efficiency"],
-                       achieved_tflops=count * pr.flops / many["step_time_s"] / 1e12)
+            row.update(
+                step_time_s=many["step_time_s"],
+                throughput=many["throughput"],
+                link=many["link"],
+                scaling_efficiency=many["scaling_efficiency"],
+                achieved_tflops=count * pr.flops / many["step_time_s"] / 1e12,
+            )
         row["arithmetic_intensity"] = prof.intensity
         row["tensor_share"], row["tensor_share_measured"] = tensor_share(gpu)
         row["bandwidth_share"], row["bandwidth_share_measured"] = bandwidth_share(gpu)
@@ -112,14 +158,17 @@ def _measured(results, prof: Profile, catalogue: pd.DataFrame) -> dict[str, tupl
             except prec.Unsupported:
                 same = False
             if same:
-                found.setdefault(gpu, []).append((doc.created, float(r.throughput),
-                                                  f"{doc.source}, {doc.environment_key}"))
+                found.setdefault(gpu, []).append(
+                    (doc.created, float(r.throughput), f"{doc.source}, {doc.environment_key}")
+                )
                 break
     out = {}
     for gpu, hits in found.items():
         hits.sort()
         created, value, source = hits[-1]
-        note = f"measured ({source})" + (f"; newest of {len(hits)} runs, not averaged" if len(hits) > 1 else "")
+        note = f"measured ({source})" + (
+            f"; newest of {len(hits)} runs, not averaged" if len(hits) > 1 else ""
+        )
         out[gpu] = (value, note)
     return out
 

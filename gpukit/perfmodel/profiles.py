@@ -7,6 +7,7 @@ update; the synthetic benchmark workloads (matmul, conv, bandwidth) are one op e
 counts of :mod:`gpukit.workloads`. Sizes default to the benchmark's GPU sizes
 (:func:`gpukit.workloads.sizes`).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -34,7 +35,9 @@ class OpCost:
     matmul: bool
     kernels: int = 1
     stream: bool = False  # one pass over its operands at a streaming kernel's bandwidth (a fused update)
-    reread: float = 0.0  # bytes it reads of the tensor the kernel before it has just written (L2 may hold them)
+    reread: float = (
+        0.0  # bytes it reads of the tensor the kernel before it has just written (L2 may hold them)
+    )
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,16 @@ _TRAFFIC = {"BatchNormalization": (3, 5), "LayerNormalization": (3, 5)}
 #: Arithmetic per output element of the CUDA-core layers (forward, backward), counting the
 #: index and reduction work as well as the maths: small, but on GPUs with few CUDA cores for
 #: their bandwidth it, not memory, sets the pace.
-ELEMENTWISE_FLOPS = {"BatchNormalization": (8, 14), "LayerNormalization": (10, 16), "Activation": (2, 2),
-                     "ReLU": (1, 2), "Add": (1, 1), "MaxPooling2D": (9, 9), "GlobalAveragePooling2D": (1, 1),
-                     "Softmax": (5, 5)}
+ELEMENTWISE_FLOPS = {
+    "BatchNormalization": (8, 14),
+    "LayerNormalization": (10, 16),
+    "Activation": (2, 2),
+    "ReLU": (1, 2),
+    "Add": (1, 1),
+    "MaxPooling2D": (9, 9),
+    "GlobalAveragePooling2D": (1, 1),
+    "Softmax": (5, 5),
+}
 _NO_TRAFFIC = {"InputLayer", "Flatten", "Reshape", "ZeroPadding2D", "Dropout", "Identity"}
 
 
@@ -122,14 +132,26 @@ def _just_written(graph, costed) -> tuple[list[int], list[bool]]:
         return t
 
     written = [{root(t) for t in op.outputs} for op in costed]
-    forward = [0] + [sum(graph.sizes[t] for t in op.inputs if root(t) in before)
-                     for op, before in zip(costed[1:], written)]
-    backward = [any(root(t) in mine for t in after.inputs) for mine, after in zip(written, costed[1:])] + [False]
+    forward = [0] + [
+        sum(graph.sizes[t] for t in op.inputs if root(t) in before) for op, before in zip(costed[1:], written)
+    ]
+    backward = [any(root(t) in mine for t in after.inputs) for mine, after in zip(written, costed[1:])] + [
+        False
+    ]
     return forward, backward
 
 
-def _graph_profile(graph, name: str, batch: int, precision: str, mode: str, optimizer: str,
-                   unit: str, items_per_example: float, update: str = "per-tensor") -> Profile:
+def _graph_profile(
+    graph,
+    name: str,
+    batch: int,
+    precision: str,
+    mode: str,
+    optimizer: str,
+    unit: str,
+    items_per_example: float,
+    update: str = "per-tensor",
+) -> Profile:
     item = prec.itemsize(precision)
     train = mode == "train"
     fused = update == "fused"
@@ -156,19 +178,57 @@ def _graph_profile(graph, name: str, batch: int, precision: str, mode: str, opti
             flops = flops or float(elements * per_fwd)
             bwd_flops, bwd_kernels = float(elements * per_bwd), 1
         elementwise = not (op.matmul or op.kind == "DepthwiseConv2D")
-        ops.append(OpCost(op.name, op.kind, "forward", flops, float(fwd_bytes), op.matmul or False,
-                          reread=float(fwd_fresh * batch * item) if elementwise else 0.0))
+        ops.append(
+            OpCost(
+                op.name,
+                op.kind,
+                "forward",
+                flops,
+                float(fwd_bytes),
+                op.matmul or False,
+                reread=float(fwd_fresh * batch * item) if elementwise else 0.0,
+            )
+        )
         if train:
-            ops.append(OpCost(op.name, op.kind, "backward", float(bwd_flops), float(bwd_bytes), op.matmul,
-                              bwd_kernels, reread=float(outs if bwd_fresh and elementwise else 0.0)))
+            ops.append(
+                OpCost(
+                    op.name,
+                    op.kind,
+                    "backward",
+                    float(bwd_flops),
+                    float(bwd_bytes),
+                    op.matmul,
+                    bwd_kernels,
+                    reread=float(outs if bwd_fresh and elementwise else 0.0),
+                )
+            )
             if op.trainable_params:
                 per = UPDATE_BYTES_PER_PARAM.get(optimizer, 20) + (2 if item == 2 else 0)
-                ops.append(OpCost(op.name, op.kind, "update", 2.0 * op.trainable_params,
-                                  float(op.trainable_params * per), False, 0 if fused else 1, fused))
+                ops.append(
+                    OpCost(
+                        op.name,
+                        op.kind,
+                        "update",
+                        2.0 * op.trainable_params,
+                        float(op.trainable_params * per),
+                        False,
+                        0 if fused else 1,
+                        fused,
+                    )
+                )
     # a fused update is one dispatch for every variable, not one per layer
     host_ops = sum(1 for o in ops if not (fused and o.phase == "update")) + (1 if fused and train else 0)
-    return Profile(name, precision, batch, mode, batch * items_per_example, unit, tuple(ops),
-                   int(graph.trainable_params) if train else 0, host_ops=host_ops)
+    return Profile(
+        name,
+        precision,
+        batch,
+        mode,
+        batch * items_per_example,
+        unit,
+        tuple(ops),
+        int(graph.trainable_params) if train else 0,
+        host_ops=host_ops,
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -201,8 +261,15 @@ def _default_params() -> dict:
     h, w, ci, co = CONV_LAYERS[0]
     return {
         "matmul": {"m": n, "n": n, "k": n},
-        "conv": {"batch": size["conv_batch"], "height": h, "width": w, "in_channels": ci, "out_channels": co,
-                 "kernel": 3, "stride": 1},
+        "conv": {
+            "batch": size["conv_batch"],
+            "height": h,
+            "width": w,
+            "in_channels": ci,
+            "out_channels": co,
+            "kernel": 3,
+            "stride": 1,
+        },
         "bandwidth": {"kernel": "scale", "elements": size["bandwidth_elements"]},
         "resnet50": dict(size["resnet50"]),
         "transformer": dict(size["transformer"]),
@@ -214,8 +281,15 @@ DEFAULT_PARAMS = _default_params()
 WORKLOADS = tuple(DEFAULT_PARAMS)
 
 
-def profile(workload: str, batch: int | None = None, precision: str = "float32", mode: str = "train",
-            optimizer: str = "momentum", update: str = "per-tensor", **params) -> Profile:
+def profile(
+    workload: str,
+    batch: int | None = None,
+    precision: str = "float32",
+    mode: str = "train",
+    optimizer: str = "momentum",
+    update: str = "per-tensor",
+    **params,
+) -> Profile:
     """Profile ``workload`` (a benchmark workload or any ``keras.applications`` name).
 
     ``batch`` overrides the workload's default batch (for matmul: the rows ``m``); ``update`` is how
@@ -244,8 +318,16 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
         if key == "conv":
             if batch:
                 q["batch"] = batch
-            flops, nbytes = wl.conv2d_counts(q["batch"], q["height"], q["width"], q["in_channels"],
-                                             q["out_channels"], q["kernel"], q["stride"], item)
+            flops, nbytes = wl.conv2d_counts(
+                q["batch"],
+                q["height"],
+                q["width"],
+                q["in_channels"],
+                q["out_channels"],
+                q["kernel"],
+                q["stride"],
+                item,
+            )
             op = OpCost("conv", "Conv2D", "forward", flops, nbytes, True)
             return Profile("conv", p, q["batch"], "infer", flops / 1e12, "TFLOP/s", (op,))
         flops, nbytes = wl.bandwidth_counts(q["kernel"], q["elements"], 4)
@@ -254,8 +336,9 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
     if key == "transformer":
         q = {**DEFAULT_PARAMS["transformer"], **params}
         b = batch or q["batch"]
-        graph = _keras_graph("transformer", (q["hidden"], q["heads"], q["ffn"], q["layers"], q["seq_len"],
-                                             q["vocab"]))
+        graph = _keras_graph(
+            "transformer", (q["hidden"], q["heads"], q["ffn"], q["layers"], q["seq_len"], q["vocab"])
+        )
         return _graph_profile(graph, "transformer", b, p, mode, "adam", "tokens/s", q["seq_len"], update)
     from ..models import TASKS, TRANSFORMERS, transformer_task
 
@@ -268,9 +351,20 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
         if seq_len < 1 or (seq_len > spec.seq_len and not spec.decoder):
             raise ParameterError(f"{key} takes sequences of 1 to {spec.seq_len} tokens, not {seq_len}")
         # fine-tuning on SQuAD: 32 sequences a step (the fine-tuning batch of the BERT paper's recipe)
-        unit, per_example, default_batch = ("sequences/s", 1, 32) if head == "span" else ("tokens/s", seq_len, 8)
-        return _graph_profile(transformer_graph(spec, seq_len, head=head), key, batch or default_batch, p, mode,
-                              "adam", unit, per_example, update)
+        unit, per_example, default_batch = (
+            ("sequences/s", 1, 32) if head == "span" else ("tokens/s", seq_len, 8)
+        )
+        return _graph_profile(
+            transformer_graph(spec, seq_len, head=head),
+            key,
+            batch or default_batch,
+            p,
+            mode,
+            "adam",
+            unit,
+            per_example,
+            update,
+        )
     if key == "resnet50":
         q = {**DEFAULT_PARAMS["resnet50"], **params}
         b = batch or q["batch"]
@@ -281,12 +375,13 @@ def profile(workload: str, batch: int | None = None, precision: str = "float32",
     shape = tuple(params["input_shape"]) if params.get("input_shape") else None
     if name.lower() not in {a.lower() for a in keras_application_names()}:
         tasks = [f"{t}-{k}" for t, spec in TRANSFORMERS.items() if not spec.decoder for k in TASKS]
-        close = difflib.get_close_matches(name, list(WORKLOADS) + list(TRANSFORMERS) + tasks
-                                          + keras_application_names(), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(
+            name, list(WORKLOADS) + list(TRANSFORMERS) + tasks + keras_application_names(), n=3, cutoff=0.5
+        )
         hint = f"did you mean {', '.join(close)}? " if close else ""
-        raise UnknownModelError(f"unknown workload {workload!r}; {hint}use {', '.join(WORKLOADS)}, "
-                                f"a built-in transformer ({', '.join(TRANSFORMERS)}) or a keras.applications name")
+        raise UnknownModelError(
+            f"unknown workload {workload!r}; {hint}use {', '.join(WORKLOADS)}, "
+            f"a built-in transformer ({', '.join(TRANSFORMERS)}) or a keras.applications name"
+        )
     graph = _keras_graph("application", (name, shape))
     return _graph_profile(graph, name, batch or 32, p, mode, optimizer, "examples/s", 1, update)
-
-

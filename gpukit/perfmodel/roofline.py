@@ -12,6 +12,7 @@ time is the sum over ops. Which unit runs an op is
 :func:`gpukit.precision.math_unit`'s rule. An op is compute-bound where the first is longer;
 the workload is compute-bound when its compute-bound ops take most of the step.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -113,8 +114,10 @@ class Efficiency:
             if getattr(self, name) < 0:
                 raise ParameterError(f"{name}={getattr(self, name)!r} must not be negative")
         if self.l2_share > 1:
-            raise ParameterError(f"l2_share={self.l2_share!r} must be at most 1: a tensor cannot take more than the "
-                                 "whole L2 cache")
+            raise ParameterError(
+                f"l2_share={self.l2_share!r} must be at most 1: a tensor cannot take more than the "
+                "whole L2 cache"
+            )
         if not self.scale > 0:
             raise ParameterError(f"scale={self.scale!r} must be positive")
 
@@ -165,7 +168,9 @@ class Placed:
     host_ops: int = 0  # layer operations dispatched from the host per step
     tensor_share: float = 1.0  # share of the datasheet tensor peak the GPU sustains (gpukit.matmul_rates)
     sm_cycles_per_s: float = 0.0  # SMs x boost clock: what elementwise kernels' loads and stores pass through
-    bandwidth_share: float = 1.0  # share of the datasheet bandwidth a streaming kernel reaches (gpukit.bandwidth_rates)
+    bandwidth_share: float = (
+        1.0  # share of the datasheet bandwidth a streaming kernel reaches (gpukit.bandwidth_rates)
+    )
     reread: np.ndarray | None = None  # bytes each op reads of what the kernel before it has just written
     l2_bytes: float = 0.0  # the GPU's L2 cache (0: not in the catalogue)
 
@@ -177,15 +182,26 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
     unit_of = {m: prec.math_unit(gpu, prof.precision, m) for m in {o.matmul for o in prof.ops}}
     units = [unit_of[o.matmul] for o in prof.ops]
     issue = issue_tflops(gpu)  # what everything but the matrix multiplies gets through (not the FP32 lanes)
-    return Placed(str(gpu["gpu"]), np.array([o.flops for o in prof.ops], float),
-                  np.array([o.bytes for o in prof.ops], float),
-                  np.array([(u[1] if o.matmul else issue) * 1e12 for u, o in zip(units, prof.ops)]),
-                  np.array([0 if "tensor" in label else (1 if o.matmul else 2) for (label, _), o in zip(units, prof.ops)]),
-                  np.array([o.kind == "Stream" or o.stream for o in prof.ops]), sum(o.kernels for o in prof.ops),
-                  float(gpu["memory_bandwidth_gbs"]) * 1e9, prof.items_per_step,
-                  tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})), prof.host_ops,
-                  tensor_share(gpu)[0], issue * 1e12 / ISSUE_PER_SM_CLOCK, bandwidth_share(gpu)[0],
-                  np.array([o.reread for o in prof.ops], float), l2_cache_bytes(gpu))
+    return Placed(
+        str(gpu["gpu"]),
+        np.array([o.flops for o in prof.ops], float),
+        np.array([o.bytes for o in prof.ops], float),
+        np.array([(u[1] if o.matmul else issue) * 1e12 for u, o in zip(units, prof.ops)]),
+        np.array(
+            [0 if "tensor" in label else (1 if o.matmul else 2) for (label, _), o in zip(units, prof.ops)]
+        ),
+        np.array([o.kind == "Stream" or o.stream for o in prof.ops]),
+        sum(o.kernels for o in prof.ops),
+        float(gpu["memory_bandwidth_gbs"]) * 1e9,
+        prof.items_per_step,
+        tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})),
+        prof.host_ops,
+        tensor_share(gpu)[0],
+        issue * 1e12 / ISSUE_PER_SM_CLOCK,
+        bandwidth_share(gpu)[0],
+        np.array([o.reread for o in prof.ops], float),
+        l2_cache_bytes(gpu),
+    )
 
 
 def l2_cache_bytes(gpu: pd.Series | dict) -> float:
@@ -199,10 +215,14 @@ def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
     bandwidth × the memory or stream efficiency, less what the L2 holds of the kernel before's
     output, ``l2_share``; and for an elementwise kernel, its bytes through the SMs' loads and
     stores: ÷ SMs × clock × ``sm_bytes_per_cycle``), in seconds."""
-    factors = np.array([eff.tensor * (placed.tensor_share if eff.sustained else 1.0), eff.cuda, eff.elementwise])
+    factors = np.array(
+        [eff.tensor * (placed.tensor_share if eff.sustained else 1.0), eff.cuda, eff.elementwise]
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         compute = np.where(placed.flops > 0, placed.flops / (placed.peak_flops * factors[placed.unit]), 0.0)
-    bandwidth = placed.bandwidth * (placed.bandwidth_share if eff.measured_bandwidth else shipped_typical_share())
+    bandwidth = placed.bandwidth * (
+        placed.bandwidth_share if eff.measured_bandwidth else shipped_typical_share()
+    )
     dram = placed.bytes
     if eff.l2_share and placed.l2_bytes and placed.reread is not None:
         held = (placed.reread > 0) & (placed.reread <= eff.l2_share * placed.l2_bytes)
@@ -210,7 +230,9 @@ def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
     memory = dram / (bandwidth * np.where(placed.stream, eff.stream, eff.memory))
     if eff.sm_bytes_per_cycle and placed.sm_cycles_per_s:
         elementwise = (placed.unit == 2) & ~placed.stream
-        memory = memory + np.where(elementwise, placed.bytes / (placed.sm_cycles_per_s * eff.sm_bytes_per_cycle), 0.0)
+        memory = memory + np.where(
+            elementwise, placed.bytes / (placed.sm_cycles_per_s * eff.sm_bytes_per_cycle), 0.0
+        )
     return compute, memory
 
 
@@ -242,7 +264,22 @@ def predict(prof: Profile, gpu: pd.Series | dict, efficiency: Efficiency = DEFAU
         throughput = prof.flops / step / 1e12
     else:
         throughput = prof.items_per_step / step
-    return Prediction(placed.gpu, prof.workload, prof.precision, prof.batch, prof.mode, step, throughput,
-                      prof.throughput_unit, "compute" if share >= 0.5 else "memory", share, float(compute.sum()),
-                      float(memory.sum()), launch, ", ".join(placed.maths) or prec.MATH_LABEL["FP32"],
-                      prof.flops, prof.bytes, efficiency.source)
+    return Prediction(
+        placed.gpu,
+        prof.workload,
+        prof.precision,
+        prof.batch,
+        prof.mode,
+        step,
+        throughput,
+        prof.throughput_unit,
+        "compute" if share >= 0.5 else "memory",
+        share,
+        float(compute.sum()),
+        float(memory.sum()),
+        launch,
+        ", ".join(placed.maths) or prec.MATH_LABEL["FP32"],
+        prof.flops,
+        prof.bytes,
+        efficiency.source,
+    )

@@ -17,6 +17,7 @@ has produced it): with ``overlap="backward"`` only what the backward pass cannot
 the last bucket, which has nothing left to hide behind; ``overlap="none"`` adds the whole
 all-reduce to the step (Keras's MirroredStrategy reduces after the backward pass).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -84,8 +85,14 @@ def _backward_s(prof: Profile, gpu, efficiency: Efficiency) -> float:
     return float(np.maximum(compute, memory)[backward].sum() / efficiency.scale)
 
 
-def predict_scaling(prof: Profile, gpu: pd.Series | dict, n: int, efficiency: Efficiency = DEFAULT_EFFICIENCY,
-                    link: str | None = None, overlap: str = "none") -> dict:
+def predict_scaling(
+    prof: Profile,
+    gpu: pd.Series | dict,
+    n: int,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+    link: str | None = None,
+    overlap: str = "none",
+) -> dict:
     """Data-parallel training of ``prof`` (the batch per GPU) on ``n`` of ``gpu``: each step adds
     the part of a ring all-reduce of the float32 gradients, 2 (n-1)/n x gradient bytes over the
     link, that the backward pass does not hide (``overlap``: see the module doc)."""
@@ -107,16 +114,33 @@ def predict_scaling(prof: Profile, gpu: pd.Series | dict, n: int, efficiency: Ef
     else:
         exposed = allreduce
     step = single.step_time_s + exposed
-    return {"gpu": single.gpu, "gpus": n, "link": name, "link_gbs_per_direction": gbs,
-            "gradient_mb": grad_bytes / 1e6, "allreduce_s": allreduce, "exposed_allreduce_s": exposed,
-            "step_time_s": step, "throughput": n * prof.items_per_step / step,
-            "throughput_unit": prof.throughput_unit, "scaling_efficiency": single.step_time_s / step}
+    return {
+        "gpu": single.gpu,
+        "gpus": n,
+        "link": name,
+        "link_gbs_per_direction": gbs,
+        "gradient_mb": grad_bytes / 1e6,
+        "allreduce_s": allreduce,
+        "exposed_allreduce_s": exposed,
+        "step_time_s": step,
+        "throughput": n * prof.items_per_step / step,
+        "throughput_unit": prof.throughput_unit,
+        "scaling_efficiency": single.step_time_s / step,
+    }
 
 
-def scaling_table(workload: str = "resnet50", precision: str = "fp16", batch: int | None = None,
-                  gpus: Iterable[str] | str | None = None, counts: Sequence[int] = (1, 2, 4, 8),
-                  efficiency: Efficiency = DEFAULT_EFFICIENCY, catalogue: pd.DataFrame | None = None,
-                  link: str | None = None, overlap: str = "none", **params) -> pd.DataFrame:
+def scaling_table(
+    workload: str = "resnet50",
+    precision: str = "fp16",
+    batch: int | None = None,
+    gpus: Iterable[str] | str | None = None,
+    counts: Sequence[int] = (1, 2, 4, 8),
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+    catalogue: pd.DataFrame | None = None,
+    link: str | None = None,
+    overlap: str = "none",
+    **params,
+) -> pd.DataFrame:
     """Predicted scaling per GPU and GPU count (GPUs that cannot run the precision, or a count
     their link cannot join, are left out; a workload without trainable weights, such as matmul,
     gives an empty table)."""
@@ -146,8 +170,9 @@ def scaling_summary(table: pd.DataFrame) -> pd.DataFrame:
     eff = table.pivot(index="gpu", columns="gpus", values="scaling_efficiency")
     eff.columns = [f"efficiency_{n}_gpus" for n in eff.columns]
     top = table.sort_values("gpus").groupby("gpu", sort=False).last()
-    out = pd.DataFrame({"link": table[table["gpus"] > 1].groupby("gpu")["link"].first(),
-                        "gradient_mb": top["gradient_mb"]}).join(eff)
+    out = pd.DataFrame(
+        {"link": table[table["gpus"] > 1].groupby("gpu")["link"].first(), "gradient_mb": top["gradient_mb"]}
+    ).join(eff)
     out[f"throughput_{int(top['gpus'].max())}_gpus"] = top["throughput"]
     out["throughput_unit"] = top["throughput_unit"]
     order = table.drop_duplicates("gpu")["gpu"]

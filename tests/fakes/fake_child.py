@@ -11,19 +11,24 @@ The "GPU" fits batches up to ``$FAKE_GPU_LARGEST_BATCH``; above it the child fai
 
 Imports no TensorFlow: the point is the process plumbing, in well under a second per child.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
 # Recorded in tensorflow/tensorflow#30912 (https://github.com/tensorflow/tensorflow/issues/30912).
-CUDA_OOM = ("2019-07-21 23:23:06.228049: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to "
-            "allocate 32.00M (33554432 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+CUDA_OOM = (
+    "2019-07-21 23:23:06.228049: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to "
+    "allocate 32.00M (33554432 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory"
+)
 # Recorded in tensorflow/tensorflow#25866 (https://github.com/tensorflow/tensorflow/issues/25866).
-CUDA_ILLEGAL_ADDRESS = ("2019-02-21 16:43:26.973428: E tensorflow/stream_executor/cuda/cuda_driver.cc:1011] "
-                        "could not synchronize on CUDA context: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory "
-                        "access was encountered ::\n2019-02-21 16:43:26.984939: F "
-                        "tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:274] Unexpected Event status: 1")
+CUDA_ILLEGAL_ADDRESS = (
+    "2019-02-21 16:43:26.973428: E tensorflow/stream_executor/cuda/cuda_driver.cc:1011] "
+    "could not synchronize on CUDA context: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory "
+    "access was encountered ::\n2019-02-21 16:43:26.984939: F "
+    "tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:274] Unexpected Event status: 1"
+)
 
 
 def measure(args: dict) -> dict:
