@@ -28,12 +28,14 @@ define install
 { test -x $(BIN)/uv && $(UV) $(1); } || { echo "gpukit: uv could not install the packages; pip will (slower)"; $(PIP) $(1); }
 endef
 
-.PHONY: setup browser report test test-fast lab clean help
+.PHONY: setup browser report test test-fast lint format lab clean help
 
 help:
 	@echo "make report   render the report into outputs/latest/index.html"
 	@echo "make test     run the whole test suite (what CI runs)"
 	@echo "make test-fast  the unit tier: no notebook kernels, no TensorFlow (under a minute)"
+	@echo "make lint     ruff: the formatter's check and the linter (make test runs it first)"
+	@echo "make format   rewrite the tree in the house format (ruff format, then ruff check --fix)"
 	@echo "make setup    create .venv, install pinned requirements, gpukit and its Jupyter kernel"
 	@echo "make lab      JupyterLab on notebooks/"
 	@echo "make clean    remove .venv (outputs/ is kept)"
@@ -52,12 +54,23 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 report: setup
 	$(BIN)/gpukit report $(ARGS)
 
-test: setup browser
+test: setup browser lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The inner loop: tests marked neither `notebooks` (Jupyter kernels), `tensorflow` nor `slow`.
 test-fast: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not notebooks and not tensorflow and not slow" $(PYTEST_ARGS)
+
+# Style is ruff's, configured in pyproject.toml: the formatter's layout and the linter's rules.
+LINT_PATHS := gpukit benchmarks tests
+
+lint: setup
+	$(BIN)/ruff format --check --quiet $(LINT_PATHS)
+	$(BIN)/ruff check --quiet $(LINT_PATHS)
+
+format: setup
+	$(BIN)/ruff format --quiet $(LINT_PATHS)
+	$(BIN)/ruff check --quiet --fix $(LINT_PATHS)
 
 # The browser test loads the rendered report in Debian's Chromium. Install it where missing
 # (root with apt-get); otherwise say so: that test then skips, naming the reason.

@@ -22,13 +22,12 @@ import platform
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
+from _report import publish
 
 from gpukit import bench, device, results, workloads
-
-from _report import publish
 
 SIZES = (1024, 2048, 3072)
 BLOCKS = 11  # timed blocks per reference; the median and the range are reported
@@ -156,7 +155,7 @@ def main(argv=None) -> int:
         "# Benchmark harness vs plain references",
         "",
         "Written by `benchmarks/harness_vs_reference.py` "
-        f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Every figure below is what that run printed.",
+        f"on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Every figure below is what that run printed.",
         "",
         f"- device: {info_dict['kind'].upper()} {info_dict['name']}",
         f"- TensorFlow {env['tensorflow']}, NumPy {np.__version__}, Python {platform.python_version()}",

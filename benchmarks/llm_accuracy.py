@@ -17,13 +17,12 @@ import re
 import sys
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
+from _report import publish
 
 from gpukit import bandwidth_rates, llm, specs
-
-from _report import publish
 
 
 def _rows(frame) -> list[str]:
@@ -52,7 +51,7 @@ def markdown(measure: bool = True) -> str:
     out = [
         "# LLM speed accuracy",
         "",
-        f"Written by `benchmarks/llm_accuracy.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Nothing here "
+        f"Written by `benchmarks/llm_accuracy.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Nothing here "
         "ran on a GPU: `gpukit.llm` predicts from the catalogue, and the published measurements it is graded "
         "against are in `data/reference_llm.csv` (every row with its source, engine and test conditions).",
         "",
@@ -748,7 +747,8 @@ def _pipeline_variants(ref, grid, short, long) -> list[str]:
 
 def decoder_memory_section() -> list[str]:
     """The benchmark decoder's allocator peak on this device against the estimate of its shape."""
-    from gpukit import device, workloads as wl
+    from gpukit import device
+    from gpukit import workloads as wl
 
     info = device.describe_attached()
     out = [

@@ -38,12 +38,12 @@ import json
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from gpukit import _atomic, device, memory, zoo
-
 from _report import publish
+
+from gpukit import _atomic, device, memory, zoo
 
 #: keras.applications families with an input size each accepts, kept small for a CPU.
 CNNS = {
@@ -148,7 +148,7 @@ def run(grid, repeats: int, log=sys.stderr, done=(), on_row=None) -> list[dict]:
             "inter_op_threads": sorted(set(threads)),
             "onednn": sorted(set(onednn), key=str),
             "native_16bit": sorted(set().union(*native)) if native else None,
-            "measured_on": f"{datetime.now(timezone.utc):%Y-%m-%d}",
+            "measured_on": f"{datetime.now(UTC):%Y-%m-%d}",
             "note": "; ".join(notes),
         }
         row["error"] = predicted / row["measured"] - 1 if row["measured"] else None
@@ -563,7 +563,7 @@ def markdown(
     lines = [
         "# Memory-fit accuracy",
         "",
-        f"Written by `benchmarks/memory_accuracy.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; "
+        f"Written by `benchmarks/memory_accuracy.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
         "every measured figure is what a run of it measured (the runs: `docs/memory-accuracy-runs-*.json`, "
         "which `--from-raw` estimates again after a change to the estimate).",
         "",
@@ -892,7 +892,7 @@ def main(argv=None) -> int:
     publish(text, args.write)
     if args.bands or args.model_bands:
         info = device.describe_attached()
-        when = f"{datetime.now(timezone.utc):%Y-%m-%d}"
+        when = f"{datetime.now(UTC):%Y-%m-%d}"
         where = f"{info['kind'].upper()} {info['name']}".replace(",", " ")
         if args.bands:
             _atomic.write_text(args.bands, bands_csv(reported, when, where))

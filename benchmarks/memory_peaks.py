@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+
+from _report import publish
 
 from gpukit import device, memory
 from gpukit.errors import GpukitError
-
-from _report import publish
 
 #: model:batch:precision:optimizer:mode[:input] — each shows one thing the estimate counts or cannot see.
 CASES = (
@@ -88,7 +88,7 @@ def markdown(rows: list[dict], notes: dict[str, str]) -> str:
     lines = [
         "# What the allocator holds at the peak",
         "",
-        f"Written by `benchmarks/memory_peaks.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on "
+        f"Written by `benchmarks/memory_peaks.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on "
         f"{info['kind'].upper()} {info['name']} (TensorFlow {env['tensorflow']}, Keras {env['keras']}; 16-bit "
         f"dot products: {', '.join(device.cpu_native_16bit()) or 'none'}). Each case is one step measured as "
         "`docs/memory-accuracy.md` measures it (a fresh process, `gpukit.memory.measure_env`), under "

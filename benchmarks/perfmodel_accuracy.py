@@ -16,14 +16,13 @@ import re
 import sys
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
+from _report import publish
 
 from gpukit import bandwidth_rates, matmul_rates, perfmodel, specs
-
-from _report import publish
 
 
 def _pct(v: float) -> str:
@@ -720,7 +719,7 @@ def markdown() -> str:
     out = [
         "# Performance model accuracy",
         "",
-        f"Written by `benchmarks/perfmodel_accuracy.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. "
+        f"Written by `benchmarks/perfmodel_accuracy.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. "
         "Nothing here ran on a GPU: the model predicts from the catalogue, and the published measurements it "
         "is graded against are in `data/reference_benchmarks.csv` (every row with its source, commit and what "
         "the source says of it).",

@@ -33,12 +33,12 @@ import os
 import subprocess
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from gpukit import _atomic, device, memory, zoo
-
 from _report import publish
+
+from gpukit import _atomic, device, memory, zoo
 
 HIDDEN = (128, 256, 512)
 BATCHES = (2, 8, 32)
@@ -123,7 +123,7 @@ def markdown(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str |
     lines = [
         "# Recurrent layers: the backward loop running ahead",
         "",
-        f"Written by `benchmarks/rnn_runahead.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC "
+        f"Written by `benchmarks/rnn_runahead.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC "
         + (f"from runs measured on {measured_on} " if measured_on else "")
         + f"on {info['kind'].upper()} {info['name']}; every figure is what a run measured. "
         f"`gpukit.zoo.lstm` (two LSTMs over 64 embedded tokens), {optimizer} training, each case in a fresh "
@@ -223,7 +223,7 @@ def main(argv=None) -> int:
             for hog in hogs:
                 hog.kill()
         optimizer, busy = args.optimizer, args.busy
-        measured_on = f"{datetime.now(timezone.utc):%Y-%m-%d}"
+        measured_on = f"{datetime.now(UTC):%Y-%m-%d}"
     if args.raw:
         _atomic.write_text(
             args.raw,

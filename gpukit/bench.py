@@ -23,7 +23,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from . import runner
@@ -303,7 +303,7 @@ def run_benchmarks(
     settings = settings or Settings.for_run(quick, time_budget_s, len(todo))
     mode = isolation if isolation != "auto" else ("subprocess" if device.kind == "gpu" else "process")
     peak_row = device_info.get("catalogue_row")
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     records = []
     for i, config in enumerate(todo, 1):
         if mode == "subprocess":
@@ -319,7 +319,7 @@ def run_benchmarks(
         bench_environment(xla=xla),
         Device.from_dict(device_info),
         tuple(records),
-        (datetime.now(timezone.utc) - started).total_seconds(),
+        (datetime.now(UTC) - started).total_seconds(),
         quick,
         mode,
         asdict(settings),

@@ -421,7 +421,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from . import perfmodel, results as res
+    from . import perfmodel
+    from . import results as res
 
     if args.batch is not None and args.batch < 1:
         raise ParameterError(f"batch size {args.batch} must be at least 1")
@@ -614,7 +615,8 @@ def _split(values) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from . import compare, results as res
+    from . import compare
+    from . import results as res
 
     if args.batch is not None and args.batch < 1:
         raise ParameterError(f"batch size {args.batch} must be at least 1")

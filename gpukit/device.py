@@ -132,8 +132,8 @@ def quiet_tensorflow():
         os.environ.setdefault(key, value)
     with stderr_redirected(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import tensorflow as tf  # noqa: PLC0415 (imported lazily on purpose)
         import keras  # noqa: F401,PLC0415 -- its import logs too
+        import tensorflow as tf  # noqa: PLC0415 (imported lazily on purpose)
 
         tf.get_logger().setLevel("ERROR")
         tf.config.list_physical_devices()  # CUDA initialises (and logs) here

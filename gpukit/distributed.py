@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from . import runner
 from .bench import Settings, measure, summarize
@@ -255,7 +255,7 @@ def run_scaling(
 
     names = check(devices, strategy, workloads)
     settings = settings or Settings.for_run(quick)
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     base_req = {
         "devices": 1,
         "strategy": "mirrored",
@@ -298,7 +298,7 @@ def run_scaling(
         bench_environment(),
         Device.from_dict(describe_attached()),
         tuple(ScalingRecord.from_dict(r) for r in records),
-        (datetime.now(timezone.utc) - started).total_seconds(),
+        (datetime.now(UTC) - started).total_seconds(),
         quick,
         None,
         asdict(settings),

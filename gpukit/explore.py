@@ -10,7 +10,7 @@ from . import compare as _compare
 from . import cost, perfmodel, specs, tables
 
 
-def comparison(result: "_compare.Comparison", electricity_usd_per_kwh: float = 0.15):
+def comparison(result: _compare.Comparison, electricity_usd_per_kwh: float = 0.15):
     """Sliders for the batch size of the first workload and the electricity price; a table of
     both GPUs' predicted throughput and power cost per million items updates as they move."""
     import ipywidgets as w

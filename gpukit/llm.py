@@ -60,8 +60,8 @@ import pandas as pd
 from . import precision as prec
 from . import specs
 from ._csv import Field, parse_rows, to_frame
-from .errors import DataError, ParameterError, Problem
 from .bandwidth_rates import streaming_gbs
+from .errors import DataError, ParameterError, Problem
 from .matmul_rates import tensor_share
 from .resources import DATA_DIR
 
@@ -1084,43 +1084,28 @@ def llm_table(
     cat = specs.load_catalogue() if catalogue is None else catalogue
     graded = graded_gpus()
     shipped = load_models().get(m.name) == m  # a user's own shape under a shipped name was never measured
+    if mode == "infer":
+
+        def total(c: int, b: int) -> float:
+            return inference_memory(m, weights, c, b, kv, gpus=count)["total_bytes"]
+    else:
+
+        def total(c: int, b: int) -> float:
+            return finetune_memory(m, mode, c, b, lora_rank, lora_targets, checkpointing)["total_bytes"]
+
     rows = []
     for _, g in specs.select(cat, gpus).iterrows():
         cap = specs.memory_bytes(g["memory_gb"])
         if mode == "infer":
             need = inference_memory(m, weights, context, batch, kv, gpus=count)
-            max_ctx = _largest(
-                lambda c: inference_memory(m, weights, c, batch, kv, gpus=count)["total_bytes"] <= cap,
-                1,
-                m.max_context,
-            )
-            max_b = _largest(
-                lambda b: inference_memory(m, weights, context, b, kv, gpus=count)["total_bytes"] <= cap,
-                1,
-                4096,
-            )
+            max_ctx = _largest(lambda c: total(c, batch) <= cap, 1, m.max_context)  # noqa: B023 -- called here
+            max_b = _largest(lambda b: total(context, b) <= cap, 1, 4096)  # noqa: B023
             wb, kvb = need["weights_bytes"], need["kv_cache_bytes"]
             needed = gpus_needed(m, g, weights, context, batch, kv)
         else:
             need = finetune_memory(m, mode, context, batch, lora_rank, lora_targets, checkpointing)
-            max_ctx = _largest(
-                lambda c: (
-                    finetune_memory(m, mode, c, batch, lora_rank, lora_targets, checkpointing)["total_bytes"]
-                    <= cap
-                ),
-                1,
-                m.max_context,
-            )
-            max_b = _largest(
-                lambda b: (
-                    finetune_memory(m, mode, context, b, lora_rank, lora_targets, checkpointing)[
-                        "total_bytes"
-                    ]
-                    <= cap
-                ),
-                1,
-                4096,
-            )
+            max_ctx = _largest(lambda c: total(c, batch) <= cap, 1, m.max_context)  # noqa: B023
+            max_b = _largest(lambda b: total(context, b) <= cap, 1, 4096)  # noqa: B023
             wb, kvb, needed = need["weights_bytes"], 0.0, finetune_gpus_needed(need, g)
         fit = bool(need["total_bytes"] <= cap)
         row = {
@@ -1850,8 +1835,8 @@ def summarize(table: pd.DataFrame, test: str | None = None) -> dict:
         "median_abs_error_pct": float(err.median()),
         "max_abs_error_pct": float(err.max()),
         "decisive_pairs": int(len(decisive)),
-        "winners_right": int((decisive["winner_right"] == True).sum()),
-    }  # noqa: E712 -- object column
+        "winners_right": int(decisive["winner_right"].eq(True).sum()),  # an object column
+    }
 
 
 def decode_error_text(gpus: Sequence[str] = ()) -> str:

@@ -26,9 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import _rates
+from . import _rates, specs
 from . import precision as prec
-from . import specs
 from ._csv import Field
 from .resources import DATA_DIR
 

@@ -46,7 +46,6 @@ from pathlib import Path
 from . import precision as prec
 from . import runner
 from .errors import GpukitError, ParameterError
-from .resources import DATA_DIR
 from .graph import Graph, graph_of, transformer_graph
 from .models import (
     OPTIMIZER_SLOTS,
@@ -61,6 +60,7 @@ from .models import (
     synthetic_batch,
     train_step,
 )
+from .resources import DATA_DIR
 
 #: CUDA context plus cuDNN/cuBLAS workspaces that a GPU process holds besides tensors. A CUDA
 #: context costs roughly 300-500 MiB on recent drivers; the rest is workspace. Override it
@@ -714,7 +714,7 @@ def model_error_bands() -> dict[tuple[str, str], dict]:
 MODE_WORDS = {"train": "training", "infer": "inference"}
 
 
-def error_band(estimator: "Estimator", precision: str, mode: str = "train") -> tuple[str | None, dict | None]:
+def error_band(estimator: Estimator, precision: str, mode: str = "train") -> tuple[str | None, dict | None]:
     """The measured error that applies to ``estimator``'s model in ``precision`` and ``mode``, and
     what it was measured on: the model's own where it was measured apart from the grid
     (:func:`model_error_bands`), else its family's in that mode (:func:`error_bands`: "transformer
@@ -964,7 +964,7 @@ def error_note(
 
 def with_measurements(
     frame,
-    estimator: "Estimator",
+    estimator: Estimator,
     input_shape: Sequence[int] | None = None,
     repeats: int = 1,
     probe: Callable[..., dict] | None = None,

@@ -10,8 +10,8 @@ import math
 
 import matplotlib
 import matplotlib.legend
-import matplotlib.ticker
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -424,6 +424,7 @@ def fit_heatmap(fit: pd.DataFrame) -> Figure:
         squeeze=False,
     )
     first = fit.iloc[0]
+    marks = {"fits": "✓", "borderline": "~", "does not fit": "✗"}
     for i, (ax, model) in enumerate(zip(axes[0], models)):
         part = fit[fit["model"] == model]
         share = (
@@ -438,7 +439,6 @@ def fit_heatmap(fit: pd.DataFrame) -> Figure:
             if "verdict" in part
             else share.map(lambda v: "fits" if v <= 1 else "does not fit")
         )
-        marks = {"fits": "✓", "borderline": "~", "does not fit": "✗"}
         labels = share.combine(
             verdicts,
             lambda v, m: pd.Series(

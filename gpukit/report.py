@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
@@ -362,7 +362,8 @@ text-align:left;vertical-align:top}} table table td,table table th{{border:0;pad
 code{{font-size:.92em}} h1{{margin-bottom:.2em}} .muted{{color:#5b6570}}
 </style></head><body>
 <h1>gpukit report</h1>
-<p class="muted">Run <code>{_esc(run.run_id)}</code>, started {_esc(run.started)} UTC, {len(run.notebooks)} notebook(s) in {total}.</p>
+<p class="muted">Run <code>{_esc(run.run_id)}</code>, started {_esc(run.started)} UTC,
+{len(run.notebooks)} notebook(s) in {total}.</p>
 <h2>Summary</h2>
 {_summary_html(run)}
 <h2>Sections</h2>
@@ -485,7 +486,7 @@ def _sections_html(run: Run) -> str:
 
 
 def _new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
 def _switch_latest(out_root: Path, run_dir: Path) -> None:
@@ -642,7 +643,7 @@ def render_report(
     jobs = plan_jobs(notebooks, plan, pairs)
 
     out_root.mkdir(parents=True, exist_ok=True)
-    run = Run(run_id=_new_run_id(), started=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"))
+    run = Run(run_id=_new_run_id(), started=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
     partial = out_root / f".{run.run_id}.partial"
     latest = out_root / "latest"
     for key, value in QUIET_ENV.items():  # the kernel inherits these: no TensorFlow log noise

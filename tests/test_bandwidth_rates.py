@@ -7,13 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from documents import first_row, problems_text, write_csv
 
 from gpukit import bandwidth_rates as br
 from gpukit import llm
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError
-
-from documents import first_row, problems_text, write_csv
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ import re
 import pandas as pd
 import pytest
 
-from gpukit import cli, compare, memory, perfmodel as pm
+from gpukit import cli, compare, memory
+from gpukit import perfmodel as pm
 from gpukit.errors import ParameterError
 
 pytestmark = pytest.mark.tensorflow  # the comparisons profile ResNet-50 and Keras models

@@ -75,7 +75,7 @@ def test_multiworker_strategy_with_two_workers_on_loopback(tmp_path):
             )
         )
     outs = [p.communicate(timeout=900) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err
     assert (tmp_path / "w0.json").exists() and not (tmp_path / "w1.json").exists()  # the chief writes
     assert "worker 1 is not the chief" in outs[1][1]

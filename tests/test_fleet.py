@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from documents import document, record
 
 from gpukit import fleet, perfmodel, report
-
-from documents import document, record
 
 pytestmark = []
 

@@ -10,7 +10,8 @@ import math
 
 import pytest
 
-from gpukit import bandwidth_rates, llm, precision as prec, specs
+from gpukit import bandwidth_rates, llm, specs
+from gpukit import precision as prec
 from gpukit.errors import DataError, ParameterError
 
 #: A small grouped-query, gated-FFN decoder to count by hand.

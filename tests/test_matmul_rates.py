@@ -6,12 +6,11 @@ import statistics
 from pathlib import Path
 
 import pytest
+from documents import first_row, problems_text, write_csv
 
 from gpukit import matmul_rates as mr
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError
-
-from documents import first_row, problems_text, write_csv
 
 
 @pytest.fixture(scope="module")

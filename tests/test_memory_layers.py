@@ -11,11 +11,10 @@ held as the input batch, not counted again.
 from __future__ import annotations
 
 import pytest
+from tfsaved import loop_pushes, saved_bytes
 
 from gpukit import graph as walk
 from gpukit import memory, models
-
-from tfsaved import loop_pushes, saved_bytes
 
 pytestmark = pytest.mark.tensorflow
 

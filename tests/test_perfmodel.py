@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from documents import GPU_A5000, record, results
 
 from gpukit import bandwidth_rates as br
 from gpukit import matmul_rates as mr
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError, GpukitError, ParameterError
-
-from documents import GPU_A5000, results, record
 
 
 @pytest.fixture(scope="module")

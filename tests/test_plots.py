@@ -31,7 +31,6 @@ from matplotlib.colors import to_rgba  # noqa: E402
 from gpukit import claims, compare, cost, memory, perfmodel, plots, precision, prices, results, specs  # noqa: E402
 from gpukit.errors import ParameterError  # noqa: E402
 
-
 #: A mix of architectures (Volta, Turing, Ampere, Hopper), by natural names.
 SAMPLE = ["A40", "V100", "RTX A4000", "H100 SXM5", "T4"]
 #: The precision families of the compute figure: catalogue column -> legend entry.
@@ -1336,7 +1335,7 @@ def test_llm_fit_heatmap_cells_are_the_share_of_memory_needed():
     assert ax.get_title() == "serving at q4_k_m" and ax.get_xlabel() == "model" and ax.get_ylabel() == "GPU"
     texts = [t.get_text() for t in ax.texts]
     assert len(texts) == matrix.size
-    for (model, gpu), share in matrix.stack().items():
+    for share in matrix.stack():
         expected = (
             f"✓ {share:.0%}" if share <= 1 else (f"✗ {share:.1f}x" if share < 10 else f"✗ {share:.0f}x")
         )

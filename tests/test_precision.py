@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from gpukit import cli, perfmodel, precision as prec, specs
+from gpukit import cli, perfmodel, specs
+from gpukit import precision as prec
 from gpukit.errors import ParameterError
 from gpukit.workloads import DeviceInfo
 

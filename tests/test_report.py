@@ -13,11 +13,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from documents import write_notebook
 
 from gpukit import report
 from gpukit.errors import ReportError
-
-from documents import write_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.notebooks

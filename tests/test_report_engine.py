@@ -11,24 +11,23 @@ import os
 import signal
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
 import pytest
+from documents import write_notebook
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from gpukit import cli, report
 from gpukit.errors import ParameterError, ReportError
 from gpukit.results import RUN_DIR_ENV
 
-from documents import write_notebook
-
 DEVICE = {"kind": "cpu", "name": "Test CPU (2 logical cores)", "gpus": [], "nvidia_smi": []}
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 class FakeEngine(report.Engine):

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from documents import GPU_A5000, document, record
 
 from gpukit import results as res
 from gpukit.errors import DataError
-
-from documents import GPU_A5000, document, record
 
 
 @pytest.fixture
@@ -87,7 +86,8 @@ def test_every_migration_step_exists_up_to_the_current_version():
     [
         (
             lambda d: d.update(schema_version=res.SCHEMA_VERSION + 1),
-            f"schema_version {res.SCHEMA_VERSION + 1} is newer than this gpukit reads ({res.SCHEMA_VERSION}); upgrade gpukit",
+            f"schema_version {res.SCHEMA_VERSION + 1} is newer than this gpukit reads "
+            f"({res.SCHEMA_VERSION}); upgrade gpukit",
         ),
         (lambda d: d.update(schema_version=0), "schema_version 0 is not a version gpukit ever wrote"),
         (lambda d: d.update(schema_version="2"), "schema_version '2' is not a version gpukit ever wrote"),

@@ -8,14 +8,13 @@ import pandas as pd
 
 from .. import precision as prec
 from .. import specs
-from ..errors import UnknownGPUError
 from ..bandwidth_rates import bandwidth_share
+from ..errors import UnknownGPUError
 from ..matmul_rates import tensor_share
 from ..results import Results, as_documents
 from .calibration import calibrate
 from .profiles import Profile, profile
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
-
 
 PREDICTION_COLUMNS = (
     "gpu",

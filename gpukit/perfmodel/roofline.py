@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from .. import precision as prec
-from ..errors import ParameterError
 from ..bandwidth_rates import bandwidth_share, shipped_typical_share
+from ..errors import ParameterError
 from ..matmul_rates import tensor_share
 from ..specs import ISSUE_PER_SM_CLOCK, issue_tflops
 from .profiles import Profile
