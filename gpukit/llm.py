@@ -64,6 +64,7 @@ from .bandwidth_rates import streaming_gbs
 from .errors import DataError, ParameterError, Problem
 from .matmul_rates import tensor_share
 from .resources import DATA_DIR
+from .search import largest_passing
 
 MODELS_PATH = DATA_DIR / "llm_models.csv"
 WEIGHTS_PATH = DATA_DIR / "llm_weights.csv"
@@ -974,19 +975,6 @@ def fits(total_bytes: float, gpu_row) -> bool:
     return total_bytes <= specs.memory_bytes(gpu_row["memory_gb"])
 
 
-def _largest(check, low: int, high: int) -> int:
-    """The largest value in [low, high] for which ``check`` holds (0 if none)."""
-    if not check(low):
-        return 0
-    if check(high):
-        return high
-    lo, hi = low, high
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if check(mid) else (lo, mid)
-    return lo
-
-
 def gpus_needed(
     model: LLM, gpu_row, weights: str, context: int, batch: int, kv: str = "f16", limit: int = 64
 ) -> int | None:
@@ -1098,15 +1086,13 @@ def llm_table(
         cap = specs.memory_bytes(g["memory_gb"])
         if mode == "infer":
             need = inference_memory(m, weights, context, batch, kv, gpus=count)
-            max_ctx = _largest(lambda c: total(c, batch) <= cap, 1, m.max_context)  # noqa: B023 -- called here
-            max_b = _largest(lambda b: total(context, b) <= cap, 1, 4096)  # noqa: B023
             wb, kvb = need["weights_bytes"], need["kv_cache_bytes"]
             needed = gpus_needed(m, g, weights, context, batch, kv)
         else:
             need = finetune_memory(m, mode, context, batch, lora_rank, lora_targets, checkpointing)
-            max_ctx = _largest(lambda c: total(c, batch) <= cap, 1, m.max_context)  # noqa: B023
-            max_b = _largest(lambda b: total(context, b) <= cap, 1, 4096)  # noqa: B023
             wb, kvb, needed = need["weights_bytes"], 0.0, finetune_gpus_needed(need, g)
+        max_ctx = largest_passing(lambda c: total(c, batch) <= cap, 1, m.max_context)  # noqa: B023 -- called here
+        max_b = largest_passing(lambda b: total(context, b) <= cap, 1, 4096)  # noqa: B023
         fit = bool(need["total_bytes"] <= cap)
         row = {
             "gpu": g["gpu"],

@@ -61,6 +61,7 @@ from .models import (
     train_step,
 )
 from .resources import DATA_DIR
+from .search import largest_passing
 
 #: CUDA context plus cuDNN/cuBLAS workspaces that a GPU process holds besides tensors. A CUDA
 #: context costs roughly 300-500 MiB on recent drivers; the rest is workspace. Override it
@@ -625,17 +626,7 @@ class Estimator:
             e = self.estimate(b, precision, optimizer, mode, runtime_reserve_bytes)
             return e.total_bytes - e.tensor_bytes + e.tensor_bytes * tensor_scale <= capacity_bytes
 
-        if not fits(1):
-            return 0
-        lo, hi = 1, 2
-        while hi <= limit and fits(hi):
-            lo, hi = hi, hi * 2
-        if hi > limit:
-            return limit
-        while hi - lo > 1:  # fits(lo), not fits(hi)
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-        return lo
+        return largest_passing(fits, 1, limit)
 
 
 #: Per family of models, the estimate's measured error band (``benchmarks/memory_accuracy.py``
@@ -1178,17 +1169,11 @@ def bisect_largest_batch(
             raise GpukitError(f"probe at batch {b} failed: {r.get('error')}")
         return r["status"] == "ok"
 
-    if not ok(start):
-        return {"largest_batch": 0, "probes": probes}
-    lo, hi = start, start * 2
-    while hi <= limit and ok(hi):
-        lo, hi = hi, hi * 2
-    if hi > limit:
-        return {"largest_batch": lo, "probes": probes, "note": f"stopped at the limit {limit}"}
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return {"largest_batch": lo, "probes": probes}
+    largest = largest_passing(ok, start, limit)
+    found = {"largest_batch": largest, "probes": probes}
+    if largest == limit:
+        found["note"] = f"stopped at the limit {limit}"
+    return found
 
 
 # --------------------------------------------------------------------------- measuring
