@@ -57,14 +57,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import precision as prec
-from . import specs
-from ._csv import Field, parse_rows, to_frame
-from .bandwidth_rates import streaming_gbs
-from .errors import DataError, ParameterError, Problem
-from .matmul_rates import tensor_share
-from .resources import DATA_DIR
-from .search import largest_passing
+from .. import precision as prec
+from .. import specs
+from .._csv import Field, parse_rows, to_frame
+from ..bandwidth_rates import streaming_gbs
+from ..errors import DataError, ParameterError, Problem
+from ..matmul_rates import tensor_share
+from ..resources import DATA_DIR
+from ..search import largest_passing
 
 MODELS_PATH = DATA_DIR / "llm_models.csv"
 WEIGHTS_PATH = DATA_DIR / "llm_weights.csv"
@@ -555,7 +555,7 @@ def inference_memory(
 
     A prompt is processed ``chunk_tokens`` at a time (default :data:`PROMPT_CHUNK`, or the context
     if shorter), attending over ``key_span`` keys (default: the context, the last chunk's case)."""
-    from .memory import DEFAULT_RUNTIME_RESERVE_BYTES
+    from ..memory import DEFAULT_RUNTIME_RESERVE_BYTES
 
     _check_positive("context", context)
     _check_positive("batch", batch)
@@ -637,7 +637,7 @@ def finetune_memory(
     beyond them (for full fine-tuning the gradient, the float32 master copy and Adam's two moments;
     for LoRA the adapters' own weights as well). ``shardable_bytes`` (both together) is what
     ZeRO-3/FSDP spreads over several GPUs (:func:`finetune_gpus_needed`)."""
-    from .memory import DEFAULT_RUNTIME_RESERVE_BYTES
+    from ..memory import DEFAULT_RUNTIME_RESERVE_BYTES
 
     if mode not in ("full", "lora", "qlora"):
         raise ParameterError(f"fine-tuning mode {mode!r}: use full, lora or qlora")
@@ -782,7 +782,7 @@ def layer_hop_s(model: LLM, row, gpus: int, tokens: int, engine: str = "llama.cp
     """Seconds to hand ``tokens`` tokens' hidden states from one GPU of a layer split to the next:
     :data:`LAYER_HOP_S`, plus their bytes over PCIe through host memory (llama.cpp copies between
     devices without peer access, which it enables only for row-split weights)."""
-    from .perfmodel import interconnect
+    from ..perfmodel import interconnect
 
     _, host_gbs = interconnect(row, gpus, "host")
     return LAYER_HOP_S + tokens * model.hidden * ENGINES[engine]["activation_bytes"] / (host_gbs * 1e9)
@@ -831,7 +831,7 @@ def default_efficiency():
     sources: an H100 PCIe reads at 1942 GB/s and scales at 1704, an A40 679 and 652). Graded both
     ways (``docs/llm-accuracy.md`` gives both counts), each GPU's copy share fits fewer pairs, in
     decode and in prefill."""
-    from .perfmodel import DEFAULT_EFFICIENCY
+    from ..perfmodel import DEFAULT_EFFICIENCY
 
     return replace(DEFAULT_EFFICIENCY, measured_bandwidth=False)
 
@@ -875,8 +875,8 @@ def speeds(
     split = ENGINES[engine]["split"] if split is None else split
     if split not in SPLITS:
         raise ParameterError(f"split {split!r}: use tensor or layer")
-    from .perfmodel import interconnect
-    from .perfmodel.scaling import default_link
+    from ..perfmodel import interconnect
+    from ..perfmodel.scaling import default_link
 
     eff = default_efficiency() if efficiency is None else efficiency
     row = _gpu_row(gpu, catalogue)
@@ -1055,7 +1055,7 @@ def llm_table(
     renting and owning (decode at ``batch``; fine-tuning rows answer memory only). ``engine``
     (:data:`ENGINES`; default :func:`default_engine`) decides how prompts multiply and how several
     GPUs share a model."""
-    from . import cost, prices
+    from .. import cost, prices
 
     if mode not in MODES:
         raise ParameterError(f"mode {mode!r}: use one of {', '.join(MODES)}")
@@ -2017,8 +2017,8 @@ def _other_path_summary() -> str:
 
 def save_for_report(verdicts: list[str], weights: str, context: int) -> str | None:
     """Leave the seed pairs' LLM verdicts for the report's index (``$GPUKIT_RUN_DIR/summary-llm.json``)."""
-    from . import _atomic
-    from .results import RUN_DIR_ENV
+    from .. import _atomic
+    from ..results import RUN_DIR_ENV
 
     folder = os.environ.get(RUN_DIR_ENV)
     if not folder:
@@ -2090,8 +2090,8 @@ def measure_decoder_memory(params: dict, precision: str = "fp32", timeout_s: flo
     :func:`gpukit.runner.run`), next to :func:`inference_memory` of the same shape: weights at the
     run's precision, its KV cache, one step's activations without flash attention (it has none),
     no runtime reserve (none is allocated through TensorFlow's allocator)."""
-    from . import runner
-    from .memory import measure_env
+    from .. import runner
+    from ..memory import measure_env
 
     p = prec.normalize(precision)
     child = runner.run(
@@ -2124,8 +2124,8 @@ def measure_decoder_memory(params: dict, precision: str = "fp32", timeout_s: flo
 
 def measure_decoder_child(args: dict) -> dict:
     """Child side of :func:`measure_decoder_memory`."""
-    from .device import quiet_tensorflow
-    from .workloads import decoder_step
+    from ..device import quiet_tensorflow
+    from ..workloads import decoder_step
 
     tf = quiet_tensorflow()
     dev = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
