@@ -520,12 +520,12 @@ PER_SECOND_CAP = 9e9
 @contextlib.contextmanager
 def _decode_cap_per_second():
     """llama.cpp's decode cap at :data:`PER_SECOND_CAP` per SM whatever the GPU's clock."""
-    saved = llm.gemv_rate
-    llm.gemv_rate = lambda row: specs.sm_count(row) * PER_SECOND_CAP
+    saved = llm.speed.gemv_rate
+    llm.speed.gemv_rate = lambda row: specs.sm_count(row) * PER_SECOND_CAP
     try:
         yield
     finally:
-        llm.gemv_rate = saved
+        llm.speed.gemv_rate = saved
 
 
 def _streaming_prompts():
@@ -542,12 +542,12 @@ def prefill_ratio_section(ref, cat) -> list[str]:
     with_traffic = single["throughput_tokens_s"] / llm.predict_reference(single)
     with _streaming_prompts():
         uncapped = single["throughput_tokens_s"] / llm.predict_reference(single)
-    saved = llm.prefill_traffic_bytes
+    saved = llm.speed.prefill_traffic_bytes
     try:
-        llm.prefill_traffic_bytes = lambda *args, **kwargs: 0.0
+        llm.speed.prefill_traffic_bytes = lambda *args, **kwargs: 0.0
         without = single["throughput_tokens_s"] / llm.predict_reference(single)
     finally:
-        llm.prefill_traffic_bytes = saved
+        llm.speed.prefill_traffic_bytes = saved
     short, long = single["tokens"].min(), single["tokens"].max()
     out = [
         "",
@@ -646,23 +646,23 @@ def several_gpus_section(ref) -> list[str]:
 @contextlib.contextmanager
 def _equal_layers():
     """Every GPU of a layer split holding the same share of the layers."""
-    saved = llm.layer_stages
-    llm.layer_stages = lambda layers, gpus: [layers / gpus] * gpus
+    saved = llm.speed.layer_stages
+    llm.speed.layer_stages = lambda layers, gpus: [layers / gpus] * gpus
     try:
         yield
     finally:
-        llm.layer_stages = saved
+        llm.speed.layer_stages = saved
 
 
 @contextlib.contextmanager
 def _hop_latency_only():
     """A layer split's hand-off at ``LAYER_HOP_S`` alone: its bytes through the host take no time."""
-    saved = llm.layer_hop_s
-    llm.layer_hop_s = lambda *args, **kwargs: llm.LAYER_HOP_S
+    saved = llm.speed.layer_hop_s
+    llm.speed.layer_hop_s = lambda *args, **kwargs: llm.LAYER_HOP_S
     try:
         yield
     finally:
-        llm.layer_hop_s = saved
+        llm.speed.layer_hop_s = saved
 
 
 @contextlib.contextmanager

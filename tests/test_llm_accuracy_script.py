@@ -109,7 +109,7 @@ def test_prompts_on_another_path_are_set_against_the_model_apart(script, monkeyp
         ]
     )
     monkeypatch.setattr(
-        llm,
+        llm.grading,  # where other_path_table and other_path_grading look it up
         "predict_reference",
         lambda frame, *args, **kwargs: pd.Series(
             [predicted[(r.gpu, r.tokens)] for r in frame.itertuples()], index=frame.index
