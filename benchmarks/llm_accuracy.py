@@ -47,8 +47,27 @@ def markdown(measure: bool = True) -> str:
     why = llm.screened(everything)
     ref = everything[why == ""]
     table = llm.validation_table(everything)
-    summary = llm.summary_by_test(table)
-    out = [
+    out = intro_lines(rows, everything, why)
+    out += summary_section(table)
+    out += misses_section(table)
+    out += ablations_section(ref)
+    out += screened_section(everything, why)
+    out += current_build_section(everything)
+    out += largest_errors_section(table)
+    cat = specs.load_catalogue().set_index("gpu")
+    out += decode_ratio_section(ref, cat)
+    out += prefill_ratio_section(ref, cat)
+    out += seed_pairs_section(table)
+    if measure:
+        out += decoder_memory_section()
+    out += ["", f"Total time: {time.perf_counter() - t0:.1f} s.", ""]
+    return "\n".join(out)
+
+
+def intro_lines(rows, everything, why) -> list[str]:
+    """The page's title and what it grades: the published speeds and their sources, the model's
+    constants and where each was read, what the second source's rows grade out of sample."""
+    return [
         "# LLM speed accuracy",
         "",
         f"Written by `benchmarks/llm_accuracy.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Nothing here "
@@ -101,6 +120,14 @@ def markdown(measure: bool = True) -> str:
         "- The per-SM cap belongs to llama.cpp's kernels: vLLM's decode is predicted at the streaming rate, "
         "as its runs show (the per-GPU decode table below gives both).",
         "",
+    ]
+
+
+def summary_section(table) -> list[str]:
+    """The target, and the pairs graded against it: per test, per setting (single GPUs or several),
+    and per source."""
+    summary = llm.summary_by_test(table)
+    out = [
         f"Target: ≥ 90% of speedups within ±{llm.RATIO_TOLERANCE:.0%}, every winner right where the published "
         f"results differ by more than {llm.WINNER_MARGIN:.0%}.",
         "",
@@ -145,14 +172,20 @@ def markdown(measure: bool = True) -> str:
             f"{r['within_tolerance']} ({r['within_share']:.1%}) | {r['winners_right']} of "
             f"{r['decisive_pairs']} | {r['median_abs_error_pct']:.1f}% |"
         )
-    out += misses_section(table)
+    return out
+
+
+def ablations_section(ref) -> list[str]:
+    """The grading with one part of the model changed at a time, a line each (:func:`_ablation`)."""
     datasheet = llm.validation_table(ref, efficiency=replace(llm.default_efficiency(), sustained=False))
-    out += [
+    own = llm.validation_table(ref, efficiency=replace(llm.default_efficiency(), measured_bandwidth=True))
+    with _decode_cap_per_second():
+        per_second = llm.validation_table(ref)
+    with _streaming_prompts():
+        streaming = llm.validation_table(ref)
+    return [
         "",
         _ablation("With the tensor cores at their datasheet peaks instead of the measured rates", datasheet),
-    ]
-    own = llm.validation_table(ref, efficiency=replace(llm.default_efficiency(), measured_bandwidth=True))
-    out += [
         "",
         _ablation(
             "With each GPU's memory at its own share of its datasheet bandwidth in published copy "
@@ -160,26 +193,22 @@ def markdown(measure: bool = True) -> str:
             f"measured GPUs' median share ({bandwidth_rates.shipped_typical_share():.0%})",
             own,
         ),
+        "",
+        _ablation(
+            f"With llama.cpp's decode cap a rate per second ({PER_SECOND_CAP / 1e9:g} GB/s per SM, "
+            "its best fit as such) instead of per clock cycle",
+            per_second,
+        ),
+        "",
+        _ablation(
+            "With llama.cpp's prompt kernels at the streaming rate instead of the per-SM cap", streaming
+        ),
     ]
-    with _decode_cap_per_second():
-        out += [
-            "",
-            _ablation(
-                f"With llama.cpp's decode cap a rate per second ({PER_SECOND_CAP / 1e9:g} GB/s per SM, "
-                "its best fit as such) instead of per clock cycle",
-                llm.validation_table(ref),
-            ),
-        ]
-    with _streaming_prompts():
-        out += [
-            "",
-            _ablation(
-                "With llama.cpp's prompt kernels at the streaming rate instead of the per-SM cap",
-                llm.validation_table(ref),
-            ),
-        ]
-    out += screened_section(everything, why)
-    out += current_build_section(everything)
+
+
+def largest_errors_section(table) -> list[str]:
+    """Per test, the pairs with the largest errors, and the winners called wrong."""
+    out = []
     for test, label in (("tg", "decode"), ("pp", "prefill")):
         part = table[table["test"] == test] if len(table) else table
         if part.empty:
@@ -189,7 +218,13 @@ def markdown(measure: bool = True) -> str:
         wrong = part[part["decisive"] & (part["winner_right"] == False)]  # noqa: E712 -- object column
         if len(wrong):
             out += ["", f"Winners called wrong ({len(wrong)}):", ""] + _rows(wrong.head(20))
-    out += [
+    return out
+
+
+def decode_ratio_section(ref, cat) -> list[str]:
+    """Single-GPU decode, published over predicted per GPU: as modelled, with every engine held to
+    the per-SM cap, and with none."""
+    out = [
         "",
         "## Decode, measured over predicted, per GPU",
         "",
@@ -207,14 +242,17 @@ def markdown(measure: bool = True) -> str:
         capped = single["throughput_tokens_s"] / llm.predict_reference(single)
     with _engines("gemv_per_sm", False):
         uncapped = single["throughput_tokens_s"] / llm.predict_reference(single)
-    cat = specs.load_catalogue().set_index("gpu")
     for source, gpu in sorted(set(zip(single["source"], single["gpu"]))):
         sel = (single["gpu"] == gpu) & (single["source"] == source)
         out.append(
             f"| {source} | {gpu} | {cat.loc[gpu, 'memory_type']} | {int(sel.sum())} | "
             f"{modelled[sel].median():.2f} | {capped[sel].median():.2f} | {uncapped[sel].median():.2f} |"
         )
-    out += prefill_ratio_section(ref, cat)
+    return out
+
+
+def seed_pairs_section(table) -> list[str]:
+    """The pairs with the seed cards, single GPUs at each source's shortest test of each kind."""
     seeds = ["A40", "RTX A5000", "RTX A4000", "V100 PCIe 16GB"]
     key = (
         table[
@@ -227,19 +265,16 @@ def markdown(measure: bool = True) -> str:
     )
     if len(key):  # each source's shortest test of each kind
         key = key[key["tokens"] == key.groupby(["source", "test"])["tokens"].transform("min")]
-    if len(key):
-        out += [
-            "",
-            "## Pairs with the seed cards",
-            "",
-            "Single GPUs, at each source's shortest prompt or generation (the other lengths are in "
-            "`gpukit.llm.validation_table()`):",
-            "",
-        ] + _rows(key)
-    if measure:
-        out += decoder_memory_section()
-    out += ["", f"Total time: {time.perf_counter() - t0:.1f} s.", ""]
-    return "\n".join(out)
+    if not len(key):
+        return []
+    return [
+        "",
+        "## Pairs with the seed cards",
+        "",
+        "Single GPUs, at each source's shortest prompt or generation (the other lengths are in "
+        "`gpukit.llm.validation_table()`):",
+        "",
+    ] + _rows(key)
 
 
 def misses_section(table) -> list[str]:
