@@ -317,7 +317,7 @@ def test_bad_model_table_names_file_line_and_column(tmp_path):
     assert "models.csv" in text and "line 2" in text
 
 
-def test_cli_llm_table_and_errors(capsys):
+def test_cli_llm_table_in_each_mode(capsys):
     from gpukit import cli
 
     assert (
@@ -364,6 +364,11 @@ def test_cli_llm_table_and_errors(capsys):
     out = capsys.readouterr().out
     assert "Memory only" in out and "decode_tokens_per_s" not in out and "Graded" not in out
     assert "needs 4 GPUs" in out
+
+
+def test_cli_llm_grades_the_settings_its_rows_ran_in(capsys):
+    from gpukit import cli
+
     # a table whose rows ran on one GPU and on several is graded in both settings, the model in each
     assert (
         cli.main(
@@ -395,6 +400,11 @@ def test_cli_llm_table_and_errors(capsys):
         )
     assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--gpu", "A40"]) == 0
     assert "with several GPUs" not in capsys.readouterr().out
+
+
+def test_cli_llm_lists_and_refuses_bad_arguments(capsys):
+    from gpukit import cli
+
     assert cli.main(["llm", "--list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in llm.load_models()) and "q4_k_m" in out and "gptq-4bit" in out
@@ -1060,10 +1070,9 @@ def test_the_table_shows_what_was_published_of_each_row(capsys):
     )
 
 
-def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, monkeypatch):
-    """The speeds' scope is read off the reference rows: each source's llama.cpp builds as a range,
-    decode and prefill apart; a quantised prompt is modelled as the builds before MMQ run it, which
-    the text says a current build does not; vLLM's prefill, which no row times, is ungraded."""
+def _rows_of_several_builds() -> list[list[str]]:
+    """The shipped reference's header and five of its rows: build 2824's prefill and decode of one
+    GPU, build 2843's decode of another, and a decode row of each SpareCores source (vLLM's last)."""
     with open(llm.REFERENCE_PATH, newline="") as f:
         rows = list(csv.reader(f))
     header = rows[0]
@@ -1114,8 +1123,18 @@ def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, mo
     )
     cloud = first(source="sparecores-llamacpp", test="tg")
     vllm = first(source="sparecores-vllm", test="tg")
+    return [header, pp, tg, tg_later, cloud, vllm]
+
+
+def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, monkeypatch):
+    """The speeds' scope is read off the reference rows: each source's llama.cpp builds as a range,
+    decode and prefill apart; a quantised prompt is modelled as the builds before MMQ run it, which
+    the text says a current build does not; vLLM's prefill, which no row times, is ungraded."""
+    rows = _rows_of_several_builds()
+    vllm = rows[-1]
+    col = {name: i for i, name in enumerate(rows[0])}
     path = tmp_path / "reference_llm.csv"
-    _reference_lines(path, [header, pp, tg, tg_later, cloud, vllm])
+    _reference_lines(path, rows)
     monkeypatch.setattr(llm.reference, "REFERENCE_PATH", path)
     caches = (llm.reference._graded_reference, llm.grading._other_path_summary)
     for cached in caches:
