@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 import pandas as pd
 from _report import publish
 
-from gpukit import bandwidth_rates, llm, specs
+from gpukit import bandwidth_rates, device, llm, specs
+from gpukit import workloads as wl
 
 
 def _rows(frame) -> list[str]:
@@ -782,9 +783,6 @@ def _pipeline_variants(ref, grid, short, long) -> list[str]:
 
 def decoder_memory_section() -> list[str]:
     """The benchmark decoder's allocator peak on this device against the estimate of its shape."""
-    from gpukit import device
-    from gpukit import workloads as wl
-
     info = device.describe_attached()
     out = [
         "",

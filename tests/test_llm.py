@@ -4,15 +4,19 @@ terms by hand, the CLI, user architecture files, and the shipped tables' provena
 from __future__ import annotations
 
 import csv
+import dataclasses
 import itertools
 import json
 import math
 
+import pandas as pd
 import pytest
 
-from gpukit import bandwidth_rates, llm, specs
+from gpukit import bandwidth_rates, cli, cost, llm, prices, specs
 from gpukit import precision as prec
+from gpukit import workloads as wl
 from gpukit.errors import DataError, ParameterError
+from gpukit.perfmodel import DEFAULT_EFFICIENCY
 
 #: A small grouped-query, gated-FFN decoder to count by hand.
 TINY = llm.LLM(
@@ -139,8 +143,6 @@ def test_fine_tuning_that_fits_on_no_single_gpu_is_sharded(catalogue):
 def test_a_fine_tuning_run_no_number_of_gpus_holds_says_why_and_what_would_fit(catalogue):
     """Sharding splits the model state, not a GPU's own activations: the note says which of the two is
     too large, and how many GPUs batch 1 needs."""
-    import pandas as pd
-
     qwen = llm.llm_table("qwen2.5-14b", context=2048, batch=4, gpus=["RTX A4000"], mode="qlora").iloc[0]
     one = llm.finetune_memory(llm.resolve_model("qwen2.5-14b"), "qlora", 2048, 1)
     a4000 = catalogue.set_index("gpu").loc["RTX A4000"]
@@ -164,7 +166,7 @@ def test_a_fine_tuning_run_no_number_of_gpus_holds_says_why_and_what_would_fit(c
 
 
 def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(catalogue):
-    from gpukit.perfmodel import DEFAULT_EFFICIENCY as eff
+    eff = DEFAULT_EFFICIENCY
 
     m = llm.resolve_model("llama-3-8b")
     row = catalogue[catalogue["gpu"] == "A40"].iloc[0]
@@ -257,8 +259,6 @@ def test_the_table_answers_fit_size_speed_and_cost(catalogue):
     if a40["max_context"] < m.max_context:
         assert llm.inference_memory(m, "q4_k_m", int(a40["max_context"]) + 1, 1)["total_bytes"] > cap
     # a million generated tokens at the predicted decode speed and the cheapest on-demand price
-    from gpukit import cost, prices
-
     book = prices.load_prices()
     hourly = cost._cloud(book, "A40", "cheapest")
     if hourly:
@@ -318,8 +318,6 @@ def test_bad_model_table_names_file_line_and_column(tmp_path):
 
 
 def test_cli_llm_table_in_each_mode(capsys):
-    from gpukit import cli
-
     assert (
         cli.main(
             [
@@ -367,8 +365,6 @@ def test_cli_llm_table_in_each_mode(capsys):
 
 
 def test_cli_llm_grades_the_settings_its_rows_ran_in(capsys):
-    from gpukit import cli
-
     # a table whose rows ran on one GPU and on several is graded in both settings, the model in each
     assert (
         cli.main(
@@ -403,8 +399,6 @@ def test_cli_llm_grades_the_settings_its_rows_ran_in(capsys):
 
 
 def test_cli_llm_lists_and_refuses_bad_arguments(capsys):
-    from gpukit import cli
-
     assert cli.main(["llm", "--list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in llm.load_models()) and "q4_k_m" in out and "gptq-4bit" in out
@@ -422,8 +416,6 @@ def test_cli_llm_lists_and_refuses_bad_arguments(capsys):
 
 
 def test_decoder_workload_counts_by_hand():
-    from gpukit import workloads as wl
-
     b, p, c, h, heads, kvh, f, L, v = 2, 16, 64, 32, 4, 2, 48, 3, 100
     kv = kvh * (h // heads)
     layer = h * (h + 2 * kv) + h * h + 3 * h * f
@@ -445,7 +437,7 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     """The terms beyond a bandwidth roofline, by hand: the per-SM streaming cap (an A100 cannot
     stream its datasheet bandwidth through a matrix-vector product), GeForce's FP16-accumulate
     rate in llama.cpp's prefill, and a layer split's pipeline and hand-offs."""
-    from gpukit.perfmodel import DEFAULT_EFFICIENCY as eff
+    eff = DEFAULT_EFFICIENCY
 
     m = llm.resolve_model("llama-3-8b")
     a100 = catalogue[catalogue["gpu"] == "A100 PCIe 80GB"].iloc[0]
@@ -633,7 +625,6 @@ def test_llm_grading_takes_each_sources_own_ratio():
 def test_a_single_gpu_series_that_rises_with_length_is_left_out():
     """One GPU's tokens/s can only fall as the prompt or context grows; a series that rises by more
     than RISING_TOLERANCE is left out whole, and only on one GPU (a layer split may pipeline)."""
-    import pandas as pd
 
     def series(gpu, gpus, test, speeds):
         return [
@@ -697,7 +688,6 @@ def test_a_power_capped_run_leaves_out_its_prefill_and_keeps_its_decode():
     """A run whose GPUs were capped below POWER_LIMIT_SHARE of the board's datasheet power ran its
     prompts at the clock the cap allowed: its prefill is left out, its decode (memory-bound) kept;
     at or near the datasheet power, or with no cap recorded, nothing is left out."""
-    import pandas as pd
 
     def series(gpu, gpus, test, cap):
         return [
@@ -741,7 +731,6 @@ def test_an_fp16_prompt_slower_than_its_unpacked_quantised_one_is_left_out():
     """Before llama.cpp build 3216 a Q4_K_M prompt is unpacked to FP16 and multiplied as FP16, so the
     same run's FP16 prompt is the faster; an FP16 series slower by more than UNPACKED_TOLERANCE at
     some length is left out whole, on one GPU or several, and only its prefill."""
-    import pandas as pd
 
     def series(gpus, weights, test, speeds, build=2824, source="s"):
         return [
@@ -797,8 +786,6 @@ def test_the_decoder_workload_compiles_without_log_noise(capfd):
     """Both steps compile as tf.functions with AutoGraph and run quietly (a report shows stdout)."""
     import tensorflow as tf
 
-    from gpukit import workloads as wl
-
     tf.autograph.set_verbosity(0, alsologtostdout=True)  # as in a notebook kernel, warnings reach stdout
     info = wl.DeviceInfo("cpu")
     for phase in ("prefill", "decode"):
@@ -817,7 +804,6 @@ def test_the_decoder_workload_compiles_without_log_noise(capfd):
 def test_a_configuration_measured_on_several_hosts_is_graded_once_at_its_median():
     """A source that ran one GPU on several machines (cloud instance types) gives one configuration:
     the median of its hosts, so two machines with the same GPU never make a pair."""
-    import pandas as pd
 
     def row(gpu, host, speed):
         return {
@@ -965,8 +951,6 @@ def test_only_llamacpps_decode_is_held_to_the_per_sm_rate():
     """The per-SM streaming cap was read off llama.cpp's matrix-vector kernels; a PyTorch engine
     (vLLM) decodes at the streaming rate, so on an HBM card with more bandwidth than SMs x the cap
     its weight-bound decode step is the weights over the streaming rate."""
-    from gpukit.perfmodel import DEFAULT_EFFICIENCY
-
     m = llm.load_models()["llama-3.1-8b"]
     row = specs.load_catalogue().set_index("gpu").loc["H100 SXM5"]
     # the H100 SXM5's datasheet 3350 GB/s at the median share published copies reach
@@ -997,8 +981,6 @@ def _published_rows(**changes):
         for t, n, v in (("pp", 512, 3000.0), ("pp", 4096, 2500.0), ("tg", 512, 80.0), ("tg", 4096, 70.0))
     ]
     rows.append(dict(base, gpus=4, test="pp", tokens=4096, throughput_tokens_s=6000.0))
-    import pandas as pd
-
     return pd.DataFrame([dict(r, **changes) for r in rows])
 
 
@@ -1038,8 +1020,6 @@ def test_published_check_takes_the_nearest_length_and_grades_the_prediction_ther
 
 
 def test_the_table_shows_what_was_published_of_each_row(capsys):
-    from gpukit import cli
-
     table = llm.llm_table("llama-3-8b", "q4_k_m", 4096, 1, gpus=["A40", "RTX A4000"]).set_index("gpu")
     a40, a4000 = table.loc["A40"], table.loc["RTX A4000"]
     shipped = llm.reference._graded_reference()
@@ -1062,8 +1042,6 @@ def test_the_table_shows_what_was_published_of_each_row(capsys):
     section = out.split("Published for the same configuration")[1]
     assert "A40" in section and "RTX A4000" not in section and "xiongjiedai-llama3" in section
     # a user's own shape under a shipped name is not what was measured
-    import dataclasses
-
     mine = dataclasses.replace(llm.resolve_model("llama-3-8b"), layers=16)
     assert (
         llm.llm_table(mine, "q4_k_m", 4096, 1, gpus=["A40"])[list(llm.PUBLISHED_COLUMNS)].isna().all().all()
@@ -1203,8 +1181,6 @@ def test_prompts_timed_on_another_path_are_left_out_with_what_differs():
 
 
 def test_gpukit_llm_says_what_its_speeds_describe(capsys):
-    from gpukit import cli
-
     assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--gpu", "A40"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[2] == llm.engine_scope("llama.cpp", "q4_k_m") and "(MMQ)" in out[2]
@@ -1214,8 +1190,6 @@ def test_the_prompts_on_another_path_are_set_against_the_model_per_gpu_and_lengt
     """other_path_table: per GPU the path its left-out prompts took and published over predicted at
     each length, the median over its models (checked by hand for the T4 at 512 tokens);
     other_path_grading: their pairs graded among themselves."""
-    import pandas as pd
-
     ref = llm.by_configuration(llm.load_reference())
     table = llm.other_path_table(ref).set_index("gpu")
     assert list(table.columns[:3]) == ["compute_capability", "path", "configurations"]
