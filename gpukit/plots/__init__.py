@@ -17,9 +17,9 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from . import precision as prec
-from .errors import ParameterError
-from .results import Results
+from .. import precision as prec
+from ..errors import ParameterError
+from ..results import Results
 
 #: Colours of the precision families, shared by every figure.
 PALETTE = {
@@ -339,7 +339,7 @@ def roofline_figure(results: Results) -> Figure:
     device = results.device
     row = None
     if device.catalogue_gpu:
-        from . import specs
+        from .. import specs
 
         row = specs.lookup(device.catalogue_gpu)
     fig, ax = plt.subplots(figsize=(10, 6.5))
@@ -630,7 +630,7 @@ def price_performance_figure(
 ) -> Figure:
     """TFLOPS (``basis`` peak or sustained) against price, with the Pareto front (no GPU is both
     cheaper and faster)."""
-    from .cost import pareto_front
+    from ..cost import pareto_front
 
     _, words = _tflops_basis(basis)
     speed = f"{words}_tflops"

@@ -40,11 +40,11 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from . import _atomic
-from .device import QUIET_ENV, detect_devices, environment, stderr_redirected
-from .errors import DataError, ParameterError, ReportError
-from .resources import NOTEBOOKS_DIR, OUTPUTS_DIR
-from .results import RUN_DIR_ENV, load_for_report
+from .. import _atomic
+from ..device import QUIET_ENV, detect_devices, environment, stderr_redirected
+from ..errors import DataError, ParameterError, ReportError
+from ..resources import NOTEBOOKS_DIR, OUTPUTS_DIR
+from ..results import RUN_DIR_ENV, load_for_report
 
 KERNEL_NAME = "gpukit"
 #: Longest a single cell may run, in seconds, before the run fails (``None`` or 0: no limit).
