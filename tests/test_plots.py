@@ -30,6 +30,7 @@ from matplotlib.colors import to_rgba  # noqa: E402
 
 from gpukit import claims, compare, cost, memory, perfmodel, plots, precision, prices, results, specs  # noqa: E402
 from gpukit.errors import ParameterError  # noqa: E402
+from gpukit.plots import style  # noqa: E402
 
 #: A mix of architectures (Volta, Turing, Ampere, Hopper), by natural names.
 SAMPLE = ["A40", "V100", "RTX A4000", "H100 SXM5", "T4"]
@@ -243,7 +244,7 @@ def test_memory_figure_capacity_ticks_never_print_over_each_other(catalogue):
 def _label_boxes(fig):
     """Display-space boxes of a figure's point labels (their text only, not the leader lines)."""
     ax = fig.axes[0]
-    renderer = plots._renderer(fig)
+    renderer = style._renderer(fig)
     boxes = []
     fig.canvas.draw()
     for a in ax.texts:  # the text's own extent, without its leader line
@@ -266,7 +267,7 @@ def test_point_labels_of_the_whole_catalogue_neither_overlap_nor_leave_the_axes(
         expected = costs[costs["precision"] == "fp16"].dropna(subset=["cloud_usd_per_hour", "peak_tflops"])[
             "gpu"
         ]
-        legend = fig.axes[0].get_legend().get_window_extent(plots._renderer(fig))
+        legend = fig.axes[0].get_legend().get_window_extent(style._renderer(fig))
     else:
         table = llm.llm_table("llama-3-8b", "q4_k_m", 8192, 1)
         fig = plots.llm_decode_figure(table, catalogue)
@@ -1380,7 +1381,7 @@ def test_every_public_figure_function_is_tested_here():
         name
         for name, obj in vars(plots).items()
         if callable(obj)
-        and getattr(obj, "__module__", "") == plots.__name__
+        and getattr(obj, "__module__", "").startswith(f"{plots.__name__}.")
         and not name.startswith("_")
         and name.endswith(("_figure", "_heatmap"))
     }
