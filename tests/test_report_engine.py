@@ -21,6 +21,8 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from gpukit import cli, report
 from gpukit.errors import ParameterError, ReportError
+from gpukit.report import kernel as report_kernel
+from gpukit.report import run as report_run
 from gpukit.results import RUN_DIR_ENV
 
 DEVICE = {"kind": "cpu", "name": "Test CPU (2 logical cores)", "gpus": [], "nvidia_smi": []}
@@ -132,7 +134,7 @@ class FakeEngine(report.Engine):
 @pytest.fixture(autouse=True)
 def fixed_device(monkeypatch):
     """No child process probing TensorFlow: the device is a fixed CPU."""
-    monkeypatch.setattr(report, "detect_devices", lambda *a, **k: dict(DEVICE))
+    monkeypatch.setattr(report_run, "detect_devices", lambda *a, **k: dict(DEVICE))
 
 
 @pytest.fixture
@@ -455,7 +457,7 @@ def test_cli_cell_timeout_option(nbs, tmp_path, monkeypatch, capsys):
         return factory
 
     base = ["report", "--notebooks", str(nbs), "--out", str(tmp_path / "out"), "--only", "01"]
-    monkeypatch.setattr(report, "PapermillEngine", make())
+    monkeypatch.setattr(report_run, "PapermillEngine", make())
     assert _cli(base + ["--cell-timeout", "45"], capsys) == (0, [])
     assert _cli(base, capsys) == (0, [])
     assert _cli(base + ["--cell-timeout", "0"], capsys) == (0, [])
@@ -465,7 +467,7 @@ def test_cli_cell_timeout_option(nbs, tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(base + ["--cell-timeout", "soon"])
     assert exit_.value.code == 2 and "invalid float value: 'soon'" in capsys.readouterr().err
-    monkeypatch.setattr(report, "PapermillEngine", make({"01_a": ("timeout", 2)}))
+    monkeypatch.setattr(report_run, "PapermillEngine", make({"01_a": ("timeout", 2)}))
     code, err = _cli(base + ["--cell-timeout", "7"], capsys)
     assert code == 2 and len(err) == 1
     assert err[0].startswith(
@@ -479,7 +481,7 @@ def test_cli_cell_timeout_option(nbs, tmp_path, monkeypatch, capsys):
 
 
 def test_cli_ctrl_c_is_one_line_and_exit_130(nbs, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(report, "PapermillEngine", lambda: FakeEngine({"01_a": ("interrupt", 1)}))
+    monkeypatch.setattr(report_run, "PapermillEngine", lambda: FakeEngine({"01_a": ("interrupt", 1)}))
     out = tmp_path / "out"
     code, err = _cli(["report", "--notebooks", str(nbs), "--out", str(out)], capsys)
     (kept,) = list(out.iterdir())
@@ -580,7 +582,7 @@ def test_the_gpukit_kernel_is_registered_on_first_use(monkeypatch):
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
     installed = []
-    monkeypatch.setattr(report, "install_kernel", lambda name: installed.append(name))
+    monkeypatch.setattr(report_kernel, "install_kernel", lambda name: installed.append(name))
 
     def missing(self, name):
         raise NoSuchKernel(name)

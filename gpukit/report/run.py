@@ -1,0 +1,345 @@
+"""One run of the report: the run folder rendered hidden and renamed into place, the ``latest``
+link switched atomically, SIGTERM treated as Ctrl-C, what a failed or interrupted run keeps,
+and how a failure is described (the cell that raised or timed out)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import nbformat
+from nbclient.exceptions import CellTimeoutError
+
+from .. import _atomic
+from ..device import QUIET_ENV, detect_devices, environment
+from ..errors import DataError, ReportError
+from ..resources import OUTPUTS_DIR
+from ..results import RUN_DIR_ENV, load_for_report
+from .engine import DEFAULT_CELL_TIMEOUT_S, Engine, PapermillEngine, _cell_limit
+from .html import index_html, notebook_html
+from .kernel import KERNEL_NAME
+from .parameters import discover_notebooks, load_params_file, plan_jobs, plan_parameters
+
+
+@dataclass
+class NotebookRun:
+    """One executed notebook of a run (a head-to-head notebook once per pair)."""
+
+    name: str
+    parameters: dict
+    title: str = ""
+    status: str = "pending"  # ok | failed | interrupted
+    seconds: float | None = None
+    error: str | None = None
+    html: str | None = None
+    ipynb: str | None = None
+
+
+@dataclass
+class Run:
+    """A whole report run: its id, notebooks, environment and where it was written."""
+
+    run_id: str
+    started: str
+    notebooks: list[NotebookRun] = field(default_factory=list)
+    environment: dict = field(default_factory=dict)
+    device: dict = field(default_factory=dict)
+    seconds: float | None = None
+    path: str | None = None
+    summary: dict = field(default_factory=dict)
+
+
+def run_summary(folder: Path) -> dict:
+    """What the notebooks left for the index: the benchmark's results and each pair's verdicts."""
+    out: dict = {"pairs": []}
+    try:
+        doc = load_for_report(folder=folder)
+        if doc is not None:
+            out["measured"] = doc.summary()
+    except DataError as exc:
+        out["measured"] = {"error": str(exc)}
+    for path in sorted(folder.glob("summary-compare-*.json")):
+        try:
+            out["pairs"].append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    llm = folder / "summary-llm.json"
+    if llm.exists():
+        try:
+            out["llm"] = json.loads(llm.read_text())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def _new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def _switch_latest(out_root: Path, run_dir: Path) -> None:
+    """Point ``out_root/latest`` at ``run_dir`` atomically (a new symlink renamed over the old)."""
+    latest = out_root / "latest"
+    if latest.exists() and not latest.is_symlink():
+        raise ReportError(f"{latest} is a real folder, not a link gpukit made; move it away and run again")
+    tmp = out_root / f".latest.{secrets.token_hex(4)}"
+    os.symlink(run_dir.name, tmp)
+    os.replace(tmp, latest)
+
+
+def _stderr_cells(nb_node) -> list[int]:
+    """Indexes of cells that wrote to stderr (warnings, log noise): reports must have none."""
+    return [
+        i
+        for i, c in enumerate(nb_node.cells)
+        if c.cell_type == "code"
+        and any(o.get("output_type") == "stream" and o.get("name") == "stderr" for o in c.get("outputs", []))
+    ]
+
+
+def _sigterm_as_interrupt() -> Callable[[], None]:
+    """Make SIGTERM raise :class:`KeyboardInterrupt` (as Ctrl-C does) until the returned undo is called.
+
+    Only in the main thread and only where SIGTERM still has its default action: a handler
+    the caller installed is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
+        return lambda: None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return lambda: None
+
+    def interrupt(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+    def undo() -> None:
+        if signal.getsignal(signal.SIGTERM) is interrupt:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    return undo
+
+
+def render_report(
+    out_dir: str | os.PathLike | None = None,
+    parameters: Mapping | None = None,
+    cli_parameters: Mapping[str, str] | None = None,
+    params_file: str | os.PathLike | None = None,
+    notebooks_dir: str | os.PathLike | None = None,
+    only: Iterable[str] | None = None,
+    kernel_name: str = KERNEL_NAME,
+    progress: Callable[[str], None] | None = print,
+    pairs: Iterable[tuple[str, str]] | None = None,
+    engine: Engine | None = None,
+    cell_timeout_s: float | None = DEFAULT_CELL_TIMEOUT_S,
+) -> Run:
+    """Render every report notebook into a new run folder under ``out_dir`` (default ``outputs/``).
+
+    ``parameters`` (typed) and ``params_file`` (YAML/JSON) and ``cli_parameters`` (``-p``
+    strings) go to each notebook that declares the name; later sources win. On success the
+    run folder is renamed into place and ``out_dir/latest`` points at it. A notebook that
+    fails, or a cell that runs longer than ``cell_timeout_s`` seconds (``None`` or 0: no
+    limit), raises :class:`ReportError` naming the notebook and the cell; its partial output
+    stays in ``<run>.failed`` and ``latest`` is not touched. Ctrl-C (or SIGTERM) keeps the
+    partial output in ``<run>.interrupted`` and re-raises :class:`KeyboardInterrupt`, whose
+    message says where. ``engine`` executes each notebook (default: :class:`PapermillEngine`).
+    ``$GPUKIT_RUN_DIR`` is set for the notebooks and restored afterwards, whatever happens.
+    """
+    say = progress or (lambda _msg: None)
+    limit = _cell_limit(cell_timeout_s)
+    engine = engine or PapermillEngine()
+    out_root = Path(out_dir) if out_dir else OUTPUTS_DIR
+    jobs = _plan_run(parameters, cli_parameters, params_file, notebooks_dir, only, pairs)
+
+    out_root.mkdir(parents=True, exist_ok=True)
+    run = Run(run_id=_new_run_id(), started=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
+    partial = out_root / f".{run.run_id}.partial"
+    latest = out_root / "latest"
+    for key, value in QUIET_ENV.items():  # the kernel inherits these: no TensorFlow log noise
+        os.environ.setdefault(key, value)
+    partial.mkdir()
+    previous_run_dir = os.environ.get(RUN_DIR_ENV)
+    undo_sigterm = _sigterm_as_interrupt()
+    t_run = time.perf_counter()
+    try:
+        os.environ[RUN_DIR_ENV] = str(partial.resolve())  # notebooks save their results here
+        say(f"gpukit report: run {run.run_id}, {len(jobs)} notebook(s) -> {out_root / run.run_id}")
+        run.environment = environment()
+        run.device = detect_devices()
+        t_run = time.perf_counter()
+        for i, (nb_path, stem, params, title) in enumerate(jobs, 1):
+            entry = NotebookRun(name=stem, parameters=params, title=title)
+            run.notebooks.append(entry)
+            say(f"  [{i}/{len(jobs)}] {_job_label(nb_path, stem, params)} ...")
+            _render_notebook(run, entry, nb_path, partial, t_run, engine, kernel_name, limit, say)
+        _finish_run(run, partial, t_run)
+        final = out_root / run.run_id
+        os.replace(partial, final)
+        _switch_latest(out_root, final)
+    except KeyboardInterrupt:
+        kept = _keep_interrupted(run, partial, t_run)
+        raise KeyboardInterrupt(f"partial output kept in {kept}; {latest} unchanged") from None
+    finally:
+        _restore_run_dir(previous_run_dir)
+        undo_sigterm()
+    run.path = str(final)
+    say(f"Report: {latest / 'index.html'}  (run {run.run_id}, {run.seconds:.1f} s)")
+    return run
+
+
+def _plan_run(
+    parameters: Mapping | None,
+    cli_parameters: Mapping[str, str] | None,
+    params_file: str | os.PathLike | None,
+    notebooks_dir: str | os.PathLike | None,
+    only: Iterable[str] | None,
+    pairs: Iterable[tuple[str, str]] | None,
+) -> list[tuple[Path, str, dict, str]]:
+    """The run's jobs (see :func:`plan_jobs`): the notebooks chosen, each with the parameters of
+    the file, then the typed ones, then the command line's."""
+    notebooks = discover_notebooks(Path(notebooks_dir) if notebooks_dir else None, only)
+    overrides = dict(load_params_file(params_file)) if params_file else {}
+    overrides.update(parameters or {})
+    plan = plan_parameters(notebooks, overrides, cli_parameters)
+    return plan_jobs(notebooks, plan, pairs)
+
+
+def _job_label(nb_path: Path, stem: str, params: dict) -> str:
+    """How the progress line names a job: the notebook, and its pair for a head-to-head one."""
+    return (
+        nb_path.name if stem == nb_path.stem else f"{nb_path.name} ({params['gpu_a']} vs {params['gpu_b']})"
+    )
+
+
+def _render_notebook(
+    run: Run,
+    entry: NotebookRun,
+    nb_path: Path,
+    partial: Path,
+    t_run: float,
+    engine: Engine,
+    kernel_name: str,
+    limit: float | None,
+    say: Callable[[str], None],
+) -> None:
+    """Execute ``nb_path`` into ``partial`` as ``entry`` of ``run`` says, and write its HTML page.
+
+    A failure sets the run aside as ``<run>.failed`` and raises :class:`ReportError`; Ctrl-C
+    marks the notebook interrupted and propagates."""
+    stem, params, title = entry.name, entry.parameters, entry.title
+    executed = partial / f"{stem}.ipynb"
+    t0 = time.perf_counter()
+    try:
+        engine.execute(nb_path, executed, params, kernel_name, Path.cwd(), limit)
+    except KeyboardInterrupt:
+        entry.seconds = time.perf_counter() - t0
+        entry.status = "interrupted"
+        raise
+    except Exception as exc:  # papermill/nbclient raise many kinds: all mean "this notebook failed"
+        entry.seconds = time.perf_counter() - t0
+        entry.status = "failed"
+        entry.error = _describe_failure(exc, executed, limit)
+        failed = _set_aside(run, partial, t_run, "failed")
+        what = entry.error if entry.error.startswith("timed out") else f"failed {entry.error}"
+        raise ReportError(
+            f"{nb_path.name}{'' if stem == nb_path.stem else f' ({title})'} {what}; "
+            f"partial output kept in {failed}; {partial.parent / 'latest'} unchanged"
+        ) from None
+    entry.seconds = time.perf_counter() - t0
+    entry.status = "ok"
+    nb_node = nbformat.read(executed, as_version=4)
+    noisy = _stderr_cells(nb_node)
+    if noisy:
+        say(f"      note: cell(s) {', '.join(map(str, noisy))} of {title} wrote to stderr")
+    _atomic.write_text(partial / f"{stem}.html", notebook_html(nb_node, stem, params, run.run_id))
+    entry.html, entry.ipynb = f"{stem}.html", f"{stem}.ipynb"
+    say(f"      done in {entry.seconds:.1f} s")
+
+
+def _keep_interrupted(run: Run, partial: Path, t_run: float) -> Path:
+    """Where an interrupted run's output is kept: set aside as ``<run>.interrupted``, or, when the
+    folder was being renamed as the interrupt came, wherever it went."""
+    if partial.is_dir():
+        return _set_aside(run, partial, t_run, "interrupted")
+    out_root = partial.parent
+    return next(
+        (p for p in (out_root / run.run_id, out_root / f"{run.run_id}.failed") if p.exists()), partial
+    )
+
+
+def _restore_run_dir(previous: str | None) -> None:
+    """Put ``$GPUKIT_RUN_DIR`` back as it was before the run (unset if it was)."""
+    if previous is None:
+        os.environ.pop(RUN_DIR_ENV, None)
+    else:
+        os.environ[RUN_DIR_ENV] = previous
+
+
+def _finish_run(run: Run, folder: Path, t_run: float) -> None:
+    run.seconds = time.perf_counter() - t_run
+    run.summary = run_summary(folder)
+    _atomic.write_text(folder / "run.json", json.dumps(asdict(run), indent=2, default=str))
+    _atomic.write_text(folder / "index.html", index_html(run))
+
+
+def _set_aside(run: Run, partial: Path, t_run: float, suffix: str) -> Path:
+    """Write the index of an unfinished run and rename its folder to ``<run>.<suffix>``; returns it."""
+    _finish_run(run, partial, t_run)
+    kept = partial.parent / f"{run.run_id}.{suffix}"
+    os.replace(partial, kept)
+    return kept
+
+
+def _first_line(source: str, width: int = 60) -> str:
+    line = next((ln.strip() for ln in str(source).splitlines() if ln.strip()), "")
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _running_cell(executed: Path) -> tuple[int, str] | None:
+    """(index, first source line) of the cell that was running when execution stopped.
+
+    Read from papermill's cell metadata in the partially executed notebook: the cell marked
+    ``running``, else the last one that started (papermill marks a cell whose execution
+    raised "completed" on its way out). ``None`` where the notebook or its metadata is missing.
+    """
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except Exception:  # missing, half-written or not a notebook: nothing to say about cells
+        return None
+    started = None
+    for i, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("papermill", {})
+        if meta.get("status") == "running":
+            return i, _first_line(cell.source)
+        if meta.get("start_time"):
+            started = (i, _first_line(cell.source))
+    return started
+
+
+def _describe_failure(
+    exc: BaseException, executed: Path | None = None, cell_timeout_s: float | None = None
+) -> str:
+    """'in cell N (Error: message)' for a cell error; 'timed out in cell N (source) after T s'
+    for a cell that hit the timeout; the exception's first line otherwise."""
+    if isinstance(exc, CellTimeoutError):
+        cell = _running_cell(executed) if executed is not None else None
+        where = f"in cell {cell[0]} ({cell[1]})" if cell else "in a cell"
+        after = f" after {cell_timeout_s:g} s" if cell_timeout_s else ""
+        return f"timed out {where}{after}"
+    cell = getattr(exc, "exec_count", None)
+    index = getattr(exc, "cell_index", None)
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename:
+        where = f"in cell {index}" if index is not None else "in a cell"
+        if cell is not None:
+            where += f" (execution count {cell})"
+        return f"{where}: {ename}: {str(evalue).splitlines()[0] if evalue else ''}".rstrip(": ")
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return f"({type(exc).__name__}: {first})"
