@@ -439,7 +439,7 @@ def test_scaling_is_graded_against_the_same_sources_single_gpu(cat):
         & ~table["source_link"].str.contains("commented out by then", regex=False)
     ]
     assert len(p2p_off) > 0 and p2p_off["link"].str.contains("via host (no P2P)", regex=False).all()
-    assert pm.grading.source_link("not stated") is None
+    assert pm.reference.source_link("not stated") is None
     within = table["within_tolerance"].mean()
     assert within >= 0.90 and table["error_pct"].abs().median() < 3.5  # now 90.6 %, 2.9 %
 
@@ -448,17 +448,18 @@ def test_squad_steps_by_hand():
     """run_squad.py's loop: 88 641 SQuAD v1.1 features, two epochs, --max_steps 100."""
     # eight GPUs at 320 each: a shard of ceil(88641 / 8) = 11 081 is 35 batches (the last of 201),
     # so two epochs end after 70 steps, 22 162 sequences a GPU, where the figure counts 100 x 320
-    assert pm.grading.squad_steps(88641, 8, 320, 2.0, 100) == (70, pytest.approx(22162 / 32000))
+    assert pm.reference.squad_steps(88641, 8, 320, 2.0, 100) == (70, pytest.approx(22162 / 32000))
     # one GPU: 277 batches an epoch, so max_steps decides, and the loop takes one step more than it counts
-    assert pm.grading.squad_steps(88641, 1, 320, 2.0, 100) == (101, pytest.approx(1.01))
+    assert pm.reference.squad_steps(88641, 1, 320, 2.0, 100) == (101, pytest.approx(1.01))
     # the cap falls inside the second epoch: 60 batches an epoch (the last of 141), 101 steps
-    steps, share = pm.grading.squad_steps(88641, 1, 1500, 2.0, 100)
+    steps, share = pm.reference.squad_steps(88641, 1, 1500, 2.0, 100)
     assert steps == 101 and share == pytest.approx((88641 + 41 * 1500) / (1500 * 100))
-    assert pm.grading.squad_steps(88641, 8, 768, 2.0, 100)[0] == 30  # the B200's eight-GPU runs
+    assert pm.reference.squad_steps(88641, 8, 768, 2.0, 100)[0] == 30  # the B200's eight-GPU runs
     # between two logged steps: full batches, but an epoch's last step takes the shard's remainder
-    assert pm.grading.squad_sequences(88641, 1, 52, 51, 101) == 50 * 52
-    assert pm.grading.squad_sequences(88641, 8, 320, 1, 36) == 35 * 320 - (320 - 201)  # step 35 ends epoch 0
-    assert pm.grading.squad_sequences(88641, 8, 320, 0, 70) == 2 * 11081
+    assert pm.reference.squad_sequences(88641, 1, 52, 51, 101) == 50 * 52
+    # step 35 ends epoch 0
+    assert pm.reference.squad_sequences(88641, 8, 320, 1, 36) == 35 * 320 - (320 - 201)
+    assert pm.reference.squad_sequences(88641, 8, 320, 0, 70) == 2 * 11081
 
 
 def test_steady_rates_come_from_two_logged_steps():
@@ -478,7 +479,9 @@ def test_steady_rates_come_from_two_logged_steps():
     assert 0 < len(untimed) < 40  # no log (the 2021 V100 rows), or no stretch within an epoch after step 1
     # a frame that lost the derived columns is graded the same: the rate is worked out again
     flat = ref.reset_index()
-    again = pm.grading._rate(flat.drop(columns=["processed_throughput", "steps_run", "steady_throughput"]))
+    again = pm.reference.processed_rate(
+        flat.drop(columns=["processed_throughput", "steps_run", "steady_throughput"])
+    )
     assert again.to_numpy() == pytest.approx(flat["processed_throughput"].to_numpy())
 
 
@@ -515,12 +518,12 @@ def test_the_pairs_this_kit_exists_for(validation, gpu):
 
 
 def test_a_refit_replaces_the_defaults_only_when_clearly_better_and_no_verdict_turns_wrong(monkeypatch):
-    from gpukit.perfmodel import grading
+    from gpukit.perfmodel import fitting
 
     d, f = pm.Efficiency(source="defaults"), pm.Efficiency(tensor=0.7, source="fit")
     errors = {"defaults": 0.100, "fit": 0.090}
     wrong = {"defaults": 5, "fit": 5}
-    monkeypatch.setattr(grading, "fit_error", lambda ref, eff, cat=None: errors[eff.source])
+    monkeypatch.setattr(fitting, "fit_error", lambda ref, eff, cat=None: errors[eff.source])
 
     def table(ref, eff, cat=None):
         n = wrong[eff.source]
@@ -533,7 +536,7 @@ def test_a_refit_replaces_the_defaults_only_when_clearly_better_and_no_verdict_t
             }
         )
 
-    monkeypatch.setattr(grading, "validation_table", table)
+    monkeypatch.setattr(fitting, "validation_table", table)
     assert pm.refit_verdict(None, f, d)[0] is True  # 10 % lower, the same verdicts
     wrong["fit"] = 7
     ok, why = pm.refit_verdict(None, f, d)

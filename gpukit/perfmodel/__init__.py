@@ -8,38 +8,35 @@ gives each op the longer of its compute time at the unit it runs on
 for ``fp32``, FP16/BF16 tensor cores for mixed precision) and its memory time, plus a launch cost
 per kernel. :mod:`.predictions` turns that into a table per GPU, with measured rows merged in;
 :mod:`.calibration` sets the efficiency factors from a catalogued GPU's benchmark results;
-:mod:`.scaling` adds the all-reduce of several GPUs over the link they really have; :mod:`.grading`
-checks predictions against published measurements (``data/reference_benchmarks.csv``, never
-read by a prediction) per workload family and on several GPUs, fits the factors, leaves each GPU
-and each source out in turn, and gives every prediction its family's measured error.
+:mod:`.scaling` adds the all-reduce of several GPUs over the link they really have. The published
+measurements (:mod:`.reference`: ``data/reference_benchmarks.csv``, never read by a prediction)
+grade the predictions per workload family and on several GPUs (:mod:`.grading`, with
+:mod:`gpukit.grading`'s pairs), which gives every prediction its family's measured error;
+:mod:`.fitting` fits the factors to them and leaves each GPU and each source out in turn.
 """
 
 from .calibration import calibrate
-from .grading import (
-    FAMILY_TARGET,
+from .fitting import (
     FIT_GRID,
-    KEY_PAIRS,
-    RATIO_TOLERANCE,
-    REFERENCE_PATH,
-    REFERENCE_SCHEMA,
     REFIT_MARGIN,
-    WINNER_MARGIN,
-    accuracy_text,
-    family,
-    family_accuracy,
     fit_efficiency,
     fit_error,
-    gpu_factors,
-    graded_gpus,
-    graded_workloads,
-    grading_statement,
-    key_pairs,
     leave_one_gpu_out,
     leave_one_source_out,
-    load_reference,
     refit_verdict,
-    scaling_validation,
     scan_error,
+)
+from .grading import (
+    FAMILY_TARGET,
+    KEY_PAIRS,
+    RATIO_TOLERANCE,
+    WINNER_MARGIN,
+    accuracy_text,
+    family_accuracy,
+    gpu_factors,
+    grading_statement,
+    key_pairs,
+    scaling_validation,
     summarize_by_family,
     summarize_validation,
     throughput_ratios,
@@ -57,6 +54,14 @@ from .profiles import (
     Profile,
     hidden_state_bytes,
     profile,
+)
+from .reference import (
+    REFERENCE_PATH,
+    REFERENCE_SCHEMA,
+    family,
+    graded_gpus,
+    graded_workloads,
+    load_reference,
 )
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, Prediction, op_times, place, predict, step_time
 from .scaling import (

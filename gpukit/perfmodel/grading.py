@@ -1,305 +1,63 @@
-"""Grading: predictions against published measurements, the efficiency fit, leave one out.
+"""Grading the performance model: its predictions of the published runs, pair by pair.
 
-``data/reference_benchmarks.csv`` holds published training throughputs, each row sourced and
-dated, on one GPU or several. Predictions never read it; it grades them by speedup ratios
-within one source (:func:`validation_table`, per workload family: :func:`family`), by the
-speedup of N GPUs over one of the same kind (:func:`scaling_validation`), fits the efficiency
-factors (:func:`fit_efficiency`) and checks that fit on GPUs (:func:`leave_one_gpu_out`) and
-publications (:func:`leave_one_source_out`) it never saw.
+Each single-GPU run of ``data/reference_benchmarks.csv`` (:mod:`.reference`) is profiled and placed
+on its GPU and its throughput predicted; every pair of GPUs one source measured alike is graded by
+its speedup (:func:`validation_table`, with :mod:`gpukit.grading`'s training-throughput tolerance),
+per workload family (:func:`summarize_by_family`); every multi-GPU run by its speedup over the same
+source's single GPU (:func:`scaling_validation`). The family's measured accuracy goes with every
+prediction in a sentence (:func:`accuracy_text`, :func:`grading_statement`), the figures
+docs/perfmodel-accuracy.md reports.
 """
 
 from __future__ import annotations
 
 import functools
-import math
-import os
 from collections.abc import Sequence
-from dataclasses import replace
-from datetime import date
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .. import precision as prec
 from .. import specs
-from .._csv import Field, parse_rows, to_frame
-from ..errors import DataError, ParameterError, Problem
-from ..resources import DATA_DIR
-from .profiles import MODES, UPDATES, Profile, profile
-from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, place, step_time
-
-REFERENCE_PATH = DATA_DIR / "reference_benchmarks.csv"
-REFERENCE_SCHEMA: tuple[Field, ...] = (
-    Field("source", "text", help="a short id; ratios are only taken within one source"),
-    Field("gpu", "text", help="a GPU name the catalogue knows"),
-    Field("source_gpu_name", "text", help="the GPU as the source names it"),
-    Field("workload", "choice", choices=("resnet50", "transformer", "bert-base-squad", "bert-large-squad")),
-    Field("precision", "choice", choices=prec.KERAS_PRECISIONS),
-    Field("mode", "choice", choices=MODES),
-    Field("gpus", "int", low=1, high=1024, default="1", help="how many GPUs ran it (data parallel)"),
-    Field("batch_size", "int", low=1, high=1_000_000, help="per GPU"),
-    Field(
-        "seq_len",
-        "int",
-        required=False,
-        low=1,
-        high=1_000_000,
-        default="",
-        help="tokens per sequence of a transformer workload",
-    ),
-    Field("throughput", "float", low=1e-6, high=1e12),
-    Field("throughput_unit", "choice", choices=("images/s", "tokens/s", "sequences/s")),
-    Field("framework", "text"),
-    Field("source_url", "url"),
-    Field("measured", "date", required=False, help="when the source ran it, YYYY-MM-DD, if it says"),
-    Field("retrieved", "date", help="when gpukit read the source, YYYY-MM-DD"),
-    Field(
-        "link",
-        "text",
-        required=False,
-        default="",
-        help="what the source says of how several GPUs were connected",
-    ),
-    Field(
-        "update",
-        "choice",
-        choices=UPDATES,
-        default="per-tensor",
-        help="how the source's script runs the optimizer's update (gpukit.perfmodel.profiles.UPDATES)",
-    ),
-    Field(
-        "counted_steps",
-        "int",
-        required=False,
-        low=1,
-        high=1e9,
-        default="",
-        help="steps the source's throughput figure counts (run_squad.py: --max_steps), from its log",
-    ),
-    Field(
-        "epochs",
-        "float",
-        required=False,
-        low=1e-3,
-        high=1e6,
-        default="",
-        help="the training loop's epoch limit (run_squad.py: --num_train_epochs), from its log",
-    ),
-    Field(
-        "train_examples",
-        "int",
-        required=False,
-        low=1,
-        high=1e12,
-        default="",
-        help="examples one epoch draws from (run_squad.py logs training_features)",
-    ),
-    Field(
-        "timed_from",
-        "int",
-        required=False,
-        low=0,
-        high=1e9,
-        default="",
-        help="a step the run's log timestamps (run_squad.py: its DLL 'Training Iteration' lines)",
-    ),
-    Field("timed_to", "int", required=False, low=1, high=1e9, default="", help="a later step it timestamps"),
-    Field(
-        "timed_seconds",
-        "float",
-        required=False,
-        low=1e-6,
-        high=1e9,
-        default="",
-        help="seconds between those two timestamps (the mean over the runs a row averages)",
-    ),
-    Field("note", "text", required=False),
+from ..grading import TRAINING_THROUGHPUT, faster_first, pair_table, summarize, summarize_by
+from .profiles import Profile, profile
+from .reference import (
+    PAIR_KEYS,
+    REFERENCE_PATH,
+    SYNTHETIC,
+    cached_reference,
+    family,
+    load_reference,
+    paired,
+    processed_rate,
+    single_gpu,
+    source_link,
+    squad_steps,  # noqa: F401 -- docs/perfmodel-accuracy.md names it gpukit.perfmodel.grading.squad_steps
 )
-#: The columns that say how long a run_squad.py run really was: all three or none.
-HARNESS_LOOP = ("counted_steps", "epochs", "train_examples")
-#: Two timestamped steps of the run's log: all three or none, and only with :data:`HARNESS_LOOP`.
-TIMED = ("timed_from", "timed_to", "timed_seconds")
+from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, place, step_time
+from .scaling import predict_scaling
 
-
-def squad_steps(
-    train_examples: int, gpus: int, batch: int, epochs: float, counted_steps: int
-) -> tuple[int, float]:
-    """The steps a run of NVIDIA's BERT ``run_squad.py`` (the harness Lambda's SQuAD figures come
-    from) really took, and the sequences it processed over those its throughput figure counts.
-
-    The script reports ``train_batch_size x max_steps x world_size / e2e_train_time``. Its loop
-    breaks once ``global_step > max_steps`` (so ``max_steps + 1`` steps), or earlier when the epochs
-    run out: each of ``int(num_train_epochs)`` epochs is one pass over the process's shard of the
-    training set (``DistributedSampler`` pads it to ``ceil(examples / world_size)``), in batches of
-    ``train_batch_size``, the last one partial. On eight GPUs at large batches the epochs run out
-    first, and the figure counts steps the run never took (an H100 SXM5 run at 320 a GPU: 70 steps
-    counted as 100)."""
-    per_epoch = math.ceil(math.ceil(train_examples / gpus) / batch)
-    steps = min(int(counted_steps) + 1, int(epochs) * per_epoch)
-    return steps, squad_sequences(train_examples, gpus, batch, 0, steps) / (batch * counted_steps)
-
-
-def squad_sequences(train_examples: int, gpus: int, batch: int, first: int, last: int) -> int:
-    """Sequences one process of a ``run_squad.py`` run takes in global steps ``first + 1`` to ``last``:
-    ``batch`` a step, but the last step of each epoch takes what is left of the process's shard."""
-    shard = math.ceil(train_examples / gpus)
-    per_epoch = math.ceil(shard / batch)
-    last_batch = shard - (per_epoch - 1) * batch
-    ends = last // per_epoch - first // per_epoch  # epoch ends among the steps
-    return (last - first) * batch - ends * (batch - last_batch)
-
-
-def load_reference(
-    path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
-) -> pd.DataFrame:
-    """Published measurements, validated: every row sourced, dated and naming a catalogue GPU."""
-    p = Path(path) if path else REFERENCE_PATH
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    parsed, problems = parse_rows(p, REFERENCE_SCHEMA, today or date.today(), "measurement")
-    records = specs.resolve_rows(
-        p,
-        parsed,
-        cat,
-        lambda r: (r["source"], r["gpu"], r["workload"], r["precision"], r["mode"], r["gpus"]),
-        problems,
-        "same source, GPU, workload, precision, mode and GPU count",
-    )
-    for line, r in parsed:
-        given = [c for c in HARNESS_LOOP if r[c] is not None]
-        if given and len(given) < len(HARNESS_LOOP):
-            missing = next(c for c in HARNESS_LOOP if r[c] is None)
-            problems.append(
-                Problem(
-                    p,
-                    line,
-                    missing,
-                    f"is empty while {', '.join(given)} is given; fill all of "
-                    f"{', '.join(HARNESS_LOOP)} from the run's log, or none",
-                    r["source"],
-                )
-            )
-        timed = [c for c in TIMED if r[c] is not None]
-        if timed and (len(timed) < len(TIMED) or len(given) < len(HARNESS_LOOP)):
-            problems.append(
-                Problem(
-                    p,
-                    line,
-                    timed[0],
-                    f"needs all of {', '.join(TIMED + HARNESS_LOOP)}: the steps "
-                    "between two timestamps are counted from the harness loop; fill them or none",
-                    r["source"],
-                )
-            )
-        elif timed and r["timed_to"] <= r["timed_from"]:
-            problems.append(
-                Problem(
-                    p,
-                    line,
-                    "timed_to",
-                    f"{r['timed_to']} is not after timed_from {r['timed_from']}; write the later step",
-                    r["source"],
-                )
-            )
-    if problems:
-        raise DataError(problems)
-    return with_processed_throughput(to_frame(records, REFERENCE_SCHEMA))
-
-
-def with_processed_throughput(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with ``steps_run`` and ``processed_throughput``: what each run processed per second.
-    That is the published ``throughput`` unless the row gives its harness loop (:data:`HARNESS_LOOP`),
-    whose steps :func:`squad_steps` works out. Where the row also gives two timestamped steps
-    (:data:`TIMED`), ``steady_throughput`` is the rate between them, without the first steps' warm-up
-    (autotuning, allocation) that the published time includes (docs/perfmodel-accuracy.md says how
-    much); NaN elsewhere."""
-    steps, rate, steady = [], [], []
-    for _, r in frame.iterrows():
-        loop = [r.get(c) for c in HARNESS_LOOP]
-        if any(v is None or pd.isna(v) for v in loop):
-            steps.append(pd.NA)
-            rate.append(r["throughput"])
-            steady.append(math.nan)
-            continue
-        counted, epochs, examples = loop
-        gpus, batch = int(r["gpus"]), int(r["batch_size"])
-        n, share = squad_steps(int(examples), gpus, batch, float(epochs), int(counted))
-        steps.append(n)
-        rate.append(r["throughput"] * share)
-        timed = [r.get(c) for c in TIMED]
-        steady.append(
-            math.nan
-            if any(v is None or pd.isna(v) for v in timed)
-            else gpus * squad_sequences(int(examples), gpus, batch, int(timed[0]), int(timed[1])) / timed[2]
-        )
-    return frame.assign(
-        steps_run=pd.array(steps, dtype="Int64"),
-        processed_throughput=np.array(rate, float),
-        steady_throughput=np.array(steady, float),
-    )
-
-
-def _rate(reference: pd.DataFrame) -> pd.Series:
-    """What each measured run processed per second: ``processed_throughput``, worked out here for a
-    frame that does not come from :func:`load_reference`."""
-    if "processed_throughput" not in reference:
-        reference = with_processed_throughput(reference)
-    return reference["processed_throughput"]
-
-
-#: The benchmark's single-kernel workloads: no publication measures them the same way.
-SYNTHETIC = ("matmul", "conv", "bandwidth")
-
-
-def family(workload: str) -> str:
-    """The workload family a prediction is graded in: ``CNN``, ``transformer``, or ``synthetic``
-    for a single kernel (never graded)."""
-    from ..models import transformer_task
-
-    key = str(workload).strip().lower()
-    if key in SYNTHETIC:
-        return "synthetic"
-    return "transformer" if key == "transformer" or transformer_task(key) else "CNN"
-
-
-def graded_workloads(path: str | os.PathLike | None = None) -> set[str]:
-    """Workloads with published single-GPU measurements to grade predictions against."""
-    ref = _reference_cached(str(Path(path) if path else REFERENCE_PATH))
-    return {str(w).lower() for w in ref.loc[ref["gpus"].fillna(1).astype(int) == 1, "workload"]}
-
-
-#: What makes a column of single-GPU measurements: pairs are taken within one of these.
-PAIR_KEYS = ["source", "workload", "precision", "mode"]
-
-
-def _paired(single: pd.DataFrame) -> pd.Series:
-    """Which single-GPU measurements have a pair: another GPU in their source, workload, precision
-    and mode (one measured alone grades nothing)."""
-    return single.groupby(PAIR_KEYS)["gpu"].transform("nunique") >= 2
-
-
-def graded_gpus(family_name: str, path: str | os.PathLike | None = None) -> set[str]:
-    """Catalogue GPUs with a published measurement in a family: ``CNN`` and ``transformer`` on
-    one GPU, with another GPU measured by the same source alike (pairs are what is graded: a GPU
-    a source measured alone is not graded), ``scaling`` on several (with the same source's
-    single-GPU figure to compare)."""
-    ref = _reference_cached(str(Path(path) if path else REFERENCE_PATH))
-    gpus = ref["gpus"].fillna(1).astype(int)
-    if family_name == "scaling":
-        multi = ref[gpus > 1]
-        single = set(zip(ref.loc[gpus == 1, "source"], ref.loc[gpus == 1, "gpu"]))
-        return {g for s, g in zip(multi["source"], multi["gpu"]) if (s, g) in single}
-    single = ref[gpus == 1]
-    single = single[[family(w) == family_name for w in single["workload"]]]
-    return set(single.loc[_paired(single), "gpu"])
-
-
-@functools.lru_cache(maxsize=4)
-def _reference_cached(path: str) -> pd.DataFrame:
-    return load_reference(path)
+#: How a predicted speedup of training throughput is judged (:data:`gpukit.grading.TRAINING_THROUGHPUT`).
+TOLERANCE = TRAINING_THROUGHPUT
+#: The largest error of a predicted speedup within target, a share of the published one.
+RATIO_TOLERANCE = TOLERANCE.speedup
+#: A winner is only called when the published results differ by more than this.
+WINNER_MARGIN = TOLERANCE.winner_margin
+#: Share of same-source speedups that must land within :data:`RATIO_TOLERANCE` in each family.
+FAMILY_TARGET = TOLERANCE.target_share
+#: The figures of :func:`summarize_validation`, in the order its tables show them.
+SUMMARY_KEYS = (
+    "pairs",
+    "median_abs_error_pct",
+    "max_abs_error_pct",
+    "within_tolerance",
+    "decisive_pairs",
+    "winners_right",
+)
 
 
 def _profile_of(r) -> Profile:
+    """The profile of a reference row's workload, batch, precision, mode, update and length."""
     seq_len = int(r["seq_len"]) if "seq_len" in r and pd.notna(r["seq_len"]) else None
     return _profile_cached(
         r["workload"],
@@ -327,14 +85,7 @@ def _profile_cached(
     )
 
 
-def _single(reference: pd.DataFrame) -> pd.DataFrame:
-    """The rows measured on one GPU."""
-    if "gpus" not in reference:
-        return reference.reset_index(drop=True)
-    return reference[reference["gpus"].fillna(1).astype(int) == 1].reset_index(drop=True)
-
-
-def _placed(reference: pd.DataFrame, catalogue: pd.DataFrame) -> list[Placed | None]:
+def place_runs(reference: pd.DataFrame, catalogue: pd.DataFrame) -> list[Placed | None]:
     """Each reference row profiled and placed on its GPU (None where the GPU cannot run it)."""
     out: list[Placed | None] = []
     for _, r in reference.iterrows():
@@ -347,32 +98,15 @@ def _placed(reference: pd.DataFrame, catalogue: pd.DataFrame) -> list[Placed | N
     return out
 
 
-def _throughputs(cases: list[Placed | None], eff: Efficiency) -> np.ndarray:
+def run_throughputs(cases: list[Placed | None], eff: Efficiency) -> np.ndarray:
     """Predicted items per second of each placed case (the roofline's :func:`step_time`)."""
     return np.array([c.items / step_time(c, eff) if c is not None else np.nan for c in cases])
 
 
-def _pairs(reference: pd.DataFrame) -> list[tuple[int, int]]:
-    """Index pairs (faster first, by the published throughput) within one source, workload,
-    precision and mode."""
-    pairs = []
-    ref = reference.reset_index(drop=True)
-    rate = _rate(ref)
-    for _, group in ref.groupby(PAIR_KEYS, sort=False):
-        idx = list(group.index)
-        for x in range(len(idx)):
-            for y in range(x + 1, len(idx)):
-                i, j = idx[x], idx[y]
-                if rate[i] < rate[j]:
-                    i, j = j, i
-                pairs.append((i, j))
-    return pairs
-
-
-#: A winner is only called when the published results differ by more than this.
-WINNER_MARGIN = 0.10
-#: The target for predicted speedup ratios.
-RATIO_TOLERANCE = 0.15
+def pairs_of(reference: pd.DataFrame) -> list[tuple[int, int]]:
+    """Position pairs (faster first, by the processed throughput) within one source, workload,
+    precision and mode, in the order the groups first appear."""
+    return faster_first(reference, PAIR_KEYS, processed_rate(reference), sort=False)
 
 
 def validation_table(
@@ -387,38 +121,25 @@ def validation_table(
     results differ by more than 10 %), and the workload's ``family``."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     full = (load_reference(catalogue=cat) if reference is None else reference).reset_index(drop=True)
-    ref = _single(full)
+    ref = single_gpu(full)
     if predicted is None:
-        pred = _throughputs(_placed(ref, cat), efficiency)
+        pred = run_throughputs(place_runs(ref, cat), efficiency)
     else:  # one prediction per row of ``reference``, or per single-GPU row
         pred = np.asarray(predicted, float)
         if len(pred) == len(full) and len(full) != len(ref):
             pred = pred[(full["gpus"].fillna(1).astype(int) == 1).to_numpy()]
-    rows = []
-    rate = _rate(ref)
-    for i, j in _pairs(ref):
-        a, b = ref.iloc[i], ref.iloc[j]
-        published = rate[i] / rate[j]
-        ratio = pred[i] / pred[j]
-        decisive = bool(published > 1 + WINNER_MARGIN)
-        rows.append(
-            {
-                "source": a["source"],
-                "family": family(a["workload"]),
-                "workload": a["workload"],
-                "precision": a["precision"],
-                "mode": a["mode"],
-                "gpu_a": a["gpu"],
-                "gpu_b": b["gpu"],
-                "published_speedup": published,
-                "predicted_speedup": ratio,
-                "error_pct": 100 * (ratio / published - 1),
-                "decisive": decisive,
-                "winner_right": bool(ratio > 1) if decisive else None,
-                "within_tolerance": bool(abs(ratio / published - 1) <= RATIO_TOLERANCE),
-            }
-        )
-    return pd.DataFrame(rows)
+    pairs = pairs_of(ref)
+    if not pairs:
+        return pd.DataFrame()
+    return pair_table(
+        ref.assign(family=ref["workload"].map(family)),
+        pairs,
+        processed_rate(ref),
+        pred,
+        TOLERANCE,
+        shared=("source", "family", "workload", "precision", "mode"),
+        each=("gpu",),
+    )
 
 
 def throughput_ratios(
@@ -432,10 +153,10 @@ def throughput_ratios(
     GPUs of one source, workload and precision: a GPU whose ratio stands apart is one the model
     misjudges (the pair errors of :func:`validation_table` are quotients of these ratios)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    ref = _single(load_reference(catalogue=cat) if reference is None else reference)
-    pred = _throughputs(_placed(ref, cat), efficiency)
+    ref = single_gpu(load_reference(catalogue=cat) if reference is None else reference)
+    pred = run_throughputs(place_runs(ref, cat), efficiency)
     out = ref[["source", "workload", "precision", "mode", "gpu"]].copy()
-    out["throughput"] = _rate(ref).to_numpy()
+    out["throughput"] = processed_rate(ref).to_numpy()
     out["family"] = out["workload"].map(family)
     out["predicted"] = pred
     out["ratio"] = out["throughput"] / out["predicted"]
@@ -453,7 +174,7 @@ def gpu_factors(ratios: pd.DataFrame) -> pd.Series:
     depends on the GPU alone (a clock, a cache, a power limit) could take the grading, and what is
     left is how each GPU's speed varies with the workload and precision."""
     frame = ratios[np.isfinite(ratios["ratio"]) & (ratios["ratio"] > 0)]
-    frame = frame[_paired(frame)]  # a GPU alone in its column says nothing against the others
+    frame = frame[paired(frame)]  # a GPU alone in its column says nothing against the others
     columns = frame.groupby(PAIR_KEYS, sort=True).ngroup().to_numpy()
     gpus = sorted(frame["gpu"].unique())
     design = np.zeros((len(frame), columns.max() + 1 + len(gpus)))
@@ -467,46 +188,12 @@ def gpu_factors(ratios: pd.DataFrame) -> pd.Series:
 def summarize_by_family(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`summarize_validation` per workload family, with whether it meets the targets
     (:data:`FAMILY_TARGET` of speedups within ±15 %, every decisive winner right)."""
-    rows = []
-    for fam, group in table.groupby("family", sort=True):
-        s = summarize_validation(group)
-        share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
-        rows.append(
-            {
-                "family": fam,
-                **s,
-                "within_share": share,
-                "meets_target": bool(share >= FAMILY_TARGET and s["winners_right"] == s["decisive_pairs"]),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-#: Share of same-source speedups that must land within :data:`RATIO_TOLERANCE` in each family.
-FAMILY_TARGET = 0.90
+    return summarize_by(table, "family", TOLERANCE, SUMMARY_KEYS)
 
 
 def summarize_validation(table: pd.DataFrame) -> dict:
-    """Headline figures of a validation table."""
-    if table.empty:
-        return {
-            "pairs": 0,
-            "median_abs_error_pct": math.nan,
-            "max_abs_error_pct": math.nan,
-            "within_tolerance": 0,
-            "decisive_pairs": 0,
-            "winners_right": 0,
-        }
-    err = table["error_pct"].abs()
-    decisive = table[table["decisive"]]
-    return {
-        "pairs": int(len(table)),
-        "median_abs_error_pct": float(err.median()),
-        "max_abs_error_pct": float(err.max()),
-        "within_tolerance": int(table["within_tolerance"].sum()),
-        "decisive_pairs": int(len(decisive)),
-        "winners_right": int((decisive["winner_right"] == True).sum()),  # noqa: E712 -- object column
-    }
+    """Headline figures of a validation table (:data:`SUMMARY_KEYS`)."""
+    return summarize(table, SUMMARY_KEYS)
 
 
 #: The pairs this kit exists for, as (faster-named, slower-named) natural names.
@@ -528,231 +215,6 @@ def key_pairs(table: pd.DataFrame, pairs: Sequence[tuple[str, str]] = KEY_PAIRS)
     return pd.concat(keep, ignore_index=True)
 
 
-#: The grid :func:`fit_efficiency` searches.
-FIT_GRID = {
-    "tensor": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
-    "cuda": (0.5, 0.7, 0.9),
-    "elementwise": (0.01, 0.015, 0.02, 0.03, 0.04, 0.06),
-    "memory": (0.2, 0.3, 0.4, 0.5, 0.7),
-}
-
-
-def _pair_log_error(pred: np.ndarray, pairs, published) -> float:
-    """Mean absolute log error of the speedups of ``pairs`` under predicted throughputs ``pred``."""
-    ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
-    return float(np.nanmean(np.abs(np.log(pred[ia] / pred[ib] / published))))
-
-
-def _log_error(cases, pairs, published, eff: Efficiency) -> float:
-    """Mean absolute log error of the predicted speedups of ``pairs``: what the fit minimises."""
-    return _pair_log_error(_throughputs(cases, eff), pairs, published)
-
-
-def _grid_throughputs(cases, base: Efficiency, grid) -> list[tuple[Efficiency, np.ndarray]]:
-    """Every efficiency on ``grid`` with the throughputs it predicts for ``cases``. A prediction does
-    not depend on which pairs a fit reads, so a leave-one-out computes these once for all its fits."""
-    return [
-        (eff, _throughputs(cases, eff))
-        for eff in (
-            replace(base, tensor=t, cuda=c, elementwise=e, memory=m)
-            for t in grid["tensor"]
-            for c in grid["cuda"]
-            for e in grid["elementwise"]
-            for m in grid["memory"]
-        )
-    ]
-
-
-def _fit(
-    predicted: list[tuple[Efficiency, np.ndarray]], pairs, published, base: Efficiency
-) -> tuple[Efficiency, float]:
-    """The grid point (:func:`_grid_throughputs`) with the lowest log error on ``pairs``; the first
-    in grid order among equals."""
-    best, best_err = base, math.inf
-    for eff, pred in predicted:
-        err = _pair_log_error(pred, pairs, published)
-        if err < best_err - 1e-12:
-            best, best_err = eff, err
-    return best, best_err
-
-
-def _pair_inputs(reference: pd.DataFrame, catalogue: pd.DataFrame | None, what: str):
-    """The single-GPU rows of ``reference``, placed on their GPUs, their same-source pairs and the
-    published speedups: what a fit works on (``what``: the verb the error names)."""
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    ref = _single(reference)
-    pairs = _pairs(ref)
-    if not pairs:
-        raise ParameterError(f"no pair of GPUs measured by the same source to {what}")
-    rate = _rate(ref)
-    published = np.array([rate[i] / rate[j] for i, j in pairs])
-    return ref, _placed(ref, cat), pairs, published
-
-
-#: A refit replaces the default efficiencies only where it lowers :func:`fit_error` by more than this
-#: share (and calls no more winners wrong, :func:`refit_verdict`): the error is flat around its
-#: minimum, and factors that move with every new row are not a model.
-REFIT_MARGIN = 0.02
-
-
-def fit_error(
-    reference: pd.DataFrame,
-    efficiency: Efficiency = DEFAULT_EFFICIENCY,
-    catalogue: pd.DataFrame | None = None,
-) -> float:
-    """The mean absolute log error of every single-GPU pair's predicted speedup under ``efficiency``:
-    the quantity :func:`fit_efficiency` minimises, to compare a refit with the defaults."""
-    _, cases, pairs, published = _pair_inputs(reference, catalogue, "grade")
-    return _log_error(cases, pairs, published, efficiency)
-
-
-def scan_error(
-    reference: pd.DataFrame,
-    name: str,
-    values: Sequence[float],
-    efficiency: Efficiency = DEFAULT_EFFICIENCY,
-    catalogue: pd.DataFrame | None = None,
-) -> pd.Series:
-    """:func:`fit_error` with the efficiency field ``name`` at each of ``values`` (every other
-    factor as in ``efficiency``): how a constant outside :data:`FIT_GRID` (``host_op_s``,
-    ``sm_bytes_per_cycle``) is chosen, by the quantity the fit minimises."""
-    _, cases, pairs, published = _pair_inputs(reference, catalogue, "grade")
-    return pd.Series(
-        {v: _log_error(cases, pairs, published, replace(efficiency, **{name: v})) for v in values},
-        name="log_error",
-    )
-
-
-def refit_verdict(
-    reference: pd.DataFrame,
-    fitted: Efficiency,
-    defaults: Efficiency = DEFAULT_EFFICIENCY,
-    catalogue: pd.DataFrame | None = None,
-) -> tuple[bool, str]:
-    """Whether ``fitted`` should replace ``defaults``, and why, in words: only where it lowers
-    :func:`fit_error` by more than :data:`REFIT_MARGIN` and calls no more winners wrong (the fit
-    minimises the speedups' log error, which does not see a verdict turn; the target asks for both)."""
-    now, best = fit_error(reference, defaults, catalogue), fit_error(reference, fitted, catalogue)
-    text = (
-        f"mean absolute log error of the speedups {best:.4f}, against the defaults' {now:.4f} "
-        f"({(now - best) / now:.1%} lower)"
-    )
-    if now - best <= REFIT_MARGIN * now:
-        return (
-            False,
-            text
-            + f"; within {REFIT_MARGIN:.0%}, so the defaults stay (the error is flat around its minimum)",
-        )
-
-    def wrong(eff):
-        s = summarize_validation(validation_table(reference, eff, catalogue))
-        return s["decisive_pairs"] - s["winners_right"]
-
-    lost = wrong(fitted) - wrong(defaults)
-    if lost > 0:
-        return (
-            False,
-            text + f", but it calls {lost} more winner{'s' * (lost > 1)} wrong, so the defaults stay",
-        )
-    return True, text + ": update the defaults"
-
-
-def fit_efficiency(
-    reference: pd.DataFrame,
-    catalogue: pd.DataFrame | None = None,
-    base: Efficiency = DEFAULT_EFFICIENCY,
-    grid: dict | None = None,
-) -> Efficiency:
-    """The efficiency factors on :data:`FIT_GRID` that minimise the mean absolute log error of the
-    speedup ratios in ``reference`` (ratios do not see a common scale, so the fit fixes the
-    balance between compute, elementwise work and memory, not absolute speed)."""
-    ref, cases, pairs, published = _pair_inputs(reference, catalogue, "fit to")
-    eff, _ = _fit(_grid_throughputs(cases, base, grid or FIT_GRID), pairs, published, base)
-    return replace(eff, source=f"fitted to {len(ref)} published measurements ({ref['gpu'].nunique()} GPUs)")
-
-
-def _leave_out(
-    reference: pd.DataFrame | None,
-    catalogue: pd.DataFrame | None,
-    base: Efficiency,
-    grid: dict | None,
-    groups,
-) -> pd.DataFrame:
-    """Fit on the pairs outside each group, grade the group's pairs (which the fit never saw).
-    ``groups(ref, pairs)`` yields ``(label, indices of the held-out pairs)``; each group is graded
-    per workload family."""
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    ref = _single(load_reference(catalogue=cat) if reference is None else reference)
-    cases = _placed(ref, cat)
-    pairs = _pairs(ref)
-    rate = _rate(ref)
-    published = np.array([rate[i] / rate[j] for i, j in pairs])
-    predicted = _grid_throughputs(cases, base, grid or FIT_GRID)
-    rows = []
-    for label, held in groups(ref, pairs):
-        rest = [k for k in range(len(pairs)) if k not in set(held)]
-        if not held or not rest:
-            continue
-        eff, _ = _fit(predicted, [pairs[k] for k in rest], published[rest], base)
-        table = validation_table(ref, eff, cat, predicted=_throughputs(cases, eff)).iloc[held]
-        for fam, group in table.groupby("family", sort=True):
-            s = summarize_validation(group)
-            rows.append(
-                {
-                    "held_out": label,
-                    "family": fam,
-                    "pairs": s["pairs"],
-                    "median_abs_error_pct": s["median_abs_error_pct"],
-                    "max_abs_error_pct": s["max_abs_error_pct"],
-                    "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
-                    "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
-                    "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
-                    f"memory {eff.memory:g}",
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def leave_one_gpu_out(
-    reference: pd.DataFrame | None = None,
-    catalogue: pd.DataFrame | None = None,
-    base: Efficiency = DEFAULT_EFFICIENCY,
-    grid: dict | None = None,
-) -> pd.DataFrame:
-    """For each GPU: fit on the pairs without it, then grade the pairs with it, per family."""
-
-    def groups(ref, pairs):
-        for gpu in sorted(ref["gpu"].unique()):
-            yield gpu, [k for k, (i, j) in enumerate(pairs) if gpu in (ref.at[i, "gpu"], ref.at[j, "gpu"])]
-
-    return _leave_out(reference, catalogue, base, grid, groups)
-
-
-def leave_one_source_out(
-    reference: pd.DataFrame | None = None,
-    catalogue: pd.DataFrame | None = None,
-    base: Efficiency = DEFAULT_EFFICIENCY,
-    grid: dict | None = None,
-) -> pd.DataFrame:
-    """For each publication: fit on the others' pairs, grade its own (one harness's habits, its
-    framework version, batch sizes and data pipeline, never seen by the fit), per family."""
-
-    def groups(ref, pairs):
-        for source in sorted(ref["source"].unique()):
-            yield source, [k for k, (i, _) in enumerate(pairs) if ref.at[i, "source"] == source]
-
-    return _leave_out(reference, catalogue, base, grid, groups)
-
-
-def source_link(text) -> str | None:
-    """The link a source's multi-GPU run really used, where its text says so: ``host`` when the
-    harness disabled NCCL's peer-to-peer transport (``NCCL_P2P_DISABLE=1``: NCCL then stages
-    through host memory even between NVLink-connected GPUs); otherwise None (the GPU's default,
-    :func:`gpukit.perfmodel.scaling.default_link`)."""
-    t = str(text or "")
-    return "host" if "NCCL_P2P_DISABLE=1" in t and "commented out by then" not in t else None
-
-
 def scaling_validation(
     reference: pd.DataFrame | None = None,
     efficiency: Efficiency = DEFAULT_EFFICIENCY,
@@ -762,12 +224,10 @@ def scaling_validation(
     """Every multi-GPU measurement against the same source's single-GPU measurement of that GPU,
     workload and precision: published and predicted speedup of N GPUs over one (and the scaling
     efficiency, that speedup over N), the link the model assumes and what the source says of it."""
-    from .scaling import predict_scaling
-
     cat = specs.load_catalogue() if catalogue is None else catalogue
     ref = (load_reference(catalogue=cat) if reference is None else reference).reset_index(drop=True)
     ref = ref.assign(gpus=ref["gpus"].fillna(1).astype(int))
-    rate = _rate(ref)
+    rate = processed_rate(ref)
     rows = []
     keys = ["source", "gpu", "workload", "precision", "mode"]
     for key, group in ref.groupby(keys, sort=True):
@@ -798,7 +258,7 @@ def scaling_validation(
                     "published_efficiency": published / n,
                     "predicted_efficiency": predicted / n,
                     "error_pct": 100 * (predicted / published - 1),
-                    "within_tolerance": bool(abs(predicted / published - 1) <= RATIO_TOLERANCE),
+                    "within_tolerance": bool(TOLERANCE.within(published, predicted)),
                 }
             )
     return pd.DataFrame(rows)
@@ -809,7 +269,7 @@ def default_validation(family_name: str | None = None) -> pd.DataFrame:
     """:func:`validation_table` of the shipped measurements with the default factors, of one
     workload family or all (computed once per process; treat as read-only). A transformer family
     needs no TensorFlow; the CNN family builds ResNet-50 to walk it."""
-    ref = _reference_cached(str(REFERENCE_PATH))
+    ref = cached_reference(str(REFERENCE_PATH))
     if family_name is not None:
         ref = ref[[family(w) == family_name for w in ref["workload"]]]
     return validation_table(ref)
@@ -820,7 +280,7 @@ def family_accuracy(family_name: str) -> dict:
     """How right the default model is in a family (``CNN``, ``transformer``, ``scaling``), graded
     on every published measurement: pairs, share within ±15 %, median error, winners right, and
     the workloads and GPUs graded. Empty (``pairs`` 0) when nothing was published."""
-    ref = _reference_cached(str(REFERENCE_PATH))
+    ref = cached_reference(str(REFERENCE_PATH))
     if family_name == "scaling":
         table = scaling_validation(ref)
         if table.empty:
@@ -849,8 +309,8 @@ def family_accuracy(family_name: str) -> dict:
 
 
 def accuracy_text(family_name: str) -> str:
-    """One phrase of a family's measured accuracy, for tables and verdicts: "±15 % in 120 of 146
-    published speedups, median error 7.7 %", or "not graded"."""
+    """One phrase of a family's measured accuracy, for tables and verdicts: "within ±15% in <n> of
+    <pairs> published same-source speedups, median error <e>%", or "not graded"."""
     if family_name == "synthetic":
         return "not graded (a single kernel; no publication measures it the same way)"
     a = family_accuracy(family_name)

@@ -14,7 +14,9 @@ from ..matmul_rates import tensor_share
 from ..results import Results, as_documents
 from .calibration import calibrate
 from .profiles import Profile, profile
+from .reference import family, graded_gpus
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
+from .scaling import predict_scaling
 
 PREDICTION_COLUMNS = (
     "gpu",
@@ -66,7 +68,7 @@ def predict_table(
     (:func:`gpukit.perfmodel.predict_scaling`; ``link`` and ``overlap`` as there): ``throughput``
     is then all of them together and ``scaling_efficiency`` its share of ``count`` times one GPU.
     ``graded`` says whether published measurements of this GPU in the workload's family
-    (:func:`gpukit.perfmodel.grading.family`) graded the model; ``tensor_share`` is the share of its
+    (:func:`gpukit.perfmodel.reference.family`) graded the model; ``tensor_share`` is the share of its
     datasheet tensor peak the GPU's tensor cores run at, and ``tensor_share_measured`` whether a
     published matmul run measured it (:func:`gpukit.matmul_rates.tensor_share`; otherwise the median);
     ``bandwidth_share`` and ``bandwidth_share_measured`` the same of its datasheet memory bandwidth,
@@ -78,9 +80,6 @@ def predict_table(
     ``efficiency`` is given, and where it measured this very configuration on a catalogued GPU,
     that GPU's row carries ``measured_throughput``.
     """
-    from .grading import family, graded_gpus
-    from .scaling import predict_scaling
-
     cat = specs.load_catalogue() if catalogue is None else catalogue
     rows = specs.select(cat, gpus)
     prof = profile(workload, batch, precision, mode, **params)
