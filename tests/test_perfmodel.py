@@ -327,16 +327,19 @@ def test_reference_data_is_sourced_and_dated(cat):
 
 @pytest.mark.tensorflow
 def test_each_family_stays_this_accurate(validation):
-    """Regression limits per workload family, a little above what the model reaches now
-    (docs/perfmodel-accuracy.md): a change that makes a family worse fails here."""
+    """Regression limits per workload family, set from what docs/perfmodel-accuracy.md reports today
+    with a stated margin: a change that makes a family worse fails here."""
     fams = pm.summarize_by_family(validation).set_index("family")
     assert set(fams.index) == {"CNN", "transformer"}
     cnn, tr = fams.loc["CNN"], fams.loc["transformer"]
+    # the page's figures, less a margin of 0.5 points of median error, 2 % of the pairs within
+    # tolerance and one winner: CNN 4.6 %, 146 of 152 pairs, every winner right
     assert cnn["pairs"] >= 150 and cnn["winners_right"] == cnn["decisive_pairs"]
-    assert cnn["median_abs_error_pct"] < 6.0 and cnn["within_tolerance"] >= 130  # now 5.3 %, 132 of 152
-    assert tr["pairs"] >= 340 and tr["decisive_pairs"] - tr["winners_right"] <= 6  # now 321 of 326
-    assert tr["median_abs_error_pct"] < 9.0 and tr["within_tolerance"] >= 267  # now 8.3 %, 270 of 344
-    # the targets are reported, not pretended: neither family has 90 % within 15 % yet
+    assert cnn["median_abs_error_pct"] < 5.1 and cnn["within_tolerance"] >= 143
+    # transformer: 7.1 %, 279 of 344 pairs, 322 of 326 winners right
+    assert tr["pairs"] >= 340 and tr["decisive_pairs"] - tr["winners_right"] <= 5
+    assert tr["median_abs_error_pct"] < 7.6 and tr["within_tolerance"] >= 272
+    # the targets are reported, not pretended: a family meets its target only where its figures do
     assert fams["meets_target"].tolist() == [
         bool(v >= pm.FAMILY_TARGET) and bool(r)
         for v, r in zip(fams["within_share"], fams["winners_right"] == fams["decisive_pairs"])
@@ -441,7 +444,8 @@ def test_scaling_is_graded_against_the_same_sources_single_gpu(cat):
     assert len(p2p_off) > 0 and p2p_off["link"].str.contains("via host (no P2P)", regex=False).all()
     assert pm.reference.source_link("not stated") is None
     within = table["within_tolerance"].mean()
-    assert within >= 0.90 and table["error_pct"].abs().median() < 3.5  # now 90.6 %, 2.9 %
+    # the page's 250 of 276 within and median 2.7 %: the target share, and 0.5 points of median error
+    assert within >= 0.90 and table["error_pct"].abs().median() < 3.2
 
 
 def test_squad_steps_by_hand():
@@ -492,20 +496,18 @@ def test_the_pairs_this_kit_exists_for(validation, gpu):
     assert len(cnn) == 4  # A5000/A4000 and A40/V100, each in float32 and fp16
     assert cnn["within_tolerance"].all(), cnn[["gpu_a", "gpu_b", "precision", "error_pct"]]
     # BERT: both pairs are published by one source (the A40 and V100 in Lambda's 2021 table); the
-    # A5000/A4000 winner is right, the size of the gap less so (docs/perfmodel-accuracy.md), which
-    # these limits hold at today's errors
+    # A5000/A4000 winner is right, the size of the gap less so (docs/perfmodel-accuracy.md lists each
+    # pair); the limits are the page's largest errors, +22.2 % and 31.4 %, with 3 points of margin
     bert = keys[keys["workload"] != "resnet50"]
     assert len(bert) == 8 and set(bert["gpu_a"]) == {"RTX A5000", "A40"}
     ampere = bert[bert["gpu_a"] == "RTX A5000"]
-    assert (ampere["predicted_speedup"] > 1).all() and (
-        ampere["error_pct"].abs() < 30
-    ).all()  # worst now +22.4 %
-    # the A40 over the V100: published 1.18-1.69x; the model has the float32 gaps too wide (bert-base
-    # +30.8 %: with both cards streaming about 88 % of their datasheet bandwidth, the A40's TF32 tensor
-    # cores against the V100's FP32 lanes decide more of the step) and the fp16 ones too narrow, but
-    # it calls every winner right (the bert-base fp16 pair, published 1.22x, at 1.01x)
+    assert (ampere["predicted_speedup"] > 1).all() and (ampere["error_pct"].abs() < 25.2).all()
+    # the A40 over the V100: published 1.18-1.69x; the model has the float32 gaps too wide (with both
+    # cards streaming about 88 % of their datasheet bandwidth, the A40's TF32 tensor cores against the
+    # V100's FP32 lanes decide more of the step) and the fp16 ones too narrow, but it calls every winner
+    # right, the bert-base fp16 pair (published 1.22x) narrowly
     a40_v100 = bert[bert["gpu_a"] == "A40"]
-    assert set(a40_v100["gpu_b"]) == {"V100 SXM2 32GB"} and (a40_v100["error_pct"].abs() < 35).all()
+    assert set(a40_v100["gpu_b"]) == {"V100 SXM2 32GB"} and (a40_v100["error_pct"].abs() < 34.4).all()
     assert (a40_v100["predicted_speedup"] > 1).all()
     # A40 has more FP16 tensor TFLOPS than the V100 but less bandwidth: the V100 is faster at
     # mixed-precision ResNet-50 training, and the model says so.

@@ -53,8 +53,8 @@ class Efficiency:
     * ``launch_s``: launch per kernel;
     * ``host_op_s``: host time per layer operation of a model's step (a layer's forward, its
       backward, its update: the framework's dispatch and bookkeeping that the device waits for),
-      which single-kernel workloads do not pay. Read off the published measurements
-      (``docs/perfmodel-accuracy.md`` scans it: ResNet-50 and BERT pairs agree best near 100 µs);
+      which single-kernel workloads do not pay. Read off the published measurements by the fit's
+      log error (:func:`gpukit.perfmodel.scan_error`; ``docs/perfmodel-accuracy.md`` scans it);
       on a fast GPU it is a large share of the step;
     * ``sm_bytes_per_cycle``: bytes one SM moves per clock cycle through an elementwise kernel's
       loads and stores (normalisation, activation, pooling, residual adds: the ops that are not
