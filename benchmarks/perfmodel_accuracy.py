@@ -700,23 +700,11 @@ def squad_loop_section(ref, d, cat, scaling) -> list[str]:
     return out
 
 
-def markdown() -> str:
-    t0 = time.perf_counter()
-    cat = specs.load_catalogue()
-    ref = perfmodel.load_reference(catalogue=cat)
+def _overview(ref: pd.DataFrame, table: pd.DataFrame, fitted, cat) -> list[str]:
+    """The page's title and what was graded: the measurements, the pairs, the default and refitted factors."""
     d = perfmodel.DEFAULT_EFFICIENCY
     single = ref[ref["gpus"] == 1]
-    table = perfmodel.validation_table(ref, d, cat)
-    fams = perfmodel.summarize_by_family(table)
-    scaling = perfmodel.scaling_validation(ref, d, cat)
-    scaling_backward = perfmodel.scaling_validation(ref, d, cat, overlap="backward")
-    fitted = perfmodel.fit_efficiency(ref, cat)
-    logo = perfmodel.leave_one_gpu_out(ref, cat)
-    loso = perfmodel.leave_one_source_out(ref, cat)
-    keys = perfmodel.key_pairs(table)
-    ratios = perfmodel.throughput_ratios(ref, d, cat)
-    target = f"≥ {perfmodel.FAMILY_TARGET:.0%} of speedups within ±{perfmodel.RATIO_TOLERANCE:.0%}"
-    out = [
+    return [
         "# Performance model accuracy",
         "",
         f"Written by `benchmarks/perfmodel_accuracy.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. "
@@ -736,6 +724,13 @@ def markdown() -> str:
         "operation of a model's step.",
         f"- Refit on all single-GPU measurements today: tensor {fitted.tensor:g}, CUDA-core matmul {fitted.cuda:g}, "
         f"elementwise {fitted.elementwise:g}, memory {fitted.memory:g}" + _refit_verdict(ref, fitted, cat),
+    ]
+
+
+def _family_section(fams: pd.DataFrame, scaling: pd.DataFrame) -> list[str]:
+    """Each family's figures against its target, and the N-GPU speedups'."""
+    target = f"≥ {perfmodel.FAMILY_TARGET:.0%} of speedups within ±{perfmodel.RATIO_TOLERANCE:.0%}"
+    out = [
         "",
         "## Per workload family",
         "",
@@ -759,7 +754,12 @@ def markdown() -> str:
             f"— | {scaling['error_pct'].abs().median():.1f}% | {scaling['error_pct'].abs().max():.1f}% | "
             f"{'met' if share >= perfmodel.FAMILY_TARGET else 'not met'} |"
         )
-    out += ["", "### The pairs this kit exists for", ""] + _pair_rows(keys)
+    return out
+
+
+def _largest_errors(table: pd.DataFrame, fams: pd.DataFrame) -> list[str]:
+    """Per family, the ten pairs furthest off, the GPUs in them, and the winners called wrong."""
+    out = []
     for fam in fams["family"]:
         part = table[table["family"] == fam]
         worst = part.assign(a=part["error_pct"].abs()).sort_values("a", ascending=False).head(10)
@@ -769,49 +769,50 @@ def markdown() -> str:
         out += ["", "GPUs in these pairs: " + ", ".join(f"{g} ({n})" for g, n in counts.items()) + "."]
         if len(wrong):
             out += ["", f"Winners called wrong ({len(wrong)}):", ""] + _pair_rows(wrong)
-    out += (
-        [
-            "",
-            "What the errors point to: they concentrate on GPUs, not on workloads. The model counts FLOPs and the "
-            "least device-memory traffic per op; clocks held below boost by the board power limit enter through "
-            "the measured matmul rates (below), but only where a step is bound by its matrix multiplies, and what "
-            "each GPU's memory streams through the measured bandwidths (below); the on-chip cache enters where a "
-            "kernel reads what the one before it wrote and that fits in the L2 (below: Ada's L2 is far larger "
-            "than Ampere GA102's, but at the published batch sizes most layers' activations outgrow it, and the "
-            "term moves few pairs). The model has no term for one harness's batch sizes running a card near its "
-            "memory limit.",
-            "",
-        ]
-        + _issue_section(ref, table, cat)
-        + _sm_bytes_section(ref, cat)
-        + _l2_section(ref, cat)
-        + _sustained_section(ref, table, scaling, cat)
-        + _bandwidth_section(ref, table, scaling, cat)
-        + _update_section(ref, table, cat)
-        + [
-            "",
-            "### Measured over predicted, per GPU",
-            "",
-            "Each single-GPU measurement over the model's prediction (`gpukit.perfmodel.throughput_ratios`). "
-            "Pairs are graded, so what matters is how alike a column is: a GPU whose ratio stands apart from "
-            "the rest of its column is one the model misjudges, whatever the workload.",
-            "",
-        ]
-        + _ratio_table(ratios)
-        + _gpu_factor_section(ref, ratios, table, cat)
-        + _software_section(ref, table)
-        + [
-            "",
-            "### Did the float32 runs use TF32?",
-            "",
-            "The sources' FP32 runs do not say whether PyTorch ran matrix multiplies as TF32 on Ampere and later "
-            "(its default changed in 1.12; NVIDIA's containers may override it). Graded both ways, the "
-            "measurements answer: the model with TF32 on (`float32`, the kit's rule) against TF32 off (`fp32`).",
-            "",
-            "| source | workload | pairs | within ±15 %, TF32 on | within ±15 %, TF32 off | median error on / off |",
-            "|---|---|---:|---:|---:|---|",
-        ]
-    )
+    return out
+
+
+#: What the largest errors point to, before the sections that test each term of the model.
+_DIAGNOSIS = [
+    "",
+    "What the errors point to: they concentrate on GPUs, not on workloads. The model counts FLOPs and the "
+    "least device-memory traffic per op; clocks held below boost by the board power limit enter through "
+    "the measured matmul rates (below), but only where a step is bound by its matrix multiplies, and what "
+    "each GPU's memory streams through the measured bandwidths (below); the on-chip cache enters where a "
+    "kernel reads what the one before it wrote and that fits in the L2 (below: Ada's L2 is far larger "
+    "than Ampere GA102's, but at the published batch sizes most layers' activations outgrow it, and the "
+    "term moves few pairs). The model has no term for one harness's batch sizes running a card near its "
+    "memory limit.",
+    "",
+]
+
+
+def _ratio_section(ratios: pd.DataFrame) -> list[str]:
+    """Each single-GPU measurement over its prediction, GPUs down and columns across."""
+    return [
+        "",
+        "### Measured over predicted, per GPU",
+        "",
+        "Each single-GPU measurement over the model's prediction (`gpukit.perfmodel.throughput_ratios`). "
+        "Pairs are graded, so what matters is how alike a column is: a GPU whose ratio stands apart from "
+        "the rest of its column is one the model misjudges, whatever the workload.",
+        "",
+    ] + _ratio_table(ratios)
+
+
+def _tf32_section(single: pd.DataFrame, d, cat) -> list[str]:
+    """The float32 runs graded with TF32 on and off: which the sources' runs used."""
+    out = [
+        "",
+        "### Did the float32 runs use TF32?",
+        "",
+        "The sources' FP32 runs do not say whether PyTorch ran matrix multiplies as TF32 on Ampere and later "
+        "(its default changed in 1.12; NVIDIA's containers may override it). Graded both ways, the "
+        "measurements answer: the model with TF32 on (`float32`, the kit's rule) against TF32 off (`fp32`).",
+        "",
+        "| source | workload | pairs | within ±15 %, TF32 on | within ±15 %, TF32 off | median error on / off |",
+        "|---|---|---:|---:|---:|---|",
+    ]
     fp32_rows = single[single["precision"] == "float32"]
     for (src, wl), sub in fp32_rows.groupby(["source", "workload"], sort=True):
         on = perfmodel.summarize_validation(perfmodel.validation_table(sub, d, cat))
@@ -822,7 +823,12 @@ def markdown() -> str:
             f"| {src} | {wl} | {on['pairs']} | {on['within_tolerance']} | {off['within_tolerance']} | "
             f"{on['median_abs_error_pct']:.1f}% / {off['median_abs_error_pct']:.1f}% |"
         )
-    out += [
+    return out
+
+
+def _host_section(ref: pd.DataFrame, d, cat, fams: pd.DataFrame) -> list[str]:
+    """The host's time per layer operation, scanned."""
+    out = [
         "",
         "### The host's time per layer operation",
         "",
@@ -845,12 +851,18 @@ def markdown() -> str:
             + " |"
         )
     best = max(within, key=within.get)
-    out += [
+    return out + [
         "",
         f"The most pairs land within ±15 % at {best * 1e6:g} µs ({within[best]}; "
         f"{within[0.0]} without the term).",
     ]
-    out += [
+
+
+def _several_gpus_section(
+    ref: pd.DataFrame, d, cat, scaling: pd.DataFrame, scaling_backward: pd.DataFrame
+) -> list[str]:
+    """The N-GPU speedups: with and without the all-reduce overlapped, the largest errors, the SQuAD loop."""
+    out = [
         "",
         "## Several GPUs",
         "",
@@ -860,69 +872,114 @@ def markdown() -> str:
         "host memory where the source's harness disabled NCCL's peer-to-peer transport.",
         "",
     ]
-    if not scaling.empty:
-        for name, frame in (
-            ("the all-reduce after the backward pass (the default)", scaling),
-            ("the all-reduce overlapped with the backward pass", scaling_backward),
-        ):
-            out.append(
-                f"- With {name}: {int(frame['within_tolerance'].sum())} of {len(frame)} within ±15 %, "
-                f"median error {frame['error_pct'].abs().median():.1f}%."
-            )
-        out += [
-            "",
-            "The default follows the measurements: these runs scale as if the exchange were not hidden "
-            "behind the backward pass.",
-            "",
-            "| source | GPU | workload | precision | GPUs | model's link | published efficiency | "
-            "predicted efficiency | error |",
-            "|---|---|---|---|---:|---|---:|---:|---:|",
-        ]
-        worst = scaling.assign(a=scaling["error_pct"].abs()).sort_values("a", ascending=False)
-        for _, r in worst.head(20).iterrows():
-            out.append(
-                f"| {r['source']} | {r['gpu']} | {r['workload']} | {r['precision']} | {r['gpus']} | "
-                f"{r['link']} | {r['published_efficiency']:.2f} | {r['predicted_efficiency']:.2f} | "
-                f"{_pct(r['error_pct'])} |"
-            )
-        out += [
-            "",
-            f"The {min(20, len(worst))} largest errors of {len(worst)}. GeForce RTX 3090 runs slower on "
-            "8 GPUs than on one are what the source published (their notes in `data/reference_benchmarks.csv` "
-            "flag them); no link or overlap explains them.",
-        ]
-        out += squad_loop_section(ref, d, cat, scaling)
-    out += [
-        "",
-        "## Leave one GPU out",
-        "",
-        "The factors refitted without one GPU's measurements, then graded on the pairs with that GPU only.",
-        "",
-        "| held out | family | pairs | median abs error | max abs error | within ±15 % | winners right "
-        "| refitted factors |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for _, r in logo.iterrows():
+    if scaling.empty:
+        return out
+    for name, frame in (
+        ("the all-reduce after the backward pass (the default)", scaling),
+        ("the all-reduce overlapped with the backward pass", scaling_backward),
+    ):
         out.append(
-            f"| {r['held_out']} | {r['family']} | {r['pairs']} | {r['median_abs_error_pct']:.1f}% | "
-            f"{r['max_abs_error_pct']:.1f}% | {r['within_15_pct']} | {r['winners_right']} | {r['fitted']} |"
+            f"- With {name}: {int(frame['within_tolerance'].sum())} of {len(frame)} within ±15 %, "
+            f"median error {frame['error_pct'].abs().median():.1f}%."
         )
     out += [
         "",
-        "## Leave one source out",
+        "The default follows the measurements: these runs scale as if the exchange were not hidden "
+        "behind the backward pass.",
         "",
-        "The factors fitted without one publication, then graded on its pairs (another harness, "
-        "framework version and batch sizes).",
-        "",
-        "| graded on | family | pairs | median abs error | max abs error | within ±15 % | winners right "
-        "| fitted on the others |",
-        "|---|---|---|---|---|---|---|---|",
+        "| source | GPU | workload | precision | GPUs | model's link | published efficiency | "
+        "predicted efficiency | error |",
+        "|---|---|---|---|---:|---|---:|---:|---:|",
     ]
-    for _, r in loso.iterrows():
+    worst = scaling.assign(a=scaling["error_pct"].abs()).sort_values("a", ascending=False)
+    for _, r in worst.head(20).iterrows():
         out.append(
-            f"| {r['held_out']} | {r['family']} | {r['pairs']} | {r['median_abs_error_pct']:.1f}% | "
-            f"{r['max_abs_error_pct']:.1f}% | {r['within_15_pct']} | {r['winners_right']} | {r['fitted']} |"
+            f"| {r['source']} | {r['gpu']} | {r['workload']} | {r['precision']} | {r['gpus']} | "
+            f"{r['link']} | {r['published_efficiency']:.2f} | {r['predicted_efficiency']:.2f} | "
+            f"{_pct(r['error_pct'])} |"
         )
+    out += [
+        "",
+        f"The {min(20, len(worst))} largest errors of {len(worst)}. GeForce RTX 3090 runs slower on "
+        "8 GPUs than on one are what the source published (their notes in `data/reference_benchmarks.csv` "
+        "flag them); no link or overlap explains them.",
+    ]
+    return out + squad_loop_section(ref, d, cat, scaling)
+
+
+def _left_out_rows(frame: pd.DataFrame) -> list[str]:
+    """A leave-one-out frame (:func:`gpukit.perfmodel.leave_one_gpu_out`) as table rows."""
+    return [
+        f"| {r['held_out']} | {r['family']} | {r['pairs']} | {r['median_abs_error_pct']:.1f}% | "
+        f"{r['max_abs_error_pct']:.1f}% | {r['within_15_pct']} | {r['winners_right']} | {r['fitted']} |"
+        for _, r in frame.iterrows()
+    ]
+
+
+def _leave_out_sections(logo: pd.DataFrame, loso: pd.DataFrame) -> list[str]:
+    """The fit checked on a GPU, then on a publication, it never saw."""
+    return (
+        [
+            "",
+            "## Leave one GPU out",
+            "",
+            "The factors refitted without one GPU's measurements, then graded on the pairs with that GPU only.",
+            "",
+            "| held out | family | pairs | median abs error | max abs error | within ±15 % | winners right "
+            "| refitted factors |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        + _left_out_rows(logo)
+        + [
+            "",
+            "## Leave one source out",
+            "",
+            "The factors fitted without one publication, then graded on its pairs (another harness, "
+            "framework version and batch sizes).",
+            "",
+            "| graded on | family | pairs | median abs error | max abs error | within ±15 % | winners right "
+            "| fitted on the others |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        + _left_out_rows(loso)
+    )
+
+
+def markdown() -> str:
+    t0 = time.perf_counter()
+    cat = specs.load_catalogue()
+    ref = perfmodel.load_reference(catalogue=cat)
+    d = perfmodel.DEFAULT_EFFICIENCY
+    table = perfmodel.validation_table(ref, d, cat)
+    fams = perfmodel.summarize_by_family(table)
+    scaling = perfmodel.scaling_validation(ref, d, cat)
+    scaling_backward = perfmodel.scaling_validation(ref, d, cat, overlap="backward")
+    fitted = perfmodel.fit_efficiency(ref, cat)
+    logo = perfmodel.leave_one_gpu_out(ref, cat)
+    loso = perfmodel.leave_one_source_out(ref, cat)
+    keys = perfmodel.key_pairs(table)
+    ratios = perfmodel.throughput_ratios(ref, d, cat)
+    out = (
+        _overview(ref, table, fitted, cat)
+        + _family_section(fams, scaling)
+        + ["", "### The pairs this kit exists for", ""]
+        + _pair_rows(keys)
+        + _largest_errors(table, fams)
+        + _DIAGNOSIS
+        + _issue_section(ref, table, cat)
+        + _sm_bytes_section(ref, cat)
+        + _l2_section(ref, cat)
+        + _sustained_section(ref, table, scaling, cat)
+        + _bandwidth_section(ref, table, scaling, cat)
+        + _update_section(ref, table, cat)
+        + _ratio_section(ratios)
+        + _gpu_factor_section(ref, ratios, table, cat)
+        + _software_section(ref, table)
+        + _tf32_section(ref[ref["gpus"] == 1], d, cat)
+        + _host_section(ref, d, cat, fams)
+        + _several_gpus_section(ref, d, cat, scaling, scaling_backward)
+        + _leave_out_sections(logo, loso)
+    )
     out += ["", f"Total time: {time.perf_counter() - t0:.1f} s.", ""]
     return "\n".join(out)
 

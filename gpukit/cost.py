@@ -200,77 +200,9 @@ def cost_table(
         buy = None if price_kind == "cloud" else _purchase(prices, g["gpu"], price_kind)
         rent = _cloud(prices, g["gpu"], cloud, cloud_kind)
         for p in precs:
-            peak = prec.peak_tflops(g, p)
-            sustained, basis = sustained_tflops(g, p)
-            mode, bought, rented = (
-                [],
-                [],
-                [],
-            )  # what each note concerns: the precision, the purchase, the rent
-            if peak is None:
-                mode.append(f"{g['architecture']} has no {p} mode")
-            if price_kind != "cloud" and buy is None:
-                why = prices.gap(g["gpu"], "purchase")
-                bought.append(
-                    "no "
-                    + ("purchase" if price_kind == "any" else price_kind)
-                    + " price"
-                    + (f": {why}" if why else "")
-                )
-            if rent is None:
-                anywhere = cloud in ("cheapest", "median")
-                why = prices.gap(g["gpu"], cloud_kind) if anywhere else None
-                rented.append(
-                    f"no {cloud_kind} cloud price"
-                    + ("" if anywhere else f" from {cloud}")
-                    + (f": {why}" if why else "")
-                )
-            price_stale, cloud_stale = bool(buy and buy.get("stale")), bool(rent and rent.get("stale"))
-            for label, src, stale, into in (
-                ("purchase", buy, price_stale, bought),
-                ("cloud", rent, cloud_stale, rented),
-            ):
-                if stale:
-                    into.append(f"{label} price is stale ({src['date']})")
-            notes = mode + bought + rented
-            price = float(buy["usd"]) if buy else None
-            hourly = float(rent["usd_per_hour"]) if rent else None
-            tco = tco_usd(price, g["tdp_w"], years, util, kwh, pue)
+            notes = _cost_notes(prices, g, p, buy, rent, price_kind, cloud, cloud_kind)
             rows.append(
-                {
-                    "gpu": g["gpu"],
-                    "precision": p,
-                    "peak_tflops": peak,
-                    "sustained_tflops": sustained,
-                    "sustained_basis": basis,
-                    "price_kind": buy["kind"] if buy else None,
-                    "price_usd": price,
-                    "price_date": buy["date"] if buy else None,
-                    "price_source_url": buy["source_url"] if buy else None,
-                    "usd_per_tflop": usd_per_tflop(price, peak),
-                    "usd_per_sustained_tflop": usd_per_tflop(price, sustained),
-                    "energy_usd": energy_usd(g["tdp_w"], years, util, kwh, pue),
-                    "tco_usd": tco,
-                    "tco_usd_per_tflop": usd_per_tflop(tco, peak),
-                    "tco_usd_per_sustained_tflop": usd_per_tflop(tco, sustained),
-                    "cloud_provider": rent["provider"] if rent else None,
-                    "cloud_offering": rent["offering"] if rent else None,
-                    "cloud_kind": cloud_kind,
-                    "cloud_usd_per_hour": hourly,
-                    "cloud_date": rent["date"] if rent else None,
-                    "cloud_source_url": rent["source_url"] if rent else None,
-                    "cloud_usd_per_tflop_hour": usd_per_tflop(hourly, peak),
-                    "cloud_usd_per_sustained_tflop_hour": usd_per_tflop(hourly, sustained),
-                    "break_even_months": break_even_months(price, hourly, g["tdp_w"], util, kwh, pue),
-                    "tflops_per_watt": peak / g["tdp_w"] if peak else None,
-                    "usd_per_million_items": usd_per_million_items(hourly, work.get(g["gpu"])),
-                    "stale": price_stale or cloud_stale,
-                    "price_stale": price_stale,
-                    "cloud_stale": cloud_stale,
-                    "note": "; ".join(notes),
-                    "purchase_note": "; ".join(mode + bought),
-                    "cloud_note": "; ".join(rented),
-                }
+                _cost_row(g, p, buy, rent, notes, cloud_kind, years, util, kwh, pue, work.get(g["gpu"]))
             )
     frame = pd.DataFrame(rows)
     frame.attrs.update(
@@ -285,6 +217,106 @@ def cost_table(
         }
     )
     return frame
+
+
+def _stale(price: dict | None) -> bool:
+    """Whether a purchase or cloud price (:func:`_purchase`, :func:`_cloud`) is stale."""
+    return bool(price and price.get("stale"))
+
+
+def _cost_notes(
+    prices: Prices,
+    g,
+    p: str,
+    buy: dict | None,
+    rent: dict | None,
+    price_kind: str,
+    cloud: str,
+    cloud_kind: str,
+) -> tuple[list[str], list[str], list[str]]:
+    """What :func:`cost_table`'s notes say of GPU ``g`` in precision ``p``, by what each concerns:
+    the precision, the purchase, the rent."""
+    mode, bought, rented = [], [], []
+    if prec.peak_tflops(g, p) is None:
+        mode.append(f"{g['architecture']} has no {p} mode")
+    if price_kind != "cloud" and buy is None:
+        why = prices.gap(g["gpu"], "purchase")
+        bought.append(
+            "no "
+            + ("purchase" if price_kind == "any" else price_kind)
+            + " price"
+            + (f": {why}" if why else "")
+        )
+    if rent is None:
+        anywhere = cloud in ("cheapest", "median")
+        why = prices.gap(g["gpu"], cloud_kind) if anywhere else None
+        rented.append(
+            f"no {cloud_kind} cloud price"
+            + ("" if anywhere else f" from {cloud}")
+            + (f": {why}" if why else "")
+        )
+    for label, src, into in (("purchase", buy, bought), ("cloud", rent, rented)):
+        if _stale(src):
+            into.append(f"{label} price is stale ({src['date']})")
+    return mode, bought, rented
+
+
+def _cost_row(
+    g,
+    p: str,
+    buy: dict | None,
+    rent: dict | None,
+    notes: tuple[list[str], list[str], list[str]],
+    cloud_kind: str,
+    years: float,
+    util: float,
+    kwh: float,
+    pue: float,
+    items_per_s: float | None,
+) -> dict:
+    """:func:`cost_table`'s row of GPU ``g`` in precision ``p``, from its purchase and cloud prices
+    and its notes (:func:`_cost_notes`)."""
+    peak = prec.peak_tflops(g, p)
+    sustained, basis = sustained_tflops(g, p)
+    mode, bought, rented = notes
+    price_stale, cloud_stale = _stale(buy), _stale(rent)
+    price = float(buy["usd"]) if buy else None
+    hourly = float(rent["usd_per_hour"]) if rent else None
+    tco = tco_usd(price, g["tdp_w"], years, util, kwh, pue)
+    return {
+        "gpu": g["gpu"],
+        "precision": p,
+        "peak_tflops": peak,
+        "sustained_tflops": sustained,
+        "sustained_basis": basis,
+        "price_kind": buy["kind"] if buy else None,
+        "price_usd": price,
+        "price_date": buy["date"] if buy else None,
+        "price_source_url": buy["source_url"] if buy else None,
+        "usd_per_tflop": usd_per_tflop(price, peak),
+        "usd_per_sustained_tflop": usd_per_tflop(price, sustained),
+        "energy_usd": energy_usd(g["tdp_w"], years, util, kwh, pue),
+        "tco_usd": tco,
+        "tco_usd_per_tflop": usd_per_tflop(tco, peak),
+        "tco_usd_per_sustained_tflop": usd_per_tflop(tco, sustained),
+        "cloud_provider": rent["provider"] if rent else None,
+        "cloud_offering": rent["offering"] if rent else None,
+        "cloud_kind": cloud_kind,
+        "cloud_usd_per_hour": hourly,
+        "cloud_date": rent["date"] if rent else None,
+        "cloud_source_url": rent["source_url"] if rent else None,
+        "cloud_usd_per_tflop_hour": usd_per_tflop(hourly, peak),
+        "cloud_usd_per_sustained_tflop_hour": usd_per_tflop(hourly, sustained),
+        "break_even_months": break_even_months(price, hourly, g["tdp_w"], util, kwh, pue),
+        "tflops_per_watt": peak / g["tdp_w"] if peak else None,
+        "usd_per_million_items": usd_per_million_items(hourly, items_per_s),
+        "stale": price_stale or cloud_stale,
+        "price_stale": price_stale,
+        "cloud_stale": cloud_stale,
+        "note": "; ".join(mode + bought + rented),
+        "purchase_note": "; ".join(mode + bought),
+        "cloud_note": "; ".join(rented),
+    }
 
 
 def owned_usd_per_hour(tco: float | None, years: float, utilization: float) -> float | None:

@@ -15,7 +15,7 @@ from ..results import Results, as_documents
 from .calibration import calibrate
 from .profiles import Profile, profile
 from .reference import family, graded_gpus
-from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
+from .roofline import DEFAULT_EFFICIENCY, Efficiency, Prediction, predict
 from .scaling import predict_scaling
 
 PREDICTION_COLUMNS = (
@@ -94,40 +94,58 @@ def predict_table(
             pr = predict(prof, gpu, efficiency)
             many = predict_scaling(prof, gpu, count, efficiency, link, overlap) if count > 1 else None
         except prec.Unsupported as exc:
-            out.append(
-                {
-                    "gpu": gpu["gpu"],
-                    "workload": prof.workload,
-                    "precision": prof.precision,
-                    "batch_size": prof.batch,
-                    "mode": prof.mode,
-                    "gpus": count,
-                    "throughput_unit": prof.throughput_unit,
-                    "efficiency_source": efficiency.source,
-                    "graded": gpu["gpu"] in graded,
-                    "note": str(exc),
-                }
-            )
+            out.append(_unsupported_row(prof, gpu, count, efficiency, gpu["gpu"] in graded, exc))
             continue
-        row = {k: getattr(pr, k) for k in PREDICTION_COLUMNS if hasattr(pr, k)}
-        row.update(gpus=count, link="", scaling_efficiency=1.0, graded=pr.gpu in graded)
-        if many:
-            row.update(
-                step_time_s=many["step_time_s"],
-                throughput=many["throughput"],
-                link=many["link"],
-                scaling_efficiency=many["scaling_efficiency"],
-                achieved_tflops=count * pr.flops / many["step_time_s"] / 1e12,
-            )
-        row["arithmetic_intensity"] = prof.intensity
-        row["tensor_share"], row["tensor_share_measured"] = tensor_share(gpu)
-        row["bandwidth_share"], row["bandwidth_share_measured"] = bandwidth_share(gpu)
-        row["l2_cache_mib"] = gpu.get("l2_cache_mib")
-        row["measured_throughput"] = measured[pr.gpu][0] if pr.gpu in measured else None
-        row["note"] = measured[pr.gpu][1] if pr.gpu in measured else ""
-        out.append(row)
+        out.append(_prediction_row(prof, gpu, pr, many, count, pr.gpu in graded, measured.get(pr.gpu)))
     frame = pd.DataFrame(out, columns=list(PREDICTION_COLUMNS))
     return frame.sort_values("throughput", ascending=False, na_position="last").reset_index(drop=True)
+
+
+def _unsupported_row(prof: Profile, gpu, count: int, efficiency: Efficiency, graded: bool, exc) -> dict:
+    """The row of a GPU that cannot run ``prof``: no throughput, the reason in ``note``."""
+    return {
+        "gpu": gpu["gpu"],
+        "workload": prof.workload,
+        "precision": prof.precision,
+        "batch_size": prof.batch,
+        "mode": prof.mode,
+        "gpus": count,
+        "throughput_unit": prof.throughput_unit,
+        "efficiency_source": efficiency.source,
+        "graded": graded,
+        "note": str(exc),
+    }
+
+
+def _prediction_row(
+    prof: Profile,
+    gpu,
+    pr: Prediction,
+    many: dict | None,
+    count: int,
+    graded: bool,
+    measured: tuple[float, str] | None,
+) -> dict:
+    """A GPU's row of :func:`predict_table`: the prediction ``pr`` of one GPU, the whole of ``count``
+    where ``many`` (:func:`predict_scaling`) gives it, the measured rates the roofline read, and what
+    this GPU's benchmark documents measured of the configuration, if anything."""
+    row = {k: getattr(pr, k) for k in PREDICTION_COLUMNS if hasattr(pr, k)}
+    row.update(gpus=count, link="", scaling_efficiency=1.0, graded=graded)
+    if many:
+        row.update(
+            step_time_s=many["step_time_s"],
+            throughput=many["throughput"],
+            link=many["link"],
+            scaling_efficiency=many["scaling_efficiency"],
+            achieved_tflops=count * pr.flops / many["step_time_s"] / 1e12,
+        )
+    row["arithmetic_intensity"] = prof.intensity
+    row["tensor_share"], row["tensor_share_measured"] = tensor_share(gpu)
+    row["bandwidth_share"], row["bandwidth_share_measured"] = bandwidth_share(gpu)
+    row["l2_cache_mib"] = gpu.get("l2_cache_mib")
+    row["measured_throughput"] = measured[0] if measured else None
+    row["note"] = measured[1] if measured else ""
+    return row
 
 
 def _measured(results, prof: Profile, catalogue: pd.DataFrame) -> dict[str, tuple[float, str]]:

@@ -18,7 +18,20 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .. import precision as prec
+from .. import workloads as wl
+from ..device import quiet_tensorflow
 from ..errors import ParameterError
+from ..graph import graph_of, transformer_graph
+from ..models import (
+    TASKS,
+    TRANSFORMERS,
+    UnknownModelError,
+    build_model,
+    keras_application_names,
+    resolve_model,
+    transformer_model,
+    transformer_task,
+)
 
 MODES = ("train", "infer")
 
@@ -106,8 +119,6 @@ def hidden_state_bytes(workload: str, batch: int, precision: str, seq_len: int |
     """Bytes of one layer's output of a built-in transformer workload (batch x tokens x hidden size, in
     the precision's activations; ``seq_len`` defaults to the workload's): what the on-chip cache
     term asks to fit in a GPU's L2."""
-    from ..models import transformer_task
-
     task = transformer_task(workload)
     if task is None:
         raise ParameterError(f"{workload!r} is not a built-in transformer workload")
@@ -152,6 +163,8 @@ def _graph_profile(
     items_per_example: float,
     update: str = "per-tensor",
 ) -> Profile:
+    """A layer walk as a profile: each op's forward pass and, in training, its backward pass
+    (:func:`_op_costs`) and its weights' update (:func:`_update_cost`)."""
     item = prec.itemsize(precision)
     train = mode == "train"
     fused = update == "fused"
@@ -159,63 +172,9 @@ def _graph_profile(
     costed = [op for op in graph.ops if not (op.kind in _NO_TRAFFIC and not op.flops)]
     fresh_fwd, fresh_bwd = _just_written(graph, costed)
     for op, fwd_fresh, bwd_fresh in zip(costed, fresh_fwd, fresh_bwd):
-        ins = sum(graph.sizes[t] for t in op.inputs) * batch * item
-        outs = sum(graph.sizes[t] for t in op.outputs) * batch * item
-        weights = op.params * item
-        flops = op.flops * batch
-        if op.matmul or op.kind == "DepthwiseConv2D":
-            fwd_bytes = ins + outs + weights
-            # backward: input gradient (read dY and W, write dX) and weight gradient (read dY
-            # and X, write dW): 2x the forward FLOPs
-            bwd_bytes = 2 * outs + ins * 2 + weights * 2
-            bwd_flops, bwd_kernels = 2 * flops, 2
-        else:
-            f, b = _TRAFFIC.get(op.kind, (None, None))
-            fwd_bytes = (ins + outs) if f is None or not train else f * outs
-            bwd_bytes = (2 * outs + ins) if b is None else b * outs
-            elements = sum(graph.sizes[t] for t in op.outputs) * batch
-            per_fwd, per_bwd = ELEMENTWISE_FLOPS.get(op.kind, (1, 2))
-            flops = flops or float(elements * per_fwd)
-            bwd_flops, bwd_kernels = float(elements * per_bwd), 1
-        elementwise = not (op.matmul or op.kind == "DepthwiseConv2D")
-        ops.append(
-            OpCost(
-                op.name,
-                op.kind,
-                "forward",
-                flops,
-                float(fwd_bytes),
-                op.matmul or False,
-                reread=float(fwd_fresh * batch * item) if elementwise else 0.0,
-            )
-        )
-        if train:
-            ops.append(
-                OpCost(
-                    op.name,
-                    op.kind,
-                    "backward",
-                    float(bwd_flops),
-                    float(bwd_bytes),
-                    op.matmul,
-                    bwd_kernels,
-                    reread=float(outs if bwd_fresh and elementwise else 0.0),
-                )
-            )
-            if op.trainable_params:
-                per = UPDATE_BYTES_PER_PARAM.get(optimizer, 20) + (2 if item == 2 else 0)
-                ops.append(
-                    OpCost(
-                        op.name,
-                        op.kind,
-                        "update",
-                        2.0 * op.trainable_params,
-                        float(op.trainable_params * per),
-                        False,
-                        0 if fused else 1,
-                        fused,
-                    )
-                )
+        ops += _op_costs(graph, op, batch, item, train, fwd_fresh, bwd_fresh)
+        if train and op.trainable_params:
+            ops.append(_update_cost(op, optimizer, item, fused))
     # a fused update is one dispatch for every variable, not one per layer
     host_ops = sum(1 for o in ops if not (fused and o.phase == "update")) + (1 if fused and train else 0)
     return Profile(
@@ -231,17 +190,72 @@ def _graph_profile(
     )
 
 
+def _op_costs(graph, op, batch: int, item: int, train: bool, fwd_fresh: int, bwd_fresh: bool) -> list[OpCost]:
+    """One op of a walk at ``batch`` examples of ``item`` bytes: its forward pass and, in training,
+    its backward pass. ``fwd_fresh`` and ``bwd_fresh`` are what :func:`_just_written` says of it."""
+    ins = sum(graph.sizes[t] for t in op.inputs) * batch * item
+    outs = sum(graph.sizes[t] for t in op.outputs) * batch * item
+    weights = op.params * item
+    flops = op.flops * batch
+    if op.matmul or op.kind == "DepthwiseConv2D":
+        fwd_bytes = ins + outs + weights
+        # backward: input gradient (read dY and W, write dX) and weight gradient (read dY
+        # and X, write dW): 2x the forward FLOPs
+        bwd_bytes = 2 * outs + ins * 2 + weights * 2
+        bwd_flops, bwd_kernels = 2 * flops, 2
+    else:
+        f, b = _TRAFFIC.get(op.kind, (None, None))
+        fwd_bytes = (ins + outs) if f is None or not train else f * outs
+        bwd_bytes = (2 * outs + ins) if b is None else b * outs
+        elements = sum(graph.sizes[t] for t in op.outputs) * batch
+        per_fwd, per_bwd = ELEMENTWISE_FLOPS.get(op.kind, (1, 2))
+        flops = flops or float(elements * per_fwd)
+        bwd_flops, bwd_kernels = float(elements * per_bwd), 1
+    elementwise = not (op.matmul or op.kind == "DepthwiseConv2D")
+    forward = OpCost(
+        op.name,
+        op.kind,
+        "forward",
+        flops,
+        float(fwd_bytes),
+        op.matmul or False,
+        reread=float(fwd_fresh * batch * item) if elementwise else 0.0,
+    )
+    if not train:
+        return [forward]
+    backward = OpCost(
+        op.name,
+        op.kind,
+        "backward",
+        float(bwd_flops),
+        float(bwd_bytes),
+        op.matmul,
+        bwd_kernels,
+        reread=float(outs if bwd_fresh and elementwise else 0.0),
+    )
+    return [forward, backward]
+
+
+def _update_cost(op, optimizer: str, item: int, fused: bool) -> OpCost:
+    """The optimizer's update of an op's trainable weights: per tensor, or as part of one fused kernel."""
+    per = UPDATE_BYTES_PER_PARAM.get(optimizer, 20) + (2 if item == 2 else 0)
+    return OpCost(
+        op.name,
+        op.kind,
+        "update",
+        2.0 * op.trainable_params,
+        float(op.trainable_params * per),
+        False,
+        0 if fused else 1,
+        fused,
+    )
+
+
 @functools.lru_cache(maxsize=16)
 def _keras_graph(kind: str, key: tuple):
     """Build a Keras model once per configuration and keep only its walk."""
-    from ..device import quiet_tensorflow
-    from ..graph import graph_of
-    from ..models import build_model, resolve_model
-
     quiet_tensorflow()
     if kind == "transformer":
-        from ..models import transformer_model
-
         hidden, heads, ffn, layers, seq_len, vocab = key
         model = transformer_model(hidden, heads, ffn, layers, seq_len, vocab)
     else:
@@ -254,11 +268,9 @@ def _keras_graph(kind: str, key: tuple):
 
 def _default_params() -> dict:
     """The benchmark's GPU sizes (:func:`gpukit.workloads.sizes`, quick set) as profile parameters."""
-    from ..workloads import CONV_LAYERS, sizes
-
-    size = sizes("gpu", quick=True)
+    size = wl.sizes("gpu", quick=True)
     n = max(size["square"])
-    h, w, ci, co = CONV_LAYERS[0]
+    h, w, ci, co = wl.CONV_LAYERS[0]
     return {
         "matmul": {"m": n, "n": n, "k": n},
         "conv": {
@@ -295,44 +307,12 @@ def profile(
     ``batch`` overrides the workload's default batch (for matmul: the rows ``m``); ``update`` is how
     the framework runs the optimizer's update (:data:`UPDATES`).
     """
-    from .. import workloads as wl
-
     p = prec.trainable(precision)
-    if mode not in MODES:
-        raise ParameterError(f"mode {mode!r}: use train or infer")
-    if update not in UPDATES:
-        raise ParameterError(f"update {update!r}: use {' or '.join(UPDATES)}")
-    if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
-        raise ParameterError(f"batch size {batch!r} must be a whole number of at least 1")
-    item = prec.itemsize(p)
+    _check_arguments(mode, update, batch)
     name = str(workload).strip()
     key = name.lower()
     if key in ("matmul", "conv", "bandwidth"):
-        q = {**DEFAULT_PARAMS[key], **params}
-        if key == "matmul":
-            if batch:
-                q["m"] = batch
-            flops, nbytes = wl.matmul_counts(q["m"], q["n"], q["k"], item)
-            op = OpCost("matmul", "MatMul", "forward", flops, nbytes, True)
-            return Profile("matmul", p, q["m"], "infer", flops / 1e12, "TFLOP/s", (op,))
-        if key == "conv":
-            if batch:
-                q["batch"] = batch
-            flops, nbytes = wl.conv2d_counts(
-                q["batch"],
-                q["height"],
-                q["width"],
-                q["in_channels"],
-                q["out_channels"],
-                q["kernel"],
-                q["stride"],
-                item,
-            )
-            op = OpCost("conv", "Conv2D", "forward", flops, nbytes, True)
-            return Profile("conv", p, q["batch"], "infer", flops / 1e12, "TFLOP/s", (op,))
-        flops, nbytes = wl.bandwidth_counts(q["kernel"], q["elements"], 4)
-        op = OpCost("bandwidth", "Stream", "forward", flops, nbytes, False)
-        return Profile("bandwidth", p, 1, "infer", nbytes / 1e9, "GB/s", (op,))
+        return _kernel_profile(key, batch, p, params)
     if key == "transformer":
         q = {**DEFAULT_PARAMS["transformer"], **params}
         b = batch or q["batch"]
@@ -340,48 +320,94 @@ def profile(
             "transformer", (q["hidden"], q["heads"], q["ffn"], q["layers"], q["seq_len"], q["vocab"])
         )
         return _graph_profile(graph, "transformer", b, p, mode, "adam", "tokens/s", q["seq_len"], update)
-    from ..models import TASKS, TRANSFORMERS, transformer_task
-
     task = transformer_task(key)
     if task:  # a built-in shape (and fine-tuning head), walked as its Keras-layer equivalent
-        from ..graph import transformer_graph
-
-        spec, head, default_len = task
-        seq_len = int(default_len if params.get("seq_len") is None else params["seq_len"])
-        if seq_len < 1 or (seq_len > spec.seq_len and not spec.decoder):
-            raise ParameterError(f"{key} takes sequences of 1 to {spec.seq_len} tokens, not {seq_len}")
-        # fine-tuning on SQuAD: 32 sequences a step (the fine-tuning batch of the BERT paper's recipe)
-        unit, per_example, default_batch = (
-            ("sequences/s", 1, 32) if head == "span" else ("tokens/s", seq_len, 8)
-        )
-        return _graph_profile(
-            transformer_graph(spec, seq_len, head=head),
-            key,
-            batch or default_batch,
-            p,
-            mode,
-            "adam",
-            unit,
-            per_example,
-            update,
-        )
+        return _task_profile(key, task, batch, p, mode, update, params.get("seq_len"))
     if key == "resnet50":
         q = {**DEFAULT_PARAMS["resnet50"], **params}
         b = batch or q["batch"]
         graph = _keras_graph("application", ("ResNet50", (q["image_size"], q["image_size"], 3)))
         return _graph_profile(graph, "resnet50", b, p, mode, optimizer, "images/s", 1, update)
-    from ..models import UnknownModelError, keras_application_names
-
     shape = tuple(params["input_shape"]) if params.get("input_shape") else None
     if name.lower() not in {a.lower() for a in keras_application_names()}:
-        tasks = [f"{t}-{k}" for t, spec in TRANSFORMERS.items() if not spec.decoder for k in TASKS]
-        close = difflib.get_close_matches(
-            name, list(WORKLOADS) + list(TRANSFORMERS) + tasks + keras_application_names(), n=3, cutoff=0.5
-        )
-        hint = f"did you mean {', '.join(close)}? " if close else ""
-        raise UnknownModelError(
-            f"unknown workload {workload!r}; {hint}use {', '.join(WORKLOADS)}, "
-            f"a built-in transformer ({', '.join(TRANSFORMERS)}) or a keras.applications name"
-        )
+        raise _unknown_workload(name, workload)
     graph = _keras_graph("application", (name, shape))
     return _graph_profile(graph, name, batch or 32, p, mode, optimizer, "examples/s", 1, update)
+
+
+def _check_arguments(mode: str, update: str, batch) -> None:
+    """Raise :class:`ParameterError` for a mode, update or batch size :func:`profile` does not take."""
+    if mode not in MODES:
+        raise ParameterError(f"mode {mode!r}: use train or infer")
+    if update not in UPDATES:
+        raise ParameterError(f"update {update!r}: use {' or '.join(UPDATES)}")
+    if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
+        raise ParameterError(f"batch size {batch!r} must be a whole number of at least 1")
+
+
+def _kernel_profile(key: str, batch: int | None, precision: str, params: dict) -> Profile:
+    """One of the benchmark's single kernels (matmul, conv, bandwidth) as a profile of one op, with
+    the counts of :mod:`gpukit.workloads`; its throughput is TFLOP/s, or GB/s for bandwidth."""
+    item = prec.itemsize(precision)
+    q = {**DEFAULT_PARAMS[key], **params}
+    if key == "matmul":
+        if batch:
+            q["m"] = batch
+        flops, nbytes = wl.matmul_counts(q["m"], q["n"], q["k"], item)
+        op = OpCost("matmul", "MatMul", "forward", flops, nbytes, True)
+        return Profile("matmul", precision, q["m"], "infer", flops / 1e12, "TFLOP/s", (op,))
+    if key == "conv":
+        if batch:
+            q["batch"] = batch
+        flops, nbytes = wl.conv2d_counts(
+            q["batch"],
+            q["height"],
+            q["width"],
+            q["in_channels"],
+            q["out_channels"],
+            q["kernel"],
+            q["stride"],
+            item,
+        )
+        op = OpCost("conv", "Conv2D", "forward", flops, nbytes, True)
+        return Profile("conv", precision, q["batch"], "infer", flops / 1e12, "TFLOP/s", (op,))
+    flops, nbytes = wl.bandwidth_counts(q["kernel"], q["elements"], 4)
+    op = OpCost("bandwidth", "Stream", "forward", flops, nbytes, False)
+    return Profile("bandwidth", precision, 1, "infer", nbytes / 1e9, "GB/s", (op,))
+
+
+def _task_profile(
+    key: str, task: tuple, batch: int | None, precision: str, mode: str, update: str, seq_len: int | None
+) -> Profile:
+    """A built-in transformer (``task``: :func:`gpukit.models.transformer_task` of ``key``) at
+    ``seq_len`` tokens (its default where None), walked as its Keras-layer equivalent."""
+    spec, head, default_len = task
+    seq_len = int(default_len if seq_len is None else seq_len)
+    if seq_len < 1 or (seq_len > spec.seq_len and not spec.decoder):
+        raise ParameterError(f"{key} takes sequences of 1 to {spec.seq_len} tokens, not {seq_len}")
+    # fine-tuning on SQuAD: 32 sequences a step (the fine-tuning batch of the BERT paper's recipe)
+    unit, per_example, default_batch = ("sequences/s", 1, 32) if head == "span" else ("tokens/s", seq_len, 8)
+    return _graph_profile(
+        transformer_graph(spec, seq_len, head=head),
+        key,
+        batch or default_batch,
+        precision,
+        mode,
+        "adam",
+        unit,
+        per_example,
+        update,
+    )
+
+
+def _unknown_workload(name: str, workload) -> UnknownModelError:
+    """The error for a workload no one knows, with the closest names."""
+    tasks = [f"{t}-{k}" for t, spec in TRANSFORMERS.items() if not spec.decoder for k in TASKS]
+    close = difflib.get_close_matches(
+        name, list(WORKLOADS) + list(TRANSFORMERS) + tasks + keras_application_names(), n=3, cutoff=0.5
+    )
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return UnknownModelError(
+        f"unknown workload {workload!r}; {hint}use {', '.join(WORKLOADS)}, "
+        f"a built-in transformer ({', '.join(TRANSFORMERS)}) or a keras.applications name"
+    )
