@@ -45,8 +45,9 @@ RATIO_TOLERANCE = TOLERANCE.speedup
 WINNER_MARGIN = TOLERANCE.winner_margin
 #: Share of same-source speedups that must land within :data:`RATIO_TOLERANCE` in each family.
 FAMILY_TARGET = TOLERANCE.target_share
-#: The figures of :func:`summarize_validation`, in the order its tables show them.
-SUMMARY_KEYS = (
+#: The figures of :func:`summarize_validation` (:data:`gpukit.grading.SUMMARY_KEYS`), in the order
+#: its tables and notebooks show them.
+SUMMARY_ORDER = (
     "pairs",
     "median_abs_error_pct",
     "max_abs_error_pct",
@@ -188,12 +189,12 @@ def gpu_factors(ratios: pd.DataFrame) -> pd.Series:
 def summarize_by_family(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`summarize_validation` per workload family, with whether it meets the targets
     (:data:`FAMILY_TARGET` of speedups within ±15 %, every decisive winner right)."""
-    return summarize_by(table, "family", TOLERANCE, SUMMARY_KEYS)
+    return summarize_by(table, "family", TOLERANCE, SUMMARY_ORDER)
 
 
 def summarize_validation(table: pd.DataFrame) -> dict:
-    """Headline figures of a validation table (:data:`SUMMARY_KEYS`)."""
-    return summarize(table, SUMMARY_KEYS)
+    """Headline figures of a validation table (:data:`SUMMARY_ORDER`)."""
+    return summarize(table, SUMMARY_ORDER)
 
 
 #: The pairs this kit exists for, as (faster-named, slower-named) natural names.

@@ -2,8 +2,9 @@
 
 Its schema and loader (every row sourced, dated and naming a catalogue GPU), what each run really
 processed per second (a SQuAD run's harness loop can count steps it never took), the workload
-family a run is graded in, and which workloads and GPUs the published runs grade. Predictions
-never read this file; :mod:`.grading` and :mod:`.fitting` do.
+family a run is graded in, and which workloads and GPUs the published runs grade. No prediction
+takes a figure from this file (a prediction table only says whether its GPU was graded);
+:mod:`.grading` and :mod:`.fitting` grade and fit against it.
 """
 
 from __future__ import annotations
