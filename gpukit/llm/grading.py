@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .. import grading, specs
 from .. import precision as prec
-from .. import specs
 from ..errors import ParameterError
 from .engines import ENGINES
 from .models import resolve_model, weights_format
@@ -34,9 +34,11 @@ from .reference import (
 from .speed import speeds
 
 SETTINGS = ("one GPU each", "several GPUs")
-#: The target for predicted LLM speed ratios, and the gap above which a winner is called.
-RATIO_TOLERANCE = 0.20
-WINNER_MARGIN = 0.10
+#: Runs of one source graded against each other: the same model, weights, test and length.
+CONFIGURATION_PAIRED = ("source", "model", "weights", "test", "tokens")
+#: The tolerance of :data:`gpukit.grading.LLM_SPEED` under the names the accuracy page reads.
+RATIO_TOLERANCE = grading.LLM_SPEED.speedup
+WINNER_MARGIN = grading.LLM_SPEED.winner_margin
 
 
 def predict_reference(
@@ -94,47 +96,15 @@ def validation_table(
     if not include_screened:
         ref = ref[screened(ref) == ""]
     ref = ref.reset_index(drop=True)
+    ref = ref.assign(tokens=ref["tokens"].astype(int), gpus=ref["gpus"].astype(int))
     pred = predict_reference(ref, catalogue, efficiency).to_numpy()
-    thr = ref["throughput_tokens_s"].to_numpy(float)
-    rows = []
-    for _, group in ref.groupby(["source", "model", "weights", "test", "tokens"], sort=True):
-        idx = group.index.to_numpy()
-        for x in range(len(idx)):
-            for y in range(x + 1, len(idx)):
-                i, j = (idx[x], idx[y]) if thr[idx[x]] >= thr[idx[y]] else (idx[y], idx[x])
-                if pred[i] != pred[i] or pred[j] != pred[j]:
-                    continue
-                rows.append((i, j))
-    if not rows:
-        return pd.DataFrame()
-    i, j = (np.array(v) for v in zip(*rows))
-    published, predicted = thr[i] / thr[j], pred[i] / pred[j]
-    decisive = published > 1 + WINNER_MARGIN
-    a, b = ref.iloc[i].reset_index(drop=True), ref.iloc[j].reset_index(drop=True)
-    return pd.DataFrame(
-        {
-            "source": a["source"],
-            "model": a["model"],
-            "weights": a["weights"],
-            "test": a["test"],
-            "tokens": a["tokens"].astype(int),
-            "gpu_a": a["gpu"],
-            "gpus_a": a["gpus"].astype(int),
-            "gpu_b": b["gpu"],
-            "gpus_b": b["gpus"].astype(int),
-            "published_speedup": published,
-            "predicted_speedup": predicted,
-            "error_pct": 100 * (predicted / published - 1),
-            "decisive": decisive,
-            "winner_right": pd.Series(
-                [bool(r > 1) if d else None for r, d in zip(predicted, decisive)], dtype=object
-            ),
-            "within_tolerance": np.abs(predicted / published - 1) <= RATIO_TOLERANCE,
-            "setting": np.where(
-                (a["gpus"].to_numpy() == 1) & (b["gpus"].to_numpy() == 1), SETTINGS[0], SETTINGS[1]
-            ),
-        }
+    table = grading.grade_pairs(
+        ref, CONFIGURATION_PAIRED, ref["throughput_tokens_s"], pred, grading.LLM_SPEED, each=("gpu", "gpus")
     )
+    if table.empty:
+        return table
+    one_each = (table["gpus_a"] == 1) & (table["gpus_b"] == 1)
+    return table.assign(setting=np.where(one_each, SETTINGS[0], SETTINGS[1]))
 
 
 @functools.lru_cache(maxsize=1)
@@ -143,35 +113,17 @@ def _shipped_validation() -> pd.DataFrame:
 
 
 def summarize(table: pd.DataFrame, test: str | None = None) -> dict:
-    """Pairs, share within ±20 %, median and largest error, winners right (of ``test``'s pairs,
-    ``tg`` or ``pp``, when given)."""
+    """:func:`gpukit.grading.summarize` of the pairs (of ``test``'s, ``tg`` or ``pp``, when given)."""
     if test is not None and len(table):
         table = table[table["test"] == test]
-    if table.empty:
-        return {
-            "pairs": 0,
-            "within_tolerance": 0,
-            "median_abs_error_pct": math.nan,
-            "max_abs_error_pct": math.nan,
-            "decisive_pairs": 0,
-            "winners_right": 0,
-        }
-    decisive = table[table["decisive"]]
-    err = table["error_pct"].abs()
-    return {
-        "pairs": int(len(table)),
-        "within_tolerance": int(table["within_tolerance"].sum()),
-        "median_abs_error_pct": float(err.median()),
-        "max_abs_error_pct": float(err.max()),
-        "decisive_pairs": int(len(decisive)),
-        "winners_right": int(decisive["winner_right"].eq(True).sum()),  # an object column
-    }
+    return grading.summarize(table)
 
 
 def summary_by_test(table: pd.DataFrame, by_setting: bool = False, by_source: bool = False) -> pd.DataFrame:
-    """:func:`summarize` per test (decode, prefill) with whether each meets the target; with
-    ``by_setting``, per test and :data:`SETTINGS` (a ``setting`` column); with ``by_source``, per
-    source too (a ``source`` column, and only the tests a source has pairs in)."""
+    """:func:`summarize` per test (decode, prefill) with whether each meets the target
+    (:data:`gpukit.grading.LLM_SPEED`); with ``by_setting``, per test and :data:`SETTINGS` (a
+    ``setting`` column); with ``by_source``, per source too (a ``source`` column, and only the
+    tests a source has pairs in)."""
     sources = sorted(table["source"].unique()) if by_source and not table.empty else [None]
     tests = (("tg", "decode (text generation)"), ("pp", "prefill (prompt processing)"))
     rows = []
@@ -186,19 +138,12 @@ def summary_by_test(table: pd.DataFrame, by_setting: bool = False, by_source: bo
         s = summarize(part, test)
         if source is not None and not s["pairs"]:
             continue
-        share = s["within_tolerance"] / s["pairs"] if s["pairs"] else math.nan
-        rows.append(
-            {
-                **({"source": source} if by_source else {}),
-                "test": label,
-                **({"setting": setting} if by_setting else {}),
-                **s,
-                "within_share": share,
-                "meets_target": bool(
-                    s["pairs"] and share >= 0.9 and s["winners_right"] == s["decisive_pairs"]
-                ),
-            }
-        )
+        labels = {
+            **({"source": source} if by_source else {}),
+            "test": label,
+            **({"setting": setting} if by_setting else {}),
+        }
+        rows.append({**labels, **grading.with_target(s, grading.LLM_SPEED)})
     return pd.DataFrame(rows)
 
 
