@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .errors import GpukitError
+from ..errors import GpukitError
 
 
 @dataclass

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import cost, memory, perfmodel, prices, specs
-from . import precision as prec
-from .errors import ParameterError
+from .. import cost, memory, perfmodel, prices, specs
+from .. import precision as prec
+from ..errors import ParameterError
 
 #: Spec rows of the comparison: (column, label, unit).
 SPEC_ROWS = (
@@ -311,7 +311,7 @@ def published_speedups(a: str, b: str, workload: str, precision: str, cat: pd.Da
     """The published speedups of ``a`` over ``b`` on ``workload`` at ``precision`` (any memory or
     form-factor variant of either, each source on its own), with the model's prediction for the
     very GPUs and batch sizes measured; empty when no source measured both."""
-    from .perfmodel.grading import default_validation
+    from ..perfmodel.grading import default_validation
 
     table = default_validation(perfmodel.family(workload))
     if table.empty:
@@ -791,8 +791,8 @@ def save_for_report(result: Comparison) -> str | None:
     import os
     from pathlib import Path
 
-    from . import _atomic
-    from .results import RUN_DIR_ENV
+    from .. import _atomic
+    from ..results import RUN_DIR_ENV
 
     folder = os.environ.get(RUN_DIR_ENV)
     if not folder:
