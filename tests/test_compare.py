@@ -8,8 +8,9 @@ import re
 import pandas as pd
 import pytest
 
-from gpukit import cli, compare, memory
+from gpukit import cli, compare, memory, specs
 from gpukit import perfmodel as pm
+from gpukit.compare.verdicts import cost_verdicts, speed_verdicts
 from gpukit.errors import ParameterError
 
 pytestmark = pytest.mark.tensorflow  # the comparisons profile ResNet-50 and Keras models
@@ -132,7 +133,7 @@ def test_a_card_with_fewer_tflops_that_wins_by_more_than_10_percent_is_explained
             "math_a": "FP16 tensor",
             "math_b": "FP16 tensor",
         }
-        (v,) = compare._speed_verdicts("A40", "V100 SXM2 32GB", pd.DataFrame([row]), a40, v100)
+        (v,) = speed_verdicts("A40", "V100 SXM2 32GB", pd.DataFrame([row]), a40, v100)
         assert v["verdict"] == verdict and v["condition"].startswith(condition), v
         assert v["reason"].startswith(
             "The step is mostly memory-bound on V100 SXM2 32GB; it has 1.29× the memory "
@@ -188,7 +189,7 @@ def test_no_price_means_no_cost_verdict():
             {"item": "USD per million images, owning (resnet50 fp16)", "a": None, "b": None},
         ]
     )
-    buy, owning = compare._cost_verdicts("A40", "V100 PCIe 16GB", costs)
+    buy, owning = cost_verdicts("A40", "V100 PCIe 16GB", costs)
     assert buy["topic"] == "cost to buy" and buy["verdict"] == "No verdict: no price for V100 PCIe 16GB."
     assert owning["verdict"] == "No verdict: no price for A40, V100 PCIe 16GB."
 
@@ -266,7 +267,7 @@ def test_a_price_note_sits_on_the_row_of_that_price(tmp_path, monkeypatch):
     )
     book = prices.load_prices([buy, rent])
     rows = compare.cost_rows(
-        "A40", "V100 PCIe 16GB", book, pd.DataFrame(), "street", 0.15, 3, 0.5, compare.specs.load_catalogue()
+        "A40", "V100 PCIe 16GB", book, pd.DataFrame(), "street", 0.15, 3, 0.5, specs.load_catalogue()
     ).set_index("item")
     for p in ("fp32", "fp16"):
         assert (
@@ -410,7 +411,7 @@ def test_cost_verdicts_compare_the_same_kind_of_price():
     assert cost.common_kind(book, ["A40", "V100 PCIe 16GB"]) == "used"  # the V100 PCIe has no street price
     assert cost.common_kind(book, ["RTX A4000", "RTX A5000"]) == "street"
     assert cost.common_kind(book, ["A40", "H100 NVL"]) is None
-    cat = compare.specs.load_catalogue()
+    cat = specs.load_catalogue()
     rows = compare.cost_rows("A40", "V100 PCIe 16GB", book, pd.DataFrame(), "any", 0.15, 3, 0.5, cat)
     (price,) = rows[rows["item"].str.startswith("purchase price")].itertuples()
     assert price.item == "purchase price (USD, used)"
@@ -421,9 +422,7 @@ def test_cost_verdicts_compare_the_same_kind_of_price():
         for g in ("A40", "V100 PCIe 16GB")
     }
     assert price.note == f"{said['A40']}; {said['V100 PCIe 16GB']}"
-    verdict = [
-        v for v in compare._cost_verdicts("A40", "V100 PCIe 16GB", rows) if v["topic"] == "cost to buy"
-    ][0]
+    verdict = [v for v in cost_verdicts("A40", "V100 PCIe 16GB", rows) if v["topic"] == "cost to buy"][0]
     assert "(purchase price (USD, used))" in verdict["reason"] and "e+" not in verdict["reason"]
     assert verdict["verdict"] == "V100 PCIe 16GB is " + verdict["verdict"].split(" is ")[1] and verdict[
         "verdict"

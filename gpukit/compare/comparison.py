@@ -1,0 +1,178 @@
+"""The :class:`Comparison` record and the forms it is written in: its tables as frames, one long
+CSV-shaped table, JSON, Markdown, the verdicts as HTML, and the summary the report's index reads
+(:func:`save_for_report`)."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .. import _atomic
+from ..results import RUN_DIR_ENV
+
+
+@dataclass
+class Comparison:
+    a: str
+    b: str
+    specs: pd.DataFrame
+    throughput: pd.DataFrame
+    fit: pd.DataFrame
+    cost: pd.DataFrame
+    verdicts: list[dict] = field(default_factory=list)
+    efficiency_source: str = ""
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        return {
+            "specs": self.specs,
+            "throughput": self.throughput,
+            "fit": self.fit,
+            "cost": self.cost,
+            "verdicts": pd.DataFrame(self.verdicts, columns=["topic", "verdict", "reason", "condition"]),
+        }
+
+    def long(self) -> pd.DataFrame:
+        """Every section as rows of ``section, item, a, b, a_over_b, note`` (the CSV form)."""
+        rows = []
+        for _, r in self.specs.iterrows():
+            rows.append(
+                {
+                    "section": "specs",
+                    "item": f"{r['spec']} ({r['unit']})" if r["unit"] else r["spec"],
+                    "a": r["a"],
+                    "b": r["b"],
+                    "a_over_b": r["a_over_b"],
+                    "note": "",
+                }
+            )
+        for _, r in self.throughput.iterrows():
+            rows.append(
+                {
+                    "section": "throughput",
+                    "item": f"{r['workload']} {r['precision']} ({r['unit']})",
+                    "a": r["throughput_a"],
+                    "b": r["throughput_b"],
+                    "a_over_b": r["speedup_a_over_b"],
+                    "note": f"{r['basis_a']}/{r['basis_b']}; bound {r['bound_a']}/{r['bound_b']}; "
+                    f"model error on this family: {r['model_error']}"
+                    + (f"; published: {r['published']}" if r["published"] else "")
+                    + (f"; {r['note']}" if r["note"] else ""),
+                }
+            )
+        for (model, batch), g in self.fit.groupby(["model", "batch_size"], sort=False):
+            ra, rb = g[g["gpu"] == self.a].iloc[0], g[g["gpu"] == self.b].iloc[0]
+            rows.append(
+                {
+                    "section": "fit",
+                    "item": f"{model} batch {batch} fits",
+                    "a": ra["fits"],
+                    "b": rb["fits"],
+                    "a_over_b": None,
+                    "note": f"needs {ra['total_gib']:.1f} GiB; largest batch "
+                    f"{ra['largest_batch']} vs {rb['largest_batch']}",
+                }
+            )
+        for _, r in self.cost.iterrows():
+            rows.append(
+                {
+                    "section": "cost",
+                    "item": r["item"],
+                    "a": r["a"],
+                    "b": r["b"],
+                    "a_over_b": r["a_over_b"],
+                    "note": r["note"],
+                }
+            )
+        for v in self.verdicts:
+            rows.append(
+                {
+                    "section": "verdict",
+                    "item": v["topic"],
+                    "a": None,
+                    "b": None,
+                    "a_over_b": None,
+                    "note": f"{v['verdict']} Because {v['reason']} {v['condition']}".strip(),
+                }
+            )
+        return pd.DataFrame(rows, columns=["section", "item", "a", "b", "a_over_b", "note"])
+
+    def to_json(self) -> str:
+        doc = {
+            "a": self.a,
+            "b": self.b,
+            "efficiency_source": self.efficiency_source,
+            "verdicts": self.verdicts,
+        }
+        for name, frame in self.frames().items():
+            if name != "verdicts":
+                doc[name] = json.loads(frame.to_json(orient="records"))
+        return json.dumps(doc, indent=1)
+
+    def markdown(self) -> str:
+        def fmt(v):
+            if v is None or (isinstance(v, float) and v != v):
+                return "—"
+            return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+        out = [f"# {self.a} vs {self.b}", "", "## Verdicts", ""]
+        for v in self.verdicts:
+            out.append(f"- **{v['topic']}**: {v['verdict']} {v['reason']} {v['condition']}".rstrip())
+        out += ["", "## Specs", "", f"| spec | {self.a} | {self.b} | a/b |", "|---|---|---|---|"]
+        for _, r in self.specs.iterrows():
+            unit = f" ({r['unit']})" if r["unit"] else ""
+            out.append(f"| {r['spec']}{unit} | {fmt(r['a'])} | {fmt(r['b'])} | {fmt(r['a_over_b'])} |")
+        out += [
+            "",
+            "## Throughput",
+            "",
+            f"| workload | precision | {self.a} | {self.b} | a/b | bound | model error | published |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for _, r in self.throughput.iterrows():
+            out.append(
+                f"| {r['workload']} ({r['unit']}) | {r['precision']} | {fmt(r['throughput_a'])} "
+                f"({r['basis_a']}) | {fmt(r['throughput_b'])} ({r['basis_b']}) | "
+                f"{fmt(r['speedup_a_over_b'])} | {r['bound_a']} / {r['bound_b']} | {r['model_error']} | "
+                f"{r['published'] or '—'} |"
+            )
+        out += ["", f"Efficiency factors: {self.efficiency_source}.", ""]
+        return "\n".join(out)
+
+    def verdicts_html(self) -> str:
+        items = "".join(
+            f"<li><b>{html.escape(v['topic'])}</b>: {html.escape(v['verdict'])} "
+            f"<span class='reason'>{html.escape(v['reason'])}</span> "
+            f"<i>{html.escape(v['condition'])}</i></li>"
+            for v in self.verdicts
+        )
+        return f"<ul class='gpukit-verdicts'>{items}</ul>"
+
+    def _repr_html_(self) -> str:
+        return self.verdicts_html()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def save_for_report(result: Comparison) -> str | None:
+    """Leave the verdicts for the report's index (``$GPUKIT_RUN_DIR/summary-compare-<a>-vs-<b>.json``)."""
+    folder = os.environ.get(RUN_DIR_ENV)
+    if not folder:
+        return None
+    path = Path(folder) / f"summary-compare-{_slug(result.a)}-vs-{_slug(result.b)}.json"
+    doc = {
+        "kind": "compare",
+        "a": result.a,
+        "b": result.b,
+        "efficiency_source": result.efficiency_source,
+        "verdicts": result.verdicts,
+    }
+    _atomic.write_text(path, json.dumps(doc, indent=1))
+    return str(path)

@@ -1,0 +1,27 @@
+"""Figures as a comparison reads and writes them: a number or nothing, a ratio or nothing, a
+factor ("1.29×") and an amount of dollars."""
+
+from __future__ import annotations
+
+
+def num(v) -> float | None:
+    if v is None or isinstance(v, str):
+        return None
+    f = float(v)
+    return None if f != f else f
+
+
+def ratio(x, y) -> float | None:
+    x, y = num(x), num(y)
+    if x is None or y is None or y == 0:
+        return None
+    return x / y
+
+
+def times(r: float) -> str:
+    return f"{r:.2f}×"
+
+
+def money(usd: float) -> str:
+    """Dollars to three significant figures, without an exponent: 0.263, 298, 4,150, 25,250."""
+    return f"{usd:,.0f}" if abs(usd) >= 100 else f"{usd:.3g}"
