@@ -4,7 +4,7 @@ A :class:`Config` names a workload, a precision and the workload's parameters; i
 data (JSON-able), so a configuration can run in a child process. :func:`build` turns it into
 a :class:`Built` step: a compiled ``tf.function`` whose returned tensor depends on all of the
 step's work, plus the counts the harness divides by. The counts are pure functions of the
-parameters (no TensorFlow), so they are tested exactly.
+parameters (no TensorFlow, :mod:`gpukit.workload_counts`), so they are tested exactly.
 
 FLOPs count a multiply-add as two. Bytes are the least device-memory traffic a step needs
 (every operand read once, every result written once); for whole models they are an estimate:
@@ -16,7 +16,6 @@ gradients for activations and for weights, each as costly as the forward pass).
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -25,6 +24,13 @@ from . import precision as prec
 from .errors import ParameterError
 from .graph import activation_elements, forward_flops
 from .models import keras_policy, train_step, transformer_model
+from .workload_counts import (
+    bandwidth_counts,
+    conv2d_counts,
+    decoder_counts,
+    matmul_counts,
+    transformer_counts,
+)
 
 #: Workloads in report order, with the unit of their throughput.
 UNITS = {
@@ -90,120 +96,6 @@ class Built:
     items_per_step: float | None
     unit: str
     math_mode: str
-
-
-# --------------------------------------------------------------------------- counts (no TensorFlow)
-
-
-def matmul_counts(m: int, n: int, k: int, itemsize: int) -> tuple[float, float]:
-    """FLOPs and bytes of ``(m x k) @ (k x n)``: 2mnk; both operands read, the result written."""
-    return 2.0 * m * n * k, float((m * k + k * n + m * n) * itemsize)
-
-
-def bandwidth_counts(kernel: str, elements: int, itemsize: int) -> tuple[float, float]:
-    """``scale`` (y = a x: read 1, write 1) or ``add`` (z = x + y: read 2, write 1)."""
-    if kernel == "scale":
-        return float(elements), 2.0 * elements * itemsize
-    if kernel == "add":
-        return float(elements), 3.0 * elements * itemsize
-    raise ParameterError(f"unknown bandwidth kernel {kernel!r}; use scale or add")
-
-
-def conv2d_out(size: int, stride: int) -> int:
-    """Output size of a SAME-padded convolution."""
-    return math.ceil(size / stride)
-
-
-def conv2d_counts(
-    batch: int,
-    height: int,
-    width: int,
-    in_channels: int,
-    out_channels: int,
-    kernel: int,
-    stride: int,
-    itemsize: int,
-) -> tuple[float, float]:
-    """FLOPs and bytes of a SAME-padded 2-D convolution (NHWC)."""
-    ho, wo = conv2d_out(height, stride), conv2d_out(width, stride)
-    flops = 2.0 * batch * ho * wo * out_channels * kernel * kernel * in_channels
-    elems = (
-        batch * height * width * in_channels
-        + kernel * kernel * in_channels * out_channels
-        + batch * ho * wo * out_channels
-    )
-    return flops, float(elems * itemsize)
-
-
-def transformer_counts(
-    batch: int,
-    seq_len: int,
-    hidden: int,
-    heads: int,
-    ffn: int,
-    layers: int,
-    vocab: int,
-    itemsize: int,
-    training: bool = True,
-) -> tuple[float, float]:
-    """FLOPs and estimated bytes of a BERT-like encoder step with a token-level output head.
-
-    Per layer and token: Q, K, V and output projections 4 x 2h^2; attention scores and the
-    weighted sum 2 x 2 s h; the feed-forward block 2 x 2 h f. The head adds 2 h V per token.
-    """
-    tokens = batch * seq_len
-    per_layer = tokens * (8 * hidden * hidden + 4 * seq_len * hidden + 4 * hidden * ffn)
-    forward = layers * per_layer + tokens * 2 * hidden * vocab
-    flops = forward * (3 if training else 1)
-    params = layers * (4 * hidden * hidden + 2 * hidden * ffn) + 2 * vocab * hidden
-    # Activations per layer and token: q, k, v, attention output, two norms, ffn in/out, plus
-    # the s x heads attention weights.
-    acts = layers * tokens * (8 * hidden + ffn + seq_len * heads) + tokens * vocab
-    bytes_ = (2 * acts + params * (3 if training else 1)) * itemsize
-    return float(flops), float(bytes_)
-
-
-def decoder_counts(
-    batch: int,
-    prompt: int,
-    context: int,
-    hidden: int,
-    heads: int,
-    kv_heads: int,
-    ffn: int,
-    layers: int,
-    vocab: int,
-    itemsize: int,
-    phase: str,
-) -> tuple[float, float]:
-    """FLOPs and least bytes of one step of a LLaMA-shaped decoder (grouped-query attention, gated
-    FFN, untied output head) serving ``batch`` sequences.
-
-    ``prefill`` runs the ``prompt`` through every layer (Q, K, V and output projections, the full
-    prompt x prompt attention scores and weighted sum, the three FFN matrices) and projects the
-    last position to the vocabulary; ``decode`` runs one token per sequence attending over a full
-    cache of ``context`` positions. Bytes: the weights read once, the KV cache written (prefill) or
-    read whole and one position written (decode), the attention scores written and read, and the
-    hidden states in and out of each layer.
-    """
-    if phase not in ("prefill", "decode"):
-        raise ParameterError(f"decoder phase {phase!r}: use prefill or decode")
-    head = hidden // heads
-    kv = kv_heads * head
-    layer_weights = hidden * (hidden + 2 * kv) + hidden * hidden + 3 * hidden * ffn
-    tokens, span = (batch * prompt, prompt) if phase == "prefill" else (batch, context)
-    flops = (
-        2.0 * layers * layer_weights * tokens
-        + 4.0 * layers * tokens * span * hidden
-        + 2.0 * batch * hidden * vocab
-    )
-    cache = layers * 2 * batch * kv * (prompt if phase == "prefill" else context + 1)
-    scores = layers * batch * heads * (prompt * prompt if phase == "prefill" else context) * 2
-    hidden_io = layers * tokens * (4 * hidden + 2 * kv + 3 * ffn) + batch * vocab
-    bytes_ = (
-        layers * layer_weights + hidden * vocab + tokens * hidden + cache + scores + hidden_io
-    ) * itemsize
-    return float(flops), float(bytes_)
 
 
 # --------------------------------------------------------------------------- defaults
@@ -536,10 +428,40 @@ def decoder_step(tf, params: dict, dtype: str):
     layer's never copies another's). ``prefill`` runs the prompt and writes its keys and values into
     the cache; ``decode`` generates one token per sequence attending over the whole cache."""
     p = params
-    L, h, heads, kvh, f, v = p["layers"], p["hidden"], p["heads"], p["kv_heads"], p["ffn"], p["vocab"]
     b, prompt, context = p["batch"], p["prompt"], p["context"]
+    hd = p["hidden"] // p["heads"]
+    embed, layers, out_head = _decoder_weights(tf, p, dtype)
+    caches = [
+        (
+            tf.Variable(tf.zeros((b, context, p["kv_heads"], hd), dtype), trainable=False),
+            tf.Variable(tf.zeros((b, context, p["kv_heads"], hd), dtype), trainable=False),
+        )
+        for _ in range(p["layers"])
+    ]
+    prompt_ids = tf.random.uniform((b, prompt), maxval=p["vocab"], dtype=tf.int32)
+    next_ids = tf.random.uniform((b, 1), maxval=p["vocab"], dtype=tf.int32)
+
+    def run(ids, span, position):
+        x = tf.gather(embed, ids)
+        for i, w in enumerate(layers):
+            x = _decoder_block(tf, p, dtype, x, w, caches[i], span, position)
+        return tf.cast(_rms_norm(tf, x[:, -1], dtype) @ out_head, tf.float32)
+
+    # named functions, not lambdas: AutoGraph reads a function's source to compile it
+    def prefill():
+        return run(prompt_ids, prompt, None)
+
+    def decode():
+        return run(next_ids, 1, context - 1)
+
+    return prefill, decode, caches
+
+
+def _decoder_weights(tf, p: dict, dtype: str):
+    """The decoder's frozen random weights: the token embedding, each layer's projections (Q, K, V,
+    output, gate, up, down) and the untied output head."""
+    h, heads, kvh, f, v = p["hidden"], p["heads"], p["kv_heads"], p["ffn"], p["vocab"]
     hd = h // heads
-    group = heads // kvh
 
     def weight(*shape):
         return tf.Variable(tf.cast(tf.random.normal(shape, stddev=0.02), dtype), trainable=False)
@@ -555,68 +477,55 @@ def decoder_step(tf, params: dict, dtype: str):
             "up": weight(h, f),
             "down": weight(f, h),
         }
-        for _ in range(L)
+        for _ in range(p["layers"])
     ]
     out_head = weight(h, v)
-    caches = [
-        (
-            tf.Variable(tf.zeros((b, context, kvh, hd), dtype), trainable=False),
-            tf.Variable(tf.zeros((b, context, kvh, hd), dtype), trainable=False),
-        )
-        for _ in range(L)
-    ]
-    prompt_ids = tf.random.uniform((b, prompt), maxval=v, dtype=tf.int32)
-    next_ids = tf.random.uniform((b, 1), maxval=v, dtype=tf.int32)
+    return embed, layers, out_head
 
-    def norm(x):
-        x32 = tf.cast(x, tf.float32)
-        return tf.cast(x32 * tf.math.rsqrt(tf.reduce_mean(x32 * x32, -1, keepdims=True) + 1e-6), dtype)
 
-    def attend(q, k, vv, mask):
-        # grouped-query attention: each key-value head serves ``group`` query heads
-        k = tf.repeat(k, group, axis=2)
-        vv = tf.repeat(vv, group, axis=2)
-        scores = tf.einsum("bqhd,bkhd->bhqk", q, k) / tf.cast(hd**0.5, dtype)
-        if mask is not None:
-            scores += mask
-        probs = tf.cast(tf.nn.softmax(tf.cast(scores, tf.float32), -1), dtype)
-        return tf.einsum("bhqk,bkhd->bqhd", probs, vv)
+def _rms_norm(tf, x, dtype: str):
+    """RMS normalisation computed in float32, returned in ``dtype``."""
+    x32 = tf.cast(x, tf.float32)
+    return tf.cast(x32 * tf.math.rsqrt(tf.reduce_mean(x32 * x32, -1, keepdims=True) + 1e-6), dtype)
 
-    def block(x, w, layer, span, position):
-        n = tf.shape(x)[1]
-        y = norm(x)
-        q = tf.reshape(y @ w["q"], (b, n, heads, hd))
-        k = tf.reshape(y @ w["k"], (b, n, kvh, hd))
-        vv = tf.reshape(y @ w["v"], (b, n, kvh, hd))
-        keys, values = caches[layer]
-        if position is None:  # prefill: write the prompt's keys and values, attend causally
-            keys[:, :span].assign(k)
-            values[:, :span].assign(vv)
-            causal = tf.linalg.band_part(tf.ones((span, span)), -1, 0)
-            mask = tf.cast((1.0 - causal) * -1e4, dtype)[None, None]
-            a = attend(q, k, vv, mask)
-        else:  # decode: write one position, attend over the whole cache
-            keys[:, position : position + 1].assign(k)
-            values[:, position : position + 1].assign(vv)
-            a = attend(q, keys.read_value(), values.read_value(), None)
-        x = x + tf.reshape(a, (b, n, h)) @ w["o"]
-        y = norm(x)
-        return x + (tf.nn.silu(y @ w["gate"]) * (y @ w["up"])) @ w["down"]
 
-    def run(ids, span, position):
-        x = tf.gather(embed, ids)
-        for i, w in enumerate(layers):
-            x = block(x, w, i, span, position)
-        return tf.cast(norm(x[:, -1]) @ out_head, tf.float32)
+def _attend(tf, q, k, vv, mask, group: int, hd: int, dtype: str):
+    """Grouped-query attention: each key-value head serves ``group`` query heads."""
+    k = tf.repeat(k, group, axis=2)
+    vv = tf.repeat(vv, group, axis=2)
+    scores = tf.einsum("bqhd,bkhd->bhqk", q, k) / tf.cast(hd**0.5, dtype)
+    if mask is not None:
+        scores += mask
+    probs = tf.cast(tf.nn.softmax(tf.cast(scores, tf.float32), -1), dtype)
+    return tf.einsum("bhqk,bkhd->bqhd", probs, vv)
 
-    # named functions, not lambdas: AutoGraph reads a function's source to compile it
-    def prefill():
-        return run(prompt_ids, prompt, None)
 
-    def decode():
-        return run(next_ids, 1, context - 1)
-
-    return prefill, decode, caches
+def _decoder_block(tf, p: dict, dtype: str, x, w: dict, cache, span, position):
+    """One decoder layer over ``x``: attention through the layer's ``cache`` of keys and values
+    (``position`` None: the prompt, written whole and attended causally; else one position,
+    written there and attending over the whole cache), then the gated FFN."""
+    b, h, heads, kvh = p["batch"], p["hidden"], p["heads"], p["kv_heads"]
+    hd = h // heads
+    group = heads // kvh
+    n = tf.shape(x)[1]
+    y = _rms_norm(tf, x, dtype)
+    q = tf.reshape(y @ w["q"], (b, n, heads, hd))
+    k = tf.reshape(y @ w["k"], (b, n, kvh, hd))
+    vv = tf.reshape(y @ w["v"], (b, n, kvh, hd))
+    keys, values = cache
+    if position is None:  # prefill: write the prompt's keys and values, attend causally
+        keys[:, :span].assign(k)
+        values[:, :span].assign(vv)
+        causal = tf.linalg.band_part(tf.ones((span, span)), -1, 0)
+        mask = tf.cast((1.0 - causal) * -1e4, dtype)[None, None]
+        a = _attend(tf, q, k, vv, mask, group, hd, dtype)
+    else:  # decode: write one position, attend over the whole cache
+        keys[:, position : position + 1].assign(k)
+        values[:, position : position + 1].assign(vv)
+        a = _attend(tf, q, keys.read_value(), values.read_value(), None, group, hd, dtype)
+    x = x + tf.reshape(a, (b, n, h)) @ w["o"]
+    y = _rms_norm(tf, x, dtype)
+    return x + (tf.nn.silu(y @ w["gate"]) * (y @ w["up"])) @ w["down"]
 
 
 def _build_decoder(config: Config, math_mode: str) -> Built:
