@@ -101,6 +101,11 @@ def memory_bytes(memory_gb: float) -> int:
 
 def _cross_check(row: dict) -> list[tuple[str, str]]:
     """Consistency checks between the figures of one parsed row: (column, message) pairs."""
+    return _rate_checks(row) + _tensor_checks(row) + _source_checks(row)
+
+
+def _rate_checks(row: dict) -> list[tuple[str, str]]:
+    """FP32 TFLOPS against the CUDA cores and clock; bandwidth against the bus and data rate."""
     out: list[tuple[str, str]] = []
     expected = 2 * row["cuda_cores"] * row["boost_clock_mhz"] * 1e6 / 1e12
     if abs(row["fp32_tflops"] - expected) > FP32_TOLERANCE * expected:
@@ -126,6 +131,13 @@ def _cross_check(row: dict) -> list[tuple[str, str]]:
                     ),
                 )
             )
+    return out
+
+
+def _tensor_checks(row: dict) -> list[tuple[str, str]]:
+    """Tensor-core figures: no TF32 or BF16 where the architecture has none, a dense FP16 figure
+    (:func:`_fp16_check`), and TF32 at half of FP16."""
+    out: list[tuple[str, str]] = []
     cc = row["compute_capability"]
     if cc in _NO_TF32_BF16:
         for col in ("tf32_tensor_tflops", "bf16_tensor_tflops"):
@@ -139,35 +151,8 @@ def _cross_check(row: dict) -> list[tuple[str, str]]:
                         ),
                     )
                 )
-    fma = _TENSOR_FMA_PER_CLOCK.get(cc)
-    fp16 = row["fp16_tensor_tflops"]
-    if fma and fp16 and row["tensor_cores"]:
-        if row["segment"] == "consumer" and cc not in ("7.0",):
-            fma //= 2
-        dense = row["tensor_cores"] * fma * 2 * row["boost_clock_mhz"] * 1e6 / 1e12
-        ratio = fp16 / dense
-        if ratio > 1.5:
-            out.append(
-                (
-                    "fp16_tensor_tflops",
-                    (
-                        f"{fp16:g} is {ratio:.1f}x the dense rate of {row['tensor_cores']} tensor cores at "
-                        f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); it looks like the 2:4-sparse or "
-                        f"FP16-accumulate figure: write the dense FP16 figure with FP32 accumulate"
-                    ),
-                )
-            )
-        elif ratio < 0.75:
-            out.append(
-                (
-                    "fp16_tensor_tflops",
-                    (
-                        f"{fp16:g} is only {ratio:.2f}x the dense rate of {row['tensor_cores']} tensor cores at "
-                        f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); check tensor_cores and the figure"
-                    ),
-                )
-            )
-    tf32 = row["tf32_tensor_tflops"]
+    out += _fp16_check(row)
+    tf32, fp16 = row["tf32_tensor_tflops"], row["fp16_tensor_tflops"]
     if tf32 and fp16 and abs(tf32 / fp16 - 0.5) > 0.05:
         out.append(
             (
@@ -178,6 +163,47 @@ def _cross_check(row: dict) -> list[tuple[str, str]]:
                 ),
             )
         )
+    return out
+
+
+def _fp16_check(row: dict) -> list[tuple[str, str]]:
+    """The FP16 tensor figure against the dense rate of the card's tensor cores at its clock: far
+    above it is the 2:4-sparse or FP16-accumulate headline, far below a wrong count or figure."""
+    fma = _TENSOR_FMA_PER_CLOCK.get(row["compute_capability"])
+    fp16 = row["fp16_tensor_tflops"]
+    if not (fma and fp16 and row["tensor_cores"]):
+        return []
+    if row["segment"] == "consumer" and row["compute_capability"] not in ("7.0",):
+        fma //= 2
+    dense = row["tensor_cores"] * fma * 2 * row["boost_clock_mhz"] * 1e6 / 1e12
+    ratio = fp16 / dense
+    if ratio > 1.5:
+        return [
+            (
+                "fp16_tensor_tflops",
+                (
+                    f"{fp16:g} is {ratio:.1f}x the dense rate of {row['tensor_cores']} tensor cores at "
+                    f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); it looks like the 2:4-sparse or "
+                    f"FP16-accumulate figure: write the dense FP16 figure with FP32 accumulate"
+                ),
+            )
+        ]
+    if ratio < 0.75:
+        return [
+            (
+                "fp16_tensor_tflops",
+                (
+                    f"{fp16:g} is only {ratio:.2f}x the dense rate of {row['tensor_cores']} tensor cores at "
+                    f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); check tensor_cores and the figure"
+                ),
+            )
+        ]
+    return []
+
+
+def _source_checks(row: dict) -> list[tuple[str, str]]:
+    """A cited source for the L2 size and the price, and a launch no later than the check."""
+    out: list[tuple[str, str]] = []
     if row["l2_cache_mib"] is not None and row["l2_source_url"] is None:
         out.append(
             (
