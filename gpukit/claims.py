@@ -91,87 +91,106 @@ def load_claims(
     parsed, problems = parse_rows(p, SCHEMA, today or date.today(), "claim")
     records = []
     for line, row in parsed:
-        ok = True
-        for col in ("gpu", "other_gpu"):
-            if row[col]:
-                try:
-                    specs.resolve(row[col], cat)
-                except UnknownGPUError as exc:
-                    problems.append(Problem(p, line, col, str(exc), row["gpu"]))
-                    ok = False
-        value = row["claimed_value"]
-        if row["relation"] in ("eq", "max") and not value:
-            problems.append(
-                Problem(
-                    p,
-                    line,
-                    "claimed_value",
-                    f"relation {row['relation']} needs the claimed value; add it",
-                    row["gpu"],
-                )
-            )
-            ok = False
-        if row["relation"] in ("gt", "lt", "approx") and bool(value) == bool(row["other_gpu"]):
-            problems.append(
-                Problem(
-                    p,
-                    line,
-                    "other_gpu",
-                    f"relation {row['relation']} compares with either "
-                    "another GPU or a value; give exactly one of other_gpu and claimed_value",
-                    row["gpu"],
-                )
-            )
-            ok = False
-        allowed = (
-            ("eq",)
-            if row["field"] in _TEXT_FIELDS
-            else ("eq", "gt", "lt")
-            if row["field"] in _DATE_FIELDS
-            else RELATIONS
+        found = (
+            _gpu_problems(p, line, row, cat)
+            + _relation_problems(p, line, row)
+            + _value_problems(p, line, row)
         )
-        if row["relation"] not in allowed:
-            problems.append(
-                Problem(
-                    p,
-                    line,
-                    "relation",
-                    f"{row['field']} takes {', '.join(allowed)} only, not {row['relation']}",
-                    row["gpu"],
-                )
-            )
-            ok = False
-        elif value and row["field"] in _DATE_FIELDS:
-            if not re.fullmatch(r"\d{4}(-(0[1-9]|1[0-2]))?", value):
-                problems.append(
-                    Problem(
-                        p,
-                        line,
-                        "claimed_value",
-                        f"{value!r} is not a year or month; write 2017 or 2017-06",
-                        row["gpu"],
-                    )
-                )
-                ok = False
-        elif value and row["field"] not in _TEXT_FIELDS:
-            try:
-                float(value)
-            except ValueError:
-                problems.append(
-                    Problem(
-                        p,
-                        line,
-                        "claimed_value",
-                        f"{value!r} is not a number; {row['field']} is numeric (write 1000, not 1 TB/s)",
-                        row["gpu"],
-                    )
-                )
-                ok = False
-        if ok:
+        problems += found
+        if not found:
             records.append(row)
     if problems:
         raise DataError(problems)
     return to_frame(records, SCHEMA)
+
+
+def _gpu_problems(p: Path, line: int, row: dict, cat: pd.DataFrame) -> list[Problem]:
+    """A claim's GPU and the GPU it is compared with, each one the catalogue knows."""
+    out = []
+    for col in ("gpu", "other_gpu"):
+        if row[col]:
+            try:
+                specs.resolve(row[col], cat)
+            except UnknownGPUError as exc:
+                out.append(Problem(p, line, col, str(exc), row["gpu"]))
+    return out
+
+
+def _relation_problems(p: Path, line: int, row: dict) -> list[Problem]:
+    """What a claim's relation needs: a value for ``eq`` and ``max``, exactly one of another GPU
+    and a value for ``gt``, ``lt`` and ``approx``."""
+    out = []
+    value = row["claimed_value"]
+    if row["relation"] in ("eq", "max") and not value:
+        out.append(
+            Problem(
+                p,
+                line,
+                "claimed_value",
+                f"relation {row['relation']} needs the claimed value; add it",
+                row["gpu"],
+            )
+        )
+    if row["relation"] in ("gt", "lt", "approx") and bool(value) == bool(row["other_gpu"]):
+        out.append(
+            Problem(
+                p,
+                line,
+                "other_gpu",
+                f"relation {row['relation']} compares with either "
+                "another GPU or a value; give exactly one of other_gpu and claimed_value",
+                row["gpu"],
+            )
+        )
+    return out
+
+
+def _value_problems(p: Path, line: int, row: dict) -> list[Problem]:
+    """A relation the field takes (text fields ``eq`` only, dates no ``max`` or ``approx``), and
+    a claimed value of the field's kind: a year or month for a date, a number for a figure."""
+    value = row["claimed_value"]
+    allowed = (
+        ("eq",)
+        if row["field"] in _TEXT_FIELDS
+        else ("eq", "gt", "lt")
+        if row["field"] in _DATE_FIELDS
+        else RELATIONS
+    )
+    if row["relation"] not in allowed:
+        return [
+            Problem(
+                p,
+                line,
+                "relation",
+                f"{row['field']} takes {', '.join(allowed)} only, not {row['relation']}",
+                row["gpu"],
+            )
+        ]
+    if value and row["field"] in _DATE_FIELDS:
+        if not re.fullmatch(r"\d{4}(-(0[1-9]|1[0-2]))?", value):
+            return [
+                Problem(
+                    p,
+                    line,
+                    "claimed_value",
+                    f"{value!r} is not a year or month; write 2017 or 2017-06",
+                    row["gpu"],
+                )
+            ]
+    elif value and row["field"] not in _TEXT_FIELDS:
+        try:
+            float(value)
+        except ValueError:
+            return [
+                Problem(
+                    p,
+                    line,
+                    "claimed_value",
+                    f"{value!r} is not a number; {row['field']} is numeric (write 1000, not 1 TB/s)",
+                    row["gpu"],
+                )
+            ]
+    return []
 
 
 def _values(name: str, field: str, cat: pd.DataFrame) -> dict[str, object]:
