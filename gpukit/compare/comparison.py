@@ -19,6 +19,9 @@ from ..results import RUN_DIR_ENV
 
 @dataclass
 class Comparison:
+    """GPU ``a`` against GPU ``b``: the specs, throughput, fit and cost tables, the verdicts drawn
+    from them, and where the efficiency factors of the predictions came from."""
+
     a: str
     b: str
     specs: pd.DataFrame

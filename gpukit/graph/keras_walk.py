@@ -236,7 +236,7 @@ def _node_ops(walk: Walk, node) -> None:
     out_shapes = [t.shape for t in node.outputs]
     out_size = sum(sizes[o] for o in outs)
     steps = 0
-    if kind == "TimeDistributed":  # the inner layer over every step: the same rules, plus
+    if kind == "TimeDistributed":  # the inner layer over every step: its rules, plus the loop's
         layer, kind = layer.layer, type(layer.layer).__name__
         steps = int(in_shapes[0][1]) if in_shapes[0][1] is not None else 0
     if kind == "MultiHeadAttention":
