@@ -14,9 +14,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__, specs, zoo
-from .errors import GpukitError, ParameterError
-from .models import check_optimizer
+from .. import __version__, specs, zoo
+from ..errors import GpukitError, ParameterError
+from ..models import check_optimizer
 
 #: The precision vocabulary in one line, for every command's help (see gpukit.precision).
 PRECISION_HELP = (
@@ -109,7 +109,7 @@ def cmd_specs(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import render_report
+    from ..report import render_report
 
     cli_params: dict[str, str] = {}
     for name, value in args.parameter or []:
@@ -195,7 +195,7 @@ def _progress_printer(stream=None):
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench, precision
+    from .. import bench, precision
 
     if args.devices is not None or args.strategy != "mirrored":
         return _bench_scaling(args)
@@ -261,7 +261,7 @@ def _bench_scaling(args: argparse.Namespace) -> int:
     import json as _json
     import os
 
-    from . import distributed, precision
+    from .. import distributed, precision
 
     workloads = [w for part in args.workloads or [] for w in part.split(",") if w.strip()] or None
     precs = (
@@ -311,7 +311,7 @@ def _parse_shape(text: str | None):
 
 def _bisect_on_gpu(memory, name: str, p: str, args: argparse.Namespace, shape):
     """On a GPU, the real largest batch by bisection on out-of-memory; on a CPU, nothing to bisect."""
-    from .device import physical_gpus
+    from ..device import physical_gpus
 
     if not physical_gpus():
         print(
@@ -324,7 +324,7 @@ def _bisect_on_gpu(memory, name: str, p: str, args: argparse.Namespace, shape):
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
-    from . import memory, precision
+    from .. import memory, precision
 
     for b in args.batch:
         if b < 1:
@@ -365,7 +365,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
-    from . import cost, precision, prices
+    from .. import cost, precision, prices
 
     precs = precision.normalize_all(",".join(args.precision)) if args.precision else ["fp32", "fp16"]
     book = prices.load_prices(args.prices, max_age_days=args.max_age_days)
@@ -421,8 +421,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from . import perfmodel
-    from . import results as res
+    from .. import perfmodel
+    from .. import results as res
 
     if args.batch is not None and args.batch < 1:
         raise ParameterError(f"batch size {args.batch} must be at least 1")
@@ -503,7 +503,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def cmd_llm(args: argparse.Namespace) -> int:
-    from . import llm
+    from .. import llm
 
     if args.list:
         models = llm.models_frame()
@@ -615,8 +615,8 @@ def _split(values) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from . import compare
-    from . import results as res
+    from .. import compare
+    from .. import results as res
 
     if args.batch is not None and args.batch < 1:
         raise ParameterError(f"batch size {args.batch} must be at least 1")
@@ -659,7 +659,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
-    from . import claims
+    from .. import claims
 
     table = claims.check(claims.load_claims(args.claims) if args.claims else None)
     if args.verdict:
@@ -673,7 +673,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
-    from .report import install_kernel
+    from ..report import install_kernel
 
     where = install_kernel(args.name, user=args.user)
     print(f"gpukit: Jupyter kernel {args.name!r} registered in {where}")
