@@ -17,12 +17,8 @@ from collections.abc import Sequence
 from .. import __version__, specs, zoo
 from ..errors import GpukitError, ParameterError
 from ..models import check_optimizer
-
-#: The precision vocabulary in one line, for every command's help (see gpukit.precision).
-PRECISION_HELP = (
-    "float32 (TensorFlow's default: TF32 on Ampere+), fp32 (TF32 off), tf32, "
-    "fp16 (= mixed_float16), bf16 (= mixed_bfloat16)"
-)
+from .formatting import emit, format_card, format_table, format_value, rounded
+from .options import PRECISION_HELP, add_price_options, parse_date, parse_shape, split_list
 
 #: Columns of the human-readable table (``--format csv``/``json`` carry every column).
 TABLE_COLUMNS = (
@@ -39,48 +35,6 @@ TABLE_COLUMNS = (
 )
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return "" if value != value else f"{value:g}"
-    return str(value)
-
-
-def format_table(rows: list[dict], columns: Sequence[str]) -> str:
-    """A plain fixed-width table; empty cells where the GPU lacks a mode."""
-    cells = [[_fmt(r.get(c)) for c in columns] for r in rows]
-    widths = [
-        max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(columns)
-    ]
-    numeric = [all(_is_number(row[i]) for row in cells) for i in range(len(columns))]
-
-    def line(values):
-        return "  ".join(
-            v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)
-        ).rstrip()
-
-    out = [line(columns), line(["-" * w for w in widths])]
-    out += [line(row) for row in cells]
-    return "\n".join(out)
-
-
-def _is_number(text: str) -> bool:
-    if text == "":
-        return True
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
-def format_card(row: dict) -> str:
-    """One GPU, one field per line (the table view for a single GPU)."""
-    width = max(len(k) for k in row)
-    return "\n".join(f"{k.ljust(width)}  {_fmt(v)}" for k, v in row.items())
-
-
 def cmd_specs(args: argparse.Namespace) -> int:
     cat = specs.load_catalogue(args.catalogue)
     if args.gpu:
@@ -93,7 +47,7 @@ def cmd_specs(args: argparse.Namespace) -> int:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=list(specs.COLUMNS), lineterminator="\n")
         writer.writeheader()
-        writer.writerows({k: _fmt(v) for k, v in r.items()} for r in rows)
+        writer.writerows({k: format_value(v) for k, v in r.items()} for r in rows)
         sys.stdout.write(buf.getvalue())
     elif args.format == "json":
         print(json.dumps(rows, indent=2))
@@ -144,33 +98,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"gpukit: interrupted{'; ' + detail if detail else ''}", file=sys.stderr)
         return 130
     return 0
-
-
-def _date(text: str, option: str):
-    """A YYYY-MM-DD option value, or a one-line error."""
-    from datetime import date
-
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise ParameterError(
-            f"{option} {text!r} is not a date; write YYYY-MM-DD such as 2024-06-01"
-        ) from None
-
-
-def _rounded(rows: list[dict]) -> list[dict]:
-    """Rows for a text table: floats to three significant figures, NaN as empty."""
-    return [
-        {
-            k: (
-                float(f"{v:.3g}")
-                if isinstance(v, float) and v == v
-                else (None if isinstance(v, float) else v)
-            )
-            for k, v in r.items()
-        }
-        for r in rows
-    ]
 
 
 def _progress_printer(stream=None):
@@ -294,19 +221,9 @@ def _bench_scaling(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(frame.to_csv(index=False))
     else:
-        rows = _rounded(frame.to_dict(orient="records"))
+        rows = rounded(frame.to_dict(orient="records"))
         print(format_table(rows, list(frame.columns)))
     return 0
-
-
-def _parse_shape(text: str | None):
-    if not text:
-        return None
-    try:
-        shape = tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
-    except ValueError:
-        raise ParameterError(f"input shape {text!r} is not height,width,channels such as 224,224,3") from None
-    return shape
 
 
 def _bisect_on_gpu(memory, name: str, p: str, args: argparse.Namespace, shape):
@@ -340,7 +257,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     cat = specs.load_catalogue()
     gpus = specs.select(cat, args.gpu)
     reserve = int(args.runtime_reserve_mib * 2**20)
-    shape = _parse_shape(args.input_shape)
+    shape = parse_shape(args.input_shape)
     frames = []
     for name in args.model:
         est = memory.Estimator(name, shape, args.seq_len)
@@ -358,7 +275,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
     frame = pd.concat(frames, ignore_index=True)
-    if _emit(frame, args.format):
+    if emit(frame, args.format):
         return 0
     print(memory.format_fit(frame))
     return 0
@@ -370,7 +287,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
     precs = precision.normalize_all(",".join(args.precision)) if args.precision else ["fp32", "fp16"]
     book = prices.load_prices(args.prices, max_age_days=args.max_age_days)
     if args.as_of:
-        book = book.as_of(_date(args.as_of, "--as-of"))
+        book = book.as_of(parse_date(args.as_of, "--as-of"))
     frame = cost.cost_table(
         book,
         args.gpu,
@@ -383,7 +300,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         args.cloud,
         cloud_kind=args.cloud_kind,
     )
-    if not _emit(frame, args.format):
+    if not emit(frame, args.format):
         cols = [
             "gpu",
             "precision",
@@ -399,7 +316,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
             "tflops_per_watt",
             "note",
         ]
-        rows = _rounded(frame[cols].to_dict(orient="records"))
+        rows = rounded(frame[cols].to_dict(orient="records"))
         print(format_table(rows, cols))
         print(
             f"\nTCO over {args.years:g} years at {args.utilization:.0%} use, ${args.electricity_usd_per_kwh:g}/kWh, "
@@ -443,7 +360,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         link=args.link,
         **extra,
     )
-    if _emit(frame, args.format):
+    if emit(frame, args.format):
         return 0
     cols = [
         "gpu",
@@ -461,7 +378,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     ]
     if args.gpus > 1:
         cols[3:3] = ["scaling_efficiency", "link"]
-    rows = _rounded(frame[cols].to_dict(orient="records"))
+    rows = rounded(frame[cols].to_dict(orient="records"))
     first = frame.iloc[0]
     many = f" per GPU, {args.gpus} GPUs data-parallel" if args.gpus > 1 else ""
     print(
@@ -521,12 +438,12 @@ def cmd_llm(args: argparse.Namespace) -> int:
             "max_context",
             "kv_cache_mib_per_1k_tokens",
         ]
-        print(format_table(_rounded(models[cols].to_dict(orient="records")), cols))
+        print(format_table(rounded(models[cols].to_dict(orient="records")), cols))
         print()
         weights = llm.weights_frame()
         print(
             format_table(
-                _rounded(weights[["weights", "bits_per_weight", "basis"]].to_dict(orient="records")),
+                rounded(weights[["weights", "bits_per_weight", "basis"]].to_dict(orient="records")),
                 ["weights", "bits_per_weight", "basis"],
             )
         )
@@ -552,7 +469,7 @@ def cmd_llm(args: argparse.Namespace) -> int:
         args.prices,
         args.engine,
     )
-    if _emit(frame, args.format):
+    if emit(frame, args.format):
         return 0
     m = llm.resolve_model(args.model)
     what = "inference" if args.mode == "infer" else f"{args.mode} fine-tuning"
@@ -587,7 +504,7 @@ def cmd_llm(args: argparse.Namespace) -> int:
             "Memory only (where one GPU is too small, gpus_needed shards weights, gradients and optimizer state "
             "over several as ZeRO-3/FSDP); serving speed and cost: --mode infer."
         )
-    print(format_table(_rounded(frame[cols].to_dict(orient="records")), cols))
+    print(format_table(rounded(frame[cols].to_dict(orient="records")), cols))
     checked = frame.dropna(subset=["published_source"])
     if len(checked):
         cols = ["gpu", *llm.PUBLISHED_COLUMNS]
@@ -595,23 +512,8 @@ def cmd_llm(args: argparse.Namespace) -> int:
             "\nPublished for the same configuration (GPU, cards, model, weights, engine) at the nearest length; "
             "error: predicted against published there, in %:"
         )
-        print(format_table(_rounded(checked[cols].to_dict(orient="records")), cols))
+        print(format_table(rounded(checked[cols].to_dict(orient="records")), cols))
     return 0
-
-
-def _emit(frame, fmt: str) -> bool:
-    """Write ``frame`` as CSV or JSON records to stdout when ``fmt`` asks for it (True if written)."""
-    if fmt == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
-        return True
-    if fmt == "json":
-        print(frame.to_json(orient="records", indent=1, force_ascii=False))
-        return True
-    return False
-
-
-def _split(values) -> list[str]:
-    return [v.strip() for part in values or [] for v in part.split(",") if v.strip()]
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -623,11 +525,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     results = res.load(args.results) if args.results else None
     kwargs = {}
     if args.workloads:
-        kwargs["workloads"] = _split(args.workloads)
+        kwargs["workloads"] = split_list(args.workloads)
     if args.precision:
-        kwargs["precisions"] = _split(args.precision)
+        kwargs["precisions"] = split_list(args.precision)
     if args.models:
-        kwargs["models"] = _split(args.models)
+        kwargs["models"] = split_list(args.models)
     result = compare.compare(
         args.a,
         args.b,
@@ -651,7 +553,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for v in result.verdicts:
             print(f"* {v['topic']}: {v['verdict']}\n    {v['reason']} {v['condition']}")
         frame = result.long()
-        rows = _rounded(frame[frame["section"] != "verdict"].to_dict(orient="records"))
+        rows = rounded(frame[frame["section"] != "verdict"].to_dict(orient="records"))
         print()
         print(format_table(rows, ["section", "item", "a", "b", "a_over_b", "note"]))
         print(f"\na = {result.a}, b = {result.b}; efficiency factors: {result.efficiency_source}")
@@ -664,7 +566,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
     table = claims.check(claims.load_claims(args.claims) if args.claims else None)
     if args.verdict:
         table = table[table["verdict"] == args.verdict]
-    if not _emit(table, args.format):
+    if not emit(table, args.format):
         cols = ["source", "gpu", "field", "claimed_value", "catalogue_value", "verdict", "note"]
         print(format_table(table[cols].to_dict(orient="records"), cols))
         counts = table["verdict"].value_counts()
@@ -678,22 +580,6 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     where = install_kernel(args.name, user=args.user)
     print(f"gpukit: Jupyter kernel {args.name!r} registered in {where}")
     return 0
-
-
-def _add_price_options(p: argparse.ArgumentParser) -> None:
-    """Options shared by the commands that price GPUs (cost, compare)."""
-    p.add_argument(
-        "--price-kind",
-        default="any",
-        choices=("msrp", "street", "used", "cloud", "any"),
-        help="which purchase price (any: street, then used, then msrp)",
-    )
-    p.add_argument("--electricity-usd-per-kwh", type=float, default=0.15, metavar="USD")
-    p.add_argument("--years", type=float, default=3.0, help="ownership period for the TCO")
-    p.add_argument("--utilization", type=float, default=0.5, help="share of hours the GPU works, 0 to 1")
-    p.add_argument(
-        "--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV (repeatable)"
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -909,7 +795,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LIST",
         help=f"comma-separated (default fp32,fp16): {PRECISION_HELP}, fp64, int8",
     )
-    _add_price_options(p)
+    add_price_options(p)
     p.add_argument(
         "--pue",
         type=float,
@@ -1056,7 +942,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LIST",
         help="models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium,keras-bert)",
     )
-    _add_price_options(p)
+    add_price_options(p)
     p.add_argument("--results", metavar="FILE", help="a gpukit bench results file (measured rows win)")
     p.add_argument("--format", choices=("table", "csv", "json", "md"), default="table")
     p.set_defaults(func=cmd_compare)
