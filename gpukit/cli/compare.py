@@ -1,0 +1,98 @@
+"""``gpukit compare``: two GPUs head to head (specs, throughput, memory fit, cost) with the verdicts
+computed from those numbers; a table, CSV, JSON or Markdown."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import compare
+from .. import results as res
+from .formatting import format_table, rounded
+from .options import (
+    PRECISION_HELP,
+    add_format_option,
+    add_list_option,
+    add_price_options,
+    check_batch_size,
+    split_list,
+)
+
+#: Columns of the human-readable table of numbers under the verdicts.
+TABLE_COLUMNS = ("section", "item", "a", "b", "a_over_b", "note")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="head-to-head: two GPUs, with verdicts computed from the numbers",
+        description="Compare two GPUs: spec ratios, throughput per workload and precision "
+        "(measured where a results file has it, predicted otherwise), memory fit, cost, and "
+        "verdicts generated from those numbers with their reasons and conditions.",
+    )
+    p.add_argument("a", help="first GPU, e.g. A40")
+    p.add_argument("b", help="second GPU, e.g. V100")
+    add_list_option(
+        p,
+        "--workloads",
+        "comma-separated (default resnet50,bert-base-squad: the CNN and the transformer "
+        "graded against publications)",
+    )
+    add_list_option(p, "--precision", f"comma-separated (default float32,fp16): {PRECISION_HELP}")
+    p.add_argument(
+        "--batch", type=int, help="batch size of the throughput comparison (default: the workload's)"
+    )
+    add_list_option(
+        p,
+        "--models",
+        "models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium,keras-bert)",
+    )
+    add_price_options(p)
+    p.add_argument("--results", metavar="FILE", help="a gpukit bench results file (measured rows win)")
+    add_format_option(p, choices=("table", "csv", "json", "md"))
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_batch_size(args.batch)
+    results = res.load(args.results) if args.results else None
+    kwargs = {}
+    if args.workloads:
+        kwargs["workloads"] = split_list(args.workloads)
+    if args.precision:
+        kwargs["precisions"] = split_list(args.precision)
+    if args.models:
+        kwargs["models"] = split_list(args.models)
+    result = compare.compare(
+        args.a,
+        args.b,
+        batch_size=args.batch,
+        price_files=args.prices,
+        price_kind=args.price_kind,
+        electricity_usd_per_kwh=args.electricity_usd_per_kwh,
+        years=args.years,
+        utilization=args.utilization,
+        results=results,
+        **kwargs,
+    )
+    if args.format == "csv":
+        sys.stdout.write(result.long().to_csv(index=False))
+    elif args.format == "json":
+        print(result.to_json())
+    elif args.format == "md":
+        print(result.markdown())
+    else:
+        _print_table(result)
+    return 0
+
+
+def _print_table(result) -> None:
+    """The verdicts with their reasons and conditions, then the numbers they were computed from."""
+    print(f"{result.a} vs {result.b}\n")
+    for v in result.verdicts:
+        print(f"* {v['topic']}: {v['verdict']}\n    {v['reason']} {v['condition']}")
+    frame = result.long()
+    rows = rounded(frame[frame["section"] != "verdict"].to_dict(orient="records"))
+    print()
+    print(format_table(rows, list(TABLE_COLUMNS)))
+    print(f"\na = {result.a}, b = {result.b}; efficiency factors: {result.efficiency_source}")

@@ -1,0 +1,198 @@
+"""``gpukit llm``: an open LLM on every catalogue GPU: the memory to serve or fine-tune it, the largest
+context and batch, the GPUs it needs, prefill and decode speed, and the cost of a million tokens;
+``--list`` shows the shipped models and weights formats."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import llm
+from ..errors import ParameterError
+from .formatting import emit, format_table, rounded
+from .options import add_format_option, add_gpu_option
+
+#: Columns of ``--list``'s models table.
+MODEL_COLUMNS = (
+    "model",
+    "family",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "experts",
+    "params_b",
+    "active_params_b",
+    "published_params_b",
+    "max_context",
+    "kv_cache_mib_per_1k_tokens",
+)
+
+#: Columns of ``--list``'s weights formats table.
+WEIGHTS_COLUMNS = ("weights", "bits_per_weight", "basis")
+
+#: Columns of the serving table (``--mode infer``; ``--format csv``/``json`` carry every column).
+SERVING_COLUMNS = (
+    "gpu",
+    "fits",
+    "total_gib",
+    "weights_gib",
+    "kv_cache_gib",
+    "max_context",
+    "gpus_needed",
+    "prefill_tokens_per_s",
+    "decode_tokens_per_s",
+    "usd_per_million_tokens",
+    "graded",
+    "note",
+)
+
+#: Columns of the fine-tuning table: memory only.
+FINETUNE_COLUMNS = (
+    "gpu",
+    "fits",
+    "total_gib",
+    "weights_gib",
+    "max_context",
+    "max_batch",
+    "gpus_needed",
+    "note",
+)
+
+#: The weights served when ``--weights`` is left out.
+DEFAULT_WEIGHTS = "q4_k_m"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "llm",
+        help="which LLMs fit on which GPU, how fast they generate, what a million tokens cost",
+        description="An open LLM on every catalogue GPU: memory to serve it (weights, KV cache, one "
+        "step's activations, runtime reserve) or fine-tune it (full, LoRA, QLoRA), the largest context "
+        "and batch, how many GPUs it needs, prefill and decode tokens per second, and dollars per "
+        "million generated tokens.",
+    )
+    p.add_argument(
+        "--model",
+        default="llama-3-8b",
+        help="a model of data/llm_models.csv (gpukit llm --list) or a .json/.yaml file of its shape",
+    )
+    p.add_argument(
+        "--weights",
+        help="weights format served (--mode infer; default q4_k_m): f16, bf16, int8, q8_0, "
+        "q4_0, q4_k_m, q5_k_m, gptq-4bit, awq-4bit (data/llm_weights.csv)",
+    )
+    p.add_argument(
+        "--context", type=int, default=4096, help="tokens of context (sequence length to fine-tune)"
+    )
+    p.add_argument("--batch", type=int, default=1, help="sequences served at once (or per fine-tuning step)")
+    p.add_argument("--mode", choices=("infer", "lora", "qlora", "full"), default="infer")
+    p.add_argument("--kv-cache", choices=("f16", "q8_0"), default="f16", help="KV cache format")
+    p.add_argument("--lora-rank", type=int, default=16)
+    p.add_argument(
+        "--lora-targets",
+        choices=("attention", "all"),
+        default="all",
+        help="the matrices LoRA adapts: attention only, or all linear maps",
+    )
+    p.add_argument(
+        "--no-checkpointing", action="store_true", help="fine-tune without activation checkpointing"
+    )
+    p.add_argument(
+        "--gpus", type=int, default=1, metavar="N", help="split the model over N GPUs of each kind"
+    )
+    p.add_argument(
+        "--engine",
+        choices=("llama.cpp", "vllm"),
+        help="serving engine: llama.cpp (FP16-accumulate prompts, layer split) or vllm (FP32 accumulate, "
+        "tensor parallel); default llama.cpp for GGUF quantisations, vllm otherwise",
+    )
+    add_gpu_option(p)
+    p.add_argument("--prices", action="append", metavar="FILE", help="your own price file(s)")
+    p.add_argument("--list", action="store_true", help="list the shipped models and weights formats")
+    add_format_option(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        _print_shipped()
+        return 0
+    weights = _weights_served(args)
+    frame = llm.llm_table(
+        args.model,
+        weights,
+        args.context,
+        args.batch,
+        args.gpu,
+        args.mode,
+        args.kv_cache,
+        args.lora_rank,
+        args.lora_targets,
+        not args.no_checkpointing,
+        args.gpus,
+        args.prices,
+        args.engine,
+    )
+    if emit(frame, args.format):
+        return 0
+    m = llm.resolve_model(args.model)
+    engine = args.engine or llm.default_engine(weights)
+    _print_heading(args, frame, m, engine)
+    if args.mode == "infer":
+        cols = list(SERVING_COLUMNS)
+        # graded in each setting the rows ran in (a GPU too small for the model runs on several)
+        print(llm.grading_statement([args.gpus, *frame.attrs["cards"]], m.name, weights))
+        print(llm.engine_scope(engine, weights))
+    else:  # a memory answer; speed and cost are for serving
+        cols = list(FINETUNE_COLUMNS)
+        print(
+            "Memory only (where one GPU is too small, gpus_needed shards weights, gradients and optimizer state "
+            "over several as ZeRO-3/FSDP); serving speed and cost: --mode infer."
+        )
+    print(format_table(rounded(frame[cols].to_dict(orient="records")), cols))
+    _print_published(frame)
+    return 0
+
+
+def _print_shipped() -> None:
+    """``--list``: the shipped models, then the weights formats."""
+    models = llm.models_frame()
+    cols = list(MODEL_COLUMNS)
+    print(format_table(rounded(models[cols].to_dict(orient="records")), cols))
+    print()
+    weights = llm.weights_frame()
+    cols = list(WEIGHTS_COLUMNS)
+    print(format_table(rounded(weights[cols].to_dict(orient="records")), cols))
+
+
+def _weights_served(args: argparse.Namespace) -> str:
+    """The weights format to serve; fine-tuning sets its own, so ``--weights`` there is an error."""
+    if args.weights is not None and args.mode != "infer":
+        raise ParameterError(
+            f"--weights {args.weights} is the format served (--mode infer); {args.mode} fine-tunes "
+            f"{llm.FINETUNE_WEIGHTS[args.mode]} weights, so leave --weights out"
+        )
+    return args.weights or DEFAULT_WEIGHTS
+
+
+def _print_heading(args: argparse.Namespace, frame, m, engine: str) -> None:
+    """One line: the model, what it does (served with which engine, or fine-tuned), on how many GPUs."""
+    what = "inference" if args.mode == "infer" else f"{args.mode} fine-tuning"
+    many = f" on {args.gpus} GPUs each (split by {llm.ENGINES[engine]['split']})" if args.gpus > 1 else ""
+    what += f" with {engine}" if args.mode == "infer" else ""
+    print(
+        f"{m.name} ({m.params() / 1e9:.1f} B parameters), {what}, {frame['weights'].iloc[0]}, context "
+        f"{args.context}, batch {args.batch}{many}"
+    )
+
+
+def _print_published(frame) -> None:
+    """Beside the rows a source published the same configuration for: its figure and the error there."""
+    checked = frame.dropna(subset=["published_source"])
+    if len(checked):
+        cols = ["gpu", *llm.PUBLISHED_COLUMNS]
+        print(
+            "\nPublished for the same configuration (GPU, cards, model, weights, engine) at the nearest length; "
+            "error: predicted against published there, in %:"
+        )
+        print(format_table(rounded(checked[cols].to_dict(orient="records")), cols))
