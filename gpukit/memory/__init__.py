@@ -43,11 +43,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import precision as prec
-from . import runner
-from .errors import GpukitError, ParameterError
-from .graph import Graph, graph_of, transformer_graph
-from .models import (
+from .. import precision as prec
+from .. import runner
+from ..errors import GpukitError, ParameterError
+from ..graph import Graph, graph_of, transformer_graph
+from ..models import (
     OPTIMIZER_SLOTS,
     TRANSFORMERS,
     TransformerSpec,
@@ -60,8 +60,8 @@ from .models import (
     synthetic_batch,
     train_step,
 )
-from .resources import DATA_DIR
-from .search import largest_passing
+from ..resources import DATA_DIR
+from ..search import largest_passing
 
 #: CUDA context plus cuDNN/cuBLAS workspaces that a GPU process holds besides tensors. A CUDA
 #: context costs roughly 300-500 MiB on recent drivers; the rest is workspace. Override it
@@ -796,7 +796,7 @@ def fit_table(
     """
     import pandas as pd
 
-    from .specs import memory_bytes
+    from ..specs import memory_bytes
 
     p = prec.normalize(precision)
     rows = []
@@ -859,7 +859,7 @@ def fit_report(
     """:func:`fit_table` for several models and the named GPUs (all catalogue GPUs by default)."""
     import pandas as pd
 
-    from . import specs
+    from .. import specs
 
     if isinstance(models, str):
         models = [models]
@@ -1147,7 +1147,7 @@ def bisect_largest_batch(
     :func:`measure_in_subprocess` (a fresh process) unless ``probe`` replaces it; an out-of-memory
     in any of TensorFlow's forms means "too large", any other failure stops the bisection.
     """
-    from .device import physical_gpus
+    from ..device import physical_gpus
 
     if not physical_gpus():
         raise ParameterError("bisecting on out-of-memory needs a GPU; this machine computes on its CPU")
@@ -1219,7 +1219,7 @@ def measure_peak(
     peak moves by some percent from run to run (TensorFlow's thread pools free buffers in
     varying order); ``benchmarks/memory_accuracy.py`` shows by how much.
     """
-    from .device import cpu_native_16bit, quiet_tensorflow
+    from ..device import cpu_native_16bit, quiet_tensorflow
 
     tf = quiet_tensorflow()
     import keras
@@ -1433,7 +1433,7 @@ def has_fused_recurrent_layers(model_name: str) -> bool:
     :data:`FUSED_RECURRENT_LAYERS`, wrapped (``Bidirectional``) or not; read without TensorFlow,
     so that a measuring process can be started with the kernels that suit it. False for anything
     else, an unreadable file included (the measurement then says what is wrong with it)."""
-    from . import zoo
+    from .. import zoo
 
     name = str(model_name).strip()
     key = name.lower().replace("_", "-")
