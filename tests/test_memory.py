@@ -8,6 +8,7 @@ import pytest
 
 from gpukit import memory, models, specs
 from gpukit.errors import ParameterError
+from gpukit.memory import bands, measure
 
 MIB = 2**20
 
@@ -494,7 +495,7 @@ def test_a_token_models_sequence_length_is_the_one_asked_for():
 def test_a_measurement_runs_at_least_two_executor_threads_and_onednn(monkeypatch):
     monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
     monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
-    monkeypatch.setattr(memory.os, "cpu_count", lambda: 1)  # a one-core machine still runs two
+    monkeypatch.setattr(measure.os, "cpu_count", lambda: 1)  # a one-core machine still runs two
     assert memory.measure_env() == {
         "TF_CPU_ALLOCATOR_USE_BFC": "true",
         "TF_NUM_INTEROP_THREADS": "2",
@@ -502,7 +503,7 @@ def test_a_measurement_runs_at_least_two_executor_threads_and_onednn(monkeypatch
     }
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")  # the user's own choice of kernels is kept
     assert memory.measure_env()["TF_ENABLE_ONEDNN_OPTS"] == "0"
-    monkeypatch.setattr(memory.os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(measure.os, "cpu_count", lambda: 64)
     assert memory.measure_env()["TF_NUM_INTEROP_THREADS"] == "64"
     assert (
         memory.measure_env(1)["TF_NUM_INTEROP_THREADS"] == "1"
@@ -600,7 +601,7 @@ BAND_COLUMNS = "cases,median_abs_error,worst_abs_error,error_low,error_high,meas
 
 @pytest.fixture
 def bands_file(monkeypatch, tmp_path):
-    """``use(kind, *rows)``: gpukit.memory reads its bands from a file of these rows for the test,
+    """``use(kind, *rows)``: gpukit.memory.bands reads its bands from a file of these rows for the test,
     ``kind`` "family" (data/memory_error.csv: family,mode,...) or "model" (data/memory_error_models.csv:
     model,precision,...); the cached bands are dropped before and after."""
     kinds = {
@@ -612,7 +613,7 @@ def bands_file(monkeypatch, tmp_path):
         attr, keys, reader = kinds[kind]
         path = tmp_path / f"{kind}_bands.csv"
         path.write_text(f"{keys},{BAND_COLUMNS}\n" + "".join(f"{r}\n" for r in rows))
-        monkeypatch.setattr(memory, attr, path)
+        monkeypatch.setattr(bands, attr, path)
         reader.cache_clear()
 
     yield use

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from gpukit import memory
+from gpukit.memory import bands
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,6 +26,10 @@ def script(monkeypatch):
 
 
 class FakeEstimator:
+    """Stands in for gpukit.memory.Estimator. The script reaches every name of gpukit.memory through the
+    package (``memory.Estimator``, ``memory.measure_in_subprocess``), so that is where the tests put their
+    stand-ins."""
+
     family = "fake family"
 
     def __init__(self, name, shape=None, seq_len=None):
@@ -226,7 +231,7 @@ def _read_back(text: str, path_attr: str, reader, monkeypatch, tmp_path) -> dict
     """What gpukit.memory's ``reader`` makes of ``text`` as the bands file ``path_attr`` names."""
     path = tmp_path / "bands.csv"
     path.write_text(text)
-    monkeypatch.setattr(memory, path_attr, path)
+    monkeypatch.setattr(bands, path_attr, path)  # where the readers look the path up
     reader.cache_clear()
     try:
         return reader()
