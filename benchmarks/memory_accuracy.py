@@ -57,8 +57,8 @@ CNNS = {
 #: Zoo models measured like the grid's but kept out of its statistics and error bands (``--outside``
 #: reports them in a section of their own). keras-cnn, a plain image classifier: its float16 training
 #: on a CPU without float16 convolutions runs the convolution gradients through Eigen's kernels and
-#: peaked at nearly ten times the estimate here (2026-12-02), a path no GPU takes; in the CNN band it
-#: would call every CNN's fit borderline far beyond any GPU's error.
+#: peaks far above the estimate (docs/memory-accuracy.md, "Outside the grid"), a path no GPU takes; in
+#: the CNN band it would call every CNN's fit borderline far beyond any GPU's error.
 OUTSIDE_GRID = ("keras-cnn",)
 MODELS = {**CNNS, **{name: None for name in zoo.ZOO if name not in OUTSIDE_GRID}}
 BATCHES = (2, 8, 32)
@@ -554,13 +554,39 @@ def markdown(
     other_cpu: tuple[dict, str] | None = None,
     outside: tuple[list[dict], str] | None = None,
 ) -> str:
+    """The report (``docs/memory-accuracy.md``): the grid's figures, per family and mode, the refitted
+    update terms, what the estimate counts and cannot see, the comparisons given (``kernels``,
+    ``other_cpu``: a ``--raw`` file and its path; ``outside``: re-estimated rows and their path) and
+    every case."""
+    lines = [
+        *_summary_lines(rows),
+        *_family_lines(rows),
+        *_update_terms_lines(rows),
+        *_counted_lines(bool(kernels)),
+        *_unseen_lines(bool(other_cpu)),
+        *(kernels_section(rows, *kernels) if kernels else []),
+        *(other_cpu_section(rows, *other_cpu) if other_cpu else []),
+        *(
+            outside_section(*outside, {(b["family"], b["mode"]): b for b in bands(rows, BAND_KEYS)})
+            if outside
+            else []
+        ),
+        "",
+        "## Every case",
+        "",
+    ] + _case_table(rows)
+    return "\n".join(lines) + "\n"
+
+
+def _summary_lines(rows: list[dict]) -> list[str]:
+    """The report's head: where and how the grid was measured, its figures and the targets."""
     info = device.describe_attached()
     env = device.bench_environment()
     ok = [r for r in rows if r["error"] is not None]
     errs = [abs(r["error"]) for r in ok]
     within = sum(e <= TOLERANCE for e in errs)
     worst = max(ok, key=lambda r: abs(r["error"])) if ok else None
-    lines = [
+    return [
         "# Memory-fit accuracy",
         "",
         f"Written by `benchmarks/memory_accuracy.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
@@ -596,6 +622,12 @@ def markdown(
             )
         ),
         "",
+    ]
+
+
+def _family_lines(rows: list[dict]) -> list[str]:
+    """The figures per family, and the bands per family and mode that ``gpukit fit`` quotes."""
+    lines = [
         "## Per family",
         "",
         "| family | cases | median abs. error | worst abs. error | most under the highest run |"
@@ -622,7 +654,12 @@ def markdown(
             f"| {b['family']} | {b['mode']} | {b['cases']} | {b['median_abs_error']:.1%} | "
             f"{b['worst_abs_error']:.1%} | {b['error_low']:+.1%} to {b['error_high']:+.1%} |"
         )
-    lines += [
+    return lines
+
+
+def _update_terms_lines(rows: list[dict]) -> list[str]:
+    """The fitted update terms: what they are, and what refitting them on these rows gives."""
+    return [
         "",
         "The update terms (`gpukit.memory.UPDATE_WORKSPACE_FIT`: beside the backward pass a share of the "
         "trainable weights, multiples of the largest dense-gradient variable and of the largest embedding table; "
@@ -639,6 +676,13 @@ def markdown(
         )
         + "; the last column refits them without the family and predicts it.",
         "",
+    ]
+
+
+def _counted_lines(kernels: bool) -> list[str]:
+    """What the estimate counts, and what moves a measurement on a CPU (``kernels``: the report compares
+    the CPU kernels in a section of its own)."""
+    return [
         "## What the estimate counts, and what it cannot see here",
         "",
         "- Every layer's kept tensors were read off TensorFlow's own gradient graph and are tested against it "
@@ -688,6 +732,13 @@ def markdown(
         "write over the scores (`forward_input_or_allocate_output`). Found by measuring each model cut after "
         "each of its layers; the encoder and the decoder at 512 tokens (the rows below), where the scores "
         "outweigh everything else, check it.",
+    ]
+
+
+def _unseen_lines(other_cpu: bool) -> list[str]:
+    """What a CPU measures that a GPU does not hold, and what it cannot measure (``other_cpu``: the report
+    compares 16-bit runs on another CPU in a section of its own)."""
+    return [
         "- Under a 16-bit policy every layer casts its kernel, and a cast reads only its variable: TensorFlow "
         "runs it as soon as the step starts, and it lives until its layer has run (in training, until its "
         "layer's backward pass). A static time axis (`TimeDistributed`) casts once per step; a recurrent loop "
@@ -725,18 +776,7 @@ def markdown(
         "configurations; it keeps a reserve space instead of per-step tensors) and GPU-only workspaces. "
         "Keras on TensorFlow runs attention unfused on a GPU too, so the attention terms carry over; the "
         "runtime reserve (CUDA context, cuDNN/cuBLAS workspaces) is added separately on a GPU.",
-        *(kernels_section(rows, *kernels) if kernels else []),
-        *(other_cpu_section(rows, *other_cpu) if other_cpu else []),
-        *(
-            outside_section(*outside, {(b["family"], b["mode"]): b for b in bands(rows, BAND_KEYS)})
-            if outside
-            else []
-        ),
-        "",
-        "## Every case",
-        "",
-    ] + _case_table(rows)
-    return "\n".join(lines) + "\n"
+    ]
 
 
 def _case_table(rows: list[dict]) -> list[str]:
@@ -763,6 +803,46 @@ def _case_table(rows: list[dict]) -> list[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _grid_arguments(parser)
+    _file_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.model_bands and not args.outside:
+        parser.error(
+            "--model-bands writes the bands of the models kept out of the grid: "
+            "name their runs with --outside"
+        )
+    for name in args.models:
+        MODELS.setdefault(name, None)
+    if args.from_raw:
+        rows = []
+        for f in args.from_raw:
+            rows += json.loads(Path(f).read_text())["rows"]
+        rows = reported = reestimate(rows)
+    else:
+        rows, reported = _measure(args, parser)
+    if args.raw:
+        _write_raw(args.raw, args.repeats, rows)
+    if args.merge_into and not args.from_raw:
+        merge_into(args.merge_into, rows)
+    outside = (
+        (reestimate(json.loads(Path(args.outside).read_text())["rows"]), args.outside)
+        if args.outside
+        else None
+    )
+    text = markdown(
+        reported,
+        (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None,
+        (json.loads(Path(args.other_cpu).read_text()), args.other_cpu) if args.other_cpu else None,
+        outside,
+    )
+    publish(text, args.write)
+    if args.bands or args.model_bands:
+        _write_bands(args, reported, outside)
+    return 0
+
+
+def _grid_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that say which cases to measure, and how often."""
     parser.add_argument("--models", nargs="+", default=list(MODELS))
     parser.add_argument("--batches", nargs="+", type=int, default=list(BATCHES))
     parser.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
@@ -779,6 +859,10 @@ def main(argv=None) -> int:
         help=f"only the long-sequence cases ({', '.join(LONG_MODELS)} at {LONG_SEQ} tokens)",
     )
     parser.add_argument("--repeats", type=int, default=3)
+
+
+def _file_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that name the files read and written: the report, the bands, the raw runs."""
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
     parser.add_argument(
         "--bands", metavar="FILE", help="write the error bands per family and mode (CSV) here"
@@ -830,75 +914,59 @@ def main(argv=None) -> int:
         help="measure nothing: read rows written by --raw (several runs are merged) and "
         "estimate them again with this version of gpukit",
     )
-    args = parser.parse_args(argv)
-    if args.model_bands and not args.outside:
-        parser.error(
-            "--model-bands writes the bands of the models kept out of the grid: "
-            "name their runs with --outside"
-        )
-    for name in args.models:
-        MODELS.setdefault(name, None)
-    if args.from_raw:
-        rows = []
-        for f in args.from_raw:
-            rows += json.loads(Path(f).read_text())["rows"]
-        rows = reported = reestimate(rows)
+
+
+def _measure(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[list[dict], list[dict]]:
+    """Measure the cases ``args`` name, but those a resumed ``--raw`` file already has: every row (the
+    file's and the new), and the rows to report, the file's estimated again by this version."""
+    if args.long:
+        grid = long_cases()
     else:
-        if args.long:
-            grid = long_cases()
-        else:
-            grid = cases(args.models, args.batches, args.optimizers, () if args.no_mixed else MIXED)
-            if set(LONG_MODELS) <= set(args.models) and args.batches == list(BATCHES):
-                grid += long_cases()
-        if args.precisions:
-            grid = [case for case in grid if case[2] in args.precisions]
-        kept, done = [], set()
-        if args.resume:
-            if not args.raw:
-                parser.error("--resume continues a --raw FILE: name it")
-            if Path(args.raw).exists():
-                try:
-                    kept = json.loads(Path(args.raw).read_text())["rows"]
-                    done = {_case(r) for r in kept}
-                except (ValueError, KeyError, TypeError) as exc:
-                    parser.error(
-                        f"--resume: {args.raw} is not a --raw file of this script ({exc!r}); "
-                        "name another file or move this one away"
-                    )
-        new = run(
-            grid,
-            args.repeats,
-            done=done,
-            on_row=(lambda new: _write_raw(args.raw, args.repeats, kept + new)) if args.raw else None,
-        )
-        rows = kept + new
-        # the report estimates every row with this version: a resumed file's rows may be an earlier one's
-        reported = reestimate(kept) + new
-    if args.raw:
-        _write_raw(args.raw, args.repeats, rows)
-    if args.merge_into and not args.from_raw:
-        merge_into(args.merge_into, rows)
-    outside = (
-        (reestimate(json.loads(Path(args.outside).read_text())["rows"]), args.outside)
-        if args.outside
-        else None
+        grid = cases(args.models, args.batches, args.optimizers, () if args.no_mixed else MIXED)
+        if set(LONG_MODELS) <= set(args.models) and args.batches == list(BATCHES):
+            grid += long_cases()
+    if args.precisions:
+        grid = [case for case in grid if case[2] in args.precisions]
+    kept, done = _resumed(args, parser)
+    new = run(
+        grid,
+        args.repeats,
+        done=done,
+        on_row=(lambda new: _write_raw(args.raw, args.repeats, kept + new)) if args.raw else None,
     )
-    text = markdown(
-        reported,
-        (json.loads(Path(args.kernels).read_text()), args.kernels) if args.kernels else None,
-        (json.loads(Path(args.other_cpu).read_text()), args.other_cpu) if args.other_cpu else None,
-        outside,
-    )
-    publish(text, args.write)
-    if args.bands or args.model_bands:
-        info = device.describe_attached()
-        when = f"{datetime.now(UTC):%Y-%m-%d}"
-        where = f"{info['kind'].upper()} {info['name']}".replace(",", " ")
-        if args.bands:
-            _atomic.write_text(args.bands, bands_csv(reported, when, where))
-        if args.model_bands:
-            _atomic.write_text(args.model_bands, bands_csv(outside[0], when, where, ("model", "precision")))
-    return 0
+    # the report estimates every row with this version: a resumed file's rows may be an earlier one's
+    return kept + new, reestimate(kept) + new
+
+
+def _resumed(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[list[dict], set]:
+    """With ``--resume``, the rows already in the ``--raw`` file and their cases (none without it)."""
+    kept, done = [], set()
+    if args.resume:
+        if not args.raw:
+            parser.error("--resume continues a --raw FILE: name it")
+        if Path(args.raw).exists():
+            try:
+                kept = json.loads(Path(args.raw).read_text())["rows"]
+                done = {_case(r) for r in kept}
+            except (ValueError, KeyError, TypeError) as exc:
+                parser.error(
+                    f"--resume: {args.raw} is not a --raw file of this script ({exc!r}); "
+                    "name another file or move this one away"
+                )
+    return kept, done
+
+
+def _write_bands(
+    args: argparse.Namespace, reported: list[dict], outside: tuple[list[dict], str] | None
+) -> None:
+    """Write the error bands ``--bands`` and ``--model-bands`` ask for, dated and placed on this device."""
+    info = device.describe_attached()
+    when = f"{datetime.now(UTC):%Y-%m-%d}"
+    where = f"{info['kind'].upper()} {info['name']}".replace(",", " ")
+    if args.bands:
+        _atomic.write_text(args.bands, bands_csv(reported, when, where))
+    if args.model_bands:
+        _atomic.write_text(args.model_bands, bands_csv(outside[0], when, where, ("model", "precision")))
 
 
 if __name__ == "__main__":
