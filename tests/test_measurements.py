@@ -14,7 +14,8 @@ import io
 
 import pytest
 
-from gpukit import cli, llm, memory
+from gpukit import cli, llm, memory, models, zoo
+from gpukit import workloads as wl
 
 pytestmark = pytest.mark.tensorflow
 
@@ -107,8 +108,6 @@ def test_the_decoder_runs_with_its_cache_and_its_memory_matches_the_estimate():
     """The benchmark decoder, measured for real here: one prefill and one decode step; the
     allocator's peak against gpukit.llm's estimate of the same shape (weights, KV cache, the
     prompt's activations and attention scores)."""
-    from gpukit import workloads as wl
-
     params = dict(wl.sizes("cpu", True)["decoder"])
     got = llm.measure_decoder_memory(params, "fp32")
     assert got["status"] == "ok", got
@@ -141,8 +140,6 @@ def test_a_file_saved_in_float32_is_measured_in_the_precision_asked_for(tmp_path
     """A ``.keras`` file saved in float32 pins its layers to float32; asked for in bfloat16, the measured
     step computes in bfloat16, as the estimate counts it (models.load_in_global_policy). Loaded as saved,
     this case measured 69.8 MiB against an estimate of 47.0 (-29 %), the float32 step's peak."""
-    from gpukit import models, zoo
-
     path = tmp_path / "encoder.keras"
     with models.keras_policy("float32"):
         zoo.build("keras-encoder").save(path)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import warnings
+import zipfile
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
-from gpukit import memory, models, specs
-from gpukit.errors import ParameterError
+from gpukit import cli, device, memory, models, specs, zoo
+from gpukit.device import quiet_tensorflow
+from gpukit.errors import GpukitError, ParameterError
+from gpukit.graph import Graph, Op, graph_of, transformer_graph
 from gpukit.memory import bands, measure
 
 MIB = 2**20
@@ -17,8 +23,6 @@ MIB = 2**20
 def tiny(tmp_path_factory):
     """Input(4) -> Dense(3, relu) -> Dense(2): small enough to count by hand."""
     import keras
-
-    from gpukit.device import quiet_tensorflow
 
     quiet_tensorflow()
     inputs = keras.Input((4,))
@@ -105,8 +109,6 @@ def test_an_embeddings_update_after_the_backward_pass_is_a_peak_of_its_own(tmp_p
 def test_the_two_phase_fit_recovers_the_terms_it_was_made_with():
     """Cases made from known terms, some peaking beside the backward pass and some after it: the
     fit finds the terms again (the last to its search step) and puts every case on its side."""
-    import numpy as np
-
     rng = np.random.default_rng(3)
     truth = (0.6, 1.5, 0.5, 3.5)
     n = 40
@@ -167,8 +169,6 @@ def test_transformer_layer_keeps_what_keras_keeps_by_hand():
     the exact GELU's three tensors (24 s h), two residual dropout masks (2 s h); scores: the
     16-bit probabilities, their dropout and its mask, the causal mask (6 a s^2); plus the layer's
     16-bit kernel casts. Korthikanti et al. count 34 s h + 5 a s^2 for Megatron's fused kernels."""
-    from dataclasses import replace
-
     spec = models.TRANSFORMERS["gpt2-medium"]
     s, b, h, a = 256, 2, spec.hidden, spec.heads
     one, two = (
@@ -183,8 +183,6 @@ def test_transformer_layer_keeps_what_keras_keeps_by_hand():
 
 
 def test_decoder_inference_holds_its_key_value_cache():
-    from gpukit.graph import transformer_graph
-
     spec = models.TRANSFORMERS["gpt2-medium"]
     b, s = 4, 1024
     served = memory.estimate_transformer(spec, b, "fp16", "adam", "infer", seq_len=s)
@@ -196,8 +194,6 @@ def test_decoder_inference_holds_its_key_value_cache():
 def test_bounded_least_squares_is_the_box_optimum():
     """Inside the box it is plain least squares; where that leaves the box, it is the best point of
     the box (checked against a fine grid), on a bound."""
-    import numpy as np
-
     rng = np.random.default_rng(7)
     a = rng.normal(size=(12, 3))
     truth = np.array([0.5, 1.5, 0.2])
@@ -371,7 +367,6 @@ def test_a_saved_model_computes_in_the_policy_it_is_built_under(tmp_path):
     in the policy asked for (nested ones too), keeps a layer saved in another policy (a mixed model's
     float32 head) as it was, and loads the saved weights."""
     import keras
-    import numpy as np
 
     L = keras.layers
 
@@ -411,9 +406,6 @@ def test_a_saved_model_computes_in_the_policy_it_is_built_under(tmp_path):
 @pytest.mark.tensorflow
 def test_a_sequential_model_is_walked_as_the_functional_model_of_its_layers(tmp_path):
     import keras
-
-    from gpukit.errors import GpukitError
-    from gpukit.graph import graph_of
 
     def layers():
         return [
@@ -484,8 +476,6 @@ def test_a_token_models_sequence_length_is_the_one_asked_for():
         for n, e in (("short", short), ("long", long))
     }
     assert infer["long"] > 8 * infer["short"]
-    from gpukit import zoo
-
     assert "seq_len" in zoo.sizes("keras-encoder") and "seq_len" not in zoo.sizes("keras-vit")
     assert memory.Estimator("keras-vit", seq_len=512).label == "keras-vit"
     with pytest.raises(ParameterError, match="sequence length 0"):
@@ -513,9 +503,6 @@ def test_a_measurement_runs_at_least_two_executor_threads_and_onednn(monkeypatch
 
 
 def test_models_with_lstm_or_gru_layers_measure_with_eigens_kernels(monkeypatch, tmp_path):
-    import json
-    import zipfile
-
     monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
     kernels = {
         name: memory.measure_env(model_name=name)["TF_ENABLE_ONEDNN_OPTS"]
@@ -561,8 +548,6 @@ def test_models_with_lstm_or_gru_layers_measure_with_eigens_kernels(monkeypatch,
 
 @pytest.mark.tensorflow
 def test_the_zoo_declares_the_recurrent_layers_its_models_have():
-    from gpukit import zoo
-
     def classes(layer):
         inner = [
             getattr(layer, "forward_layer", None),
@@ -672,8 +657,6 @@ def test_the_zoo_models_kept_out_of_the_grid_have_their_own_measured_bands():
 
 
 def test_bisecting_needs_a_gpu(monkeypatch):
-    from gpukit import device
-
     monkeypatch.setattr(device, "physical_gpus", lambda: [])  # what TensorFlow says on a CPU-only machine
     with pytest.raises(ParameterError, match="needs a GPU; this machine computes on its CPU"):
         memory.bisect_largest_batch("MobileNetV2")
@@ -693,8 +676,6 @@ def test_verdict_is_borderline_inside_the_measured_error_band():
 
 
 def test_family_comes_from_the_layers_a_model_has():
-    from gpukit.graph import Graph, Op
-
     def graph(*kinds, causal=False):
         ops = [Op(k, k, [], [], extra_saved_bytes=1 if (causal and k == "Softmax") else 0) for k in kinds]
         return Graph("m", ops, {}, [], 0, 0, 0)
@@ -866,8 +847,6 @@ def test_a_16bit_measurement_on_a_cpu_without_its_instructions_says_so(precision
 
 
 def test_fit_repeats_needs_measure_and_a_positive_count(capsys):
-    from gpukit import cli
-
     assert cli.main(["fit", "--model", "bert-base", "--batch", "2", "--repeats", "3"]) == 2
     assert "add --measure" in capsys.readouterr().err
     assert cli.main(["fit", "--model", "bert-base", "--batch", "2", "--measure", "--repeats", "0"]) == 2

@@ -10,11 +10,15 @@ held as the input batch, not counted again.
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import replace
+
 import pytest
 from tfsaved import loop_pushes, saved_bytes
 
 from gpukit import graph as walk
-from gpukit import memory, models
+from gpukit import memory, models, zoo
+from gpukit.device import quiet_tensorflow
 
 pytestmark = pytest.mark.tensorflow
 
@@ -24,8 +28,6 @@ CLASSES = 10
 
 
 def _keras():
-    from gpukit.device import quiet_tensorflow
-
     quiet_tensorflow()
     import keras
 
@@ -122,8 +124,6 @@ def test_16_bit_inference_holds_every_kernel_cast_until_its_layer_runs():
 
 
 def test_a_recurrent_loop_runs_its_kernel_casts_ahead_by_at_most_its_parallel_iterations():
-    import inspect
-
     from keras.src.backend.tensorflow import rnn
 
     assert f'"parallel_iterations": {walk.LOOP_PARALLEL_ITERATIONS}' in inspect.getsource(rnn)
@@ -212,8 +212,6 @@ def test_batch_norm_keeps_a_float32_copy_under_a_16_bit_policy():
 @pytest.mark.parametrize("policy, precision", [("float32", "fp32"), ("mixed_bfloat16", "bf16")])
 def test_transformers_keep_what_tensorflows_gradient_graph_keeps(name, policy, precision):
     """The walk's kept bytes against every forward tensor TensorFlow's backward pass reads."""
-    from gpukit import zoo
-
     keras = _keras()
     est = memory.Estimator(name)
     keras.mixed_precision.set_global_policy(policy)
@@ -231,10 +229,6 @@ def test_transformers_keep_what_tensorflows_gradient_graph_keeps(name, policy, p
 def test_built_in_shapes_walk_as_their_keras_equivalents(name, precision):
     """The built-in transformers are walked without building them (transformer_graph); at small
     sizes that walk equals the walk of the same shape built from Keras layers (zoo.spec_model)."""
-    from dataclasses import replace
-
-    from gpukit import models, zoo
-
     spec = replace(models.TRANSFORMERS[name], layers=2, hidden=64, heads=4, ffn=256, vocab=500, seq_len=32)
     heads = ("lm", "span") if not spec.decoder else ("lm",)
     for head in heads:
