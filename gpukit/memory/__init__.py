@@ -42,7 +42,6 @@ from .measure import (
     has_fused_recurrent_layers,
     live_at_peak,
     loss_for,
-    measure_child,
     measure_env,
     measure_in_subprocess,
     measure_peak,
@@ -69,6 +68,8 @@ from .update import (
     with_update,
 )
 
+# Not re-exported: the bands files' paths (ERROR_BANDS_PATH, MODEL_BANDS_PATH), which the readers look up
+# in gpukit.memory.bands (replace them there), and measure_child, the runner's target in gpukit.memory.measure.
 __all__ = [
     "MODE_WORDS",
     "error_band",
@@ -95,7 +96,6 @@ __all__ = [
     "live_at_peak",
     "loss_for",
     "measure_env",
-    "measure_child",
     "measure_in_subprocess",
     "measure_peak",
     "onednn_enabled",

@@ -398,7 +398,7 @@ def measure_in_subprocess(
     if profile_top:
         args["profile_top"] = profile_top
     child = runner.run(
-        "gpukit.memory:measure_child", args, timeout_s, env=measure_env(inter_op_threads, model_name)
+        "gpukit.memory.measure:measure_child", args, timeout_s, env=measure_env(inter_op_threads, model_name)
     )
     if child.ok:
         return {"status": "ok", **child.value}
