@@ -844,7 +844,7 @@ def test_bisection_through_real_children(monkeypatch, one_fake_gpu):
         "keras-encoder", probe=lambda *a, **kw: seen.append(kw) or {"status": "oom"}, seq_len=512
     )
     assert seen == [{"seq_len": 512}]
-    assert [t for t, _ in targets] == ["gpukit.memory:measure_child"] * 4
+    assert [t for t, _ in targets] == ["gpukit.memory.measure:measure_child"] * 4
     assert all(env.items() >= memory.measure_env().items() for _, env in targets)
     # The 4 was an abort with the CUDA driver's line on stderr, classified by the parent:
     child = real_run("fake_child:measure", {"batch": 4}, 60, env=child_env(3, "abort"))
