@@ -1,5 +1,6 @@
 """Models by name: Keras applications, saved ``.keras`` files, the built-in transformer shapes,
-the BERT-like encoder the benchmark trains, optimizers by name and one compiled training step.
+the BERT-like encoder the benchmark trains, optimizers by name, the modes of a step (train or
+infer) and one compiled training step.
 
 Everything here that builds a model imports TensorFlow lazily; resolving a name to a
 :class:`ModelSpec` needs it only for ``keras.applications`` names.
@@ -33,6 +34,18 @@ OPTIMIZER_SLOTS = {
     "nadam": 2,
     "lion": 1,
 }
+
+
+#: What a step does: a training step (forward, backward, the optimizer's update) or an inference
+#: step (forward only). The memory and performance models take one of these.
+MODES = ("train", "infer")
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` if it is one of :data:`MODES`, or a one-line error."""
+    if mode not in MODES:
+        raise ParameterError(f"mode {mode!r}: use train or infer")
+    return mode
 
 
 def check_optimizer(name: str) -> str:

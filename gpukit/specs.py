@@ -24,10 +24,9 @@ import pandas as pd
 from ._csv import Field, parse_rows, to_frame
 from .errors import DataError, GpukitError, ParameterError, Problem, UnknownGPUError
 from .resources import DATA_DIR
+from .units import GIB
 
 CATALOGUE_PATH = DATA_DIR / "gpus.csv"
-
-GIB = 2**30
 
 
 SCHEMA: tuple[Field, ...] = (

@@ -24,6 +24,7 @@ from . import precision as prec
 from .errors import ParameterError
 from .graph import activation_elements, forward_flops
 from .models import keras_policy, train_step, transformer_model
+from .units import MIB
 from .workload_counts import (
     bandwidth_counts,
     conv2d_counts,
@@ -59,7 +60,7 @@ class Config:
             shape = f"{p['m']}x{p['n']}x{p['k']}"
             return f"matmul {p.get('shape', '')} {shape}".replace("  ", " ")
         if self.workload == "bandwidth":
-            return f"bandwidth {p['kernel']} {p['elements'] * 4 / 2**20:.0f} MiB"
+            return f"bandwidth {p['kernel']} {p['elements'] * 4 / MIB:.0f} MiB"
         if self.workload == "conv":
             return (
                 f"conv {p['kernel']}x{p['kernel']} {p['height']}x{p['width']}x{p['in_channels']}"

@@ -11,6 +11,7 @@ import pandas as pd
 
 from . import claims, cost, memory, perfmodel, prices, specs
 from .tables import Note
+from .units import MIB
 
 
 class Answer(Note):
@@ -175,7 +176,7 @@ def cache_table(batches: tuple[int, ...] = CACHE_BATCHES) -> pd.DataFrame:
                     "gpu": gpu,
                     "l2_cache_mib": with_term.loc[gpu, "l2_cache_mib"],
                     "batch": batch,
-                    "layer_output_mib": perfmodel.hidden_state_bytes(workload, batch, precision) / 2**20,
+                    "layer_output_mib": perfmodel.hidden_state_bytes(workload, batch, precision) / MIB,
                     "throughput": with_term.loc[gpu, "throughput"],
                     "throughput_without_cache_term": without.loc[gpu, "throughput"],
                     "throughput_unit": with_term.loc[gpu, "throughput_unit"],

@@ -14,6 +14,7 @@ import pandas as pd
 from .. import device, memory, precision, specs, zoo
 from ..errors import ParameterError
 from ..models import check_optimizer
+from ..units import MIB
 from .formatting import emit
 from .options import (
     add_format_option,
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if args.seq_len is not None and args.seq_len < 1:
         raise ParameterError(f"sequence length {args.seq_len} must be at least 1")
     gpus = specs.select(specs.load_catalogue(), args.gpu)
-    reserve = int(args.runtime_reserve_mib * 2**20)
+    reserve = int(args.runtime_reserve_mib * MIB)
     shape = parse_shape(args.input_shape)
     frames = []
     for name in args.model:

@@ -11,7 +11,7 @@ from .engines import PROMPT_CHUNK
 from .models import LLM, _check_positive, weights_format
 
 #: What an LLM is sized for (``gpukit llm --mode``): serving it, or full, LoRA or QLoRA fine-tuning;
-#: not the train/infer modes of the benchmark workloads (:data:`gpukit.memory.MODES`).
+#: not the train/infer modes of the benchmark workloads (:data:`gpukit.models.MODES`).
 LLM_MODES = ("infer", "full", "lora", "qlora")
 #: The weights each fine-tuning mode trains on (serving takes the format it is given).
 FINETUNE_WEIGHTS = {"full": "bf16 + fp32 master", "lora": "bf16", "qlora": "nf4"}

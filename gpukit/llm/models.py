@@ -18,6 +18,7 @@ import yaml
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, ParameterError, Problem
 from ..resources import DATA_DIR
+from ..units import MIB
 
 MODELS_PATH = DATA_DIR / "llm_models.csv"
 WEIGHTS_PATH = DATA_DIR / "llm_weights.csv"
@@ -241,7 +242,7 @@ def models_frame(path: str | os.PathLike | None = None) -> pd.DataFrame:
                 "active_params_b": m.active_params() / 1e9,
                 "published_params_b": m.published_params_b,
                 "max_context": m.max_context,
-                "kv_cache_mib_per_1k_tokens": m.kv_bytes_per_token() * 1024 / 2**20,
+                "kv_cache_mib_per_1k_tokens": m.kv_bytes_per_token() * 1024 / MIB,
                 "config_url": m.config_url,
             }
         )

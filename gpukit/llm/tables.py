@@ -19,6 +19,7 @@ from .. import precision as prec
 from ..errors import ParameterError
 from ..results import RUN_DIR_ENV
 from ..search import largest_passing
+from ..units import GIB
 from .engines import ENGINES, default_engine
 from .grading import decode_error_text, predict_reference
 from .memory import (
@@ -115,9 +116,9 @@ def _memory_row(q: _Question, g, graded: set[str]) -> tuple[dict, dict, int | No
         "context": q.context,
         "batch": q.batch,
         "fits": bool(need["total_bytes"] <= cap),
-        "total_gib": need["total_bytes"] / specs.GIB,
-        "weights_gib": wb / specs.GIB,
-        "kv_cache_gib": kvb / specs.GIB,
+        "total_gib": need["total_bytes"] / GIB,
+        "weights_gib": wb / GIB,
+        "kv_cache_gib": kvb / GIB,
         "max_context": largest_passing(lambda c: q.need(c, q.batch)["total_bytes"] <= cap, 1, m.max_context),
         "max_batch": largest_passing(lambda b: q.need(q.context, b)["total_bytes"] <= cap, 1, 4096),
         "gpus_needed": needed,
@@ -162,7 +163,7 @@ def _add_serving(q: _Question, g, row: dict, needed: int | None, cat: pd.DataFra
             cap = specs.memory_bytes(g["memory_gb"])
             row["note"] = (
                 f"speed and cost on {cards} GPUs ({q.engine}, split by {ENGINES[q.engine]['split']}): "
-                f"one holds {cap / specs.GIB:.0f} GiB"
+                f"one holds {cap / GIB:.0f} GiB"
             )
     except prec.Unsupported as exc:
         row["note"] = str(exc)

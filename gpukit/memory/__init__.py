@@ -21,10 +21,10 @@ allocator's peak. How right the estimate is: docs/memory-accuracy.md.
 GPU memory is binary: a catalogue "24 GB" card holds 24 GiB (:func:`gpukit.specs.memory_bytes`).
 """
 
+from ..models import MODES
 from .bands import MODE_WORDS, error_band, error_bands, largest_batch_band, model_error_bands, verdict
 from .estimate import (
     DEFAULT_RUNTIME_RESERVE_BYTES,
-    MODES,
     WALK_POLICY,
     Estimate,
     Estimator,

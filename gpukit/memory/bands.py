@@ -12,9 +12,9 @@ import functools
 from pathlib import Path
 
 from .. import precision as prec
-from ..errors import ParameterError
+from ..models import check_mode
 from ..resources import DATA_DIR
-from .estimate import MODES, Estimator
+from .estimate import Estimator
 
 #: Per family of models, the estimate's measured error band (``benchmarks/memory_accuracy.py``
 #: writes it): the fit verdict is "borderline" where a GPU's memory falls inside it.
@@ -73,8 +73,7 @@ def error_band(estimator: Estimator, precision: str, mode: str = "train") -> tup
     what it was measured on: the model's own where it was measured apart from the grid
     (:func:`model_error_bands`), else its family's in that mode (:func:`error_bands`: "transformer
     encoder, training"), else ``(family, None)``."""
-    if mode not in MODES:
-        raise ParameterError(f"mode {mode!r}: use train or infer")
+    check_mode(mode)
     p = prec.normalize(precision)
     p = "fp32" if prec.itemsize(p) == 4 else p  # TF32 or not, the tensors hold the same bytes
     own = model_error_bands().get((estimator.name.lower(), p))

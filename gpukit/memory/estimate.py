@@ -35,22 +35,23 @@ from ..models import (
     TRANSFORMERS,
     TransformerSpec,
     build_model,
+    check_mode,
     check_optimizer,
     default_input_shape,
     keras_policy,
     resolve_model,
 )
 from ..search import largest_passing
+from ..units import MIB
 from .family import family_of
 from .update import pending_update_bytes, update_terms, with_update
 
 #: CUDA context plus cuDNN/cuBLAS workspaces that a GPU process holds besides tensors. A CUDA
 #: context costs roughly 300-500 MiB on recent drivers; the rest is workspace. Override it
 #: with ``runtime_reserve_bytes`` where you measured your own.
-DEFAULT_RUNTIME_RESERVE_BYTES = 1024 * 2**20
+DEFAULT_RUNTIME_RESERVE_BYTES = 1024 * MIB
 
 #: The steps an estimate is of: a training step or an inference call.
-MODES = ("train", "infer")
 
 #: Working copies of their input that convolution kernels hold while they run during inference,
 #: in multiples of the input (TensorFlow 2.21's CPU kernels hold a padded copy for a regular
@@ -463,8 +464,7 @@ class Estimator:
     ) -> Estimate:
         if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
             raise ParameterError(f"batch size {batch!r} must be a whole number of at least 1")
-        if mode not in MODES:
-            raise ParameterError(f"mode {mode!r}: use train or infer")
+        check_mode(mode)
         if self.transformer is not None:
             return estimate_transformer(
                 self.transformer, batch, precision, optimizer, mode, self.seq_len, runtime_reserve_bytes

@@ -12,6 +12,7 @@ import pandas as pd
 from .. import precision as prec
 from .. import specs
 from ..errors import ParameterError
+from ..units import GIB, MIB
 from .bands import error_band, largest_batch_band, verdict
 from .estimate import DEFAULT_RUNTIME_RESERVE_BYTES, Estimator
 from .measure import measure_in_subprocess
@@ -90,7 +91,7 @@ def fit_report(
     mode: str = "train",
     input_shape: Sequence[int] | None = None,
     seq_len: int | None = None,
-    runtime_reserve_mib: float = DEFAULT_RUNTIME_RESERVE_BYTES / 2**20,
+    runtime_reserve_mib: float = DEFAULT_RUNTIME_RESERVE_BYTES / MIB,
     catalogue=None,
 ):
     """:func:`fit_table` for several models and the named GPUs (all catalogue GPUs by default)."""
@@ -104,7 +105,7 @@ def fit_report(
             raise ParameterError(f"batch size {b!r} must be a whole number of at least 1")
     cat = specs.load_catalogue() if catalogue is None else catalogue
     selection = specs.select(cat, list(gpus) if gpus else None)
-    reserve = int(runtime_reserve_mib * 2**20)
+    reserve = int(runtime_reserve_mib * MIB)
     frames = [
         fit_table(Estimator(m, input_shape, seq_len), batches, selection, precision, optimizer, mode, reserve)
         for m in models
@@ -125,7 +126,7 @@ def breakdown(
 ):
     """Where the bytes go, per model and batch size, in MiB."""
     rows = []
-    mib = 2**20
+    mib = MIB
     for m in [models] if isinstance(models, str) else models:
         est = Estimator(m, input_shape, seq_len)
         for b in batch_sizes:
@@ -147,7 +148,7 @@ def breakdown(
 
 def fit_summary(fit):
     """The fit table in GiB, for reading."""
-    gib = 2**30
+    gib = GIB
     band = [c for c in ("largest_batch_low", "largest_batch_high") if c in fit]
     out = fit[["model", "batch_size", "gpu", "fits", "largest_batch", *band]].copy()
     out.insert(2, "total_gib", fit["total_bytes"] / gib)
@@ -277,14 +278,14 @@ def copies_note(precision: str, native_16bit: Sequence[str] | None) -> str | Non
 def _size(n: float, like: float | None = None, unit: bool = True) -> str:
     """``n`` bytes in the unit that reads best for ``like`` (default ``n``): GiB from 1 GiB up,
     MiB below (a small model's step); ``unit=False`` leaves the unit off (the low end of a range)."""
-    scale, name, digits = (2**30, "GiB", 2) if (like or n) >= 2**30 else (2**20, "MiB", 1)
+    scale, name, digits = (GIB, "GiB", 2) if (like or n) >= GIB else (MIB, "MiB", 1)
     return f"{n / scale:.{digits}f}" + (f" {name}" if unit else "")
 
 
 def format_fit(frame) -> str:
     """A readable fit report: per model and batch, the estimate and where it fits."""
     lines = []
-    gib = 2**30
+    gib = GIB
     for (model, batch), part in frame.groupby(["model", "batch_size"], sort=False):
         first = part.iloc[0]
         head = (

@@ -15,6 +15,7 @@ grade the predictions per workload family and on several GPUs (:mod:`.grading`, 
 :mod:`.fitting` fits the factors to them and leaves each GPU and each source out in turn.
 """
 
+from ..models import MODES
 from .calibration import calibrate
 from .fitting import (
     FIT_GRID,
@@ -46,7 +47,6 @@ from .predictions import PREDICTION_COLUMNS, predict_table, speedup
 from .profiles import (
     DEFAULT_PARAMS,
     ELEMENTWISE_FLOPS,
-    MODES,
     UPDATE_BYTES_PER_PARAM,
     UPDATES,
     WORKLOADS,

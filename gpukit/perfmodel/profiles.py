@@ -27,13 +27,12 @@ from ..models import (
     TRANSFORMERS,
     UnknownModelError,
     build_model,
+    check_mode,
     keras_application_names,
     resolve_model,
     transformer_model,
     transformer_task,
 )
-
-MODES = ("train", "infer")
 
 
 @dataclass(frozen=True)
@@ -337,8 +336,7 @@ def profile(
 
 def _check_arguments(mode: str, update: str, batch) -> None:
     """Raise :class:`ParameterError` for a mode, update or batch size :func:`profile` does not take."""
-    if mode not in MODES:
-        raise ParameterError(f"mode {mode!r}: use train or infer")
+    check_mode(mode)
     if update not in UPDATES:
         raise ParameterError(f"update {update!r}: use {' or '.join(UPDATES)}")
     if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):

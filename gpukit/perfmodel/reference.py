@@ -22,9 +22,9 @@ from .. import precision as prec
 from .. import specs
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, Problem
-from ..models import transformer_task
+from ..models import MODES, transformer_task
 from ..resources import DATA_DIR
-from .profiles import MODES, UPDATES
+from .profiles import UPDATES
 
 REFERENCE_PATH = DATA_DIR / "reference_benchmarks.csv"
 REFERENCE_SCHEMA: tuple[Field, ...] = (

@@ -25,6 +25,7 @@ from ..bandwidth_rates import bandwidth_share, shipped_typical_share
 from ..errors import ParameterError
 from ..matmul_rates import tensor_share
 from ..specs import ISSUE_PER_SM_CLOCK, issue_tflops
+from ..units import MIB
 from .profiles import Profile
 
 
@@ -207,7 +208,7 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
 def l2_cache_bytes(gpu: pd.Series | dict) -> float:
     """A catalogue GPU's L2 cache in bytes, 0 where the catalogue has no size for it."""
     mib = gpu.get("l2_cache_mib")
-    return float(mib) * 2**20 if mib is not None and not pd.isna(mib) else 0.0
+    return float(mib) * MIB if mib is not None and not pd.isna(mib) else 0.0
 
 
 def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ import pandas as pd
 from .. import precision as prec
 from .. import specs
 from ..errors import ParameterError
+from ..units import MIB
 from .profiles import Profile, profile
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, op_times, place, predict
 
@@ -40,7 +41,7 @@ LINK_EFFICIENCY = 0.8
 LINKS = ("nvlink", "pcie", "host")
 #: Gradient bytes per all-reduce bucket: PyTorch DistributedDataParallel's default
 #: ``bucket_cap_mb=25``. The last bucket is reduced after the backward pass ends.
-BUCKET_BYTES = 25 * 2**20
+BUCKET_BYTES = 25 * MIB
 OVERLAPS = ("backward", "none")
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from ..units import GIB
 from .style import _finish
 
 
@@ -72,7 +73,7 @@ def fit_heatmap(fit: pd.DataFrame) -> Figure:
     fig.suptitle(
         f"Will it fit? {first['mode']}, {first['precision']}{opt} "
         f"(✓ fits, ~ borderline within the estimate's measured error, ✗ does not; share of memory "
-        f"incl. {fit.attrs.get('runtime_reserve_bytes', 0) / 2**30:.1f} GiB runtime reserve)",
+        f"incl. {fit.attrs.get('runtime_reserve_bytes', 0) / GIB:.1f} GiB runtime reserve)",
         fontweight="bold",
     )
     return _finish(fig)
