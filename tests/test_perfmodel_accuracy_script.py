@@ -12,12 +12,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def script(monkeypatch):
+def page(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    return importlib.import_module("perfmodel_accuracy")
+    return importlib.import_module("perfmodel_page")
 
 
-def test_pairs_are_split_by_the_framework_version_each_run_reports(script):
+def test_pairs_are_split_by_the_framework_version_each_run_reports(page):
     """Each pair's two runs on one PyTorch version or on two, read from the rows' notes; a source
     whose runs all report one version, or none, has no row."""
     note = "folder sys_pytorch.txt reports PyTorch {}+abc; ..."
@@ -70,9 +70,9 @@ def test_pairs_are_split_by_the_framework_version_each_run_reports(script):
             }
         ]
     )
-    lines = script._software_section(ref, table)
+    lines = page.software_section(ref, table)
     rows = [line for line in lines if line.startswith("| s ")]
     assert rows == ["| s | transformer | 1.7, 1.9 | 1 of 1 | 1 of 2 | 1 of 1 |"]
     assert not any(line.startswith("| t ") for line in lines)
     one_version = ref.assign(note=note.format("1.7.0a0"))
-    assert script._software_section(one_version, table) == []
+    assert page.software_section(one_version, table) == []
