@@ -15,14 +15,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def script(monkeypatch):
+def page(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    module = importlib.import_module("llm_accuracy")
-    monkeypatch.setattr(module, "_pipeline_variants", lambda *args: [])
+    module = importlib.import_module("llm_page")
+    # where several_gpus_section looks it up
+    monkeypatch.setattr(importlib.import_module("llm_page.pipeline"), "_pipeline_variants", lambda *args: [])
     return module
 
 
-def test_a_layer_splits_single_micro_batch_is_set_against_one_card(script, monkeypatch):
+def test_a_layer_splits_single_micro_batch_is_set_against_one_card(page, monkeypatch):
     """Each several-card row gives its pp512 over one card of the same GPU, model and weights,
     published and predicted, and leaves both cells empty where the source ran no single card."""
     short, second, long = llm.PROMPT_CHUNK, 2 * llm.PROMPT_CHUNK, 16 * llm.PROMPT_CHUNK
@@ -65,7 +66,7 @@ def test_a_layer_splits_single_micro_batch_is_set_against_one_card(script, monke
             [predicted[(r.gpu, r.gpus, r.tokens)] for r in frame.itertuples()], index=frame.index
         ),
     )
-    lines = script.several_gpus_section(ref)
+    lines = page.several_gpus_section(ref)
     assert "The next two columns isolate the overlap" in lines[3] and "The last two set" in lines[3]
     assert lines[5].endswith(f"| pp{short} over one card, published | predicted |")
     # pp512 120/90, pp8192 200/180; second micro-batch 2*120/160 - 1 and 2*90/150 - 1; one card 120/100 and 90/100
@@ -74,7 +75,7 @@ def test_a_layer_splits_single_micro_batch_is_set_against_one_card(script, monke
     assert lines[8] == "| H | 2 | m | w | 1.00 | 1.00 | 0.25 | 1.00 |  |  |"
 
 
-def test_prompts_on_another_path_are_set_against_the_model_apart(script, monkeypatch):
+def test_prompts_on_another_path_are_set_against_the_model_apart(page, monkeypatch):
     """The prompts llm.other_prefill_path leaves out get a section of their own: the pairs among them
     graded as the rest are, and per GPU the median of published over predicted at the shortest and
     longest prompt, with the path each took (worked by hand on made-up rows)."""
@@ -115,7 +116,7 @@ def test_prompts_on_another_path_are_set_against_the_model_apart(script, monkeyp
             [predicted[(r.gpu, r.tokens)] for r in frame.itertuples()], index=frame.index
         ),
     )
-    lines = script.current_build_section(ref)
+    lines = page.current_build_section(ref)
     assert lines[1] == "## Prompts on a current llama.cpp, beside the grading"
     # pairs: at 512 V100/T4 published 2.5, predicted 3.0 (+20.0%: within); at 4096 2.0 against 2.5 (+25%: not)
     assert "4 configurations' prompts from llama.cpp build 4753 (s)" in lines[3]
@@ -126,4 +127,4 @@ def test_prompts_on_another_path_are_set_against_the_model_apart(script, monkeyp
         lines[8]
         == "| V100 SXM2 16GB | 7.0 | unpacked to FP16 for cuBLAS, flash attention | 2 | 1.00 | 0.80 |"
     )
-    assert script.current_build_section(ref.assign(engine="llama.cpp build 2824 (commit y)")) == []
+    assert page.current_build_section(ref.assign(engine="llama.cpp build 2824 (commit y)")) == []
