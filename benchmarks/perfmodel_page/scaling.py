@@ -74,7 +74,7 @@ def squad_loop_section(ref, d, cat, scaling) -> list[str]:
         "`--num_train_epochs` (2) passes over the process's shard of the 88 641 SQuAD features run out; at a "
         "large global batch they run out first, and the figure counts steps the run never took. Each row's "
         "`counted_steps`, `epochs` and `train_examples` are read from its log, and the grading uses what the run "
-        "processed (`gpukit.perfmodel.grading.squad_steps`). The runs that stopped early:",
+        "processed (`gpukit.perfmodel.reference.squad_steps`). The runs that stopped early:",
         "",
         "| source | GPU | workload | precision | GPUs | batch a GPU | steps counted | steps run | published "
         "seq/s | processed seq/s |",

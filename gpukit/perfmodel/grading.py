@@ -32,7 +32,6 @@ from .reference import (
     processed_rate,
     single_gpu,
     source_link,
-    squad_steps,  # noqa: F401 -- docs/perfmodel-accuracy.md names it gpukit.perfmodel.grading.squad_steps
 )
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, place, step_time
 from .scaling import predict_scaling
