@@ -67,7 +67,7 @@ def load_runs(
     lines = {id(r): line for line, r in parsed}
     kept = []
     for r in records:
-        gpu = catalogue.loc[catalogue["gpu"] == r["gpu"]].iloc[0]
+        gpu = specs.row(catalogue, r["gpu"])
         column, figure, blame, missing = datasheet(gpu, r)
         line = lines.get(id(r))
         if figure is None or pd.isna(figure) or not float(figure) > 0:

@@ -197,7 +197,7 @@ def _values(name: str, field: str, cat: pd.DataFrame) -> dict[str, object]:
     """{variant: value of ``field``} for every variant the name fits (missing values left out)."""
     out = {}
     for gpu in specs.resolve(name, cat).matches:
-        v = cat.loc[cat["gpu"] == gpu, field].iloc[0]
+        v = specs.row(cat, gpu)[field]
         if v is None or (isinstance(v, float) and v != v):
             continue
         out[gpu] = v

@@ -402,26 +402,96 @@ def resolve(name: str, catalogue: pd.DataFrame | None = None) -> Resolution:
     )
 
 
-def lookup(name: str, catalogue: pd.DataFrame | None = None) -> pd.Series:
-    """The catalogue row (a Series) for a natural GPU name; see :func:`resolve`."""
+@dataclass(frozen=True, eq=False)
+class GPU:
+    """A catalogue GPU, resolved once where its name came in (a command's argument, a notebook's
+    parameter, a library call), so that the layers below take the record instead of resolving the
+    name again: the canonical :attr:`name`, its catalogue :attr:`row`, and how the name given was
+    read (:attr:`resolution`), so that an answer can say which variant a plain name picked. It
+    reads like its row (``gpu["memory_gb"]``, ``gpu.get("l2_cache_mib")``)."""
+
+    row: pd.Series
+    resolution: Resolution
+
+    @property
+    def name(self) -> str:
+        return self.resolution.gpu
+
+    def __getitem__(self, column: str):
+        return self.row[column]
+
+    def get(self, column: str, default=None):
+        return self.row.get(column, default)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"GPU({self.name!r})"
+
+    @property
+    def variant_note(self) -> str | None:
+        """Where a plain name picked one variant of several, a sentence that says so ("'V100' is
+        the V100 PCIe 16GB; also V100 SXM2 16GB, V100 SXM2 32GB"); else None."""
+        r = self.resolution
+        if not r.defaulted:
+            return None
+        others = ", ".join(v for v in r.matches if v != r.gpu)
+        return f"{r.query!r} is the {r.gpu}; also {others}"
+
+
+def gpu(name: str | GPU, catalogue: pd.DataFrame | None = None) -> GPU:
+    """The :class:`GPU` a natural name means (:func:`resolve`); a :class:`GPU` is returned as it is."""
+    if isinstance(name, GPU):
+        return name
     cat = load_catalogue() if catalogue is None else catalogue
-    gpu = resolve(name, cat).gpu
-    return cat.loc[cat["gpu"] == gpu].iloc[0]
+    res = resolve(name, cat)
+    return GPU(row(cat, res.gpu), res)
 
 
-def select(catalogue: pd.DataFrame, names: Iterable[str] | str | None = None) -> pd.DataFrame:
-    """Rows for ``names`` in the order given (duplicates dropped); all rows when empty."""
-    if names is None or (not isinstance(names, str) and len(list(names)) == 0):
+def gpus(catalogue: pd.DataFrame | None = None, names: Iterable[str | GPU] | str | None = None) -> list[GPU]:
+    """The :class:`GPU` records of ``names`` in the order given (duplicates dropped), or of every
+    catalogue GPU when ``names`` is empty."""
+    cat = load_catalogue() if catalogue is None else catalogue
+    if names is None or (not isinstance(names, str | GPU) and len(list(names)) == 0):
+        return [
+            GPU(r, Resolution(r["gpu"], r["gpu"], False, (r["gpu"],), (r["gpu"],))) for _, r in cat.iterrows()
+        ]
+    out: list[GPU] = []
+    for n in [names] if isinstance(names, str | GPU) else names:
+        g = gpu(n, cat)
+        if all(o.name != g.name for o in out):
+            out.append(g)
+    return out
+
+
+def row(catalogue: pd.DataFrame, name: str) -> pd.Series:
+    """The catalogue row of a canonical GPU name (as ``data/gpus.csv`` spells it)."""
+    found = catalogue.loc[catalogue["gpu"] == name]
+    if found.empty:
+        raise UnknownGPUError(f"{name!r} is not a GPU of this catalogue; `gpukit specs` lists them")
+    return found.iloc[0]
+
+
+def lookup(name: str | GPU, catalogue: pd.DataFrame | None = None) -> pd.Series:
+    """The catalogue row (a Series) for a natural GPU name; see :func:`resolve`."""
+    return gpu(name, catalogue).row
+
+
+def select(catalogue: pd.DataFrame, names: Iterable[str | GPU] | str | GPU | None = None) -> pd.DataFrame:
+    """Rows for ``names`` (natural names or :class:`GPU` records, which are not resolved again) in
+    the order given (duplicates dropped); all rows when empty."""
+    if names is None or (not isinstance(names, str | GPU) and len(list(names)) == 0):
         return catalogue.reset_index(drop=True)
-    if isinstance(names, str):
+    if isinstance(names, str | GPU):
         names = [names]
-    gpus: list[str] = []
+    chosen: list[str] = []
     for n in names:
-        g = resolve(n, catalogue).gpu
-        if g not in gpus:
-            gpus.append(g)
-    order = {g: i for i, g in enumerate(gpus)}
-    out = catalogue[catalogue["gpu"].isin(gpus)].copy()
+        g = n.name if isinstance(n, GPU) else resolve(n, catalogue).gpu
+        if g not in chosen:
+            chosen.append(g)
+    order = {g: i for i, g in enumerate(chosen)}
+    out = catalogue[catalogue["gpu"].isin(chosen)].copy()
     out["_order"] = out["gpu"].map(order)
     return out.sort_values("_order").drop(columns="_order").reset_index(drop=True)
 

@@ -107,7 +107,6 @@ def test_verdicts_follow_the_numbers(a40_v100, gpu):
 def test_a_card_with_fewer_tflops_that_wins_by_more_than_10_percent_is_explained_by_memory(gpu):
     """The verdict's words follow the speedup alone: 1.3x for the card with fewer TFLOPS and more
     bandwidth names memory as the reason; 1.05x says the two are about as fast."""
-    a40, v100 = gpu("A40").row, gpu("V100 SXM2 32GB").row
     for speedup, verdict, condition in (
         (
             1 / 1.3,
@@ -133,7 +132,7 @@ def test_a_card_with_fewer_tflops_that_wins_by_more_than_10_percent_is_explained
             "math_a": "FP16 tensor",
             "math_b": "FP16 tensor",
         }
-        (v,) = speed_verdicts("A40", "V100 SXM2 32GB", pd.DataFrame([row]), a40, v100)
+        (v,) = speed_verdicts(specs.gpu("A40"), specs.gpu("V100 SXM2 32GB"), pd.DataFrame([row]))
         assert v["verdict"] == verdict and v["condition"].startswith(condition), v
         assert v["reason"].startswith(
             "The step is mostly memory-bound on V100 SXM2 32GB; it has 1.29× the memory "
@@ -189,7 +188,7 @@ def test_no_price_means_no_cost_verdict():
             {"item": "USD per million images, owning (resnet50 fp16)", "a": None, "b": None},
         ]
     )
-    buy, owning = cost_verdicts("A40", "V100 PCIe 16GB", costs)
+    buy, owning = cost_verdicts(specs.gpu("A40"), specs.gpu("V100 PCIe 16GB"), costs)
     assert buy["topic"] == "cost to buy" and buy["verdict"] == "No verdict: no price for V100 PCIe 16GB."
     assert owning["verdict"] == "No verdict: no price for A40, V100 PCIe 16GB."
 
@@ -266,8 +265,9 @@ def test_a_price_note_sits_on_the_row_of_that_price(tmp_path, monkeypatch):
         "V100 PCIe 16GB,Test,v100,on-demand,1,0.01,2026-11-01,https://example.com/v,\n"
     )
     book = prices.load_prices([buy, rent])
+    a40, v100 = specs.gpu("A40"), specs.gpu("V100 PCIe 16GB")
     rows = compare.cost_rows(
-        "A40", "V100 PCIe 16GB", book, pd.DataFrame(), "street", 0.15, 3, 0.5, specs.load_catalogue()
+        a40, v100, book, pd.DataFrame(), "street", 0.15, 3, 0.5, specs.load_catalogue()
     ).set_index("item")
     for p in ("fp32", "fp16"):
         assert (
@@ -412,7 +412,8 @@ def test_cost_verdicts_compare_the_same_kind_of_price():
     assert cost.common_kind(book, ["RTX A4000", "RTX A5000"]) == "street"
     assert cost.common_kind(book, ["A40", "H100 NVL"]) is None
     cat = specs.load_catalogue()
-    rows = compare.cost_rows("A40", "V100 PCIe 16GB", book, pd.DataFrame(), "any", 0.15, 3, 0.5, cat)
+    a40, v100 = specs.gpu("A40", cat), specs.gpu("V100 PCIe 16GB", cat)
+    rows = compare.cost_rows(a40, v100, book, pd.DataFrame(), "any", 0.15, 3, 0.5, cat)
     (price,) = rows[rows["item"].str.startswith("purchase price")].itertuples()
     assert price.item == "purchase price (USD, used)"
     held = book.current().purchase.set_index(["gpu", "kind"])
@@ -422,7 +423,7 @@ def test_cost_verdicts_compare_the_same_kind_of_price():
         for g in ("A40", "V100 PCIe 16GB")
     }
     assert price.note == f"{said['A40']}; {said['V100 PCIe 16GB']}"
-    verdict = [v for v in cost_verdicts("A40", "V100 PCIe 16GB", rows) if v["topic"] == "cost to buy"][0]
+    verdict = [v for v in cost_verdicts(a40, v100, rows) if v["topic"] == "cost to buy"][0]
     assert "(purchase price (USD, used))" in verdict["reason"] and "e+" not in verdict["reason"]
     assert verdict["verdict"] == "V100 PCIe 16GB is " + verdict["verdict"].split(" is ")[1] and verdict[
         "verdict"

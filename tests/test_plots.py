@@ -1200,12 +1200,12 @@ def test_work_cost_figure_without_prices_says_so(speeds, catalogue):
 @pytest.fixture(scope="module")
 def comparison(catalogue):
     """A40 against V100 on the synthetic workloads (BF16 matmul: V100 cannot run it)."""
-    ra, rb = specs.lookup("A40", catalogue), specs.lookup("V100", catalogue)
+    ra, rb = specs.gpu("A40", catalogue), specs.gpu("V100", catalogue)
     thr, _ = compare.throughput_table(
-        ra["gpu"], rb["gpu"], ["matmul", "bandwidth"], ["float32", "mixed_bfloat16"], None, None, catalogue
+        ra, rb, ["matmul", "bandwidth"], ["float32", "mixed_bfloat16"], None, None, catalogue
     )
     return compare.Comparison(
-        ra["gpu"], rb["gpu"], compare.spec_table(ra, rb), thr, pd.DataFrame(), pd.DataFrame()
+        ra.name, rb.name, compare.spec_table(ra, rb), thr, pd.DataFrame(), pd.DataFrame()
     )
 
 

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from .. import cost, prices
+from .. import cost, prices, specs
 from .figures import num, ratio
 
 
@@ -32,8 +32,8 @@ def _cloud_note(row: pd.Series) -> str:
 
 
 def cost_rows(
-    a: str,
-    b: str,
+    a: specs.GPU,
+    b: specs.GPU,
     book: prices.Prices,
     throughput: pd.DataFrame,
     price_kind: str,
@@ -46,17 +46,17 @@ def cost_rows(
     prices of each (:func:`_price_rows`) and, where there is a throughput, the cost and energy of
     the first workload's work (:func:`_work_rows`)."""
     if price_kind == "any":  # compare like with like: a kind of price both cards have
-        price_kind = cost.common_kind(book, [a, b]) or price_kind
+        price_kind = cost.common_kind(book, [a.name, b.name]) or price_kind
     table = cost.cost_table(
         book, [a, b], ["fp32", "fp16"], price_kind, electricity_usd_per_kwh, years, utilization, catalogue=cat
     )
-    rows = _price_rows(a, b, table, years)
+    rows = _price_rows(a.name, b.name, table, years)
     if not throughput.empty:  # the first workload's work, its fp16 row where it has one
         mixed = throughput[throughput["precision"] == "fp16"]
         first = (mixed if len(mixed) else throughput).iloc[0]
         speeds = pd.DataFrame(
             {
-                "gpu": [a, b],
+                "gpu": [a.name, b.name],
                 "throughput": [first["throughput_a"], first["throughput_b"]],
                 "throughput_unit": [first["unit"]] * 2,
             }
@@ -64,7 +64,7 @@ def cost_rows(
         work = cost.work_cost_table(
             book, speeds, price_kind, electricity_usd_per_kwh, years, utilization, catalogue=cat
         ).set_index("gpu")
-        rows += _work_rows(a, b, first, work, table, cat)
+        rows += _work_rows(a, b, first, work, table)
     return pd.DataFrame(rows)
 
 
@@ -112,29 +112,28 @@ def _price_rows(a: str, b: str, table: pd.DataFrame, years: float) -> list[dict]
 
 
 def _work_rows(
-    a: str, b: str, first: pd.Series, work: pd.DataFrame, table: pd.DataFrame, cat: pd.DataFrame
+    a: specs.GPU, b: specs.GPU, first: pd.Series, work: pd.DataFrame, table: pd.DataFrame
 ) -> list[dict]:
     """USD per million items renting and owning (``work``, by GPU), items per second per watt and
     per 1000 USD of purchase, on the throughput row ``first``."""
     unit = first["unit"].split("/")[0]
     label = f"{first['workload']} {first['precision']}"
-    ta, tb = table[(table["gpu"] == a)].iloc[0], table[(table["gpu"] == b)].iloc[0]
-    ra, rb = cat[cat["gpu"] == a].iloc[0], cat[cat["gpu"] == b].iloc[0]
+    ta, tb = table[(table["gpu"] == a.name)].iloc[0], table[(table["gpu"] == b.name)].iloc[0]
     return [
         _row(
             f"USD per million {unit}, renting ({label})",
-            num(work.loc[a, "cloud_usd_per_million_items"]),
-            num(work.loc[b, "cloud_usd_per_million_items"]),
+            num(work.loc[a.name, "cloud_usd_per_million_items"]),
+            num(work.loc[b.name, "cloud_usd_per_million_items"]),
         ),
         _row(
             f"USD per million {unit}, owning ({label})",
-            num(work.loc[a, "owned_usd_per_million_items"]),
-            num(work.loc[b, "owned_usd_per_million_items"]),
+            num(work.loc[a.name, "owned_usd_per_million_items"]),
+            num(work.loc[b.name, "owned_usd_per_million_items"]),
         ),
         _row(
             f"{unit} per second per watt ({label})",
-            ratio(first["throughput_a"], ra["tdp_w"]),
-            ratio(first["throughput_b"], rb["tdp_w"]),
+            ratio(first["throughput_a"], a["tdp_w"]),
+            ratio(first["throughput_b"], b["tdp_w"]),
             "board power at full load",
         ),
         _row(

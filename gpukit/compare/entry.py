@@ -42,24 +42,21 @@ def compare(
 ) -> Comparison:
     """Everything gpukit knows about ``a`` against ``b``; see :mod:`gpukit.compare`."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    ga, gb = specs.resolve(a, cat).gpu, specs.resolve(b, cat).gpu
-    if ga == gb:
+    ga, gb = specs.gpu(a, cat), specs.gpu(b, cat)  # resolved here, once
+    if ga.name == gb.name:
         raise ParameterError(f"{a!r} and {b!r} are the same GPU ({ga}); compare two different ones")
-    ra, rb = cat[cat["gpu"] == ga].iloc[0], cat[cat["gpu"] == gb].iloc[0]
-    thr, source = throughput_table(
-        ga, gb, list(workloads), list(precisions), batch_size, results, cat, (a, b)
-    )
+    thr, source = throughput_table(ga, gb, list(workloads), list(precisions), batch_size, results, cat)
     fit = fit_table(ga, gb, list(models), list(fit_batch_sizes), fit_precision, optimizer, cat)
     book = prices.load_prices(price_files)
     costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)
     verdicts = [
         {**v, "kind": kind}
         for kind, found in (
-            ("speed", speed_verdicts(ga, gb, thr, ra, rb)),
-            ("memory", fit_verdicts(ga, gb, fit, ra, rb)),
+            ("speed", speed_verdicts(ga, gb, thr)),
+            ("memory", fit_verdicts(ga, gb, fit)),
             ("cost", cost_verdicts(ga, gb, costs)),
-            ("scaling", link_verdict(ga, gb, ra, rb, thr)),
+            ("scaling", link_verdict(ga, gb, thr)),
         )
         for v in found
     ]
-    return Comparison(ga, gb, spec_table(ra, rb), thr, fit, costs, verdicts, source)
+    return Comparison(ga.name, gb.name, spec_table(ga, gb), thr, fit, costs, verdicts, source)

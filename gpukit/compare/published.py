@@ -10,14 +10,16 @@ from ..perfmodel.grading import default_validation
 from .figures import times
 
 
-def published_speedups(a: str, b: str, workload: str, precision: str, cat: pd.DataFrame) -> list[dict]:
+def published_speedups(
+    a: str | specs.GPU, b: str | specs.GPU, workload: str, precision: str, cat: pd.DataFrame
+) -> list[dict]:
     """The published speedups of ``a`` over ``b`` on ``workload`` at ``precision`` (any memory or
-    form-factor variant of either, each source on its own), with the model's prediction for the
-    very GPUs and batch sizes measured; empty when no source measured both."""
+    form-factor variant the name given fits, each source on its own), with the model's prediction
+    for the very GPUs and batch sizes measured; empty when no source measured both."""
     table = default_validation(perfmodel.family(workload))
     if table.empty:
         return []
-    fa, fb = set(specs.resolve(a, cat).matches), set(specs.resolve(b, cat).matches)
+    fa, fb = (set(specs.gpu(g, cat).resolution.matches) for g in (a, b))
     rows = table[(table["workload"] == workload) & (table["precision"] == precision)]
     out = []
     for _, r in rows.iterrows():

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .. import memory, perfmodel
+from .. import memory, perfmodel, specs
 from .figures import num, ratio
 from .published import published_speedups, published_text
 
@@ -33,7 +33,7 @@ SPEC_ROWS = (
 FIT_CONDITIONS = ("precision", "optimizer", "input")
 
 
-def spec_table(ra: pd.Series, rb: pd.Series) -> pd.DataFrame:
+def spec_table(ra: specs.GPU, rb: specs.GPU) -> pd.DataFrame:
     rows = []
     for col, label, unit in SPEC_ROWS:
         va, vb = ra[col], rb[col]
@@ -52,25 +52,24 @@ def spec_table(ra: pd.Series, rb: pd.Series) -> pd.DataFrame:
 
 
 def throughput_table(
-    a: str,
-    b: str,
+    a: specs.GPU,
+    b: specs.GPU,
     workloads: Sequence[str],
     precisions: Sequence[str],
     batch_size: int | None,
     results: list | None,
     cat: pd.DataFrame,
-    asked: tuple[str, str] | None = None,
 ) -> tuple[pd.DataFrame, str]:
-    """Throughput of catalogue GPUs ``a`` and ``b`` per workload and precision (measured where a
-    results document has it, else predicted), with the model's measured error for the workload's
-    family and the published speedups of the names ``asked`` (any of their variants)."""
+    """Throughput of GPUs ``a`` and ``b`` per workload and precision (measured where a results
+    document has it, else predicted), with the model's measured error for the workload's family
+    and the published speedups of any variant the names given fit."""
     rows = []
     source = ""
     for w in workloads:
         for p in precisions:
             t = perfmodel.predict_table(w, p, batch_size, "train", [a, b], results=results, catalogue=cat)
             source = t["efficiency_source"].iloc[0]
-            ra, rb = t[t["gpu"] == a].iloc[0], t[t["gpu"] == b].iloc[0]
+            ra, rb = t[t["gpu"] == a.name].iloc[0], t[t["gpu"] == b.name].iloc[0]
 
             def pick(r):
                 m = r["measured_throughput"]
@@ -81,7 +80,7 @@ def throughput_table(
             ta, basis_a = pick(ra)
             tb, basis_b = pick(rb)
             note = "; ".join(n for n in (ra["note"], rb["note"]) if n and not n.startswith("measured"))
-            published = published_speedups(*(asked or (a, b)), w, ra["precision"], cat)
+            published = published_speedups(a, b, w, ra["precision"], cat)
             rows.append(
                 {
                     "workload": w,
@@ -107,8 +106,8 @@ def throughput_table(
 
 
 def fit_table(
-    a: str,
-    b: str,
+    a: specs.GPU,
+    b: specs.GPU,
     models: Sequence[str],
     batches: Sequence[int],
     precision: str,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import memory, perfmodel
+from .. import memory, perfmodel, specs
 from .. import precision as prec
 from ..errors import ParameterError
 from .figures import money, num, times
@@ -17,7 +17,7 @@ from .tables import FIT_CONDITIONS
 SAME_SPEED = 1.10
 
 
-def speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Series) -> list[dict]:
+def speed_verdicts(a: specs.GPU, b: specs.GPU, thr: pd.DataFrame) -> list[dict]:
     """One verdict per throughput row: which card is faster and by how much, why (what bounds the
     step, each card's bandwidth and matrix throughput), and where a publication measured the pair,
     what it measured."""
@@ -42,10 +42,10 @@ def speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Seri
             continue
         s = r["speedup_a_over_b"]
         fast, slow, k = (a, b, s) if s >= 1 else (b, a, 1 / s)
-        rf, rs = (ra, rb) if fast == a else (rb, ra)
-        bound_f = r["bound_a"] if fast == a else r["bound_b"]
-        math_f = r["math_a"] if fast == a else r["math_b"]
-        math_s = r["math_b"] if fast == a else r["math_a"]
+        rf, rs = fast, slow
+        bound_f = r["bound_a"] if fast is a else r["bound_b"]
+        math_f = r["math_a"] if fast is a else r["math_b"]
+        math_s = r["math_b"] if fast is a else r["math_a"]
         peak_f = prec.math_unit(rf, r["precision"], True)[1]
         peak_s = prec.math_unit(rs, r["precision"], True)[1]
         bw = rf["memory_bandwidth_gbs"] / rs["memory_bandwidth_gbs"]
@@ -92,14 +92,14 @@ def speed_verdicts(a: str, b: str, thr: pd.DataFrame, ra: pd.Series, rb: pd.Seri
     return out
 
 
-def fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Series) -> list[dict]:
+def fit_verdicts(a: specs.GPU, b: specs.GPU, fit: pd.DataFrame) -> list[dict]:
     """One verdict per model whose largest batch differs between the cards: the largest batch on
     each, within the estimate's measured error, and the batches only the larger card takes."""
     if fit.empty:
         return []
     out = []
     for model, g in fit.groupby("model", sort=False):
-        ga, gb = g[g["gpu"] == a], g[g["gpu"] == b]
+        ga, gb = g[g["gpu"] == a.name], g[g["gpu"] == b.name]
         la, lb = int(ga["largest_batch"].iloc[0]), int(gb["largest_batch"].iloc[0])
         only_a = [
             int(x) for x in ga.loc[ga["fits"].eq("yes").values & gb["fits"].eq("no").values, "batch_size"]
@@ -110,15 +110,15 @@ def fit_verdicts(a: str, b: str, fit: pd.DataFrame, ra: pd.Series, rb: pd.Series
         if la == lb:
             continue
         big, small, lbig, lsmall = (a, b, la, lb) if la > lb else (b, a, lb, la)
-        rbig, rsmall = (ra, rb) if big == a else (rb, ra)
-        only = only_a if big == a else only_b
+        rbig, rsmall = big, small
+        only = only_a if big is a else only_b
         verdict = f"{model} trains at batch {lbig} on {big}, {lsmall} on {small}"
         if lsmall == 0:
             verdict = f"{model} does not fit on {small} even at batch 1; {big} takes batch {lbig}"
         # what the batches were estimated at: precision, optimizer, one example's size
         said = [", ".join(str(g[c].iloc[0]) for c in FIT_CONDITIONS if c in g)]
         reason = f"{big} has {rbig['memory_gb']:g} GB against {rsmall['memory_gb']:g} GB."
-        gbig, gsmall = (ga, gb) if big == a else (gb, ga)
+        gbig, gsmall = (ga, gb) if big is a else (gb, ga)
         error = gbig["estimate_error"].iloc[0] if "estimate_error" in g else ""
         small_high = None
         if "largest_batch_low" in g and memory.batch_range(
@@ -160,7 +160,7 @@ COST_VERDICTS = (
 )
 
 
-def cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
+def cost_verdicts(a: specs.GPU, b: specs.GPU, costs: pd.DataFrame) -> list[dict]:
     """One verdict per cost row of :data:`COST_VERDICTS`: which card is cheaper and by how much,
     or "no verdict" naming the card without a dated, sourced price."""
     out = []
@@ -173,7 +173,7 @@ def cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
             topic = f"{topic} ({str(r['item'])[len('TCO over ') :].split(' (')[0]})"
         va, vb = num(r["a"]), num(r["b"])
         if va is None or vb is None:
-            missing = [g for g, v in ((a, va), (b, vb)) if v is None]
+            missing = [str(g) for g, v in ((a, va), (b, vb)) if v is None]
             out.append(
                 {
                     "topic": topic,
@@ -200,7 +200,7 @@ def cost_verdicts(a: str, b: str, costs: pd.DataFrame) -> list[dict]:
     return out
 
 
-def link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series, thr: pd.DataFrame) -> list[dict]:
+def link_verdict(a: specs.GPU, b: specs.GPU, thr: pd.DataFrame) -> list[dict]:
     """Two GPUs of each kind: predicted scaling over each one's link (NVLink or PCIe)."""
     if thr.empty:
         return []
@@ -208,12 +208,12 @@ def link_verdict(a: str, b: str, ra: pd.Series, rb: pd.Series, thr: pd.DataFrame
     first = (mixed if len(mixed) else thr).iloc[0]
     prof = perfmodel.profile(first["workload"], int(first["batch_size"]), first["precision"], "train")
     try:
-        sa, sb = perfmodel.predict_scaling(prof, ra, 2), perfmodel.predict_scaling(prof, rb, 2)
+        sa, sb = perfmodel.predict_scaling(prof, a.row, 2), perfmodel.predict_scaling(prof, b.row, 2)
     except (prec.Unsupported, ParameterError):
         return []
     ea, eb = sa["scaling_efficiency"], sb["scaling_efficiency"]
     bridges = []
-    for name, row, s in ((a, ra, sa), (b, rb, sb)):
+    for name, row, s in ((a.name, a.row, sa), (b.name, b.row, sb)):
         if s["link"] != "NVLink" and float(row.get("nvlink_gbs") or 0) > 0:
             bridged = perfmodel.predict_scaling(prof, row, 2, link="nvlink")
             bridges.append(f"with an NVLink bridge two {name} would keep {bridged['scaling_efficiency']:.0%}")

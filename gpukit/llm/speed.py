@@ -50,14 +50,10 @@ GEMM_TILE = (128, 128)
 
 
 def _gpu_row(gpu, catalogue: pd.DataFrame | None):
+    """A catalogue row as it is, or the row of a GPU record or natural name."""
     if isinstance(gpu, (pd.Series, dict)):
         return gpu
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    exact = cat[cat["gpu"] == gpu]
-    if len(exact):
-        return exact.iloc[0]
-    name = specs.resolve(gpu, cat).gpu
-    return cat[cat["gpu"] == name].iloc[0]
+    return specs.gpu(gpu, catalogue).row
 
 
 def _compute_precision(weights: str) -> str:

@@ -57,7 +57,7 @@ def calibrate(
             continue
         params = {k: v for k, v in rec.params.items() if k not in ("batch", "mode")}
         prof = profile(workload, int(rec.batch), rec.precision, "train", **params)
-        gpu = cat.loc[cat["gpu"] == name].iloc[0]
+        gpu = specs.row(cat, name)
         predicted = predict(prof, gpu, replace(eff, scale=1.0)).throughput
         eff = replace(eff, scale=float(rec.throughput) / predicted)
         used.append(f"scale from {workload}")

@@ -90,7 +90,7 @@ def place_runs(reference: pd.DataFrame, catalogue: pd.DataFrame) -> list[Placed 
     out: list[Placed | None] = []
     for _, r in reference.iterrows():
         prof = _profile_of(r)
-        gpu = catalogue.loc[catalogue["gpu"] == r["gpu"]].iloc[0]
+        gpu = specs.row(catalogue, r["gpu"])
         try:
             out.append(place(prof, gpu))
         except prec.Unsupported:
@@ -235,7 +235,7 @@ def scaling_validation(
         if one.empty:
             continue
         base = one.iloc[0]
-        gpu = cat.loc[cat["gpu"] == base["gpu"]].iloc[0]
+        gpu = specs.row(cat, base["gpu"])
         for _, r in group[group["gpus"] > 1].sort_values("gpus").iterrows():
             n = int(r["gpus"])
             link = source_link(r.get("link"))

@@ -159,18 +159,18 @@ def _measured(results, prof: Profile, catalogue: pd.DataFrame) -> dict[str, tupl
         gpu = doc.catalogued_gpu
         if not gpu:
             continue
-        row = catalogue.loc[catalogue["gpu"] == gpu]
-        if row.empty:
+        if gpu not in set(catalogue["gpu"]):
             continue
+        row = specs.row(catalogue, gpu)
         try:
-            want = prec.gpu_math(row.iloc[0], prof.precision)
+            want = prec.gpu_math(row, prof.precision)
         except prec.Unsupported:
             continue
         for r in doc.records:
             if r.workload != prof.workload or not r.ok or r.batch != prof.batch or r.mode != prof.mode:
                 continue
             try:
-                same = prec.gpu_math(row.iloc[0], r.precision) == want
+                same = prec.gpu_math(row, r.precision) == want
             except prec.Unsupported:
                 same = False
             if same:
@@ -192,7 +192,7 @@ def _measured(results, prof: Profile, catalogue: pd.DataFrame) -> dict[str, tupl
 def speedup(table: pd.DataFrame, a: str, b: str, catalogue: pd.DataFrame | None = None) -> float | None:
     """Predicted throughput of GPU ``a`` over GPU ``b`` in a :func:`predict_table` frame."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    ga, gb = specs.resolve(a, cat).gpu, specs.resolve(b, cat).gpu
+    ga, gb = specs.gpu(a, cat).name, specs.gpu(b, cat).name
     ta = table.loc[table["gpu"] == ga, "throughput"]
     tb = table.loc[table["gpu"] == gb, "throughput"]
     for name, t in ((ga, ta), (gb, tb)):

@@ -12,6 +12,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from .. import precision as prec
+from .. import specs
 from .style import _finish, _label_points, _plain_log_ticks, _renderer
 
 #: What "compute-bound" and "memory-bound" mean in the predicted-roofline figure's legend, printed beside it.
@@ -42,7 +43,7 @@ def predicted_roofline_figure(predictions: pd.DataFrame, catalogue: pd.DataFrame
     ai = np.logspace(np.log10(max(intensity / 10, 0.05)), np.log10(max(intensity * 10, 1000)), 200)
     colors = sns.color_palette("husl", len(frame))
     for color, (_, r) in zip(colors, frame.iterrows()):
-        gpu = catalogue.loc[catalogue["gpu"] == r["gpu"]].iloc[0]
+        gpu = specs.row(catalogue, r["gpu"])
         _, peak = prec.math_unit(gpu, r["precision"], r["workload"] != "bandwidth")
         bandwidth = float(gpu["memory_bandwidth_gbs"])
         ax.plot(ai, np.minimum(peak, ai * bandwidth / 1e3), color=color, lw=1.2, alpha=0.8)
