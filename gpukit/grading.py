@@ -149,8 +149,8 @@ def grade_pairs(
     )
 
 
-def summarize(table: pd.DataFrame, keys: Sequence[str] = SUMMARY_KEYS) -> dict:
-    """Headline figures of a pair table (:data:`SUMMARY_KEYS`, in the order of ``keys``): pairs,
+def summarize(table: pd.DataFrame) -> dict:
+    """Headline figures of a pair table (:data:`SUMMARY_KEYS`, in that order): pairs,
     those within tolerance, median and largest absolute error, decisive pairs and the winners
     called right among them (NaN errors and zero counts for an empty table)."""
     if table.empty:
@@ -173,7 +173,7 @@ def summarize(table: pd.DataFrame, keys: Sequence[str] = SUMMARY_KEYS) -> dict:
             "decisive_pairs": int(len(decisive)),
             "winners_right": int(decisive["winner_right"].eq(True).sum()),  # an object column
         }
-    return {k: figures[k] for k in keys}
+    return {k: figures[k] for k in SUMMARY_KEYS}
 
 
 def with_target(summary: dict, tolerance: Tolerance) -> dict:
@@ -188,13 +188,11 @@ def with_target(summary: dict, tolerance: Tolerance) -> dict:
     return {**summary, "within_share": share, "meets_target": meets}
 
 
-def summarize_by(
-    table: pd.DataFrame, by: str | Sequence[str], tolerance: Tolerance, keys: Sequence[str] = SUMMARY_KEYS
-) -> pd.DataFrame:
+def summarize_by(table: pd.DataFrame, by: str | Sequence[str], tolerance: Tolerance) -> pd.DataFrame:
     """:func:`with_target` of :func:`summarize` for each group of ``table``'s ``by`` columns (sorted;
     only groups with pairs), one row each, the group's columns first."""
     columns = [by] if isinstance(by, str) else list(by)
     rows = []
     for labels, group in table.groupby(columns, sort=True):
-        rows.append({**dict(zip(columns, labels)), **with_target(summarize(group, keys), tolerance)})
+        rows.append({**dict(zip(columns, labels)), **with_target(summarize(group), tolerance)})
     return pd.DataFrame(rows)

@@ -123,11 +123,6 @@ def test_summaries_by_hand():
     assert s["max_abs_error_pct"] == pytest.approx(100 / 3)
     assert s["decisive_pairs"] == 3 and s["winners_right"] == 2
     assert grading.summarize(table(LLM_SPEED))["within_tolerance"] == 3
-    # another order, or fewer figures
-    assert list(grading.summarize(table(), ["winners_right", "pairs"]).items()) == [
-        ("winners_right", 2),
-        ("pairs", 4),
-    ]
     empty = grading.summarize(pd.DataFrame())
     assert empty["pairs"] == 0 and empty["winners_right"] == 0 and math.isnan(empty["median_abs_error_pct"])
 

@@ -44,16 +44,6 @@ RATIO_TOLERANCE = TOLERANCE.speedup
 WINNER_MARGIN = TOLERANCE.winner_margin
 #: Share of same-source speedups that must land within :data:`RATIO_TOLERANCE` in each family.
 FAMILY_TARGET = TOLERANCE.target_share
-#: The figures of :func:`summarize_validation` (:data:`gpukit.grading.SUMMARY_KEYS`), in the order
-#: its tables and notebooks show them.
-SUMMARY_ORDER = (
-    "pairs",
-    "median_abs_error_pct",
-    "max_abs_error_pct",
-    "within_tolerance",
-    "decisive_pairs",
-    "winners_right",
-)
 
 
 def _profile_of(r) -> Profile:
@@ -188,12 +178,12 @@ def gpu_factors(ratios: pd.DataFrame) -> pd.Series:
 def summarize_by_family(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`summarize_validation` per workload family, with whether it meets the targets
     (:data:`FAMILY_TARGET` of speedups within ±15 %, every decisive winner right)."""
-    return summarize_by(table, "family", TOLERANCE, SUMMARY_ORDER)
+    return summarize_by(table, "family", TOLERANCE)
 
 
 def summarize_validation(table: pd.DataFrame) -> dict:
-    """Headline figures of a validation table (:data:`SUMMARY_ORDER`)."""
-    return summarize(table, SUMMARY_ORDER)
+    """Headline figures of a validation table (:func:`gpukit.grading.summarize`)."""
+    return summarize(table)
 
 
 #: The pairs this kit exists for, as (faster-named, slower-named) natural names.
