@@ -25,6 +25,12 @@ def script(monkeypatch):
     return module
 
 
+@pytest.fixture
+def page(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    return importlib.import_module("memory_page")
+
+
 class FakeEstimator:
     """Stands in for gpukit.memory.Estimator. The script reaches every name of gpukit.memory through the
     package (``memory.Estimator``, ``memory.measure_in_subprocess``), so that is where the tests put their
@@ -163,7 +169,7 @@ def test_a_resumed_file_from_an_earlier_version_is_reported_with_this_versions_e
     assert len(reported) == 2 and all("resident_bytes" in r for r in reported)
 
 
-def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
+def test_models_outside_the_grid_are_reported_apart_from_its_figures(script, page):
     """keras-cnn is measured like the grid's models, not among them, and its cases get a section of
     their own with their own summary."""
     assert "keras-cnn" in script.OUTSIDE_GRID and "keras-cnn" not in script.MODELS
@@ -185,7 +191,7 @@ def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
         }
         for p, m in (("fp32", 11), ("fp16", 100))
     ]
-    lines = script.outside_section(
+    lines = page.outside_section(
         rows,
         "runs.json",
         {
@@ -205,7 +211,7 @@ def test_models_outside_the_grid_are_reported_apart_from_its_figures(script):
         "| keras-cnn |  | 8 | fp32 | adam | train | 10.0 | 11.0 | 11.0–12.0 | -9.1% |",
         "| keras-cnn |  | 8 | fp16 | adam | train | 10.0 | 100.0 | 100.0–101.0 | -90.0% |",
     ]
-    assert script.outside_section([{**rows[0], "error": None}], "runs.json") == []
+    assert page.outside_section([{**rows[0], "error": None}], "runs.json") == []
 
 
 def _band_case(model, family, precision, mode, predicted, low, high, measured) -> dict:
@@ -239,7 +245,7 @@ def _read_back(text: str, path_attr: str, reader, monkeypatch, tmp_path) -> dict
         reader.cache_clear()
 
 
-def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, monkeypatch, tmp_path):
+def test_models_outside_the_grid_get_bands_of_their_own_per_precision(page, monkeypatch, tmp_path):
     """--model-bands writes each outside model's band in each precision, over every run, in the form
     gpukit.memory reads back; it needs --outside to have anything to write."""
 
@@ -251,7 +257,7 @@ def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, mo
         row("fp32", "infer", 5, 4, 5, 5),
         row("fp16", "train", 10, 90, 100, 95),
     ]
-    text = script.bands_csv(rows, "2026-12-02", "CPU test", ("model", "precision"))
+    text = page.bands_csv(rows, "2026-12-02", "CPU test", ("model", "precision"))
     lines = text.splitlines()
     assert lines[0] == (
         "model,precision,cases,median_abs_error,worst_abs_error,error_low,error_high,measured_on,date,source"
@@ -267,7 +273,7 @@ def test_models_outside_the_grid_get_bands_of_their_own_per_precision(script, mo
     assert read[("keras-cnn", "fp32")]["cases"] == 2
 
 
-def test_the_grids_bands_are_per_family_and_mode_and_read_back_by_gpukit(script, monkeypatch, tmp_path):
+def test_the_grids_bands_are_per_family_and_mode_and_read_back_by_gpukit(page, monkeypatch, tmp_path):
     """--bands writes a band per family and mode (a training fit is judged by the training cases, an
     inference fit by the inference cases), in the form gpukit.memory.error_bands reads back."""
 
@@ -277,7 +283,7 @@ def test_the_grids_bands_are_per_family_and_mode_and_read_back_by_gpukit(script,
         )
 
     rows = [row("train", 10, 10, 11, 10), row("train", 10, 8, 9, 8), row("infer", 5, 6, 8, 7)]
-    text = script.bands_csv(rows, "2026-12-02", "CPU test")
+    text = page.bands_csv(rows, "2026-12-02", "CPU test")
     lines = text.splitlines()
     assert lines[0].startswith("family,mode,cases,median_abs_error,")
     where = ",CPU test,2026-12-02,benchmarks/memory_accuracy.py"
@@ -376,7 +382,7 @@ def test_precisions_measures_one_policy_again_into_the_grid(script, monkeypatch,
     assert all(r["measured"] == 3 * 2**20 for r in rows if r["precision"] != "bf16")
 
 
-def test_other_cpu_section_pairs_each_case_with_its_run_on_the_other_cpu(script):
+def test_other_cpu_section_pairs_each_case_with_its_run_on_the_other_cpu(page):
     def row(precision, measured, native, note=""):
         return {
             "model": "fake-net",
@@ -403,7 +409,7 @@ def test_other_cpu_section_pairs_each_case_with_its_run_on_the_other_cpu(script)
             {**row("bf16", 20 * 2**20, ["bf16"]), "batch": 2},
         ],
     }
-    text = "\n".join(script.other_cpu_section(grid, other, "other.json"))
+    text = "\n".join(page.other_cpu_section(grid, other, "other.json"))
     # float16 pairs too (other CPU: not recorded); the batch-2 case is not in the grid
     assert "2 of the cases above" in text and "(an AVX2 CPU; the runs: `other.json`)" in text
     assert (
@@ -412,7 +418,7 @@ def test_other_cpu_section_pairs_each_case_with_its_run_on_the_other_cpu(script)
     )
     assert "| 12.0 (12.0–12.0) | bf16 | 12.5 (12.5–12.5) | not recorded | 0.96 |" in text
     assert (
-        script.other_cpu_section(grid, {"cpu": "same", "rows": grid}, "x.json") == []
+        page.other_cpu_section(grid, {"cpu": "same", "rows": grid}, "x.json") == []
     )  # same CPU: nothing to say
 
 
@@ -435,12 +441,16 @@ def test_memory_peaks_reads_its_cases_and_names_a_bad_one(monkeypatch):
     assert all(peaks.parse_case(case) for case, _ in peaks.CASES)
 
 
-def test_conditions_are_said_per_family_or_once_when_every_family_agrees(script):
+def test_conditions_are_said_per_family_or_once_when_every_family_agrees(page):
+    conditions = importlib.import_module("memory_page.conditions")
     rows = [
         {"family": "a", "inter_op_threads": [2], "precision": "bf16", "native_16bit": ["bf16"]},
         {"family": "b", "inter_op_threads": [2], "precision": "bf16", "native_16bit": []},
         {"family": "b", "precision": "bf16"},
     ]  # a run from before anything was recorded
-    assert script._per_family(rows[:2], script._recorded("inter_op_threads")) == "2 in every family"
-    assert script._per_family(rows, script._recorded("inter_op_threads")) == "a: 2; b: 2 and not recorded"
-    assert script._per_family(rows, script._native_label) == "a: bf16; b: none and not recorded"
+    assert conditions._per_family(rows[:2], conditions._recorded("inter_op_threads")) == "2 in every family"
+    assert (
+        conditions._per_family(rows, conditions._recorded("inter_op_threads"))
+        == "a: 2; b: 2 and not recorded"
+    )
+    assert conditions._per_family(rows, conditions._native_label) == "a: bf16; b: none and not recorded"
