@@ -37,8 +37,9 @@ import pandas as pd
 from . import specs
 from ._csv import Field, parse_rows, to_frame
 from .errors import DataError, Problem, UnknownGPUError
+from .resources import DATA_DIR
 
-CLAIMS_PATH = specs.DATA_DIR / "claims.csv"
+CLAIMS_PATH = DATA_DIR / "claims.csv"
 RELATIONS = ("eq", "max", "gt", "lt", "approx")
 VERDICTS = ("confirmed", "wrong", "unclear")
 #: Fields a claim can be about: every catalogue figure and a few descriptive ones.

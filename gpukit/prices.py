@@ -24,10 +24,11 @@ import pandas as pd
 from . import specs
 from ._csv import Field, parse_rows, read_rows, to_frame
 from .errors import DataError, Problem, UnknownGPUError
+from .resources import DATA_DIR
 
-PURCHASE_PATH = specs.DATA_DIR / "prices.csv"
-CLOUD_PATH = specs.DATA_DIR / "cloud_prices.csv"
-GAPS_PATH = specs.DATA_DIR / "price_gaps.csv"
+PURCHASE_PATH = DATA_DIR / "prices.csv"
+CLOUD_PATH = DATA_DIR / "cloud_prices.csv"
+GAPS_PATH = DATA_DIR / "price_gaps.csv"
 PRICE_KINDS = ("msrp", "street", "used")
 #: Kinds of cloud price, never mixed: an on-demand instance or pod, a spot/interruptible one,
 #: a per-second serverless worker (converted to an hour).

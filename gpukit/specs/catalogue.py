@@ -1,0 +1,256 @@
+"""The catalogue file: its schema (units in the column names), loading it and validating every
+row, the datasheet figures checked against each other, and a card's memory in bytes."""
+
+from __future__ import annotations
+
+import os
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from .._csv import Field, parse_rows, to_frame
+from ..errors import DataError, Problem
+from ..resources import DATA_DIR
+from ..units import GIB
+
+CATALOGUE_PATH = DATA_DIR / "gpus.csv"
+
+
+SCHEMA: tuple[Field, ...] = (
+    Field("gpu", "text", help="canonical name, e.g. 'V100 SXM2 32GB'"),
+    Field("vendor", "choice", choices=("NVIDIA", "AMD", "Intel")),
+    Field("architecture", "text", help="e.g. Ampere"),
+    Field("segment", "choice", choices=("datacenter", "workstation", "consumer")),
+    Field("compute_capability", "cc", help="CUDA compute capability, e.g. 8.6"),
+    Field("launch", "month", help="vendor announcement, YYYY-MM"),
+    Field("form_factor", "choice", choices=("PCIe", "SXM2", "SXM4", "SXM5", "SXM6")),
+    Field("cuda_cores", "int", low=1, high=100_000),
+    Field("tensor_cores", "int", required=False, low=0, high=10_000),
+    Field("boost_clock_mhz", "float", low=100, high=5_000),
+    Field("memory_gb", "float", low=1, high=1_024, help="capacity in GiB as datasheets mean 'GB'"),
+    Field("memory_type", "text", help="e.g. GDDR6, HBM2e"),
+    Field("memory_bus_bits", "int", low=32, high=16_384),
+    Field(
+        "memory_data_rate_gbps", "float", required=False, low=0.5, high=50, help="per-pin data rate, Gbit/s"
+    ),
+    Field("memory_bandwidth_gbs", "float", low=10, high=20_000),
+    Field(
+        "l2_cache_mib",
+        "float",
+        required=False,
+        low=0.25,
+        high=1_024,
+        default="",
+        help="L2 cache in MiB, as the driver reports it (cudaDeviceProp.l2CacheSize / 2**20)",
+    ),
+    Field("fp64_tflops", "float", low=0.01, high=1_000),
+    Field("fp32_tflops", "float", low=0.1, high=1_000),
+    Field("tf32_tensor_tflops", "float", required=False, low=0.1, high=10_000),
+    Field("fp16_tensor_tflops", "float", required=False, low=0.1, high=10_000),
+    Field("bf16_tensor_tflops", "float", required=False, low=0.1, high=10_000),
+    Field("int8_tensor_tops", "float", required=False, low=0.1, high=20_000),
+    Field("tdp_w", "float", low=5, high=2_000),
+    Field("nvlink_gbs", "float", low=0, high=10_000, help="0 where there is none"),
+    Field("pcie_gen", "int", low=1, high=7),
+    Field("msrp_usd", "float", required=False, low=1, high=1_000_000),
+    Field("msrp_source_url", "url", required=False),
+    Field("source_url", "url"),
+    Field("whitepaper_url", "url", required=False),
+    Field("l2_source_url", "url", required=False, default=""),
+    Field("retrieved", "date", help="when the figures were checked against the source, YYYY-MM-DD"),
+    Field("notes", "text", required=False),
+)
+COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA)
+
+#: Numeric columns a ranking or a plot can use, with their units.
+NUMERIC_COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA if f.kind in ("int", "float"))
+
+# Dense FP16 tensor-core FMAs per clock per tensor core, with FP32 accumulate, by compute
+# capability (Volta, Turing, GA100, GA10x and Ada whitepapers; Hopper whitepaper).
+# GeForce cards run FP32 accumulate at half this rate.
+_TENSOR_FMA_PER_CLOCK = {"7.0": 64, "7.5": 64, "8.0": 256, "8.6": 128, "8.9": 128, "9.0": 512}
+# Architectures without TF32 or BF16 tensor modes (Volta, Turing).
+_NO_TF32_BF16 = {"7.0", "7.5"}
+
+# Tolerances of the cross-checks, as a relative difference.
+FP32_TOLERANCE = 0.03
+BANDWIDTH_TOLERANCE = 0.03
+
+
+def memory_bytes(memory_gb: float) -> int:
+    """Capacity in bytes of a card whose datasheet says ``memory_gb`` GB (binary, GiB)."""
+    return int(round(memory_gb * GIB))
+
+
+def _cross_check(row: dict) -> list[tuple[str, str]]:
+    """Consistency checks between the figures of one parsed row: (column, message) pairs."""
+    return _rate_checks(row) + _tensor_checks(row) + _source_checks(row)
+
+
+def _rate_checks(row: dict) -> list[tuple[str, str]]:
+    """FP32 TFLOPS against the CUDA cores and clock; bandwidth against the bus and data rate."""
+    out: list[tuple[str, str]] = []
+    expected = 2 * row["cuda_cores"] * row["boost_clock_mhz"] * 1e6 / 1e12
+    if abs(row["fp32_tflops"] - expected) > FP32_TOLERANCE * expected:
+        out.append(
+            (
+                "fp32_tflops",
+                (
+                    f"{row['fp32_tflops']:g} disagrees with 2 x cuda_cores x boost_clock_mhz = {expected:.1f} "
+                    f"by more than {FP32_TOLERANCE:.0%}; check all three against the datasheet"
+                ),
+            )
+        )
+    rate = row["memory_data_rate_gbps"]
+    if rate is not None:
+        expected = row["memory_bus_bits"] / 8 * rate
+        if abs(row["memory_bandwidth_gbs"] - expected) > BANDWIDTH_TOLERANCE * expected:
+            out.append(
+                (
+                    "memory_bandwidth_gbs",
+                    (
+                        f"{row['memory_bandwidth_gbs']:g} disagrees with memory_bus_bits / 8 x memory_data_rate_gbps "
+                        f"= {expected:.0f} by more than {BANDWIDTH_TOLERANCE:.0%}; check the three figures"
+                    ),
+                )
+            )
+    return out
+
+
+def _tensor_checks(row: dict) -> list[tuple[str, str]]:
+    """Tensor-core figures: no TF32 or BF16 where the architecture has none, a dense FP16 figure
+    (:func:`_fp16_check`), and TF32 at half of FP16."""
+    out: list[tuple[str, str]] = []
+    cc = row["compute_capability"]
+    if cc in _NO_TF32_BF16:
+        for col in ("tf32_tensor_tflops", "bf16_tensor_tflops"):
+            if row[col] is not None:
+                out.append(
+                    (
+                        col,
+                        (
+                            f"is set, but compute capability {cc} ({row['architecture']}) has no "
+                            f"{col.split('_')[0].upper()} tensor mode; leave it empty"
+                        ),
+                    )
+                )
+    out += _fp16_check(row)
+    tf32, fp16 = row["tf32_tensor_tflops"], row["fp16_tensor_tflops"]
+    if tf32 and fp16 and abs(tf32 / fp16 - 0.5) > 0.05:
+        out.append(
+            (
+                "tf32_tensor_tflops",
+                (
+                    f"{tf32:g} is not half the dense FP16 figure {fp16:g} as on every architecture with TF32; "
+                    f"is one of them a sparse figure?"
+                ),
+            )
+        )
+    return out
+
+
+def _fp16_check(row: dict) -> list[tuple[str, str]]:
+    """The FP16 tensor figure against the dense rate of the card's tensor cores at its clock: far
+    above it is the 2:4-sparse or FP16-accumulate headline, far below a wrong count or figure."""
+    fma = _TENSOR_FMA_PER_CLOCK.get(row["compute_capability"])
+    fp16 = row["fp16_tensor_tflops"]
+    if not (fma and fp16 and row["tensor_cores"]):
+        return []
+    if row["segment"] == "consumer" and row["compute_capability"] not in ("7.0",):
+        fma //= 2
+    dense = row["tensor_cores"] * fma * 2 * row["boost_clock_mhz"] * 1e6 / 1e12
+    ratio = fp16 / dense
+    if ratio > 1.5:
+        return [
+            (
+                "fp16_tensor_tflops",
+                (
+                    f"{fp16:g} is {ratio:.1f}x the dense rate of {row['tensor_cores']} tensor cores at "
+                    f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); it looks like the 2:4-sparse or "
+                    f"FP16-accumulate figure: write the dense FP16 figure with FP32 accumulate"
+                ),
+            )
+        ]
+    if ratio < 0.75:
+        return [
+            (
+                "fp16_tensor_tflops",
+                (
+                    f"{fp16:g} is only {ratio:.2f}x the dense rate of {row['tensor_cores']} tensor cores at "
+                    f"{row['boost_clock_mhz']:g} MHz ({dense:.1f}); check tensor_cores and the figure"
+                ),
+            )
+        ]
+    return []
+
+
+def _source_checks(row: dict) -> list[tuple[str, str]]:
+    """A cited source for the L2 size and the price, and a launch no later than the check."""
+    out: list[tuple[str, str]] = []
+    if row["l2_cache_mib"] is not None and row["l2_source_url"] is None:
+        out.append(
+            (
+                "l2_source_url",
+                "is empty, but l2_cache_mib is set; cite the device report or vendor document that gives it",
+            )
+        )
+    if row["msrp_usd"] is not None and row["msrp_source_url"] is None:
+        out.append(("msrp_source_url", "is empty, but msrp_usd is set; cite where the price was published"))
+    if row["launch"] > row["retrieved"][:7]:
+        out.append(("launch", f"{row['launch']} is after the retrieved date {row['retrieved']}"))
+    return out
+
+
+def validate_catalogue(path: str | os.PathLike, today: date | None = None) -> pd.DataFrame:
+    """Load and validate a catalogue CSV; raise :class:`DataError` naming each bad cell.
+
+    Checks the header (every column of :data:`SCHEMA`, no unknown or repeated ones), each
+    cell's type and range, unique GPU names, and cross-checks between figures.
+    """
+    path = Path(path)
+    records, problems = parse_rows(path, SCHEMA, today or date.today(), what="GPU")
+    names: dict[str, int] = {}
+    kept = []
+    for line, row in records:
+        key = row["gpu"].casefold()
+        if key in names:
+            problems.append(
+                Problem(
+                    path,
+                    line,
+                    "gpu",
+                    f"{row['gpu']!r} repeats line {names[key]}; names must be unique",
+                    row["gpu"],
+                )
+            )
+            continue
+        names[key] = line
+        for col, msg in _cross_check(row):
+            problems.append(Problem(path, line, col, msg, row["gpu"]))
+        kept.append(row)
+    if problems:
+        raise DataError(sorted(problems, key=lambda p: p.line or 0))
+    records = kept
+    frame = to_frame(records, SCHEMA)
+    frame.attrs["source_path"] = str(path)
+    return frame
+
+
+@lru_cache(maxsize=8)
+def _cached(path: str, mtime_ns: int, size: int) -> pd.DataFrame:
+    return validate_catalogue(path)
+
+
+def load_catalogue(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The validated catalogue as a DataFrame with :data:`COLUMNS` (cached per file version).
+
+    ``path`` defaults to ``data/gpus.csv``. Empty cells are ``NaN`` (numbers) or ``None``.
+    """
+    p = Path(path) if path else CATALOGUE_PATH
+    try:
+        st = p.stat()
+    except OSError:
+        return validate_catalogue(p)  # raises the file-not-found DataError
+    return _cached(str(p), st.st_mtime_ns, st.st_size).copy()
