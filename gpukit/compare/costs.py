@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from .. import cost, prices, specs
-from .figures import num, ratio
+from .numbers import num, ratio
 
 
 def _both_notes(a: str, note_a: str, b: str, note_b: str) -> str:

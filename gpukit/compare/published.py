@@ -7,7 +7,7 @@ import pandas as pd
 
 from .. import perfmodel, specs
 from ..perfmodel.grading import default_validation
-from .figures import times
+from .numbers import times
 
 
 def published_speedups(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from .. import memory, perfmodel, specs
-from .figures import num, ratio
+from .numbers import num, ratio
 from .published import published_speedups, published_text
 
 #: Spec rows of the comparison: (column, label, unit).

@@ -9,7 +9,7 @@ import pandas as pd
 from .. import memory, perfmodel, specs
 from .. import precision as prec
 from ..errors import ParameterError
-from .figures import money, num, times
+from .numbers import money, num, times
 from .published import model_at_published, published_text
 from .tables import FIT_CONDITIONS
 

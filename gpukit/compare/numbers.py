@@ -1,4 +1,4 @@
-"""Figures as a comparison reads and writes them: a number or nothing, a ratio or nothing, a
+"""Numbers as a comparison reads and writes them: a number or nothing, a ratio or nothing, a
 factor ("1.29×") and an amount of dollars."""
 
 from __future__ import annotations
