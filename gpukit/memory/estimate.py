@@ -418,6 +418,7 @@ class Estimator:
     ):
         self.spec = resolve_model(model_name, input_shape, classes, seq_len)
         self.seq_len = seq_len
+        self._estimates: dict[tuple, Estimate] = {}
         self.graph: Graph | None = None
         self.transformer: TransformerSpec | None = None
         if self.spec.kind == "transformer":
@@ -465,11 +466,16 @@ class Estimator:
         if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
             raise ParameterError(f"batch size {batch!r} must be a whole number of at least 1")
         check_mode(mode)
-        if self.transformer is not None:
-            return estimate_transformer(
-                self.transformer, batch, precision, optimizer, mode, self.seq_len, runtime_reserve_bytes
-            )
-        return simulate(self.graph, batch, precision, optimizer, mode, runtime_reserve_bytes)
+        key = (batch, precision, optimizer, mode, runtime_reserve_bytes)
+        if key not in self._estimates:  # a fit table or a ranking asks the same batches again
+            if self.transformer is not None:
+                found = estimate_transformer(
+                    self.transformer, batch, precision, optimizer, mode, self.seq_len, runtime_reserve_bytes
+                )
+            else:
+                found = simulate(self.graph, batch, precision, optimizer, mode, runtime_reserve_bytes)
+            self._estimates[key] = found
+        return self._estimates[key]
 
     def largest_batch(
         self,
