@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpukit import specs
+from gpukit import cache, specs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +55,15 @@ def shipped_copy(tmp_path):
     path = tmp_path / "gpus.csv"
     shutil.copy(specs.CATALOGUE_PATH, path)
     return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _a_cache_of_the_tests_own(tmp_path_factory):
+    """Derived results (gpukit.cache) go to a folder of this test session's, never the user's
+    cache; notebook kernels and children the tests start inherit it."""
+    import os
+
+    os.environ[cache.ENV] = str(tmp_path_factory.mktemp("gpukit-cache"))
 
 
 @pytest.fixture(autouse=True)

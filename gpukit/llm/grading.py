@@ -15,9 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .. import grading, specs
+from .. import cache, grading, specs
 from .. import precision as prec
 from ..errors import ParameterError
+from . import reference
 from .engines import ENGINES
 from .models import resolve_model, weights_format
 from .reference import (
@@ -109,7 +110,9 @@ def validation_table(
 
 @functools.lru_cache(maxsize=1)
 def _shipped_validation() -> pd.DataFrame:
-    return validation_table(load_reference())
+    """The grading of the shipped runs, computed once for the code and data at hand (:mod:`gpukit.cache`)."""
+    inputs = [*cache.data_files(), reference.REFERENCE_PATH]
+    return cache.cached("llm-validation", inputs, lambda: validation_table(load_reference()))
 
 
 def summarize(table: pd.DataFrame, test: str | None = None) -> dict:
@@ -147,14 +150,24 @@ def summary_by_test(table: pd.DataFrame, by_setting: bool = False, by_source: bo
     return pd.DataFrame(rows)
 
 
+def _single_gpu_decode() -> pd.DataFrame:
+    """The graded decode pairs between single GPUs."""
+    table = validation_table()
+    return table[(table["setting"] == SETTINGS[0]) & (table["test"] == "tg")] if len(table) else table
+
+
+def decode_summary() -> dict:
+    """:func:`summarize` of the decode pairs between single GPUs (no pairs where nothing is shipped)."""
+    return summarize(_single_gpu_decode() if reference_shipped() else pd.DataFrame(), "tg")
+
+
 def decode_error_text(gpus: Sequence[str] = ()) -> str:
     """The decode model's measured error between single GPUs in a few words, for the sentence of a
     predicted speedup of one card over another; for each of ``gpus``, how its own published pairs
     went, or that it has none (outside what was graded)."""
     if not reference_shipped():
         return "decode speed not graded"
-    table = validation_table()
-    one = table[(table["setting"] == SETTINGS[0]) & (table["test"] == "tg")] if len(table) else table
+    one = _single_gpu_decode()
     s = summarize(one, "tg")
     if not s["pairs"]:
         return "decode speed not graded"

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .. import cache, specs
 from .. import precision as prec
-from .. import specs
 from ..grading import TRAINING_THROUGHPUT, faster_first, pair_table, summarize, summarize_by
 from .profiles import Profile, profile
 from .reference import (
@@ -257,12 +257,18 @@ def scaling_validation(
 @functools.lru_cache(maxsize=4)
 def default_validation(family_name: str | None = None) -> pd.DataFrame:
     """:func:`validation_table` of the shipped measurements with the default factors, of one
-    workload family or all (computed once per process; treat as read-only). A transformer family
-    needs no TensorFlow; the CNN family builds ResNet-50 to walk it."""
-    ref = cached_reference(str(REFERENCE_PATH))
-    if family_name is not None:
-        ref = ref[[family(w) == family_name for w in ref["workload"]]]
-    return validation_table(ref)
+    workload family or all (treat as read-only). Computed once for the code and data at hand and
+    kept (:mod:`gpukit.cache`): a transformer family needs no TensorFlow, but the CNN family
+    builds ResNet-50 to walk it."""
+
+    def grade() -> pd.DataFrame:
+        ref = cached_reference(str(REFERENCE_PATH))
+        if family_name is not None:
+            ref = ref[[family(w) == family_name for w in ref["workload"]]]
+        return validation_table(ref)
+
+    inputs = [*cache.data_files(), REFERENCE_PATH]
+    return cache.cached(f"perfmodel-validation-{family_name or 'all'}", inputs, grade)
 
 
 @functools.lru_cache(maxsize=8)
