@@ -28,7 +28,7 @@ import pytest  # noqa: E402
 from matplotlib.collections import PathCollection, PolyCollection, QuadMesh  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 
-from gpukit import claims, compare, cost, memory, perfmodel, plots, precision, prices, results, specs  # noqa: E402
+from gpukit import claims, compare, cost, memory, perfmodel, plots, precision, prices, rank, results, specs  # noqa: E402
 from gpukit.errors import ParameterError  # noqa: E402
 from gpukit.plots import style  # noqa: E402
 
@@ -1374,6 +1374,43 @@ def test_llm_decode_figure_points_are_the_predicted_decode_speeds(catalogue):
         plots.llm_decode_figure(table.assign(decode_tokens_per_s=float("nan")), catalogue),
         "no GPU can run this configuration",
     )
+
+
+def _ranking(rows, renting=False):
+    """A ranking frame of (gpu, standing, throughput, price) rows, as gpukit.rank makes them."""
+    column = "cloud_usd_per_hour" if renting else "price_usd"
+    frame = pd.DataFrame(
+        [{"gpu": g, "standing": st, "throughput": t, column: p, "gpus": 1} for g, st, t, p in rows]
+    )
+    frame.attrs.update(
+        price=rank.Price("cloud" if renting else "street"), unit="images/s", job=rank.Job("resnet50")
+    )
+    return frame
+
+
+def test_rank_figure_marks_the_front_and_greys_what_does_not_fit():
+    ranking = _ranking(
+        [
+            ("A", "ranked", 100.0, 1000.0),
+            ("B", "ranked", 300.0, 2000.0),
+            ("C", "ranked", 200.0, 3000.0),  # dearer and slower than B: off the front
+            ("D", "does not fit", 500.0, 1500.0),
+            ("E", "no price", 400.0, None),
+        ]
+    )
+    ax = plots.rank_figure(ranking).axes[0]
+    assert_points(offsets(collection(ax, "fits")), [(1000, 100), (2000, 300), (3000, 200)])
+    grey = collection(ax, "does not fit (throughput if it did)")
+    assert_points(offsets(grey), [(1500, 500)])
+    (step,) = [ln for ln in ax.lines if ln.get_label().startswith("Pareto front")]
+    assert list(step.get_xdata()) == [1000, 2000] and list(step.get_ydata()) == [100, 300]
+    assert sorted(annotation_texts(ax)) == ["A", "B", "C", "D"]  # E has no price to plot at
+    assert "street purchase price, dollars" in ax.get_xlabel() and "images/s" in ax.get_ylabel()
+    assert "resnet50 training" in ax.get_title() and ax.get_xscale() == "log"
+    renting = plots.rank_figure(_ranking([("A", "ranked", 100.0, 0.5)], renting=True)).axes[0]
+    assert "cloud rate, dollars per hour" in renting.get_xlabel()
+    empty = plots.rank_figure(_ranking([("E", "no price", 400.0, None)])).axes[0]
+    assert "no GPU has a street purchase price and a throughput" in annotation_texts(empty)
 
 
 def test_every_public_figure_function_is_tested_here():

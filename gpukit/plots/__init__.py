@@ -5,8 +5,8 @@ shows it exactly once (as the cell's value) and scripts can ``savefig`` it. :mod
 the house style (colours, markers, point labels, log ticks); each other module holds one
 domain's figures: :mod:`.specs` the datasheet catalogue, :mod:`.bench` what the device here
 measured, :mod:`.memory` what fits in memory, :mod:`.cost` prices, :mod:`.perfmodel` the
-performance model and its grading, :mod:`.llm` large language models and :mod:`.compare` two
-GPUs head to head.
+performance model and its grading, :mod:`.llm` large language models, :mod:`.compare` two
+GPUs head to head and :mod:`.rank` every GPU for one job by work per dollar.
 """
 
 from .bench import WORKLOAD_MARKERS, achieved_figure, roofline_figure
@@ -30,6 +30,7 @@ from .perfmodel import (
     sustained_share_figure,
     validation_figure,
 )
+from .rank import rank_figure
 from .specs import compute_figure, efficiency_figure, memory_figure
 from .style import ARCHITECTURES, PALETTE, SEGMENT_MARKERS, apply_style
 
@@ -65,4 +66,5 @@ __all__ = [
     "claims_figure",
     "spec_ratio_figure",
     "throughput_comparison_figure",
+    "rank_figure",
 ]

@@ -1,0 +1,495 @@
+"""The buyer's question: every catalogue GPU for one job, ranked by work per dollar.
+
+A job is a model trained or served at a precision (:class:`Job`), or an LLM served by an engine
+(:class:`LLMJob`). For each GPU the ranking joins three things the kit already knows:
+
+* the fit: the largest batch the memory estimate allows (what ``gpukit fit`` says);
+* the speed: the performance model's throughput at the batch used (what ``gpukit predict`` says
+  for the same arguments), by default the largest batch that fits, capped where a larger batch
+  stops adding throughput (:data:`PLATEAU`);
+* the price of one kind, never mixed: a purchase price (street, used or msrp) or a cloud rate
+  (on-demand or spot), with its date and source.
+
+Work per dollar is throughput per $1,000 of purchase price, or dollars per million items
+(images, sequences, tokens) renting or owning. GPUs that do not fit, or have no price of the
+kind asked for, are listed after the ranked ones and say why; none is dropped silently. Every
+row carries the measured error of its prediction (the family's median error on published
+same-source speedups, ``docs/perfmodel-accuracy.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import cost, llm, memory, perfmodel, prices, specs
+from . import precision as prec
+from .errors import ParameterError
+from .models import check_mode
+
+#: The default batch is the largest that fits, or the smallest power of two below it whose
+#: throughput is within this share of the throughput there: where a larger batch stops adding
+#: throughput, its memory buys nothing.
+PLATEAU = 0.02
+#: Purchase kinds and the cloud, as ``--price-kind`` takes them (``any`` mixes kinds: not here).
+PRICE_KINDS = (*prices.PRICE_KINDS, "cloud")
+CLOUD_KINDS = ("on-demand", "spot")
+#: What each row of a ranking is, in this order: ranked (runs, fits and has a price), then the
+#: GPUs without a price of the kind asked for, then those the job does not fit, then those that
+#: cannot run its precision; "over budget" is the cheapest GPU, shown when a budget is below
+#: every price.
+STANDINGS = ("ranked", "no price", "does not fit", "cannot run", "over budget")
+
+COLUMNS = (
+    "rank",
+    "gpu",
+    "standing",
+    "fits",
+    "largest_batch",
+    "batch_size",
+    "throughput",
+    "throughput_unit",
+    "gpus",
+    "price_kind",
+    "price_usd",
+    "cloud_usd_per_hour",
+    "cloud_provider",
+    "price_date",
+    "price_source_url",
+    "throughput_per_1k_usd",
+    "usd_per_million_items",
+    "error_pct",
+    "graded",
+    "note",
+    "price_note",
+)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A model to train or run on each GPU: a workload ``gpukit predict`` knows whose memory
+    ``gpukit fit`` can estimate (a ``keras.applications`` name, a built-in transformer)."""
+
+    workload: str
+    precision: str = "fp16"
+    mode: str = "train"
+    seq_len: int | None = None
+    batch: int | None = None  # None: the largest that fits, capped at the plateau
+    gpus: int = 1
+    optimizer: str = "adam"
+
+    def describe(self) -> str:
+        what = "training" if self.mode == "train" else "inference"
+        optimizer = f", {self.optimizer}" if self.mode == "train" else ""
+        many = f", {self.gpus} GPUs data-parallel" if self.gpus > 1 else ""
+        return f"{self.workload} {what} ({self.precision}{optimizer}{many})"
+
+
+@dataclass(frozen=True)
+class Price:
+    """Which price a ranking divides by: a purchase kind, or the cloud of one kind."""
+
+    kind: str = "street"  # msrp, street, used or cloud
+    cloud_kind: str = "on-demand"
+    cloud: str = "cheapest"  # cheapest, median or a provider's name
+    budget_usd: float | None = None  # purchase: for all the GPUs; cloud: per hour for all of them
+
+    def __post_init__(self) -> None:
+        if self.kind not in PRICE_KINDS:
+            raise ParameterError(f"price kind {self.kind!r}: use one of {', '.join(PRICE_KINDS)}")
+        if self.cloud_kind not in CLOUD_KINDS:
+            raise ParameterError(f"cloud kind {self.cloud_kind!r}: use one of {', '.join(CLOUD_KINDS)}")
+        if self.budget_usd is not None and not self.budget_usd > 0:
+            raise ParameterError(f"budget {self.budget_usd!r} must be a positive number of US dollars")
+
+    @property
+    def renting(self) -> bool:
+        return self.kind == "cloud"
+
+    def describe(self) -> str:
+        if self.renting:
+            return f"{self.cloud_kind} cloud rate ({self.cloud})"
+        return f"{self.kind} purchase price"
+
+
+def _check_job(job: Job) -> None:
+    prec.trainable(job.precision)  # one vocabulary: refuses what it does not know
+    check_mode(job.mode)
+    for name, value in (("--gpus", job.gpus), ("batch size", job.batch), ("sequence length", job.seq_len)):
+        if value is not None and value < 1:
+            raise ParameterError(f"{name} {value} must be at least 1")
+    if job.gpus > 1 and job.mode != "train":
+        raise ParameterError("--gpus ranks data-parallel training; leave out --mode infer")
+
+
+def _largest_batches(job: Job, estimator, catalogue: pd.DataFrame, reserve: int) -> dict[str, int]:
+    """Each GPU's largest batch per GPU by the memory estimate (0 where not even one fits)."""
+    return {
+        g["gpu"]: estimator.largest_batch(
+            specs.memory_bytes(g["memory_gb"]), job.precision, job.optimizer, job.mode, reserve
+        )
+        for _, g in catalogue.iterrows()
+    }
+
+
+def _predictions(job: Job, batch: int, catalogue: pd.DataFrame) -> pd.DataFrame:
+    """``perfmodel.predict_table`` at ``batch`` for every GPU of ``catalogue``, indexed by GPU."""
+    extra = {"seq_len": job.seq_len} if job.seq_len is not None else {}
+    frame = perfmodel.predict_table(
+        job.workload, job.precision, batch, job.mode, None, catalogue=catalogue, count=job.gpus, **extra
+    )
+    return frame.set_index("gpu")
+
+
+def _row(frame: pd.DataFrame, gpu: str, batch: int) -> dict:
+    return {
+        "batch_size": batch,
+        **{k: frame.at[gpu, k] for k in ("throughput", "throughput_unit", "graded", "note")},
+    }
+
+
+def _speeds(job: Job, largest: dict[str, int], catalogue: pd.DataFrame) -> pd.DataFrame:
+    """Per GPU the batch used and the prediction there: ``job.batch``, or else the smallest power
+    of two whose throughput is within :data:`PLATEAU` of the throughput at the largest batch that
+    fits (that batch itself where no power of two below it gets there). Predictions of one batch
+    are made for all the GPUs that ask for it at once; a GPU stops being asked once it is settled."""
+    gpus = list(catalogue["gpu"])
+    if job.batch is not None:
+        frame = _predictions(job, job.batch, catalogue)
+        return pd.DataFrame({g: _row(frame, g, job.batch) for g in gpus}).T
+    top = {g: max(largest[g], 1) for g in gpus}  # a GPU nothing fits on is shown at batch 1
+    rows, best = {}, {}
+    for batch in sorted(set(top.values())):
+        asking = [g for g in gpus if top[g] == batch]
+        frame = _predictions(job, batch, catalogue[catalogue["gpu"].isin(asking)])
+        for g in asking:
+            rows[g], best[g] = _row(frame, g, batch), frame.at[g, "throughput"]
+    batch, open_ = 1, [g for g in gpus if top[g] > 1 and best[g] == best[g]]
+    while open_:
+        frame = _predictions(job, batch, catalogue[catalogue["gpu"].isin(open_)])
+        for g in list(open_):
+            throughput = frame.at[g, "throughput"]
+            if throughput >= (1 - PLATEAU) * best[g]:
+                rows[g] = _row(frame, g, batch)
+            if throughput >= (1 - PLATEAU) * best[g] or batch * 2 >= top[g]:
+                open_.remove(g)
+        batch *= 2
+    return pd.DataFrame(rows).T.loc[gpus]
+
+
+def _price_rows(price: Price, book: prices.Prices, precision: str, catalogue: pd.DataFrame) -> pd.DataFrame:
+    """Each GPU's price of the one kind asked for (``cost.cost_table``), indexed by GPU."""
+    table = cost.cost_table(
+        book,
+        list(catalogue["gpu"]),
+        [precision],
+        price.kind,
+        cloud=price.cloud,
+        catalogue=catalogue,
+        cloud_kind=price.cloud_kind,
+    )
+    return table.drop_duplicates("gpu").set_index("gpu")
+
+
+def _work_per_dollar(row: dict, price: Price, count: int, years: float, utilization: float) -> dict:
+    """Throughput per $1k of purchase price and dollars per million items, for ``count`` GPUs."""
+    rate = row["throughput"]
+    if price.renting:
+        hourly = row["cloud_usd_per_hour"]
+        return {
+            "throughput_per_1k_usd": None,
+            "usd_per_million_items": cost.usd_per_million_items(
+                None if hourly is None else hourly * count, rate
+            ),
+        }
+    total = None if row["price_usd"] is None else row["price_usd"] * count
+    owned = cost.owned_usd_per_hour(
+        None if row["tco_usd"] is None else row["tco_usd"] * count, years, utilization
+    )
+    return {
+        "throughput_per_1k_usd": rate / total * 1000 if total and rate == rate else None,
+        "usd_per_million_items": cost.usd_per_million_items(owned, rate),
+    }
+
+
+def _standing(row: dict, price: Price) -> str:
+    if row["throughput"] != row["throughput"]:
+        return "cannot run"
+    if not row["fits"]:
+        return "does not fit"
+    priced = row["cloud_usd_per_hour"] if price.renting else row["price_usd"]
+    return "ranked" if priced is not None else "no price"
+
+
+def _order(frame: pd.DataFrame, price: Price) -> pd.DataFrame:
+    """Ranked rows first, best work per dollar first; then the rest, fastest first."""
+    key = "usd_per_million_items" if price.renting else "throughput_per_1k_usd"
+    ranked = frame[frame["standing"] == "ranked"].sort_values(key, ascending=price.renting)
+    rest = frame[frame["standing"] != "ranked"].copy()
+    rest["_order"] = rest["standing"].map(STANDINGS.index)
+    rest = rest.sort_values(["_order", "throughput"], ascending=[True, False]).drop(columns="_order")
+    out = pd.concat([ranked, rest], ignore_index=True)
+    out.insert(0, "rank", [i + 1 if s == "ranked" else None for i, s in enumerate(out["standing"])])
+    out["rank"] = out["rank"].astype("Int64")
+    return out
+
+
+def _apply_budget(frame: pd.DataFrame, price: Price) -> tuple[pd.DataFrame, str]:
+    """Drop what costs more than the budget and say how many; where every price is above it,
+    keep only the cheapest GPU that runs the job, marked "over budget", and say so."""
+    if price.budget_usd is None:
+        return frame, ""
+    column = "cloud_usd_per_hour" if price.renting else "price_usd"
+    spend = pd.to_numeric(frame[column], errors="coerce") * frame["gpus"]
+    over = spend > price.budget_usd
+    unit = "/hour" if price.renting else ""
+    within = ~over & spend.notna() & (frame["standing"] == "ranked")
+    if within.any():
+        kept = frame[~over]
+        note = f"{int(over.sum())} GPU(s) cost more than ${_figure(price.budget_usd)}{unit} and are left out"
+        return kept, note if over.any() else ""
+    runs = spend.where(frame["standing"] == "ranked")
+    if runs.isna().all():
+        return frame.iloc[0:0], f"no GPU that runs this has a {price.describe()}"
+    cheapest = frame.loc[[runs.idxmin()]].assign(standing="over budget")
+    return cheapest, (
+        f"the budget ${_figure(price.budget_usd)}{unit} is below every {price.describe()} of a GPU that "
+        f"runs this; the cheapest is {cheapest['gpu'].iloc[0]} at ${_figure(runs.min())}{unit}"
+    )
+
+
+def _join(
+    speeds: pd.DataFrame,
+    price: Price,
+    book: prices.Prices,
+    precision: str,
+    catalogue: pd.DataFrame,
+    count: int,
+    error: float | None,
+    years: float,
+    utilization: float,
+) -> tuple[pd.DataFrame, str]:
+    """Each GPU's fit and speed (``speeds``, indexed by GPU: fits, largest_batch, batch_size,
+    throughput, throughput_unit, graded, note) joined with its price of the one kind asked for,
+    work per dollar, standing and note; ordered, and cut to the budget (with what the cut says)."""
+    priced = _price_rows(price, book, precision, catalogue)
+    rows = []
+    for gpu in catalogue["gpu"]:
+        s, p = speeds.loc[gpu], priced.loc[gpu]
+        row = {
+            "gpu": gpu,
+            "fits": bool(s["fits"]),
+            "largest_batch": int(s["largest_batch"]),
+            "batch_size": int(s["batch_size"]),
+            "throughput": _num(s["throughput"]) if _num(s["throughput"]) is not None else math.nan,
+            "throughput_unit": s["throughput_unit"],
+            "gpus": count,
+            "price_kind": price.kind if price.renting else p["price_kind"],
+            "price_usd": None if price.renting else _num(p["price_usd"]),
+            "tco_usd": _num(p["tco_usd"]),
+            "cloud_usd_per_hour": _num(p["cloud_usd_per_hour"]) if price.renting else None,
+            "cloud_provider": p["cloud_provider"] if price.renting else None,
+            "price_date": p["cloud_date"] if price.renting else p["price_date"],
+            "price_source_url": p["cloud_source_url"] if price.renting else p["price_source_url"],
+            "error_pct": error,
+            "graded": bool(s["graded"]),
+        }
+        row.update(_work_per_dollar(row, price, count, years, utilization))
+        row["standing"] = _standing(row, price)
+        row["price_note"] = p["cloud_note"] if price.renting else p["purchase_note"]
+        row["note"] = _note(row, s["note"], row["price_note"])
+        rows.append(row)
+    frame, budget_note = _apply_budget(pd.DataFrame(rows), price)
+    return _order(frame, price)[list(COLUMNS)], budget_note
+
+
+def rank(
+    job: Job,
+    price: Price | None = None,
+    price_files=None,
+    catalogue: pd.DataFrame | None = None,
+    runtime_reserve_bytes: int = memory.DEFAULT_RUNTIME_RESERVE_BYTES,
+    years: float = cost.DEFAULTS["years"],
+    utilization: float = cost.DEFAULTS["utilization"],
+) -> pd.DataFrame:
+    """Every catalogue GPU for ``job``, ranked by work per dollar at ``price`` (:data:`COLUMNS`).
+
+    ``attrs`` hold what a reader needs beside the rows: the ``job`` and ``price``, the ``unit``
+    of throughput, the ``input_label`` of one example, the family's ``accuracy`` sentence and
+    ``budget_note``."""
+    _check_job(job)
+    price = price or Price()
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    estimator = memory.Estimator(job.workload, None, job.seq_len)
+    largest = _largest_batches(job, estimator, cat, runtime_reserve_bytes)
+    speeds = _speeds(job, largest, cat)
+    speeds["largest_batch"] = pd.Series(largest)
+    speeds["fits"] = (speeds["largest_batch"] >= speeds["batch_size"]) & (speeds["largest_batch"] > 0)
+    family = perfmodel.family(job.workload)
+    accuracy = perfmodel.family_accuracy(family)
+    error = accuracy.get("median_abs_error_pct") if accuracy.get("pairs") else None
+    book = prices.load_prices(price_files)
+    out, budget_note = _join(speeds, price, book, job.precision, cat, job.gpus, error, years, utilization)
+    unit = speeds["throughput_unit"].dropna().iloc[0] if speeds["throughput_unit"].notna().any() else ""
+    out.attrs.update(
+        job=job,
+        price=price,
+        unit=unit,
+        budget_note=budget_note,
+        accuracy=perfmodel.accuracy_text(family),
+        input_label=estimator.input_label,
+    )
+    return out
+
+
+@dataclass(frozen=True)
+class LLMJob:
+    """An LLM served on each GPU: generating one sequence's tokens (decode at batch 1) with an
+    engine, from a context of ``context`` tokens, on ``gpus`` GPUs of each kind."""
+
+    model: str
+    weights: str = "q4_k_m"
+    engine: str | None = None  # None: the weights' usual engine (llm.default_engine)
+    context: int = 4096
+    gpus: int = 1
+
+    def describe(self) -> str:
+        engine = self.engine or llm.default_engine(self.weights)
+        many = f", {self.gpus} GPUs" if self.gpus > 1 else ""
+        return f"{self.model} generating one sequence ({self.weights}, {engine}{many})"
+
+
+def rank_llm(
+    job: LLMJob,
+    price: Price | None = None,
+    price_files=None,
+    catalogue: pd.DataFrame | None = None,
+    years: float = cost.DEFAULTS["years"],
+    utilization: float = cost.DEFAULTS["utilization"],
+) -> pd.DataFrame:
+    """Every catalogue GPU for an LLM job, ranked by generated tokens per dollar at ``price``
+    (:data:`COLUMNS`; throughput is decode at batch 1, ``largest_batch`` the most sequences the
+    memory holds at the context). ``error_pct`` is the decode model's median error on published
+    same-source speedups (``docs/llm-accuracy.md``)."""
+    price = price or Price()
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    table = llm.llm_table(
+        job.model,
+        job.weights,
+        job.context,
+        1,
+        list(cat["gpu"]),
+        "infer",
+        count=job.gpus,
+        engine=job.engine,
+        catalogue=cat,
+    ).set_index("gpu")
+    speeds = pd.DataFrame(
+        {
+            "fits": table["fits"].astype(bool),
+            "largest_batch": table["max_batch"].fillna(0).astype(int),
+            "batch_size": 1,
+            "throughput": table["decode_tokens_per_s"].where(table["fits"].astype(bool)),
+            "throughput_unit": "tokens/s",
+            "graded": table["graded"].astype(bool),
+            "note": table["note"].fillna(""),
+        }
+    )
+    decode = llm.decode_summary()
+    error = decode["median_abs_error_pct"] if decode["pairs"] else None
+    book = prices.load_prices(price_files)
+    out, budget_note = _join(speeds, price, book, "fp16", cat, job.gpus, error, years, utilization)
+    out.attrs.update(
+        job=job,
+        price=price,
+        unit="tokens/s",
+        budget_note=budget_note,
+        accuracy=llm.decode_error_text(),
+        input_label=f"{job.context} tokens of context",
+    )
+    return out
+
+
+def _num(value) -> float | None:
+    return None if value is None or value != value else float(value)
+
+
+def _note(row: dict, speed_note: str, price_note: str) -> str:
+    """What a reader needs beside a row, in a few words each: why it is not ranked, a stale or
+    missing price (the first clause of the price's note; its whole reason is ``price_note``), a
+    measured throughput, and whether published runs of this GPU graded the model."""
+    parts = []
+    if row["standing"] == "does not fit":
+        parts.append(
+            "does not fit even batch 1"
+            if row["largest_batch"] == 0
+            else f"batch {row['batch_size']} does not fit (largest {row['largest_batch']})"
+        )
+    if row["standing"] == "cannot run":
+        parts.append(speed_note)
+    elif speed_note:
+        parts.append(speed_note.split(";")[0])
+    if price_note:
+        parts.append(price_note.split(":")[0].split(";")[0])
+    if not row["graded"]:
+        parts.append("not graded on this GPU")
+    return "; ".join(parts)
+
+
+def _figure(value: float) -> str:
+    """A number as a sentence shows it: three significant figures, thousands separated
+    (93,100; 1.99; 0.18)."""
+    if not value:
+        return "0"
+    digits = 2 - math.floor(math.log10(abs(value)))
+    text = f"{round(value, digits):,.{max(digits, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _price_text(row: pd.Series) -> str:
+    """What one row's price is: the amount, its kind or provider, and its date."""
+    many = f" for {row['gpus']}" if row["gpus"] > 1 else ""
+    if row["cloud_usd_per_hour"] is not None and row["cloud_usd_per_hour"] == row["cloud_usd_per_hour"]:
+        each = row["cloud_usd_per_hour"] * row["gpus"]
+        return f"${_figure(each)}/hour{many} ({row['cloud_provider']}, {row['price_date']})"
+    return f"${_figure(row['price_usd'] * row['gpus'])}{many} ({row['price_kind']}, {row['price_date']})"
+
+
+def headline(ranking: pd.DataFrame) -> str:
+    """The bottom line of a ranking in one sentence: the best GPU per dollar, its speed, its price
+    and its work per dollar; or why nothing could be ranked."""
+    price: Price = ranking.attrs["price"]
+    unit = ranking.attrs["unit"]
+    ranked = ranking[ranking["standing"] == "ranked"]
+    if ranked.empty:
+        why = ranking.attrs.get("budget_note") or f"no GPU that runs this has a {price.describe()}"
+        return f"Nothing to rank: {why}."
+    best = ranked.iloc[0]
+    rate = f"{_figure(best['throughput'])} {unit} at batch {best['batch_size']}"
+    per = (
+        f"${_figure(best['usd_per_million_items'])} per million {unit.split('/')[0]}"
+        if price.renting
+        else f"{_figure(best['throughput_per_1k_usd'])} {unit} per $1,000"
+    )
+    return f"Best per dollar: {best['gpu']}, {rate} for {_price_text(best)}: {per}."
+
+
+def basis(ranking: pd.DataFrame) -> str:
+    """What a ranking assumed, in a sentence: the job, the batch, the price and the error."""
+    job = ranking.attrs["job"]
+    price: Price = ranking.attrs["price"]
+    batch = (
+        f"batch {job.batch}"
+        if getattr(job, "batch", None)
+        else "each GPU at the largest batch that fits, capped where throughput stops growing"
+        if isinstance(job, Job)
+        else "one sequence at a time"
+    )
+    budget = ranking.attrs.get("budget_note")
+    return (
+        f"{job.describe()}, {ranking.attrs['input_label']}; {batch}; ranked by {price.describe()}"
+        + (f"; {budget}" if budget else "")
+        + f". Predicted: {ranking.attrs['accuracy']}."
+    )

@@ -1,0 +1,240 @@
+"""gpukit rank: every GPU for one job, ranked by work per dollar, with the fit and error beside it."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from gpukit import memory, perfmodel, rank, specs
+from gpukit.cli import main
+from gpukit.errors import ParameterError
+
+#: Four cards that fit BERT-base at 128 tokens, one that has no street price in the test's file
+#: (the V100 PCIe), and one whose price is far above the others (the H100 SXM5).
+GPUS = ("RTX A4000", "RTX A5000", "GeForce RTX 4090", "A40", "V100 PCIe 16GB", "H100 SXM5")
+PRICES = {"RTX A4000": 1000, "RTX A5000": 2000, "GeForce RTX 4090": 1800, "A40": 4500, "H100 SXM5": 25000}
+RATES = {"RTX A4000": 0.2, "RTX A5000": 0.3, "GeForce RTX 4090": 0.4, "A40": 0.45, "V100 PCIe 16GB": 0.25}
+JOB = rank.Job("bert-base", "fp16", seq_len=128)
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return specs.select(specs.load_catalogue(), GPUS)
+
+
+@pytest.fixture(scope="module")
+def price_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("prices")
+    buy = folder / "buy.csv"
+    buy.write_text(
+        "gpu,kind,usd,date,source_url,note\n"
+        + "".join(
+            f"{g},street,{usd},2026-11-01,https://example.com/{i},\n"
+            for i, (g, usd) in enumerate(PRICES.items())
+        )
+    )
+    rent = folder / "rent.csv"
+    rent.write_text(
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        + "".join(
+            f"{g},Test,pod,on-demand,1,{r},2026-11-01,https://example.com/r{i},\n"
+            for i, (g, r) in enumerate(RATES.items())
+        )
+    )
+    return [str(buy), str(rent)]
+
+
+@pytest.fixture(scope="module")
+def buying(cat, price_files):
+    return rank.rank(JOB, rank.Price("street"), price_files, cat)
+
+
+def test_throughput_is_what_predict_says_at_the_batch_used(buying, cat):
+    for _, row in buying.iterrows():
+        predicted = perfmodel.predict_table(
+            "bert-base", "fp16", int(row["batch_size"]), "train", [row["gpu"]], catalogue=cat, seq_len=128
+        )
+        assert row["throughput"] == pytest.approx(predicted["throughput"].iloc[0], rel=1e-12), row["gpu"]
+
+
+def test_largest_batch_is_what_fit_says_and_the_batch_used_fits(buying):
+    estimator = memory.Estimator("bert-base", None, 128)
+    for _, row in buying.iterrows():
+        capacity = specs.memory_bytes(specs.lookup(row["gpu"])["memory_gb"])
+        expected = estimator.largest_batch(
+            capacity, "fp16", "adam", "train", memory.DEFAULT_RUNTIME_RESERVE_BYTES
+        )
+        assert row["largest_batch"] == expected > 0
+        assert 1 <= row["batch_size"] <= row["largest_batch"] and row["fits"]
+
+
+def test_the_default_batch_is_the_largest_that_fits_capped_at_the_plateau(buying, cat):
+    """The batch used gets within PLATEAU of the throughput at the largest batch that fits, and
+    the power of two below it falls short of that."""
+
+    def at(gpu: str, batch: int) -> float:
+        table = perfmodel.predict_table(
+            "bert-base", "fp16", batch, "train", [gpu], catalogue=cat, seq_len=128
+        )
+        return table["throughput"].iloc[0]
+
+    capped = 0
+    for _, row in buying.iterrows():
+        gpu, used, largest = row["gpu"], int(row["batch_size"]), int(row["largest_batch"])
+        top = at(gpu, largest)
+        assert row["throughput"] >= (1 - rank.PLATEAU) * top, gpu
+        if used > 1:
+            below = 2 ** ((used - 1).bit_length() - 1)
+            assert at(gpu, below) < (1 - rank.PLATEAU) * top, gpu
+        capped += used < largest
+    assert capped, "the test's GPUs were meant to include one capped below its largest batch"
+
+
+def test_ranked_by_throughput_per_dollar_with_the_unpriced_after(buying):
+    ranked = buying[buying["standing"] == "ranked"]
+    assert list(ranked["rank"]) == list(range(1, len(ranked) + 1))
+    per = ranked["throughput"] / ranked["gpu"].map(PRICES) * 1000
+    assert ranked["throughput_per_1k_usd"].tolist() == pytest.approx(per.tolist())
+    assert per.is_monotonic_decreasing
+    assert set(ranked["gpu"]) == set(PRICES)
+    (unpriced,) = buying[buying["standing"] == "no price"].itertuples()
+    assert unpriced.gpu == "V100 PCIe 16GB" and pd.isna(unpriced.rank) and "no street price" in unpriced.note
+    assert buying.index[buying["gpu"] == "V100 PCIe 16GB"][0] == len(ranked)  # listed right after
+    assert (ranked["price_kind"] == "street").all() and (ranked["price_date"] == "2026-11-01").all()
+    assert ranked["price_source_url"].str.startswith("https://example.com/").all()
+
+
+def test_owning_cost_per_million_items_spreads_the_tco_over_the_hours_worked(buying):
+    row = buying.iloc[0]
+    tco = rank.cost.tco_usd(row["price_usd"], specs.lookup(row["gpu"])["tdp_w"], 3.0, 0.5, 0.15)
+    per_hour = tco / (rank.cost.HOURS_PER_YEAR * 3.0 * 0.5)
+    assert row["usd_per_million_items"] == pytest.approx(per_hour / (row["throughput"] * 3600) * 1e6)
+
+
+def test_the_error_beside_each_row_is_the_familys_measured_error(buying):
+    expected = perfmodel.family_accuracy("transformer")["median_abs_error_pct"]
+    assert buying["error_pct"].tolist() == pytest.approx([expected] * len(buying))
+    assert "median error" in buying.attrs["accuracy"]
+
+
+def test_a_budget_leaves_out_what_costs_more_and_says_so(cat, price_files):
+    within = rank.rank(JOB, rank.Price("street", budget_usd=2000), price_files, cat)
+    assert set(within.loc[within["standing"] == "ranked", "gpu"]) == {
+        "RTX A4000",
+        "RTX A5000",
+        "GeForce RTX 4090",
+    }
+    assert "V100 PCIe 16GB" in set(within["gpu"])  # no price: it cannot be said to cost more
+    assert within.attrs["budget_note"] == "2 GPU(s) cost more than $2,000 and are left out"
+
+
+def test_a_budget_below_every_price_says_so_and_shows_the_cheapest(cat, price_files):
+    low = rank.rank(JOB, rank.Price("street", budget_usd=500), price_files, cat)
+    assert low["gpu"].tolist() == ["RTX A4000"] and low["standing"].tolist() == ["over budget"]
+    assert rank.headline(low) == (
+        "Nothing to rank: the budget $500 is below every street purchase price of a GPU that runs this; "
+        "the cheapest is RTX A4000 at $1,000."
+    )
+
+
+def test_renting_ranks_by_dollars_per_million_items(cat, price_files):
+    renting = rank.rank(JOB, rank.Price("cloud", cloud="Test"), price_files, cat)  # the test's offers only
+    ranked = renting[renting["standing"] == "ranked"]
+    cost = ranked["gpu"].map(RATES) / (ranked["throughput"] * 3600) * 1e6
+    assert ranked["usd_per_million_items"].tolist() == pytest.approx(cost.tolist())
+    assert cost.is_monotonic_increasing and set(ranked["gpu"]) == set(RATES)
+    assert (ranked["cloud_provider"] == "Test").all() and ranked["price_usd"].isna().all()
+    assert renting.iloc[-1]["gpu"] == "H100 SXM5" and renting.iloc[-1]["standing"] == "no price"
+
+
+def test_several_gpus_are_priced_together(cat, price_files):
+    two = rank.rank(
+        rank.Job("bert-base", "fp16", seq_len=128, gpus=2), rank.Price("street"), price_files, cat
+    )
+    row = two[two["gpu"] == "RTX A4000"].iloc[0]
+    assert row["gpus"] == 2
+    assert row["throughput_per_1k_usd"] == pytest.approx(row["throughput"] / (2 * PRICES["RTX A4000"]) * 1000)
+
+
+def test_a_model_that_fits_nowhere_is_listed_as_not_fitting(cat, price_files):
+    big = rank.rank(rank.Job("llama-7b", "fp16", seq_len=2048), rank.Price("street"), price_files, cat)
+    small = big[big["gpu"].isin(["RTX A4000", "RTX A5000", "GeForce RTX 4090"])]
+    assert (small["standing"] == "does not fit").all() and not small["fits"].any()
+    assert small["note"].str.contains("does not fit").all()
+
+
+def test_headline_and_basis_say_the_answer_and_what_it_assumed(buying):
+    best = buying.iloc[0]
+    line = rank.headline(buying)
+    assert line.startswith(f"Best per dollar: {best['gpu']}, ") and "(street, 2026-11-01)" in line
+    assert f"batch {best['batch_size']}" in line and "tokens/s per $1,000" in line
+    said = rank.basis(buying)
+    assert said.startswith("bert-base training (fp16, adam), 128 tokens; each GPU at the largest batch")
+    assert "ranked by street purchase price" in said and "Predicted: within ±15%" in said
+
+
+def test_llm_ranking_by_tokens_per_dollar(cat, price_files):
+    served = rank.rank_llm(rank.LLMJob("llama-3-8b"), rank.Price("cloud", cloud="Test"), price_files, cat)
+    ranked = served[served["standing"] == "ranked"]
+    table = rank.llm.llm_table("llama-3-8b", "q4_k_m", 4096, 1, list(ranked["gpu"]), catalogue=cat).set_index(
+        "gpu"
+    )
+    assert ranked["throughput"].tolist() == pytest.approx(
+        table.loc[ranked["gpu"], "decode_tokens_per_s"].tolist()
+    )
+    assert ranked["usd_per_million_items"].is_monotonic_increasing
+    assert served.attrs["unit"] == "tokens/s" and "decode" in served.attrs["accuracy"]
+
+
+@pytest.mark.parametrize(
+    "job, message",
+    [
+        (rank.Job("bert-base", "fp99"), "fp99"),
+        (rank.Job("bert-base", mode="sleep"), "use train or infer"),
+        (rank.Job("bert-base", gpus=0), "--gpus 0 must be at least 1"),
+        (rank.Job("bert-base", mode="infer", gpus=2), "data-parallel training"),
+    ],
+)
+def test_bad_jobs_are_one_line_errors(job, message, cat):
+    with pytest.raises(ParameterError, match=message):
+        rank.rank(job, catalogue=cat)
+
+
+def test_a_bad_price_choice_is_refused():
+    with pytest.raises(ParameterError, match="price kind 'any'"):
+        rank.Price("any")
+    with pytest.raises(ParameterError, match="budget"):
+        rank.Price("street", budget_usd=-5)
+
+
+def test_cli_answers_first_then_the_table(capsys, price_files):
+    argv = ["rank", "--workload", "bert-base", "--seq-len", "128", "--budget", "2000"]
+    assert main([*argv, *sum((["--prices", f] for f in price_files), [])]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Best per dollar: ") and out[1].startswith("bert-base training (fp16, adam)")
+    assert "cost more than $2,000" in out[1]
+
+
+def test_cli_json_carries_every_column_and_the_plot_is_written(capsys, price_files, tmp_path):
+    figure = tmp_path / "rank.png"
+    argv = ["rank", "--llm", "llama-3-8b", "--price-kind", "cloud", "--format", "json", "--plot", str(figure)]
+    assert main([*argv, *sum((["--prices", f] for f in price_files), [])]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert set(rank.COLUMNS) <= set(rows[0]) and rows[0]["rank"] == 1
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["rank", "--workload", "bert-base", "--context", "2048"], "--context applies only with --llm"),
+        (["rank", "--llm", "llama-3-8b", "--seq-len", "128"], "--seq-len applies only with --workload"),
+        (["rank", "--workload", "bert-base", "--plot", "/tmp/x.nope"], "--plot /tmp/x.nope"),
+    ],
+)
+def test_cli_options_that_do_not_apply_are_errors(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
