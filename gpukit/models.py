@@ -163,7 +163,7 @@ def resolve_model(
             )
         return ModelSpec(str(path), "file")
     key = text.lower().replace("_", "-")
-    if key in TRANSFORMERS:
+    if transformer_task(key) is not None:  # bert-base, or bert-base fine-tuned on SQuAD
         return ModelSpec(key, "transformer")
     from . import zoo
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gpukit import cli, device, memory, models, specs, zoo
+from gpukit import cli, device, graph, memory, models, specs, zoo
 from gpukit.device import quiet_tensorflow
 from gpukit.errors import GpukitError, ParameterError
 from gpukit.graph import Graph, Op, graph_of, transformer_graph
@@ -898,3 +898,23 @@ def test_live_at_peak_reads_the_allocators_events():
         "phases": dict.fromkeys(memory.PEAK_PHASES, 0),
         "largest": [],
     }
+
+
+def test_a_transformer_fine_tuned_on_squad_is_estimated_with_its_span_head():
+    """bert-base-squad: BERT-base at SQuAD's 384 tokens with a two-logit span head, not the
+    masked-LM head over the vocabulary (whose logits alone are batch x 384 x 30522 floats)."""
+    squad = memory.Estimator("bert-base-squad")
+    assert squad.input_label == "384 tokens" and squad.head == "span"
+    lm = memory.Estimator("bert-base", seq_len=384)
+    for b in (8, 32):
+        s, m = squad.estimate(b, "fp16", "adam"), lm.estimate(b, "fp16", "adam")
+        walked = memory.simulate(
+            graph.transformer_graph(models.TRANSFORMERS["bert-base"], 384, head="span"),
+            b,
+            "fp16",
+            "adam",
+            "train",
+        )
+        assert s.total_bytes == walked.total_bytes
+        assert s.total_bytes < m.total_bytes
+    assert memory.Estimator("bert-base-squad", seq_len=128).input_label == "128 tokens"

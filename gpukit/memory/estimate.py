@@ -32,7 +32,6 @@ from ..errors import ParameterError
 from ..graph import Graph, Op, graph_of, transformer_graph
 from ..models import (
     OPTIMIZER_SLOTS,
-    TRANSFORMERS,
     TransformerSpec,
     build_model,
     check_mode,
@@ -40,6 +39,7 @@ from ..models import (
     default_input_shape,
     keras_policy,
     resolve_model,
+    transformer_task,
 )
 from ..search import largest_passing
 from ..units import MIB
@@ -367,8 +367,8 @@ def _backward_transient(step: _Step, op: Op) -> int:
 
 
 @functools.lru_cache(maxsize=32)
-def _transformer_graph(spec: TransformerSpec, seq_len: int) -> Graph:
-    return transformer_graph(spec, seq_len)
+def _transformer_graph(spec: TransformerSpec, seq_len: int, head: str = "lm") -> Graph:
+    return transformer_graph(spec, seq_len, head=head)
 
 
 def estimate_transformer(
@@ -379,15 +379,17 @@ def estimate_transformer(
     mode: str,
     seq_len: int | None = None,
     runtime_reserve_bytes: int = 0,
+    head: str = "lm",
 ) -> Estimate:
     """Bytes of a built-in transformer's step: the walk of its Keras-layer equivalent
-    (:func:`gpukit.graph.transformer_graph`) simulated as any Keras model; in inference a decoder
-    also holds its key-value cache (2 x layers x tokens x hidden), as a generating server does."""
+    (:func:`gpukit.graph.transformer_graph`, with its language-model ``head`` or a task's, such
+    as SQuAD's span head) simulated as any Keras model; in inference a decoder also holds its
+    key-value cache (2 x layers x tokens x hidden), as a generating server does."""
     p = prec.normalize(precision)
     s = seq_len or spec.seq_len
     if s > spec.seq_len and not spec.decoder:
         raise ParameterError(f"{spec.name} takes sequences of at most {spec.seq_len} tokens, not {s}")
-    est = simulate(_transformer_graph(spec, int(s)), batch, p, optimizer, mode, runtime_reserve_bytes)
+    est = simulate(_transformer_graph(spec, int(s), head), batch, p, optimizer, mode, runtime_reserve_bytes)
     if mode != "infer" or not spec.decoder:
         return est
     kv = 2 * spec.layers * batch * s * spec.hidden * prec.itemsize(p)
@@ -421,8 +423,10 @@ class Estimator:
         self._estimates: dict[tuple, Estimate] = {}
         self.graph: Graph | None = None
         self.transformer: TransformerSpec | None = None
-        if self.spec.kind == "transformer":
-            self.transformer = TRANSFORMERS[self.spec.name]
+        self.head = "lm"
+        if self.spec.kind == "transformer":  # a built-in shape, or one fine-tuned on a task
+            self.transformer, self.head, task_len = transformer_task(self.spec.name)
+            self.seq_len = seq_len or (task_len if self.head != "lm" else None)
         else:
             # built under a 16-bit policy, so that each layer's own says what stays float32
             with keras_policy(WALK_POLICY):
@@ -470,7 +474,14 @@ class Estimator:
         if key not in self._estimates:  # a fit table or a ranking asks the same batches again
             if self.transformer is not None:
                 found = estimate_transformer(
-                    self.transformer, batch, precision, optimizer, mode, self.seq_len, runtime_reserve_bytes
+                    self.transformer,
+                    batch,
+                    precision,
+                    optimizer,
+                    mode,
+                    self.seq_len,
+                    runtime_reserve_bytes,
+                    self.head,
                 )
             else:
                 found = simulate(self.graph, batch, precision, optimizer, mode, runtime_reserve_bytes)
