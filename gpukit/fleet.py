@@ -20,6 +20,7 @@ same configuration on the same GPU, the newest is used and the note says how man
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,6 +86,21 @@ def load_folder(folder: str | os.PathLike) -> Fleet:
             continue
         fleet.documents.append(doc)
     return fleet
+
+
+def load_results(path: str | os.PathLike, warn=None) -> list[Results]:
+    """The results documents a command's ``--results`` names: one file, or every readable file of
+    a folder (those that cannot be read are named through ``warn``, one line each, and skipped)."""
+    if Path(path).is_dir():
+        fleet = load_folder(path)
+        for name, reason in fleet.rejected:
+            (warn or _stderr)(f"gpukit: skipped {name}: {reason}")
+        return fleet.documents
+    return [res.load(path)]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def documents(

@@ -23,6 +23,8 @@ from .options import (
     add_precision_option,
     check_batch_size,
     parse_shape,
+    resolve_gpus,
+    say_variants,
 )
 
 
@@ -99,28 +101,37 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--repeats {args.repeats} must be at least 1")
     if args.seq_len is not None and args.seq_len < 1:
         raise ParameterError(f"sequence length {args.seq_len} must be at least 1")
-    gpus = specs.select(specs.load_catalogue(), args.gpu)
+    cat = specs.load_catalogue()
+    named = resolve_gpus(args.gpu, cat)
+    gpus = specs.select(cat, named)
     reserve = int(args.runtime_reserve_mib * MIB)
     shape = parse_shape(args.input_shape)
+    estimators = [memory.Estimator(name, shape, args.seq_len) for name in args.model]
+    if args.seq_len:
+        _check_seq_len(estimators)
     frames = []
-    for name in args.model:
-        est = memory.Estimator(name, shape, args.seq_len)
-        if args.seq_len and est.transformer is None and not est.spec.sizes:
-            print(
-                f"gpukit: {est.name} has no sequence length to set; --seq-len applies to the built-in "
-                "transformers and the Keras-layer token models",
-                file=sys.stderr,
-            )
+    for name, est in zip(args.model, estimators):
         frame = memory.fit_table(est, args.batch, gpus, p, args.optimizer, args.mode, reserve)
         if args.measure:
             frame = memory.with_measurements(frame, est, shape, args.repeats or 1)
             frame["measured_largest_batch"] = _bisect_on_gpu(name, p, args, shape)
         frames.append(frame)
     frame = pd.concat(frames, ignore_index=True)
-    if emit(frame, args.format):
-        return 0
-    print(memory.format_fit(frame))
+    if not emit(frame, args.format):
+        print(memory.format_fit(frame))
+    say_variants(named, args.format)
     return 0
+
+
+def _check_seq_len(estimators) -> None:
+    """``--seq-len`` must apply to a model asked for: an error where it applies to none, a line on
+    stderr for each model it leaves as it is."""
+    without = [est.name for est in estimators if est.transformer is None and not est.spec.sizes]
+    why = "--seq-len applies to the built-in transformers and the Keras-layer token models"
+    if len(without) == len(estimators):
+        raise ParameterError(f"{', '.join(without)}: no sequence length to set; {why}")
+    for name in without:
+        print(f"gpukit: {name} has no sequence length to set; {why}", file=sys.stderr)
 
 
 def _bisect_on_gpu(name: str, p: str, args: argparse.Namespace, shape):

@@ -5,9 +5,11 @@ comma-separated lists, batch sizes. Each error is a :class:`~gpukit.errors.Param
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from datetime import date
 
+from .. import specs
 from ..errors import ParameterError
 
 #: The precision vocabulary in one line, for every command's help (see gpukit.precision).
@@ -61,6 +63,21 @@ def add_price_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV (repeatable)"
     )
+
+
+def resolve_gpus(names, catalogue=None) -> list[specs.GPU] | None:
+    """The ``--gpu`` names resolved once into records (None when no name was given: all GPUs)."""
+    return specs.gpus(catalogue, names) if names else None
+
+
+def say_variants(gpus, fmt: str, more: Sequence[str] = ()) -> None:
+    """Where a plain name picked one variant of several, say which: after a table on stdout, on
+    stderr where stdout is CSV or JSON (``more``: other such sentences, one line each)."""
+    lines = [g.variant_note for g in gpus or () if g.variant_note] + [m for m in more if m]
+    for line in lines:
+        print(
+            ("" if fmt == "table" else "gpukit: ") + line, file=sys.stdout if fmt == "table" else sys.stderr
+        )
 
 
 def split_list(values) -> list[str]:

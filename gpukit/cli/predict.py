@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import perfmodel
-from .. import results as res
+from .. import fleet, perfmodel
 from ..errors import ParameterError
 from .formatting import emit, format_table, rounded
 from .options import (
@@ -15,6 +14,8 @@ from .options import (
     add_mode_option,
     add_precision_option,
     check_batch_size,
+    resolve_gpus,
+    say_variants,
 )
 
 #: Columns of the human-readable table (``--format csv``/``json`` carry every column).
@@ -85,8 +86,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_gpu_option(p)
     p.add_argument(
         "--results",
-        metavar="FILE",
-        help="a gpukit bench results file: calibrates the model when it was measured on a catalogued GPU",
+        metavar="FILE|DIR",
+        help="a gpukit bench results file, or a folder of them: calibrates the model when one was "
+        "measured on a catalogued GPU",
     )
     add_format_option(p)
     p.set_defaults(func=run)
@@ -98,20 +100,22 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--gpus {args.gpus}: give at least 1")
     if args.gpus > 1 and args.mode != "train":
         raise ParameterError("--gpus predicts data-parallel training; leave out --mode infer")
-    results = res.load(args.results) if args.results else None
+    results = fleet.load_results(args.results) if args.results else None
     extra = {"seq_len": args.seq_len} if args.seq_len is not None else {}
+    named = resolve_gpus(args.gpu)
     frame = perfmodel.predict_table(
         args.workload,
         args.precision,
         args.batch,
         args.mode,
-        args.gpu,
+        named,
         results=results,
         count=args.gpus,
         link=args.link,
         **extra,
     )
     if emit(frame, args.format):
+        say_variants(named, args.format)
         return 0
     cols = list(TABLE_COLUMNS)
     if args.gpus > 1:
@@ -126,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     print(perfmodel.grading_statement(str(first["workload"]), args.gpus, frame))
     print(format_table(rows, cols))
     _print_footnotes(frame)
+    say_variants(named, args.format)
     return 0
 
 

@@ -322,6 +322,11 @@ def profile(
     task = transformer_task(key)
     if task:  # a built-in shape (and fine-tuning head), walked as its Keras-layer equivalent
         return _task_profile(key, task, batch, p, mode, update, params.get("seq_len"))
+    if params.get("seq_len") is not None:
+        raise ParameterError(
+            f"{name} has no sequence length; --seq-len applies to the transformer workloads "
+            f"(transformer, {', '.join(TRANSFORMERS)}, and those fine-tuned on SQuAD such as bert-base-squad)"
+        )
     if key == "resnet50":
         q = {**DEFAULT_PARAMS["resnet50"], **params}
         b = batch or q["batch"]
