@@ -151,6 +151,27 @@ def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> di
     return rows.sort_values(["usd_per_hour", "date"], ascending=[True, False]).iloc[0].to_dict()
 
 
+def rented_variant(
+    prices: Prices, gpu: specs.GPU, kind: str = "on-demand", catalogue: pd.DataFrame | None = None
+) -> tuple[specs.GPU, str | None]:
+    """The variant a cloud question about ``gpu`` should price: where a plain name picked a default
+    variant (``V100`` is the V100 PCIe 16GB), the variant the name fits that clouds offer most of
+    ``kind``, and a sentence saying so; otherwise ``gpu`` itself and None."""
+    r = gpu.resolution
+    if not r.defaulted:
+        return gpu, None
+    held = latest(prices.cloud[prices.cloud["kind"] == kind], ("gpu", "provider", "offering", "kind"))
+    offers = {v: int((held["gpu"] == v).sum()) for v in r.matches}
+    most = max(r.matches, key=lambda v: (offers[v], v == r.gpu))
+    if most == gpu.name:
+        return gpu, None
+    counts = ", ".join(f"{v} {n}" for v, n in offers.items())
+    return specs.gpu(most, catalogue), (
+        f"{r.query!r} is priced in the cloud as the {most}, the variant clouds rent most "
+        f"({kind} offers: {counts})"
+    )
+
+
 def cost_table(
     prices: Prices,
     gpus=None,

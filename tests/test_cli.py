@@ -426,8 +426,48 @@ def test_predict_table_says_where_its_factors_came_from(capsys, tmp_path):
             "takes sequences of 1 to 512 tokens, not 0",
         ),
         (["predict", "--gpu", "Z9000"], "Z9000"),
+        (
+            ["predict", "--workload", "resnet50", "--seq-len", "512"],
+            "resnet50 has no sequence length; --seq-len applies to the transformer workloads",
+        ),
+        (["predict", "--results", "/nonexistent-folder/x.json"], "x.json"),
     ],
 )
 def test_predict_bad_input_is_one_line(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.tensorflow
+def test_fit_seq_len_that_applies_to_no_model_is_an_error(capsys):
+    code, _, err = run(
+        capsys, "fit", "--model", "ResNet50", "--batch", "8", "--seq-len", "128", "--gpu", "A40"
+    )
+    assert code == 2
+    assert err == (
+        "gpukit: error: ResNet50: no sequence length to set; --seq-len applies to the built-in "
+        "transformers and the Keras-layer token models\n"
+    )
+
+
+def test_a_plain_name_that_picks_a_variant_is_named(capsys):
+    code, out, err = run(capsys, "cost", "--gpu", "A40", "--gpu", "V100", "--precision", "fp16")
+    assert code == 0
+    assert "'V100' is the V100 PCIe 16GB; also V100 SXM2 16GB, V100 SXM2 32GB" in out.splitlines()
+    code, out, err = run(capsys, "cost", "--gpu", "V100", "--format", "csv")
+    assert "gpukit: 'V100' is the V100 PCIe 16GB" in err and "'V100'" not in out
+
+
+def test_the_cost_table_names_each_prices_kind_provider_and_date(capsys):
+    code, out, _ = run(capsys, "cost", "--gpu", "RTX A4000", "--precision", "fp16")
+    header = out.splitlines()[0].split()
+    for column in ("price_kind", "price_date", "cloud_provider", "cloud_date"):
+        assert column in header or column.replace("_", " ") in out.splitlines()[0], column
+
+
+def test_a_cloud_question_prices_the_variant_clouds_rent(capsys):
+    code, out, _ = run(capsys, "cost", "--gpu", "V100", "--price-kind", "cloud", "--format", "csv")
+    (row,) = list(csv.DictReader(io.StringIO(out)))[:1]
+    assert row["gpu"].startswith("V100 SXM2") and row["cloud_usd_per_hour"]
+    code, out, _ = run(capsys, "cost", "--gpu", "V100", "--price-kind", "cloud")
+    assert "'V100' is priced in the cloud as the V100 SXM2" in out

@@ -137,3 +137,12 @@ def test_report_results_folder_reaches_the_performance_model_page(folder, tmp_pa
     assert (
         "measured (a5000-new.json, GPU RTX A5000, TensorFlow 2.21.0); newest of 2 runs, not averaged" in page
     )
+
+
+def test_a_command_takes_a_results_file_or_a_folder(folder, capsys):
+    docs = fleet.load_results(folder)
+    assert sorted(d.source for d in docs) == ["a4000.json", "a5000-new.json", "a5000-old.json"]
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 4 and all(line.startswith("gpukit: skipped ") for line in said)
+    (one,) = fleet.load_results(folder / "a4000.json")
+    assert one.source == "a4000.json"

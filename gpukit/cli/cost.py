@@ -15,6 +15,8 @@ from .options import (
     add_list_option,
     add_price_options,
     parse_date,
+    resolve_gpus,
+    say_variants,
 )
 
 #: Columns of the human-readable table (``--format csv``/``json`` carry every column).
@@ -23,14 +25,17 @@ TABLE_COLUMNS = (
     "precision",
     "peak_tflops",
     "sustained_tflops",
+    "price_kind",
     "price_usd",
+    "price_date",
     "usd_per_tflop",
     "usd_per_sustained_tflop",
     "tco_usd_per_tflop",
+    "cloud_provider",
     "cloud_usd_per_hour",
+    "cloud_date",
     "cloud_usd_per_tflop_hour",
     "break_even_months",
-    "tflops_per_watt",
     "note",
 )
 
@@ -71,9 +76,14 @@ def run(args: argparse.Namespace) -> int:
     book = prices.load_prices(args.prices, max_age_days=args.max_age_days)
     if args.as_of:
         book = book.as_of(parse_date(args.as_of, "--as-of"))
+    gpus = resolve_gpus(args.gpu)
+    switched = []
+    if gpus and args.price_kind == "cloud":  # a cloud question prices the variant clouds rent
+        picked = [cost.rented_variant(book, g, args.cloud_kind) for g in gpus]
+        gpus, switched = [g for g, _ in picked], [note for _, note in picked]
     frame = cost.cost_table(
         book,
-        args.gpu,
+        gpus,
         precs,
         args.price_kind,
         args.electricity_usd_per_kwh,
@@ -85,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if not emit(frame, args.format):
         _print_table(args, frame)
+    say_variants(gpus, args.format, switched)
     used = frame.drop_duplicates("gpu")  # the prices this table priced with, one purchase and one cloud a GPU
     stale = int(used["price_stale"].sum() + used["cloud_stale"].sum())
     if stale:
