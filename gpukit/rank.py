@@ -260,6 +260,23 @@ def _apply_budget(frame: pd.DataFrame, price: Price) -> tuple[pd.DataFrame, str]
     )
 
 
+def job_speeds(
+    job: Job, catalogue: pd.DataFrame, runtime_reserve_bytes: int = memory.DEFAULT_RUNTIME_RESERVE_BYTES
+) -> pd.DataFrame:
+    """Each GPU of ``catalogue`` for ``job``, indexed by GPU: the largest batch that fits
+    (``largest_batch``), the batch used (``batch_size``: ``job.batch``, or the largest that fits
+    capped at :data:`PLATEAU`), whether it ``fits``, and the prediction there (``throughput``,
+    ``throughput_unit``, ``graded``, ``note``). ``attrs["input_label"]`` says what one example is."""
+    _check_job(job)
+    estimator = memory.Estimator(job.workload, None, job.seq_len)
+    largest = _largest_batches(job, estimator, catalogue, runtime_reserve_bytes)
+    speeds = _speeds(job, largest, catalogue)
+    speeds["largest_batch"] = pd.Series(largest)
+    speeds["fits"] = (speeds["largest_batch"] >= speeds["batch_size"]) & (speeds["largest_batch"] > 0)
+    speeds.attrs["input_label"] = estimator.input_label
+    return speeds
+
+
 def _join(
     speeds: pd.DataFrame,
     price: Price,
@@ -319,14 +336,9 @@ def rank(
     ``attrs`` hold what a reader needs beside the rows: the ``job`` and ``price``, the ``unit``
     of throughput, the ``input_label`` of one example, the family's ``accuracy`` sentence and
     ``budget_note``."""
-    _check_job(job)
     price = price or Price()
     cat = specs.load_catalogue() if catalogue is None else catalogue
-    estimator = memory.Estimator(job.workload, None, job.seq_len)
-    largest = _largest_batches(job, estimator, cat, runtime_reserve_bytes)
-    speeds = _speeds(job, largest, cat)
-    speeds["largest_batch"] = pd.Series(largest)
-    speeds["fits"] = (speeds["largest_batch"] >= speeds["batch_size"]) & (speeds["largest_batch"] > 0)
+    speeds = job_speeds(job, cat, runtime_reserve_bytes)
     family = perfmodel.family(job.workload)
     accuracy = perfmodel.family_accuracy(family)
     error = accuracy.get("median_abs_error_pct") if accuracy.get("pairs") else None
@@ -339,7 +351,7 @@ def rank(
         unit=unit,
         budget_note=budget_note,
         accuracy=perfmodel.accuracy_text(family),
-        input_label=estimator.input_label,
+        input_label=speeds.attrs["input_label"],
     )
     return out
 

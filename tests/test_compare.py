@@ -169,8 +169,9 @@ def test_verdicts_flip_when_the_numbers_do(gpu):
     assert ab.throughput["speedup_a_over_b"].iloc[0] == pytest.approx(
         1 / ba.throughput["speedup_a_over_b"].iloc[0]
     )
-    assert ab.verdicts[0]["verdict"] == ba.verdicts[0]["verdict"]
-    assert ab.verdicts[0]["verdict"].startswith("RTX A5000 is")
+    speed_ab, speed_ba = ([v for v in r.verdicts if v["kind"] == "speed"][0] for r in (ab, ba))
+    assert speed_ab["verdict"] == speed_ba["verdict"]
+    assert speed_ab["verdict"].startswith("RTX A5000 is")
     (two,) = [v for v in ab.verdicts if v["topic"] == "two GPUs of each"]
     # both cards exchange over PCIe peer-to-peer; only the A5000 can take a bridge
     link = f"PCIe {a4000.pcie_gen}.0 P2P"
@@ -501,3 +502,70 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
     )
     (v,) = [v for v in other.verdicts if v["topic"] == "bert-base-squad training, fp16"]
     assert "No publication measured this pair; the model on this family: within ±15% in" in v["reason"]
+
+
+@pytest.fixture(scope="module")
+def priced_pair(tmp_path_factory):
+    """RTX A4000 against RTX A5000 training BERT-base at 128 tokens, at the test's own prices."""
+    folder = tmp_path_factory.mktemp("prices")
+    buy, rent = folder / "buy.csv", folder / "rent.csv"
+    buy.write_text(
+        "gpu,kind,usd,date,source_url,note\n"
+        "RTX A4000,street,1000,2026-11-01,https://example.com/a,\n"
+        "RTX A5000,street,2000,2026-11-02,https://example.com/b,\n"
+    )
+    rent.write_text(
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "RTX A4000,Test,a,on-demand,1,0.01,2026-11-01,https://example.com/a,\n"
+        "RTX A5000,Test,b,on-demand,1,0.015,2026-11-02,https://example.com/b,\n"
+    )
+    result = compare.compare(
+        "RTX A4000",
+        "RTX A5000",
+        workloads=["bert-base"],
+        precisions=["fp16"],
+        seq_len=128,
+        fit_batch_sizes=[64],
+        price_files=[buy, rent],
+        price_kind="street",
+    )
+    return result
+
+
+def test_per_dollar_is_what_rank_says_at_the_prices_given(priced_pair):
+    from gpukit import rank
+
+    (value,) = [v for v in priced_pair.verdicts if v["kind"] == "value"]
+    assert priced_pair.verdicts[0] is value  # the bottom line comes first
+    cat = specs.select(specs.load_catalogue(), ["RTX A4000", "RTX A5000"])
+    speeds = rank.job_speeds(rank.Job("bert-base", "fp16", seq_len=128), cat)
+    a, b = speeds.loc["RTX A4000", "throughput"], speeds.loc["RTX A5000", "throughput"]
+    per_a, per_b = a / 1000 * 1000, b / 2000 * 1000
+    best, other = ("RTX A4000", "RTX A5000") if per_a >= per_b else ("RTX A5000", "RTX A4000")
+    assert value["verdict"].startswith(
+        f"Buying, {best} gives {max(per_a, per_b) / min(per_a, per_b):.2f}× the tokens/s per dollar of {other} "
+        f"({per_a:,.0f} vs {per_b:,.0f} tokens/s per $1,000; prices street 2026-11-01, street 2026-11-02)"
+    )
+    usd_a, usd_b = 0.01 / (a * 3600) * 1e6, 0.015 / (b * 3600) * 1e6
+    assert (
+        f"(${compare.numbers.money(usd_a)} vs ${compare.numbers.money(usd_b)}; Test 2026-11-01; Test 2026-11-02)"
+        in (value["verdict"])
+    )
+    assert f"batch {speeds.loc['RTX A4000', 'batch_size']} on RTX A4000" in value["reason"]
+    assert value["topic"] == "per dollar, bert-base training, fp16"
+
+
+def test_the_fit_checks_the_models_the_workloads_train_at_the_length_asked(priced_pair):
+    assert set(priced_pair.fit["model"]) == {"bert-base"}
+    assert set(priced_pair.fit["input"]) == {"128 tokens"}
+    assert set(priced_pair.throughput["workload"]) == {"bert-base"}
+
+
+def test_seq_len_where_no_workload_takes_one_is_an_error():
+    with pytest.raises(ParameterError, match="--seq-len applies to transformer workloads"):
+        compare.compare("A40", "V100", workloads=["matmul"], seq_len=128)
+
+
+def test_a_plain_name_that_picks_a_variant_is_said():
+    result = compare.compare("A40", "V100", workloads=["matmul"], precisions=["fp16"], models=[])
+    assert result.variant_notes == ["'V100' is the V100 PCIe 16GB; also V100 SXM2 16GB, V100 SXM2 32GB"]

@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import compare
-from .. import results as res
+from .. import compare, fleet
 from .formatting import format_table, rounded
 from .options import (
     PRECISION_HELP,
@@ -42,20 +41,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--batch", type=int, help="batch size of the throughput comparison (default: the workload's)"
     )
+    p.add_argument(
+        "--seq-len",
+        type=int,
+        metavar="N",
+        help="tokens per sequence of the transformer workloads (default: 512, or 384 for a -squad one)",
+    )
     add_list_option(
         p,
         "--models",
-        "models for the memory fit (default ResNet50,bert-base,bert-large,gpt2-medium,keras-bert)",
+        "models for the memory fit (default: the models the workloads train)",
     )
     add_price_options(p)
-    p.add_argument("--results", metavar="FILE", help="a gpukit bench results file (measured rows win)")
+    p.add_argument(
+        "--results",
+        metavar="FILE|DIR",
+        help="a gpukit bench results file, or a folder of them (one per machine); measured rows win",
+    )
     add_format_option(p, choices=("table", "csv", "json", "md"))
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     check_batch_size(args.batch)
-    results = res.load(args.results) if args.results else None
+    results = fleet.load_results(args.results) if args.results else None
     kwargs = {}
     if args.workloads:
         kwargs["workloads"] = split_list(args.workloads)
@@ -73,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         years=args.years,
         utilization=args.utilization,
         results=results,
+        seq_len=args.seq_len,
         **kwargs,
     )
     if args.format == "csv":
@@ -88,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_table(result) -> None:
     """The verdicts with their reasons and conditions, then the numbers they were computed from."""
-    print(f"{result.a} vs {result.b}\n")
+    print(f"{result.a} vs {result.b}")
+    for note in result.variant_notes:
+        print(f"({note})")
+    print()
     for v in result.verdicts:
         print(f"* {v['topic']}: {v['verdict']}\n    {v['reason']} {v['condition']}")
     frame = result.long()

@@ -22,7 +22,7 @@ the verdicts drawn from them, :mod:`.comparison` the :class:`Comparison` record 
 
 from .comparison import Comparison, save_for_report
 from .costs import cost_rows
-from .entry import DEFAULT_FIT_BATCHES, DEFAULT_MODELS, DEFAULT_PRECISIONS, DEFAULT_WORKLOADS, compare
+from .entry import DEFAULT_FIT_BATCHES, DEFAULT_PRECISIONS, DEFAULT_WORKLOADS, compare
 from .published import published_speedups
 from .tables import FIT_CONDITIONS, SPEC_ROWS, fit_table, spec_table, throughput_table
 from .verdicts import COST_VERDICTS, SAME_SPEED
@@ -30,7 +30,6 @@ from .verdicts import COST_VERDICTS, SAME_SPEED
 __all__ = [
     "COST_VERDICTS",
     "DEFAULT_FIT_BATCHES",
-    "DEFAULT_MODELS",
     "DEFAULT_PRECISIONS",
     "DEFAULT_WORKLOADS",
     "FIT_CONDITIONS",

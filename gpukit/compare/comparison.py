@@ -30,6 +30,7 @@ class Comparison:
     cost: pd.DataFrame
     verdicts: list[dict] = field(default_factory=list)
     efficiency_source: str = ""
+    variant_notes: list[str] = field(default_factory=list)  # which variant a plain name picked
 
     def frames(self) -> dict[str, pd.DataFrame]:
         return {

@@ -31,6 +31,30 @@ def _cloud_note(row: pd.Series) -> str:
     return _dated(row, "cloud", "cloud_note", offer)
 
 
+def common_price_kind(a: specs.GPU, b: specs.GPU, book: prices.Prices, price_kind: str) -> str:
+    """``price_kind``, or for ``any`` a kind of purchase price both cards have: a comparison
+    compares like with like (a used price against a new one compares nothing)."""
+    if price_kind == "any":
+        return cost.common_kind(book, [a.name, b.name]) or price_kind
+    return price_kind
+
+
+def price_table(
+    a: specs.GPU,
+    b: specs.GPU,
+    book: prices.Prices,
+    price_kind: str,
+    electricity_usd_per_kwh: float,
+    years: float,
+    utilization: float,
+    cat: pd.DataFrame,
+) -> pd.DataFrame:
+    """:func:`gpukit.cost.cost_table` of the two cards at fp32 and fp16, at ``price_kind``."""
+    return cost.cost_table(
+        book, [a, b], ["fp32", "fp16"], price_kind, electricity_usd_per_kwh, years, utilization, catalogue=cat
+    )
+
+
 def cost_rows(
     a: specs.GPU,
     b: specs.GPU,
@@ -45,11 +69,8 @@ def cost_rows(
     """The cost rows of ``a`` against ``b`` (``item``, ``a``, ``b``, ``a_over_b``, ``note``): the
     prices of each (:func:`_price_rows`) and, where there is a throughput, the cost and energy of
     the first workload's work (:func:`_work_rows`)."""
-    if price_kind == "any":  # compare like with like: a kind of price both cards have
-        price_kind = cost.common_kind(book, [a.name, b.name]) or price_kind
-    table = cost.cost_table(
-        book, [a, b], ["fp32", "fp16"], price_kind, electricity_usd_per_kwh, years, utilization, catalogue=cat
-    )
+    price_kind = common_price_kind(a, b, book, price_kind)
+    table = price_table(a, b, book, price_kind, electricity_usd_per_kwh, years, utilization, cat)
     rows = _price_rows(a.name, b.name, table, years)
     if not throughput.empty:  # the first workload's work, its fp16 row where it has one
         mixed = throughput[throughput["precision"] == "fp16"]

@@ -10,15 +10,14 @@ import pandas as pd
 from .. import prices, specs
 from ..errors import ParameterError
 from .comparison import Comparison
-from .costs import cost_rows
-from .tables import fit_table, spec_table, throughput_table
-from .verdicts import cost_verdicts, fit_verdicts, link_verdict, speed_verdicts
+from .costs import common_price_kind, cost_rows, price_table
+from .tables import fit_models, fit_table, sequence_lengths, spec_table, throughput_table, value_table
+from .verdicts import cost_verdicts, fit_verdicts, link_verdict, speed_verdicts, value_verdicts
 
 #: ResNet-50 and BERT-base fine-tuned on SQuAD (384 tokens): the CNN and the transformer that
 #: publications measure across GPUs, so their speedups are graded (docs/perfmodel-accuracy.md).
 DEFAULT_WORKLOADS = ("resnet50", "bert-base-squad")
 DEFAULT_PRECISIONS = ("float32", "fp16")
-DEFAULT_MODELS = ("ResNet50", "bert-base", "bert-large", "gpt2-medium", "keras-bert")
 DEFAULT_FIT_BATCHES = (16, 64, 256)
 
 
@@ -28,7 +27,7 @@ def compare(
     workloads: Sequence[str] = DEFAULT_WORKLOADS,
     precisions: Sequence[str] = DEFAULT_PRECISIONS,
     batch_size: int | None = None,
-    models: Sequence[str] = DEFAULT_MODELS,
+    models: Sequence[str] | None = None,
     fit_batch_sizes: Sequence[int] = DEFAULT_FIT_BATCHES,
     fit_precision: str = "fp16",
     optimizer: str = "adam",
@@ -39,19 +38,29 @@ def compare(
     utilization: float = 0.5,
     results: list | None = None,
     catalogue: pd.DataFrame | None = None,
+    seq_len: int | None = None,
 ) -> Comparison:
-    """Everything gpukit knows about ``a`` against ``b``; see :mod:`gpukit.compare`."""
+    """Everything gpukit knows about ``a`` against ``b``; see :mod:`gpukit.compare`. ``seq_len`` is
+    the tokens per sequence of the transformer workloads (an error where none is asked);
+    ``models`` the models of the memory fit, by default those the workloads train."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     ga, gb = specs.gpu(a, cat), specs.gpu(b, cat)  # resolved here, once
     if ga.name == gb.name:
         raise ParameterError(f"{a!r} and {b!r} are the same GPU ({ga}); compare two different ones")
-    thr, source = throughput_table(ga, gb, list(workloads), list(precisions), batch_size, results, cat)
-    fit = fit_table(ga, gb, list(models), list(fit_batch_sizes), fit_precision, optimizer, cat)
+    lengths = sequence_lengths(workloads, seq_len)
+    thr, source = throughput_table(
+        ga, gb, list(workloads), list(precisions), batch_size, results, cat, lengths
+    )
+    fitted = fit_models(workloads, lengths) if models is None else [(m, seq_len) for m in models]
+    fit = fit_table(ga, gb, fitted, list(fit_batch_sizes), fit_precision, optimizer, cat)
     book = prices.load_prices(price_files)
     costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)
+    like = common_price_kind(ga, gb, book, price_kind)
+    priced = price_table(ga, gb, book, like, electricity_usd_per_kwh, years, utilization, cat)
     verdicts = [
         {**v, "kind": kind}
         for kind, found in (
+            ("value", value_verdicts(ga, gb, value_table(ga, gb, thr, lengths, batch_size, cat), priced)),
             ("speed", speed_verdicts(ga, gb, thr)),
             ("memory", fit_verdicts(ga, gb, fit)),
             ("cost", cost_verdicts(ga, gb, costs)),
@@ -59,4 +68,5 @@ def compare(
         )
         for v in found
     ]
-    return Comparison(ga.name, gb.name, spec_table(ga, gb), thr, fit, costs, verdicts, source)
+    notes = [g.variant_note for g in (ga, gb) if g.variant_note]
+    return Comparison(ga.name, gb.name, spec_table(ga, gb), thr, fit, costs, verdicts, source, notes)

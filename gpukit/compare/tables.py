@@ -7,7 +7,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .. import memory, perfmodel, specs
+from .. import memory, perfmodel, rank, specs
+from ..errors import GpukitError, ParameterError
+from ..models import resolve_model, transformer_task
+from ..perfmodel.reference import SYNTHETIC
 from .numbers import num, ratio
 from .published import published_speedups, published_text
 
@@ -51,6 +54,38 @@ def spec_table(ra: specs.GPU, rb: specs.GPU) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def sequence_lengths(workloads: Sequence[str], seq_len: int | None) -> dict[str, int | None]:
+    """Each workload's tokens per sequence: ``seq_len`` for the transformers among them (their
+    default where it is None), None for the others; ``seq_len`` given where no workload is a
+    transformer is an error that says so."""
+    takes = {w: transformer_task(w) is not None for w in workloads}
+    if seq_len is not None:
+        if seq_len < 1:
+            raise ParameterError(f"sequence length {seq_len} must be at least 1")
+        if not any(takes.values()):
+            raise ParameterError(
+                f"--seq-len applies to transformer workloads (bert-base, bert-base-squad, ...); "
+                f"{', '.join(workloads)} take none"
+            )
+    return {w: seq_len if takes[w] else None for w in workloads}
+
+
+def fit_models(workloads: Sequence[str], lengths: dict[str, int | None]) -> list[tuple[str, int | None]]:
+    """The models the memory fit checks for the workloads asked, with their sequence lengths: the
+    model each workload trains, where the memory estimate knows it (the synthetic kernels and the
+    benchmark's own encoder are left out)."""
+    out = []
+    for w in workloads:
+        if w.lower() in SYNTHETIC:
+            continue
+        try:
+            resolve_model(w)  # a name the memory estimate knows
+        except GpukitError:
+            continue
+        out.append((w, lengths.get(w)))
+    return out
+
+
 def throughput_table(
     a: specs.GPU,
     b: specs.GPU,
@@ -59,15 +94,21 @@ def throughput_table(
     batch_size: int | None,
     results: list | None,
     cat: pd.DataFrame,
+    lengths: dict[str, int | None] | None = None,
 ) -> tuple[pd.DataFrame, str]:
     """Throughput of GPUs ``a`` and ``b`` per workload and precision (measured where a results
     document has it, else predicted), with the model's measured error for the workload's family
-    and the published speedups of any variant the names given fit."""
+    and the published speedups of any variant the names given fit; ``lengths`` the tokens per
+    sequence of the transformer workloads (:func:`sequence_lengths`)."""
     rows = []
     source = ""
     for w in workloads:
+        given = (lengths or {}).get(w)
+        extra = {"seq_len": given} if given is not None else {}
         for p in precisions:
-            t = perfmodel.predict_table(w, p, batch_size, "train", [a, b], results=results, catalogue=cat)
+            t = perfmodel.predict_table(
+                w, p, batch_size, "train", [a, b], results=results, catalogue=cat, **extra
+            )
             source = t["efficiency_source"].iloc[0]
             ra, rb = t[t["gpu"] == a.name].iloc[0], t[t["gpu"] == b.name].iloc[0]
 
@@ -105,18 +146,63 @@ def throughput_table(
     return pd.DataFrame(rows), source
 
 
+def value_table(
+    a: specs.GPU,
+    b: specs.GPU,
+    thr: pd.DataFrame,
+    lengths: dict[str, int | None],
+    batch_size: int | None,
+    cat: pd.DataFrame,
+) -> pd.DataFrame:
+    """Each card's throughput per workload and precision of ``thr`` as a buyer would run it: at
+    the largest batch that fits it, capped where throughput stops growing (what ``gpukit rank``
+    uses), or at ``batch_size``; a workload the memory estimate does not know keeps ``thr``'s
+    figures and batch."""
+    pair = cat[cat["gpu"].isin([a.name, b.name])]
+    rows = []
+    for _, r in thr.iterrows():
+        row = {
+            k: r[k] for k in ("workload", "precision", "unit", "throughput_a", "throughput_b", "model_error")
+        }
+        row["basis"] = "measured" if {r["basis_a"], r["basis_b"]} == {"measured"} else "predicted"
+        row["batches"] = f"batch {r['batch_size']}"
+        if r["workload"].lower() not in SYNTHETIC and row["basis"] == "predicted":
+            job = rank.Job(
+                r["workload"], r["precision"], seq_len=lengths.get(r["workload"]), batch=batch_size
+            )
+            try:
+                speeds = rank.job_speeds(job, pair)
+            except GpukitError:  # a workload the memory estimate does not know
+                speeds = None
+            if speeds is not None:
+                sa, sb = speeds.loc[a.name], speeds.loc[b.name]
+                row.update(throughput_a=num(sa["throughput"]), throughput_b=num(sb["throughput"]))
+                row["batches"] = (
+                    f"batch {sa['batch_size']} on {a} and {sb['batch_size']} on {b}, the largest that fits "
+                    "each (capped where throughput stops growing)"
+                    if batch_size is None
+                    else f"batch {batch_size}"
+                )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def fit_table(
     a: specs.GPU,
     b: specs.GPU,
-    models: Sequence[str],
+    models: Sequence[tuple[str, int | None]],
     batches: Sequence[int],
     precision: str,
     optimizer: str,
     cat: pd.DataFrame,
 ) -> pd.DataFrame:
+    """Whether each model (with its tokens per sequence, where it has one) fits each card at each
+    of ``batches``, and the largest batch on each."""
     frames = []
-    for m in models:
-        report = memory.fit_report([m], batches, [a, b], precision, optimizer, "train", catalogue=cat)
+    for m, seq_len in models:
+        report = memory.fit_report(
+            [m], batches, [a, b], precision, optimizer, "train", catalogue=cat, seq_len=seq_len
+        )
         # what the verdicts say they were estimated at: the precision, optimizer and one example's size
         frames.append(memory.fit_summary(report).assign(model=m, **{c: report[c] for c in FIT_CONDITIONS}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
