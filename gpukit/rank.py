@@ -28,6 +28,7 @@ from . import cost, llm, memory, perfmodel, prices, specs
 from . import precision as prec
 from .errors import ParameterError
 from .models import check_mode
+from .units import figure
 
 #: The default batch is the largest that fits, or the smallest power of two below it whose
 #: throughput is within this share of the throughput there: where a larger batch stops adding
@@ -248,15 +249,15 @@ def _apply_budget(frame: pd.DataFrame, price: Price) -> tuple[pd.DataFrame, str]
     within = ~over & spend.notna() & (frame["standing"] == "ranked")
     if within.any():
         kept = frame[~over]
-        note = f"{int(over.sum())} GPU(s) cost more than ${_figure(price.budget_usd)}{unit} and are left out"
+        note = f"{int(over.sum())} GPU(s) cost more than ${figure(price.budget_usd)}{unit} and are left out"
         return kept, note if over.any() else ""
     runs = spend.where(frame["standing"] == "ranked")
     if runs.isna().all():
         return frame.iloc[0:0], f"no GPU that runs this has a {price.describe()}"
     cheapest = frame.loc[[runs.idxmin()]].assign(standing="over budget")
     return cheapest, (
-        f"the budget ${_figure(price.budget_usd)}{unit} is below every {price.describe()} of a GPU that "
-        f"runs this; the cheapest is {cheapest['gpu'].iloc[0]} at ${_figure(runs.min())}{unit}"
+        f"the budget ${figure(price.budget_usd)}{unit} is below every {price.describe()} of a GPU that "
+        f"runs this; the cheapest is {cheapest['gpu'].iloc[0]} at ${figure(runs.min())}{unit}"
     )
 
 
@@ -450,23 +451,13 @@ def _note(row: dict, speed_note: str, price_note: str) -> str:
     return "; ".join(parts)
 
 
-def _figure(value: float) -> str:
-    """A number as a sentence shows it: three significant figures, thousands separated
-    (93,100; 1.99; 0.18)."""
-    if not value:
-        return "0"
-    digits = 2 - math.floor(math.log10(abs(value)))
-    text = f"{round(value, digits):,.{max(digits, 0)}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
 def _price_text(row: pd.Series) -> str:
     """What one row's price is: the amount, its kind or provider, and its date."""
     many = f" for {row['gpus']}" if row["gpus"] > 1 else ""
     if row["cloud_usd_per_hour"] is not None and row["cloud_usd_per_hour"] == row["cloud_usd_per_hour"]:
         each = row["cloud_usd_per_hour"] * row["gpus"]
-        return f"${_figure(each)}/hour{many} ({row['cloud_provider']}, {row['price_date']})"
-    return f"${_figure(row['price_usd'] * row['gpus'])}{many} ({row['price_kind']}, {row['price_date']})"
+        return f"${figure(each)}/hour{many} ({row['cloud_provider']}, {row['price_date']})"
+    return f"${figure(row['price_usd'] * row['gpus'])}{many} ({row['price_kind']}, {row['price_date']})"
 
 
 def headline(ranking: pd.DataFrame) -> str:
@@ -479,11 +470,11 @@ def headline(ranking: pd.DataFrame) -> str:
         why = ranking.attrs.get("budget_note") or f"no GPU that runs this has a {price.describe()}"
         return f"Nothing to rank: {why}."
     best = ranked.iloc[0]
-    rate = f"{_figure(best['throughput'])} {unit} at batch {best['batch_size']}"
+    rate = f"{figure(best['throughput'])} {unit} at batch {best['batch_size']}"
     per = (
-        f"${_figure(best['usd_per_million_items'])} per million {unit.split('/')[0]}"
+        f"${figure(best['usd_per_million_items'])} per million {unit.split('/')[0]}"
         if price.renting
-        else f"{_figure(best['throughput_per_1k_usd'])} {unit} per $1,000"
+        else f"{figure(best['throughput_per_1k_usd'])} {unit} per $1,000"
     )
     return f"Best per dollar: {best['gpu']}, {rate} for {_price_text(best)}: {per}."
 

@@ -542,15 +542,21 @@ def test_per_dollar_is_what_rank_says_at_the_prices_given(priced_pair):
     a, b = speeds.loc["RTX A4000", "throughput"], speeds.loc["RTX A5000", "throughput"]
     per_a, per_b = a / 1000 * 1000, b / 2000 * 1000
     best, other = ("RTX A4000", "RTX A5000") if per_a >= per_b else ("RTX A5000", "RTX A4000")
+    prices = {"RTX A4000": "street 2026-11-01", "RTX A5000": "street 2026-11-02"}
     assert value["verdict"].startswith(
         f"Buying, {best} gives {max(per_a, per_b) / min(per_a, per_b):.2f}× the tokens/s per dollar of {other} "
-        f"({per_a:,.0f} vs {per_b:,.0f} tokens/s per $1,000; prices street 2026-11-01, street 2026-11-02)"
+        f"({max(per_a, per_b):,.0f} vs {min(per_a, per_b):,.0f} tokens/s per $1,000; "
+        f"prices {prices[best]}, {prices[other]})"
     )
-    usd_a, usd_b = 0.01 / (a * 3600) * 1e6, 0.015 / (b * 3600) * 1e6
+    usd = {"RTX A4000": 0.01 / (a * 3600) * 1e6, "RTX A5000": 0.015 / (b * 3600) * 1e6}
+    cheap, dear = sorted(usd, key=usd.get)
+    offers = {"RTX A4000": "Test 2026-11-01", "RTX A5000": "Test 2026-11-02"}
+    money = compare.numbers.money
     assert (
-        f"(${compare.numbers.money(usd_a)} vs ${compare.numbers.money(usd_b)}; Test 2026-11-01; Test 2026-11-02)"
-        in (value["verdict"])
-    )
+        f"renting, {cheap} costs {usd[dear] / usd[cheap]:.2f}× less per million tokens than {dear} "
+        f"(${money(usd[cheap])} vs ${money(usd[dear])}; {offers[cheap]}, {offers[dear]})."
+    ) in value["verdict"]
+    assert "e-0" not in value["verdict"]
     assert f"batch {speeds.loc['RTX A4000', 'batch_size']} on RTX A4000" in value["reason"]
     assert value["topic"] == "per dollar, bert-base training, fp16"
 

@@ -31,6 +31,7 @@ class Comparison:
     verdicts: list[dict] = field(default_factory=list)
     efficiency_source: str = ""
     variant_notes: list[str] = field(default_factory=list)  # which variant a plain name picked
+    value: pd.DataFrame = field(default_factory=pd.DataFrame)  # work per dollar (tables.value_table)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         return {

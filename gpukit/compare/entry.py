@@ -57,10 +57,11 @@ def compare(
     costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)
     like = common_price_kind(ga, gb, book, price_kind)
     priced = price_table(ga, gb, book, like, electricity_usd_per_kwh, years, utilization, cat)
+    value = value_table(ga, gb, thr, lengths, batch_size, cat, priced)
     verdicts = [
         {**v, "kind": kind}
         for kind, found in (
-            ("value", value_verdicts(ga, gb, value_table(ga, gb, thr, lengths, batch_size, cat), priced)),
+            ("value", value_verdicts(ga, gb, value)),
             ("speed", speed_verdicts(ga, gb, thr)),
             ("memory", fit_verdicts(ga, gb, fit)),
             ("cost", cost_verdicts(ga, gb, costs)),
@@ -69,4 +70,4 @@ def compare(
         for v in found
     ]
     notes = [g.variant_note for g in (ga, gb) if g.variant_note]
-    return Comparison(ga.name, gb.name, spec_table(ga, gb), thr, fit, costs, verdicts, source, notes)
+    return Comparison(ga.name, gb.name, spec_table(ga, gb), thr, fit, costs, verdicts, source, notes, value)

@@ -3,6 +3,8 @@ factor ("1.29×") and an amount of dollars."""
 
 from __future__ import annotations
 
+from ..units import figure
+
 
 def num(v) -> float | None:
     if v is None or isinstance(v, str):
@@ -24,4 +26,4 @@ def times(r: float) -> str:
 
 def money(usd: float) -> str:
     """Dollars to three significant figures, without an exponent: 0.263, 298, 4,150, 25,250."""
-    return f"{usd:,.0f}" if abs(usd) >= 100 else f"{usd:.3g}"
+    return f"{usd:,.0f}" if abs(usd) >= 100 else figure(usd)

@@ -153,38 +153,73 @@ def value_table(
     lengths: dict[str, int | None],
     batch_size: int | None,
     cat: pd.DataFrame,
+    prices: pd.DataFrame,
 ) -> pd.DataFrame:
-    """Each card's throughput per workload and precision of ``thr`` as a buyer would run it: at
-    the largest batch that fits it, capped where throughput stops growing (what ``gpukit rank``
-    uses), or at ``batch_size``; a workload the memory estimate does not know keeps ``thr``'s
-    figures and batch."""
+    """Work per dollar of each card, one row per workload of ``thr`` (its fp16 row where it has
+    one: what a buyer trains with): the throughput as a buyer would run it, at the largest batch
+    that fits each card, capped where throughput stops growing (``gpukit rank``'s rule), or at
+    ``batch_size`` (a workload the memory estimate does not know keeps ``thr``'s figures and
+    batch); then each card's purchase price and throughput per $1,000 of it, and its cloud rate
+    and dollars per million items (``prices``: the cards' rows of :func:`gpukit.cost.cost_table`,
+    whose kind, provider and date each row carries)."""
     pair = cat[cat["gpu"].isin([a.name, b.name])]
+    held = prices.drop_duplicates("gpu").set_index("gpu")
     rows = []
-    for _, r in thr.iterrows():
+    for _, r in _one_precision_each(thr).iterrows():
         row = {
             k: r[k] for k in ("workload", "precision", "unit", "throughput_a", "throughput_b", "model_error")
         }
         row["basis"] = "measured" if {r["basis_a"], r["basis_b"]} == {"measured"} else "predicted"
         row["batches"] = f"batch {r['batch_size']}"
-        if r["workload"].lower() not in SYNTHETIC and row["basis"] == "predicted":
-            job = rank.Job(
-                r["workload"], r["precision"], seq_len=lengths.get(r["workload"]), batch=batch_size
+        if row["basis"] == "predicted" and r["workload"].lower() not in SYNTHETIC:
+            row.update(_buyers_batch(a, b, r, lengths, batch_size, pair))
+        for side, gpu in (("a", a), ("b", b)):
+            p, t = held.loc[gpu.name], num(row[f"throughput_{side}"])
+            price, hourly = num(p["price_usd"]), num(p["cloud_usd_per_hour"])
+            row.update(
+                {
+                    f"price_usd_{side}": price,
+                    f"price_{side}": f"{p['price_kind']} {p['price_date']}" if price else "",
+                    f"per_1k_usd_{side}": t / price * 1000 if t and price else None,
+                    f"cloud_usd_per_hour_{side}": hourly,
+                    f"cloud_{side}": f"{p['cloud_provider']} {p['cloud_date']}" if hourly else "",
+                    f"usd_per_million_{side}": hourly / (t * 3600) * 1e6 if t and hourly else None,
+                }
             )
-            try:
-                speeds = rank.job_speeds(job, pair)
-            except GpukitError:  # a workload the memory estimate does not know
-                speeds = None
-            if speeds is not None:
-                sa, sb = speeds.loc[a.name], speeds.loc[b.name]
-                row.update(throughput_a=num(sa["throughput"]), throughput_b=num(sb["throughput"]))
-                row["batches"] = (
-                    f"batch {sa['batch_size']} on {a} and {sb['batch_size']} on {b}, the largest that fits "
-                    "each (capped where throughput stops growing)"
-                    if batch_size is None
-                    else f"batch {batch_size}"
-                )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _one_precision_each(thr: pd.DataFrame) -> pd.DataFrame:
+    """Each workload's fp16 row where it has one, else its first."""
+    if thr.empty:
+        return thr
+    rank_of = thr["precision"].ne("fp16").astype(int)
+    return (
+        thr.assign(_r=rank_of)
+        .sort_values("_r", kind="stable")
+        .drop_duplicates("workload")
+        .drop(columns="_r")
+        .sort_index()
+    )
+
+
+def _buyers_batch(a, b, r, lengths, batch_size, pair) -> dict:
+    """Each card's throughput at the batch a buyer would run (:func:`gpukit.rank.job_speeds`);
+    nothing where the memory estimate does not know the workload."""
+    job = rank.Job(r["workload"], r["precision"], seq_len=lengths.get(r["workload"]), batch=batch_size)
+    try:
+        speeds = rank.job_speeds(job, pair)
+    except GpukitError:
+        return {}
+    sa, sb = speeds.loc[a.name], speeds.loc[b.name]
+    batches = (
+        f"batch {sa['batch_size']} on {a} and {sb['batch_size']} on {b}, the largest that fits each "
+        "(capped where throughput stops growing)"
+        if batch_size is None
+        else f"batch {batch_size}"
+    )
+    return {"throughput_a": num(sa["throughput"]), "throughput_b": num(sb["throughput"]), "batches": batches}
 
 
 def fit_table(

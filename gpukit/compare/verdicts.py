@@ -260,56 +260,45 @@ def link_verdict(a: specs.GPU, b: specs.GPU, thr: pd.DataFrame) -> list[dict]:
     ]
 
 
-def _buying(a: specs.GPU, b: specs.GPU, r: pd.Series, pa: pd.Series, pb: pd.Series) -> str:
-    """Throughput per $1,000 of purchase price of each card, and which gives more."""
-    unit = r["unit"]
-    missing = [str(g) for g, p in ((a, pa), (b, pb)) if num(p["price_usd"]) is None]
+def _buying(a: specs.GPU, b: specs.GPU, r: pd.Series) -> str:
+    """Which card gives more throughput per $1,000 of its purchase price, best first."""
+    missing = [str(g) for g, side in ((a, "a"), (b, "b")) if num(r[f"per_1k_usd_{side}"]) is None]
     if missing:
         return f"buying: no verdict, no purchase price for {', '.join(missing)}"
-    per = {
-        g.name: num(t) / num(p["price_usd"]) * 1000
-        for g, t, p in ((a, r["throughput_a"], pa), (b, r["throughput_b"], pb))
-    }
-    best, other = (a, b) if per[a.name] >= per[b.name] else (b, a)
-    k = per[best.name] / per[other.name]
-    kinds = f"{pa['price_kind']} {pa['price_date']}, {pb['price_kind']} {pb['price_date']}"
+    (best, x, px), (other, y, py) = sorted(
+        ((a, r["per_1k_usd_a"], r["price_a"]), (b, r["per_1k_usd_b"], r["price_b"])), key=lambda t: -t[1]
+    )
     return (
-        f"buying, {best} gives {times(k)} the {unit} per dollar of {other} ({per[a.name]:,.0f} vs "
-        f"{per[b.name]:,.0f} {unit} per $1,000; prices {kinds})"
+        f"buying, {best} gives {times(x / y)} the {r['unit']} per dollar of {other} ({x:,.0f} vs {y:,.0f} "
+        f"{r['unit']} per $1,000; prices {px}, {py})"
     )
 
 
-def _renting(a: specs.GPU, b: specs.GPU, r: pd.Series, pa: pd.Series, pb: pd.Series) -> str:
-    """Dollars per million items of each card rented, and which costs less."""
-    items = r["unit"].split("/")[0]
-    missing = [str(g) for g, p in ((a, pa), (b, pb)) if num(p["cloud_usd_per_hour"]) is None]
+def _renting(a: specs.GPU, b: specs.GPU, r: pd.Series) -> str:
+    """Which card costs less per million items rented, cheapest first."""
+    missing = [str(g) for g, side in ((a, "a"), (b, "b")) if num(r[f"usd_per_million_{side}"]) is None]
     if missing:
         return f"renting: no verdict, no cloud price for {', '.join(missing)}"
-    usd = {
-        g.name: num(p["cloud_usd_per_hour"]) / (num(t) * 3600) * 1e6
-        for g, t, p in ((a, r["throughput_a"], pa), (b, r["throughput_b"], pb))
-    }
-    cheap, dear = (a, b) if usd[a.name] <= usd[b.name] else (b, a)
-    offers = "; ".join(f"{p['cloud_provider']} {p['cloud_date']}" for p in (pa, pb))
+    (cheap, x, cx), (dear, y, cy) = sorted(
+        ((a, r["usd_per_million_a"], r["cloud_a"]), (b, r["usd_per_million_b"], r["cloud_b"])),
+        key=lambda t: t[1],
+    )
+    items = r["unit"].split("/")[0]
     return (
-        f"renting, {cheap} costs {times(usd[dear.name] / usd[cheap.name])} less per million {items} than "
-        f"{dear} (${money(usd[a.name])} vs ${money(usd[b.name])}; {offers})"
+        f"renting, {cheap} costs {times(y / x)} less per million {items} than {dear} "
+        f"(${money(x)} vs ${money(y)}; {cx}, {cy})"
     )
 
 
-def value_verdicts(a: specs.GPU, b: specs.GPU, work: pd.DataFrame, prices: pd.DataFrame) -> list[dict]:
-    """One verdict per row of ``work`` (:func:`gpukit.compare.tables.value_table`: each card's
-    throughput on a workload at the batch it would run): which card gives more work per dollar,
-    buying (throughput per $1,000 of its purchase price) and renting (dollars per million items at
-    its cloud rate), each price named with its kind or provider and its date (``prices``: the two
-    cards' rows of :func:`gpukit.cost.cost_table`)."""
-    held = prices.drop_duplicates("gpu").set_index("gpu")
-    pa, pb = held.loc[a.name], held.loc[b.name]
+def value_verdicts(a: specs.GPU, b: specs.GPU, value: pd.DataFrame) -> list[dict]:
+    """One verdict per row of ``value`` (:func:`gpukit.compare.tables.value_table`): which card
+    gives more work per dollar, buying and renting, each price named with its kind or provider and
+    its date, and the batch each card was taken at."""
     out = []
-    for _, r in work.iterrows():
+    for _, r in value.iterrows():
         if num(r["throughput_a"]) is None or num(r["throughput_b"]) is None:
             continue
-        buying, renting = _buying(a, b, r, pa, pb), _renting(a, b, r, pa, pb)
+        buying, renting = _buying(a, b, r), _renting(a, b, r)
         out.append(
             {
                 "topic": f"per dollar, {r['workload']} training, {r['precision']}",
