@@ -12,6 +12,7 @@ from gpukit import cli, compare, memory, specs
 from gpukit import perfmodel as pm
 from gpukit.compare.verdicts import cost_verdicts, speed_verdicts
 from gpukit.errors import ParameterError
+from gpukit.units import figure
 
 pytestmark = pytest.mark.tensorflow  # the comparisons profile ResNet-50 and Keras models
 
@@ -575,3 +576,40 @@ def test_seq_len_where_no_workload_takes_one_is_an_error():
 def test_a_plain_name_that_picks_a_variant_is_said():
     result = compare.compare("A40", "V100", workloads=["matmul"], precisions=["fp16"], models=[])
     assert result.variant_notes == ["'V100' is the V100 PCIe 16GB; also V100 SXM2 16GB, V100 SXM2 32GB"]
+
+
+def test_the_bottom_line_answers_per_dollar_speed_memory_and_price(priced_pair):
+    table = compare.bottom_line(priced_pair)
+    assert list(table.columns) == ["what", "a", "b", "wins", "error"]
+    value = priced_pair.value.iloc[0]
+    buying = table.iloc[0]
+    assert buying["what"] == "bert-base fp16: tokens/s per $1,000, buying"
+    assert buying["a"] == figure(value["per_1k_usd_a"]) and buying["b"] == figure(value["per_1k_usd_b"])
+    k = value["per_1k_usd_a"] / value["per_1k_usd_b"]
+    assert buying["wins"] == (f"RTX A4000, {k:.2f}×" if k >= 1.1 else f"about even (RTX A4000 by {k:.2f}×)")
+    assert "prices street 2026-11-01 and street 2026-11-02" in buying["error"]
+    assert (
+        "predicted: median error" in buying["error"] and "published transformer speedups" in buying["error"]
+    )
+    renting = table.iloc[1]
+    assert renting["a"] == "$" + figure(value["usd_per_million_a"])
+    assert renting["error"].endswith("rates Test 2026-11-01 and Test 2026-11-02")
+    memory_row = table[table["what"].str.startswith("largest bert-base training batch")].iloc[0]
+    largest = priced_pair.fit.set_index("gpu")["largest_batch"]
+    assert memory_row["a"].startswith(str(largest["RTX A4000"])) and memory_row["wins"].startswith(
+        "RTX A5000"
+    )
+    assert table.iloc[-1]["what"] == "purchase price, dollars" and table.iloc[-1]["a"] == "$1,000"
+    assert table.iloc[-1]["wins"] == "RTX A4000, 2.00×"
+
+
+def test_a_published_check_that_misses_beyond_the_tolerance_says_so():
+    from gpukit.compare.bottom_line import _published_check
+
+    row = pd.Series({"published_rows": [{"source": "s", "published": 1.51, "predicted": 2.01}]})
+    assert (
+        _published_check(row)
+        == "s published 1.51×, the model gives 2.01×: 33% off, more than the ±15% it is graded at"
+    )
+    near = pd.Series({"published_rows": [{"source": "s", "published": 1.51, "predicted": 1.6}]})
+    assert _published_check(near) == "s published 1.51×, the model gives 1.60×"

@@ -97,11 +97,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(result) -> None:
-    """The verdicts with their reasons and conditions, then the numbers they were computed from."""
+    """The bottom line first (what, each card, who wins and by how much, how far to trust it),
+    then the verdicts with their reasons and conditions, then the numbers they came from."""
     print(f"{result.a} vs {result.b}")
     for note in result.variant_notes:
         print(f"({note})")
     print()
+    line = compare.bottom_line(result).rename(columns={"a": result.a, "b": result.b})
+    print(format_table(line.to_dict(orient="records"), list(line.columns)))
+    print("\nVerdicts:")
     for v in result.verdicts:
         print(f"* {v['topic']}: {v['verdict']}\n    {v['reason']} {v['condition']}")
     frame = result.long()

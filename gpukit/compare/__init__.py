@@ -17,9 +17,11 @@
 :mod:`.entry` holds :func:`compare`; :mod:`.tables` the specs, throughput and fit tables,
 :mod:`.published` the published speedups they quote, :mod:`.costs` the cost rows, :mod:`.verdicts`
 the verdicts drawn from them, :mod:`.comparison` the :class:`Comparison` record and its forms
-(CSV, JSON, Markdown, HTML, the report's summary), :mod:`.figures` how numbers are read and written.
+(CSV, JSON, Markdown, HTML, the report's summary), :mod:`.numbers` how numbers are read and
+written, and :mod:`.bottom_line` the answers in a few rows.
 """
 
+from .bottom_line import bottom_line
 from .comparison import Comparison, save_for_report
 from .costs import cost_rows
 from .entry import DEFAULT_FIT_BATCHES, DEFAULT_PRECISIONS, DEFAULT_WORKLOADS, compare
@@ -36,6 +38,7 @@ __all__ = [
     "SAME_SPEED",
     "SPEC_ROWS",
     "Comparison",
+    "bottom_line",
     "compare",
     "cost_rows",
     "fit_table",

@@ -1,0 +1,153 @@
+"""The bottom line of a comparison: a few rows a buyer can act on, each with the measured error of
+what it rests on. What | GPU A | GPU B | which wins, by how much | how far to trust it.
+
+The rows, in order: work per dollar buying and renting (per workload), speed (per workload, at
+the comparison's batch), the largest batch each model trains at, and the purchase price. Where a
+prediction's own published check (a source that measured this very pair) misses by more than the
+tolerance its family is graded at, the row says so beside the family's usual error.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import perfmodel
+from ..units import figure
+from .comparison import Comparison
+from .numbers import num
+from .tables import _one_precision_each
+from .verdicts import SAME_SPEED
+
+COLUMNS = ("what", "a", "b", "wins", "error")
+
+
+def _winner(names: tuple[str, str], values: tuple[float | None, float | None], higher: bool = True) -> str:
+    """Which of two figures wins and by how much: "A40, 1.25×", "about even", or "" without both."""
+    x, y = (num(v) for v in values)
+    if x is None or y is None or x <= 0 or y <= 0:
+        return ""
+    first_wins = x >= y if higher else x <= y
+    k = max(x, y) / min(x, y)
+    winner = f"{names[0] if first_wins else names[1]}"
+    return f"about even ({winner} by {k:.2f}×)" if k < SAME_SPEED else f"{winner}, {k:.2f}×"
+
+
+def _model_error(workload: str, basis: str) -> str:
+    """How far to trust a throughput, in a few words: measured, or the model's median error on the
+    published speedups of the workload's family."""
+    if basis == "measured":
+        return "measured"
+    family = perfmodel.family(workload)
+    acc = perfmodel.family_accuracy(family)
+    if not acc.get("pairs"):
+        return "predicted, not graded"
+    return f"predicted: median error {acc['median_abs_error_pct']:.1f}% on {acc['pairs']} published {family} speedups"
+
+
+def _published_check(row: pd.Series) -> str:
+    """What sources that measured this very pair published, and how far the model's prediction
+    for their runs lands from it; a miss beyond the family's tolerance is said as one."""
+    tolerance = perfmodel.RATIO_TOLERANCE
+    parts = []
+    for found in row.get("published_rows") or []:
+        miss = found["predicted"] / found["published"] - 1
+        said = f"{found['source']} published {found['published']:.2f}×, the model gives {found['predicted']:.2f}×"
+        if abs(miss) > tolerance:
+            said += f": {abs(miss):.0%} off, more than the ±{tolerance:.0%} it is graded at"
+        parts.append(said)
+    return "; ".join(parts)
+
+
+def _value_rows(c: Comparison) -> list[dict]:
+    rows = []
+    for _, r in c.value.iterrows():
+        unit, items = r["unit"], r["unit"].split("/")[0]
+        error = _model_error(r["workload"], r["basis"])
+        rows.append(
+            {
+                "what": f"{r['workload']} {r['precision']}: {unit} per $1,000, buying",
+                "a": _amount(r["per_1k_usd_a"]),
+                "b": _amount(r["per_1k_usd_b"]),
+                "wins": _winner((c.a, c.b), (r["per_1k_usd_a"], r["per_1k_usd_b"])),
+                "error": f"{error}; prices {r['price_a'] or 'none'} and {r['price_b'] or 'none'}",
+            }
+        )
+        rows.append(
+            {
+                "what": f"{r['workload']} {r['precision']}: dollars per million {items}, renting",
+                "a": _amount(r["usd_per_million_a"], "$"),
+                "b": _amount(r["usd_per_million_b"], "$"),
+                "wins": _winner((c.a, c.b), (r["usd_per_million_a"], r["usd_per_million_b"]), higher=False),
+                "error": f"{error}; rates {r['cloud_a'] or 'none'} and {r['cloud_b'] or 'none'}",
+            }
+        )
+    return rows
+
+
+def _speed_rows(c: Comparison) -> list[dict]:
+    rows = []
+    for _, r in _one_precision_each(c.throughput).iterrows():
+        basis = "measured" if {r["basis_a"], r["basis_b"]} == {"measured"} else "predicted"
+        error = _model_error(r["workload"], basis)
+        check = _published_check(r)
+        rows.append(
+            {
+                "what": f"{r['workload']} training {r['precision']}: {r['unit']} at batch {r['batch_size']}",
+                "a": _amount(r["throughput_a"]),
+                "b": _amount(r["throughput_b"]),
+                "wins": _winner((c.a, c.b), (r["throughput_a"], r["throughput_b"])),
+                "error": f"{error}; {check}" if check else error,
+            }
+        )
+    return rows
+
+
+def _fit_rows(c: Comparison) -> list[dict]:
+    rows = []
+    if c.fit.empty:
+        return rows
+    for model, g in c.fit.groupby("model", sort=False):
+        ga, gb = g[g["gpu"] == c.a].iloc[0], g[g["gpu"] == c.b].iloc[0]
+        rows.append(
+            {
+                "what": f"largest {model} training batch ({ga['precision']}, {ga['input']})",
+                "a": _batch(ga),
+                "b": _batch(gb),
+                "wins": _winner((c.a, c.b), (ga["largest_batch"], gb["largest_batch"])),
+                "error": f"estimated; {ga['estimate_error']}" if ga.get("estimate_error") else "estimated",
+            }
+        )
+    return rows
+
+
+def _price_row(c: Comparison) -> list[dict]:
+    first = c.value.iloc[0] if len(c.value) else None
+    if first is None:
+        return []
+    return [
+        {
+            "what": "purchase price, dollars",
+            "a": _amount(first["price_usd_a"], "$"),
+            "b": _amount(first["price_usd_b"], "$"),
+            "wins": _winner((c.a, c.b), (first["price_usd_a"], first["price_usd_b"]), higher=False),
+            "error": f"{first['price_a'] or 'no price'}; {first['price_b'] or 'no price'}",
+        }
+    ]
+
+
+def _amount(value, prefix: str = "") -> str:
+    v = num(value)
+    return "—" if v is None else f"{prefix}{figure(v)}"
+
+
+def _batch(row: pd.Series) -> str:
+    low, high = num(row.get("largest_batch_low")), num(row.get("largest_batch_high"))
+    text = str(int(row["largest_batch"]))
+    return f"{text} ({int(low)}–{int(high)})" if low is not None and high is not None else text
+
+
+def bottom_line(c: Comparison) -> pd.DataFrame:
+    """The comparison's answers as rows of :data:`COLUMNS` (``a`` and ``b`` are the two cards'
+    figures as text; ``wins`` names the winner and by how much)."""
+    rows = _value_rows(c) + _speed_rows(c) + _fit_rows(c) + _price_row(c)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
