@@ -19,15 +19,20 @@ same-source speedups, ``docs/perfmodel-accuracy.md``).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
-from . import cost, llm, memory, perfmodel, prices, specs
+from . import _atomic, cost, llm, memory, perfmodel, prices, specs
 from . import precision as prec
 from .errors import ParameterError
 from .models import check_mode
+from .results import RUN_DIR_ENV
 from .units import figure
 
 #: The default batch is the largest that fits, or the smallest power of two below it whose
@@ -476,7 +481,15 @@ def headline(ranking: pd.DataFrame) -> str:
         if price.renting
         else f"{figure(best['throughput_per_1k_usd'])} {unit} per $1,000"
     )
-    return f"Best per dollar: {best['gpu']}, {rate} for {_price_text(best)}: {per}."
+    line = f"Best per dollar: {best['gpu']}, {rate} for {_price_text(best)}: {per}."
+    if price.budget_usd is not None:
+        fastest = ranked.loc[ranked["throughput"].astype(float).idxmax()]
+        unit_budget = "/hour" if price.renting else ""
+        line += (
+            f" Fastest within ${figure(price.budget_usd)}{unit_budget}: {fastest['gpu']}, "
+            f"{figure(fastest['throughput'])} {unit} for {_price_text(fastest)}."
+        )
+    return line
 
 
 def basis(ranking: pd.DataFrame) -> str:
@@ -496,3 +509,93 @@ def basis(ranking: pd.DataFrame) -> str:
         + (f"; {budget}" if budget else "")
         + f". Predicted: {ranking.attrs['accuracy']}."
     )
+
+
+def with_budget(ranking: pd.DataFrame, budget_usd: float | None) -> pd.DataFrame:
+    """``ranking`` cut to a budget, ranked again (as :func:`rank` with that budget would give),
+    without predicting anything again."""
+    price = dataclasses.replace(ranking.attrs["price"], budget_usd=budget_usd)
+    frame = ranking.drop(columns="rank")
+    frame.loc[frame["standing"] == "over budget", "standing"] = "ranked"
+    cut, note = _apply_budget(frame, price)
+    out = _order(cut, price)[list(COLUMNS)]
+    out.attrs.update({**ranking.attrs, "price": price, "budget_note": note})
+    return out
+
+
+#: The jobs the report's front page ranks the GPUs for: a CNN, a transformer and an LLM.
+FRONT_PAGE_JOBS = (
+    Job("resnet50", "fp16"),
+    Job("bert-base", "fp16", seq_len=128),
+    LLMJob("llama-3-8b", "q4_k_m"),
+)
+#: The columns of a ranking the front page shows, buying and renting.
+SUMMARY_COLUMNS = {
+    False: (
+        "rank",
+        "gpu",
+        "throughput",
+        "batch_size",
+        "price_usd",
+        "price_date",
+        "throughput_per_1k_usd",
+        "error_pct",
+    ),
+    True: (
+        "rank",
+        "gpu",
+        "throughput",
+        "batch_size",
+        "cloud_usd_per_hour",
+        "cloud_provider",
+        "price_date",
+        "usd_per_million_items",
+        "error_pct",
+    ),
+}
+
+
+def summary(ranking: pd.DataFrame, top: int = 5) -> dict:
+    """What a page shows of a ranking: its bottom line, what it assumed, and its best ``top``
+    rows (JSON-ready)."""
+    price: Price = ranking.attrs["price"]
+    rows = ranking[ranking["standing"].isin(("ranked", "over budget"))].head(top)
+    columns = list(SUMMARY_COLUMNS[price.renting])
+    return {
+        "job": ranking.attrs["job"].describe(),
+        "price": price.describe(),
+        "budget_usd": price.budget_usd,
+        "unit": ranking.attrs["unit"],
+        "headline": headline(ranking),
+        "basis": basis(ranking),
+        "columns": columns,
+        "rows": json.loads(rows[columns].to_json(orient="records")),
+    }
+
+
+def for_your_money(
+    jobs=FRONT_PAGE_JOBS,
+    budgets: tuple[float | None, ...] = (None,),
+    prices_asked: tuple[Price, ...] = (Price("street"), Price("cloud")),
+    price_files=None,
+) -> list[pd.DataFrame]:
+    """Every ranking of ``jobs`` x ``prices_asked``, a purchase ranking once per budget of
+    ``budgets`` (dollars; None: no budget); a job is predicted once per price, then cut."""
+    out = []
+    for job in jobs:
+        for price in prices_asked:
+            ranked = (rank_llm if isinstance(job, LLMJob) else rank)(job, price, price_files)
+            out += [ranked] if price.renting else [with_budget(ranked, b) for b in budgets]
+    return out
+
+
+def save_for_report(rankings: list[pd.DataFrame], top: int = 5) -> str | None:
+    """Leave the rankings' summaries for the report's index (``$GPUKIT_RUN_DIR/summary-rank.json``)."""
+    folder = os.environ.get(RUN_DIR_ENV)
+    if not folder:
+        return None
+    path = Path(folder) / "summary-rank.json"
+    _atomic.write_text(
+        path, json.dumps({"kind": "rank", "rankings": [summary(r, top) for r in rankings]}, indent=1)
+    )
+    return str(path)

@@ -238,3 +238,31 @@ def test_cli_options_that_do_not_apply_are_errors(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_ranking_cut_to_a_budget_is_the_ranking_with_that_budget(buying, cat, price_files):
+    for budget in (2000, 500, None):
+        cut = rank.with_budget(buying, budget)
+        direct = rank.rank(JOB, rank.Price("street", budget_usd=budget), price_files, cat)
+        pd.testing.assert_frame_equal(cut, direct)
+        assert cut.attrs["budget_note"] == direct.attrs["budget_note"]
+        assert rank.headline(cut) == rank.headline(direct)
+
+
+def test_a_budget_headline_also_names_the_fastest_within_it(cat, price_files):
+    within = rank.rank(JOB, rank.Price("street", budget_usd=2000), price_files, cat)
+    ranked = within[within["standing"] == "ranked"]
+    fastest = ranked.loc[ranked["throughput"].idxmax()]
+    assert f" Fastest within $2,000: {fastest['gpu']}, " in rank.headline(within)
+
+
+def test_the_summary_a_page_shows_and_where_the_report_finds_it(buying, tmp_path, monkeypatch):
+    s = rank.summary(buying, top=2)
+    assert s["headline"] == rank.headline(buying) and s["basis"] == rank.basis(buying)
+    assert [r["gpu"] for r in s["rows"]] == buying["gpu"].head(2).tolist()
+    assert s["columns"] == list(rank.SUMMARY_COLUMNS[False]) and s["price"] == "street purchase price"
+    assert rank.save_for_report([buying]) is None  # outside a report run
+    monkeypatch.setenv(rank.RUN_DIR_ENV, str(tmp_path))
+    path = rank.save_for_report([buying], top=2)
+    doc = json.loads(open(path).read())
+    assert doc["kind"] == "rank" and doc["rankings"][0]["rows"] == s["rows"]
