@@ -6,8 +6,9 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from gpukit import tables
+from gpukit import labels, tables
 
 
 def _frame(rows: int) -> pd.DataFrame:
@@ -102,3 +103,95 @@ def test_a_paragraph_column_is_wider_than_a_sentence_column_within_bounds():
     assert [tables._prose_width(n) for n in (41, 160, 240, 5000)] == [20, 20, 30, 40]
     html = tables.show(pd.DataFrame({"note": ["word " * 48]})).to_html()  # 240 characters
     assert "min-width: 30em" in html
+
+
+# --------------------------------------------------------------------------- headers and cells
+
+
+@pytest.mark.parametrize(
+    "name, header",
+    [
+        # a unit read off the name's last word
+        ("memory_gb", "memory (GB)"),
+        ("memory_bandwidth_gbs", "memory bandwidth (GB/s)"),
+        ("fp32_tflops", "FP32 (TFLOPS)"),
+        ("int8_tensor_tops", "INT8 tensor (TOPS)"),
+        ("tdp_w", "board power (W)"),
+        ("step_time_s", "step time (s)"),
+        ("median_ms", "median (ms)"),
+        ("error_pct", "error (%)"),
+        ("max_abs_error_pct", "max absolute error (%)"),
+        ("total_gib", "total (GiB)"),
+        ("l2_cache_mib", "L2 cache (MiB)"),
+        ("memory_data_rate_gbps", "memory data rate (Gbit/s)"),
+        ("break_even_months", "break-even (months)"),
+        ("params_b", "parameters (billions)"),
+        ("throughput_tokens_s", "throughput (tokens/s)"),
+        # rates: per second or hour after a slash, per anything else in words
+        ("usd_per_hour", "USD/hour"),
+        ("cloud_usd_per_hour", "cloud (USD/hour)"),
+        ("decode_tokens_per_s", "decode (tokens/s)"),
+        ("usd_per_million_items", "USD per million items"),
+        ("cloud_usd_per_sustained_tflop_hour", "cloud (USD per sustained TFLOP-hour)"),
+        ("throughput_per_1k_usd", "throughput per 1,000 USD"),
+        ("kv_cache_mib_per_1k_tokens", "KV cache (MiB per 1,000 tokens)"),
+        ("tflops_per_watt", "TFLOPS per watt"),
+        # words, qualifiers and the names no rule reads
+        ("gpu", "GPU"),
+        ("gpus_needed", "GPUs needed"),
+        ("seq_len", "sequence length"),
+        ("price_source_url", "price source"),
+        ("throughput_a", "throughput, GPU A"),
+        ("basis_b", "basis, GPU B"),
+        ("largest_batch_low", "largest batch, low end"),
+        ("largest_batch_high", "largest batch, high end"),
+        ("usd_per_million_tokens_owned", "USD per million tokens, owned"),
+        ("efficiency_1_gpus", "efficiency, 1 GPU"),
+        ("throughput_8_gpus", "throughput, 8 GPUs"),
+        ("pp16384", "16,384-token prompt"),
+        ("gpu_a", "GPU A"),
+        ("a_over_b", "a / b"),
+        ("estimate_error", "estimate's error"),
+        ("throughput_unit", "unit"),
+        # not a name of the kit's: as it is
+        ("already words", "already words"),
+        ("Throughput", "Throughput"),
+        (3, "3"),
+    ],
+)
+def test_a_header_spells_the_words_and_puts_the_unit_in_parentheses(name, header):
+    assert labels.label(name) == header
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (True, "yes"),
+        (False, "no"),
+        (np.bool_(True), "yes"),
+        (np.bool_(False), "no"),
+        (8192, "8,192"),
+        (np.int64(-3), "-3"),
+        (37.4321, "37.4"),
+        (0.00267123, "0.00267"),
+        (2.5, "2.5"),
+        (48.0, "48"),
+        (989.5, "990"),
+        (1234.5678, "1,235"),  # three figures, but no digit before the point rounded away
+        (np.float32(0.125), "0.125"),
+        (3.2e6, "3,200,000"),
+        (-0.04567, "-0.0457"),
+        (0.0, "0"),
+        (1.234e-6, "1.23e-06"),
+        (float("inf"), "∞"),
+        ("True", "True"),  # text as it is
+        ("q4_k_m", "q4_k_m"),
+    ],
+)
+def test_a_cell_reads_yes_no_and_numbers_to_three_figures(value, text):
+    assert labels.cell(value) == text
+
+
+@pytest.mark.parametrize("value", [None, np.nan, pd.NA, pd.NaT, np.float32("nan")])
+def test_a_missing_cell_is_a_dash_or_what_the_caller_asks(value):
+    assert labels.cell(value) == "—" and labels.cell(value, empty="") == ""
