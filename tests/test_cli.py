@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -17,6 +18,25 @@ def run(capsys, *argv):
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def table_headers(text: str, table: int = 0) -> list[str]:
+    """The headers of the ``table``-th text table in ``text`` as a reader reads them: a header on
+    two lines joined, columns found by the dashes under them."""
+    lines = text.splitlines()
+    rules = [i for i, line in enumerate(lines) if line.strip() and set(line) <= {"-", " "}]
+    i = rules[table]
+    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[i])]
+    above = [line for line in lines[max(0, i - 2) : i] if line.strip()]
+    if len(above) == 2 and not _header_row(above[0], spans):
+        above = above[1:]  # a line of text above a one-line header
+    return [" ".join(line[a:b].strip() for line in above if line[a:b].strip()) for a, b in spans]
+
+
+def _header_row(line: str, spans) -> bool:
+    """Whether ``line`` has text only within the columns (a header's top line, not a sentence)."""
+    inside = set().union(*(range(a, b) for a, b in spans))
+    return all(i in inside for i, char in enumerate(line) if char != " ")
 
 
 def test_specs_csv_has_exactly_the_catalogue_columns(capsys, catalogue, gpu):
@@ -58,18 +78,55 @@ def test_specs_table_and_single_gpu_card(capsys, catalogue, gpu):
     code, out, _ = run(capsys, "specs")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split()[:3] == ["gpu", "architecture", "memory_gb"]
+    assert table_headers(out)[:4] == ["GPU", "architecture", "memory (GB)", "memory bandwidth (GB/s)"]
     assert any(line.startswith("GeForce RTX 4090") for line in lines)
     assert f"{len(catalogue)} GPU(s)" in out
     code, out, _ = run(capsys, "specs", "--gpu", "T4")
     assert code == 0
-    card = dict(
-        line.split(None, 1) if len(line.split(None, 1)) == 2 else (line.strip(), "")
-        for line in out.splitlines()
-    )
+    card = dict((re.split(r"\s{2,}", line, maxsplit=1) + [""])[:2] for line in out.splitlines())
     assert (
-        card["fp16_tensor_tflops"] == f"{gpu('T4').fp16_tensor_tflops:g}" and card["tf32_tensor_tflops"] == ""
+        card["FP16 tensor (TFLOPS)"] == f"{gpu('T4').fp16_tensor_tflops:g}"
+        and card["TF32 tensor (TFLOPS)"] == ""
     )
+
+
+def test_text_tables_read_labels_yes_no_and_rounded_numbers():
+    from gpukit.cli.formatting import format_table
+
+    rows = [
+        {"gpu": "A40", "memory_bandwidth_gbs": 696.0, "fits": True, "usd_per_hour": 0.40123},
+        {"gpu": "H100 SXM5", "memory_bandwidth_gbs": 3352.5, "fits": False, "usd_per_hour": None},
+    ]
+    text = format_table(rows, ["gpu", "memory_bandwidth_gbs", "fits", "usd_per_hour"])
+    assert text.splitlines() == [
+        "           memory bandwidth",
+        "GPU                  (GB/s)  fits  USD/hour",
+        "---------  ----------------  ----  --------",
+        "A40                     696  yes      0.401",
+        "H100 SXM5             3,352  no",
+    ]
+    assert table_headers(text) == ["GPU", "memory bandwidth (GB/s)", "fits", "USD/hour"]
+
+
+def test_llm_table_reads_yes_where_csv_and_json_keep_names_and_values(capsys):
+    argv = ["llm", "--model", "llama-3-8b", "--gpu", "A40"]
+    _, table, _ = run(capsys, *argv)
+    _, text, _ = run(capsys, *argv, "--format", "csv")
+    _, doc, _ = run(capsys, *argv, "--format", "json")
+    headers = table_headers(table)
+    assert headers[:3] == ["GPU", "fits", "total (GiB)"] and "USD per million tokens" in headers
+    lines = table.splitlines()
+    a40 = dict(
+        zip(headers, lines[next(i for i, line in enumerate(lines) if line.startswith("---")) + 1].split())
+    )
+    assert a40["fits"] == "yes" and "True" not in table and "False" not in table
+    (row,) = csv.DictReader(io.StringIO(text))
+    assert row["fits"] == "True" and "usd_per_million_tokens" in row
+    (record,) = json.loads(doc)
+    assert record["fits"] is True and float(row["total_gib"]) == pytest.approx(record["total_gib"], rel=1e-9)
+    assert (
+        f"{record['total_gib']:.3g}" in table and row["total_gib"] not in table
+    )  # rounded only in the table
 
 
 def test_unknown_gpu_is_one_line_and_exit_2(capsys):
