@@ -1,4 +1,4 @@
-"""Tables for notebooks: one look, HTML-escaped text, clickable source links, units kept in headers."""
+"""Tables for notebooks: one look, headers with units, HTML-escaped text, clickable source links."""
 
 from __future__ import annotations
 
@@ -9,26 +9,20 @@ from urllib.parse import urlparse
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-
-def _number(value) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.3g}" if abs(value) < 10 else f"{value:,.1f}".rstrip("0").rstrip(".")
-    return f"{value:,}" if isinstance(value, int) else str(value)
+from . import labels
 
 
 def _text(value) -> str:
-    """Escaped text; a bare http(s) URL becomes a link labelled with its host and file name."""
-    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
-        return "—"
-    text = str(value)
-    if re.fullmatch(r"https?://\S+", text):
-        parsed = urlparse(text)
+    """Escaped text; a bare http(s) URL becomes a link labelled with its host and file name; a truth
+    value reads yes or no, a number as :func:`labels.cell` writes it."""
+    if not isinstance(value, str):
+        return html.escape(labels.cell(value))
+    if re.fullmatch(r"https?://\S+", value):
+        parsed = urlparse(value)
         tail = parsed.path.rstrip("/").rsplit("/", 1)[-1]
         label = parsed.netloc + (f"/…/{tail}" if tail else "")
-        return f'<a href="{html.escape(text, quote=True)}">{html.escape(label)}</a>'
-    return html.escape(text)
+        return f'<a href="{html.escape(value, quote=True)}">{html.escape(label)}</a>'
+    return html.escape(value)
 
 
 #: Tables longer than this scroll inside a box of about that many rows, their header kept in
@@ -38,8 +32,10 @@ SCROLL_ROWS = 30
 
 
 def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
-    """A styled, index-free view of ``frame``: numbers compact, empty cells as '—', any text
-    HTML-escaped (catalogue and parameters may hold untrusted text), URLs as links.
+    """A styled, index-free view of ``frame`` under headers a reader takes in (``memory_gb`` as
+    "memory (GB)", :func:`labels.label`; the frame keeps its names): numbers to three significant
+    figures, yes or no, empty cells as '—', any text HTML-escaped (catalogue and parameters may
+    hold untrusted text), URLs as links.
 
     Styles are set once per column, not per cell, so a table of thousands of rows stays a
     fraction of the page's weight; a table wider than the page scrolls sideways in its own box,
@@ -54,8 +50,9 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     styler = (
         Styler(frame, cell_ids=False)
         .hide(axis="index")
-        .format(_number, subset=numeric)
+        .format(labels.cell, subset=numeric)
         .format(_text, subset=text_cols)
+        .format_index(lambda name: html.escape(labels.label(name)), axis="columns")
     )
     if caption:
         styler = styler.set_caption(html.escape(caption))
@@ -143,9 +140,9 @@ def note(text: str) -> Note:
 
 
 def summary(values: dict, caption: str | None = None) -> Styler:
-    """A dict of headline figures as a two-column table (names with underscores become words)."""
+    """A dict of headline figures as a two-column table (names read as headers do)."""
     frame = pd.DataFrame(
-        {"figure": [k.replace("_", " ") for k in values], "value": [_number(v) for v in values.values()]}
+        {"figure": [labels.label(k) for k in values], "value": [labels.cell(v) for v in values.values()]}
     )
     return show(frame, caption)
 

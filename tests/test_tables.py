@@ -33,8 +33,31 @@ def test_cells_are_compact_escaped_and_linked():
     )
     html = tables.show(frame).to_html()
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
-    assert "1,234.6" in html and "—" in html
+    assert "1,235" in html and "—" in html
     assert '<a href="https://example.com/docs/sheet.pdf">example.com/…/sheet.pdf</a>' in html
+
+
+def test_headers_are_labels_and_truth_values_read_yes_or_no():
+    frame = pd.DataFrame(
+        {
+            "gpu": ["A40", "T4", "L4"],
+            "memory_gb": [48.0, 16.0, 24.0],
+            "fits": [True, False, True],
+            "winner_right": pd.Series([np.bool_(True), None, np.bool_(False)], dtype=object),
+        }
+    )
+    html = tables.show(frame).to_html()
+    head = html.split("<thead>")[1].split("</thead>")[0]
+    assert [h for h in re.findall(r"<th [^>]*>([^<]*)</th>", head)] == [
+        "GPU",
+        "memory (GB)",
+        "fits",
+        "winner right",
+    ]
+    body = html.split("<tbody>")[1]
+    cells = re.findall(r"<td [^>]*>([^<]*)</td>", body)
+    assert cells == ["A40", "48", "yes", "yes", "T4", "16", "no", "—", "L4", "24", "yes", "no"]
+    assert list(frame.columns) == ["gpu", "memory_gb", "fits", "winner_right"]  # the frame keeps its names
 
 
 def test_alignment_is_one_rule_per_column_not_per_cell():
@@ -93,7 +116,7 @@ def test_columns_with_nothing_to_show_are_left_out():
         }
     )
     html = tables.show(frame).to_html()
-    assert "workload" in html and "empty_but_numeric" in html
+    assert "workload" in html and "empty but numeric" in html
     assert ">note<" not in html and ">rows<" not in html and "{&#x27;a" not in html and "{'a" not in html
     assert list(frame.columns) == ["workload", "note", "rows", "empty_but_numeric"]  # the caller's frame kept
     assert ">note<" in tables.show(frame.assign(note=["", "a note"])).to_html()
