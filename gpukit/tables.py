@@ -17,12 +17,21 @@ def _text(value) -> str:
     value reads yes or no, a number as :func:`labels.cell` writes it."""
     if not isinstance(value, str):
         return html.escape(labels.cell(value))
-    if re.fullmatch(r"https?://\S+", value):
-        parsed = urlparse(value)
-        tail = parsed.path.rstrip("/").rsplit("/", 1)[-1]
-        label = parsed.netloc + (f"/…/{tail}" if tail else "")
-        return f'<a href="{html.escape(value, quote=True)}">{html.escape(label)}</a>'
+    if _URL.fullmatch(value):
+        # a long link may break after its host rather than push the table wider
+        shown = html.escape(_link_label(value)).replace("…/", "…/<wbr>")
+        return f'<a href="{html.escape(value, quote=True)}">{shown}</a>'
     return html.escape(value)
+
+
+_URL = re.compile(r"https?://\S+")
+
+
+def _link_label(url: str) -> str:
+    """What a link shows: its host and its file name."""
+    parsed = urlparse(url)
+    tail = parsed.path.rstrip("/").rsplit("/", 1)[-1]
+    return parsed.netloc + (f"/…/{tail}" if tail else "")
 
 
 #: Tables longer than this scroll inside a box of about that many rows, their header kept in
@@ -38,8 +47,10 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     hold untrusted text), URLs as links.
 
     Styles are set once per column, not per cell, so a table of thousands of rows stays a
-    fraction of the page's weight; a table wider than the page scrolls sideways in its own box,
-    and beyond :data:`SCROLL_ROWS` rows down as well, its header kept in view. Columns with
+    fraction of the page's weight. A table is never wider than the page: its text wraps at a
+    readable width, and a table that still cannot fit scrolls sideways in its own box, the
+    column that names its rows kept in view; beyond :data:`SCROLL_ROWS` rows it scrolls down as
+    well, its header kept in view. Columns with
     nothing to show are left out: those that hold only empty text, and those of lists or
     mappings, which a frame carries for code (its CSV and JSON forms keep them) and which have
     no form a reader can take in as a cell.
@@ -56,54 +67,96 @@ def show(frame: pd.DataFrame, caption: str | None = None) -> Styler:
     )
     if caption:
         styler = styler.set_caption(html.escape(caption))
-    # a table wider than the page scrolls sideways in its own box instead of running off the page
+    styler = styler.set_table_styles(_table_styles(long=len(frame) > SCROLL_ROWS))
+    columns = _column_styles(frame, numeric)
+    return styler.set_table_styles(columns, overwrite=False) if columns else styler
+
+
+def _table_styles(long: bool) -> list[dict]:
+    """The table's box: no wider than the page, scrolling sideways inside itself when its columns
+    cannot fit; a long table also scrolls down, its header kept in view."""
     box = "display: block; max-width: 100%; overflow: auto;"
     styles = [
         {"selector": "caption", "props": "caption-side: top; font-weight: bold; text-align: left;"},
-        {"selector": "td", "props": "padding: 2px 8px;"},
-        {"selector": "th", "props": "text-align: left; padding: 2px 8px;"},
+        {"selector": "td", "props": "padding: 2px 6px;"},
+        {"selector": "th", "props": "text-align: left; vertical-align: bottom; padding: 2px 6px;"},
     ]
-    if len(frame) > SCROLL_ROWS:
-        styles += [
-            {"selector": "", "props": f"{box} max-height: {1.6 * SCROLL_ROWS:g}em;"},
-            {"selector": "thead th", "props": "position: sticky; top: 0; background: white; z-index: 1;"},
-        ]
-    else:
-        styles.append({"selector": "", "props": box})
-    styler = styler.set_table_styles(styles)
-    # a browser fits a table to the page by wrapping its text columns down to their longest word,
-    # which turns a column of sentences into a tower of one word a line: sentences keep a readable
-    # width (the table scrolls sideways instead), short labels and numbers stay on one line
-    longest = {c: _longest(frame[c]) for c in text_cols}
-    align = {
-        c: [
-            {
-                "selector": "td",
-                "props": f"text-align: {'right' if c in numeric else 'left'} !important; "
-                + (
-                    f"min-width: {_prose_width(longest[c])}em;"
-                    if longest.get(c, 0) > PROSE_CHARS
-                    else "white-space: nowrap;"
-                ),
-            }
-        ]
-        for c in frame.columns
-    }
-    return styler.set_table_styles(align, overwrite=False) if align else styler
+    if not long:
+        return [*styles, {"selector": "", "props": box}]
+    return [
+        *styles,
+        {"selector": "", "props": f"{box} max-height: {1.6 * SCROLL_ROWS:g}em;"},
+        {"selector": "thead th", "props": f"position: sticky; top: 0; background: {BACKGROUND}; z-index: 2;"},
+    ]
 
+
+#: The page behind a cell kept in view (a sticky header or first column), in JupyterLab's theme.
+BACKGROUND = "var(--jp-layout-color0, white)"
+
+
+def _column_styles(frame: pd.DataFrame, numeric: list) -> dict:
+    """One rule per column, not per cell. Numbers stay on one line, right-aligned under a
+    right-aligned header. A browser fits a wide table to the page by wrapping its text down to
+    the longest word, which turns a column of sentences into a tower of one word a line: text
+    keeps a readable width instead (:func:`_wrapping`), and where the columns cannot fit at
+    those widths the table scrolls sideways, its first column kept in view if it names the row."""
+    styles = {}
+    for i, c in enumerate(frame.columns):
+        if c in numeric:
+            rules = [
+                {"selector": "td", "props": "text-align: right !important; white-space: nowrap;"},
+                {"selector": "th", "props": "text-align: right;"},
+            ]
+        else:
+            rules = [{"selector": "td", "props": f"text-align: left !important; {_wrapping(frame[c])}"}]
+            if i == 0 and _longest(frame[c]) <= STICKY_CHARS:
+                rules += [
+                    {
+                        "selector": "td",
+                        "props": "position: sticky; left: 0; z-index: 1; background: inherit;",
+                    },
+                    {
+                        "selector": "th",
+                        "props": f"position: sticky; left: 0; z-index: 3; background: {BACKGROUND};",
+                    },
+                ]
+        styles[c] = rules
+    return styles
+
+
+#: Text no longer than this many characters (a short name, a date, a precision) stays on one line.
+SHORT_CHARS = 12
 
 #: A text column whose longest cell is longer than this many characters is prose: it wraps, at
 #: a width within :data:`PROSE_WIDTH_EM` that grows with its longest cell (a paragraph-long source
-#: note gets a few lines, not a dozen); shorter text and numbers do not wrap.
+#: note gets a few lines, not a dozen). Text between short and prose wraps onto two lines at most.
 PROSE_CHARS = 40
-PROSE_WIDTH_EM = (20, 40)
+PROSE_WIDTH_EM = (15, 32)
+
+#: A first text column no longer than this many characters names its row (a GPU, a model, a
+#: source): it stays in view while a wide table scrolls sideways.
+STICKY_CHARS = 60
+
+
+def _wrapping(column: pd.Series) -> str:
+    """How a text column wraps: not at all when short; on two lines at most when a little longer
+    (about half its characters a line, at some 0.6 em a character, its longest word whole: a
+    browser breaks "llama-3-8b" at its hyphens otherwise); prose at :func:`_prose_width`."""
+    longest = _longest(column)
+    if longest <= SHORT_CHARS:
+        return "white-space: nowrap;"
+    if longest > PROSE_CHARS:
+        return f"min-width: {_prose_width(longest)}em;"
+    words = (w for v in column if isinstance(v, str) for w in re.split(r"\s|…/", _shown_text(v)))
+    word = max(map(len, words), default=0)
+    return f"min-width: {max(min(0.4 * longest, PROSE_WIDTH_EM[0]), 0.6 * word):.1f}em;"
 
 
 def _prose_width(longest: int) -> int:
-    """Width in em of a prose column whose longest cell has ``longest`` characters: about eight
+    """Width in em of a prose column whose longest cell has ``longest`` characters: about six
     lines for it, within :data:`PROSE_WIDTH_EM`."""
     low, high = PROSE_WIDTH_EM
-    return max(low, min(high, longest // 8))
+    return max(low, min(high, longest // 10))
 
 
 def _shown(column: pd.Series) -> bool:
@@ -117,9 +170,12 @@ def _shown(column: pd.Series) -> bool:
 
 
 def _longest(column: pd.Series) -> int:
-    """Characters of the longest cell as shown (a URL shows as a short link label)."""
-    shown = [str(v) for v in column if isinstance(v, str) and not re.fullmatch(r"https?://\S+", v)]
-    return max(map(len, shown), default=0)
+    """Characters of the longest text cell as shown (a URL as its link's label)."""
+    return max((len(_shown_text(v)) for v in column if isinstance(v, str)), default=0)
+
+
+def _shown_text(value: str) -> str:
+    return _link_label(value) if _URL.fullmatch(value) else value
 
 
 class Note:

@@ -34,7 +34,7 @@ def test_cells_are_compact_escaped_and_linked():
     html = tables.show(frame).to_html()
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
     assert "1,235" in html and "—" in html
-    assert '<a href="https://example.com/docs/sheet.pdf">example.com/…/sheet.pdf</a>' in html
+    assert '<a href="https://example.com/docs/sheet.pdf">example.com/…/<wbr>sheet.pdf</a>' in html
 
 
 def test_headers_are_labels_and_truth_values_read_yes_or_no():
@@ -72,8 +72,8 @@ def test_alignment_is_one_rule_per_column_not_per_cell():
 def test_long_tables_scroll_in_their_own_box_and_keep_every_row():
     short = tables.show(_frame(tables.SCROLL_ROWS)).to_html()
     long = tables.show(_frame(tables.SCROLL_ROWS + 1)).to_html()
-    assert "max-height" not in short and "position: sticky" not in short
-    assert "max-height" in long and "position: sticky" in long
+    assert "max-height" not in short and "top: 0" not in short
+    assert "max-height" in long and "position: sticky;\n  top: 0" in long
     assert "max-width: 100%" in short and "overflow: auto" in short  # wide ones scroll sideways, any length
     assert long.count("<tr>") == tables.SCROLL_ROWS + 2  # the header and every row
 
@@ -89,7 +89,15 @@ def test_the_whole_catalogue_shows_without_scrolling():
     assert len(specs.load_catalogue()) <= tables.SCROLL_ROWS
 
 
-def test_sentences_keep_a_readable_width_and_labels_stay_on_one_line():
+def _column_rules(html: str, cell: str = "td") -> dict[str, str]:
+    """Every CSS rule of each column's cells (or headers), by column number."""
+    rules: dict[str, str] = {}
+    for col, props in re.findall(rf"#T_\w+ {cell}\.col(\d+)\s*\{{([^}}]*)\}}", html):
+        rules[col] = rules.get(col, "") + " ".join(props.split()) + " "
+    return rules
+
+
+def test_sentences_keep_a_readable_width_and_short_text_wraps_on_two_lines_at_most():
     sentence = "within ±15% in 132 of 152 published same-source speedups, median error 5.3%"
     frame = pd.DataFrame(
         {
@@ -97,13 +105,40 @@ def test_sentences_keep_a_readable_width_and_labels_stay_on_one_line():
             "error": [sentence, "short"],
             "x": [1.5, 2.0],
             "source": ["https://example.com/a/very/long/path/to/a/datasheet-file.pdf"] * 2,
+            "precision": ["fp16", "float32"],
+            "model": ["llama-3-8b", "gemma-2-27b-instruct-long"],
         }
     )
-    html = tables.show(frame).to_html()
-    rules = dict(re.findall(r"#T_\w+ td\.col(\d)\s*\{([^}]*)\}", html))
-    assert "min-width: 20em" in rules["1"]  # the sentence column, at the narrowest width for prose
-    for col in ("0", "2", "3"):  # a name, a number, a link (shown as its short label)
+    rules = _column_rules(tables.show(frame).to_html())
+    assert "min-width: 15em" in rules["1"]  # the sentence column, at the narrowest width for prose
+    for col in ("2", "4"):  # a number, a short word
         assert "white-space: nowrap" in rules[col] and "min-width" not in rules[col]
+    # 14 characters: two lines of about half of them (0.4 em a character)
+    assert "min-width: 5.6em" in rules["0"]
+    # the link shows as example.com/…/datasheet-file.pdf (32 characters), its file name whole
+    assert "min-width: 12.8em" in rules["3"]
+    # a longest word of 25 characters whole (0.6 em each), not broken at its hyphens
+    assert "min-width: 15.0em" in rules["5"]
+
+
+def test_numbers_sit_under_right_aligned_headers_and_the_naming_column_stays_in_view():
+    frame = pd.DataFrame({"gpu": ["A40", "T4"], "memory_gb": [48, 16], "fits": [True, False]})
+    html = tables.show(frame).to_html()
+    heads, cells = _column_rules(html, "th"), _column_rules(html)
+    assert "text-align: right" in heads["1"] and "right" not in heads.get("2", "") + heads["0"]
+    assert "position: sticky; left: 0" in cells["0"] and "position: sticky; left: 0" in heads["0"]
+    assert "sticky" not in cells["1"] + cells["2"]
+    # a first column of numbers, or of prose, names no row: it scrolls with the rest
+    numbers_first = tables.show(frame[["memory_gb", "gpu"]]).to_html()
+    assert "left: 0" not in numbers_first
+    prose_first = tables.show(pd.DataFrame({"note": ["word " * 13], "x": [1]})).to_html()
+    assert "left: 0" not in prose_first
+
+
+def test_a_link_may_break_after_its_host():
+    html = tables.show(pd.DataFrame({"source_url": ["https://example.com/a/b/sheet.pdf"]})).to_html()
+    assert '<a href="https://example.com/a/b/sheet.pdf">example.com/…/<wbr>sheet.pdf</a>' in html
+    assert ">source<" in html
 
 
 def test_columns_with_nothing_to_show_are_left_out():
@@ -123,9 +158,9 @@ def test_columns_with_nothing_to_show_are_left_out():
 
 
 def test_a_paragraph_column_is_wider_than_a_sentence_column_within_bounds():
-    assert [tables._prose_width(n) for n in (41, 160, 240, 5000)] == [20, 20, 30, 40]
+    assert [tables._prose_width(n) for n in (41, 160, 240, 5000)] == [15, 16, 24, 32]
     html = tables.show(pd.DataFrame({"note": ["word " * 48]})).to_html()  # 240 characters
-    assert "min-width: 30em" in html
+    assert "min-width: 24em" in html
 
 
 # --------------------------------------------------------------------------- headers and cells
