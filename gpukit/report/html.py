@@ -29,6 +29,9 @@ SECTIONS = {
 }
 
 
+#: The page's look: the run's bar; code hidden unless asked for; a table of an output no wider
+#: than the page, scrolling sideways inside its own box, its scrollbar drawn where a system would
+#: hide it until used (so a reader sees there are columns beyond the edge).
 _CSS = """
 <style>
 .gpukit-bar{font:14px/1.45 system-ui,sans-serif;margin:0 auto 1em;max-width:1100px;padding:.8em 1em;
@@ -39,6 +42,10 @@ _CSS = """
 .gpukit-bar code{font-size:.95em}
 body:not(:has(#gpukit-show-code:checked)) .jp-CodeCell .jp-Cell-inputWrapper{display:none}
 body:not(:has(#gpukit-show-code:checked)) .jp-CodeCell .jp-Collapser{display:none}
+.jp-OutputArea-output>table{display:block;max-width:100%;overflow:auto}
+.jp-OutputArea-output>table::-webkit-scrollbar{width:10px;height:10px}
+.jp-OutputArea-output>table::-webkit-scrollbar-track{background:#eef1f4}
+.jp-OutputArea-output>table::-webkit-scrollbar-thumb{background:#a9b3be;border-radius:5px}
 </style>
 """
 
