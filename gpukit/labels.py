@@ -68,6 +68,7 @@ WORDS = {
     "tflop": "TFLOP",
     "tflops": "TFLOPS",
     "tops": "TOPS",
+    "url": "link",
     "usd": "USD",
     "xla": "XLA",
     "1k": "1,000",
@@ -131,14 +132,12 @@ def label(name) -> str:
     qualifier = None
     if len(tokens) > 1 and tokens[-1] in QUALIFIERS and tokens[-2] != "params":
         qualifier = QUALIFIERS[tokens.pop()]
-    if len(tokens) > 1 and tokens[-1] == "url":
-        tokens.pop()  # a link's column: the cell shows the link
     head = _header(tokens)
     return f"{head}, {qualifier}" if qualifier else head
 
 
 def _header(tokens: list[str]) -> str:
-    """Words and unit of a name split at its underscores (qualifier and ``url`` taken off)."""
+    """Words and unit of a name split at its underscores (its qualifier taken off)."""
     if "per" in tokens[1:]:
         k = tokens.index("per", 1)
         quantity, unit = tokens[: k - 1], _rate(tokens[k - 1], tokens[k + 1 :])

@@ -14,9 +14,9 @@ from . import labels
 
 def _text(value) -> str:
     """Escaped text; a bare http(s) URL becomes a link labelled with its host and file name; a truth
-    value reads yes or no, a number as :func:`labels.cell` writes it."""
-    if not isinstance(value, str):
-        return html.escape(labels.cell(value))
+    value (or the text True or False) reads yes or no, a number as :func:`labels.cell` writes it."""
+    if not isinstance(value, str) or value in _TRUTHS:
+        return html.escape(labels.cell(_TRUTHS.get(value, value)))
     if _URL.fullmatch(value):
         # a long link may break after its host rather than push the table wider
         shown = html.escape(_link_label(value)).replace("…/", "…/<wbr>")
@@ -25,6 +25,10 @@ def _text(value) -> str:
 
 
 _URL = re.compile(r"https?://\S+")
+
+#: Truth values a frame carries as text (a column of mixed values made strings with ``str``):
+#: a reader sees yes or no all the same.
+_TRUTHS = {"True": True, "False": False}
 
 
 def _link_label(url: str) -> str:

@@ -44,6 +44,7 @@ def test_headers_are_labels_and_truth_values_read_yes_or_no():
             "memory_gb": [48.0, 16.0, 24.0],
             "fits": [True, False, True],
             "winner_right": pd.Series([np.bool_(True), None, np.bool_(False)], dtype=object),
+            "tf32_default": ["True", "False", "n/a"],  # truth values a frame made text
         }
     )
     html = tables.show(frame).to_html()
@@ -53,11 +54,28 @@ def test_headers_are_labels_and_truth_values_read_yes_or_no():
         "memory (GB)",
         "fits",
         "winner right",
+        "TF32 default",
     ]
     body = html.split("<tbody>")[1]
     cells = re.findall(r"<td [^>]*>([^<]*)</td>", body)
-    assert cells == ["A40", "48", "yes", "yes", "T4", "16", "no", "—", "L4", "24", "yes", "no"]
-    assert list(frame.columns) == ["gpu", "memory_gb", "fits", "winner_right"]  # the frame keeps its names
+    assert cells == [
+        "A40",
+        "48",
+        "yes",
+        "yes",
+        "yes",
+        "T4",
+        "16",
+        "no",
+        "—",
+        "no",
+        "L4",
+        "24",
+        "yes",
+        "no",
+        "n/a",
+    ]
+    assert list(frame.columns) == ["gpu", "memory_gb", "fits", "winner_right", "tf32_default"]  # names kept
 
 
 def test_alignment_is_one_rule_per_column_not_per_cell():
@@ -138,7 +156,7 @@ def test_numbers_sit_under_right_aligned_headers_and_the_naming_column_stays_in_
 def test_a_link_may_break_after_its_host():
     html = tables.show(pd.DataFrame({"source_url": ["https://example.com/a/b/sheet.pdf"]})).to_html()
     assert '<a href="https://example.com/a/b/sheet.pdf">example.com/…/<wbr>sheet.pdf</a>' in html
-    assert ">source<" in html
+    assert ">source link<" in html
 
 
 def test_columns_with_nothing_to_show_are_left_out():
@@ -198,7 +216,8 @@ def test_a_paragraph_column_is_wider_than_a_sentence_column_within_bounds():
         ("gpu", "GPU"),
         ("gpus_needed", "GPUs needed"),
         ("seq_len", "sequence length"),
-        ("price_source_url", "price source"),
+        ("price_source_url", "price source link"),
+        ("whitepaper_url", "whitepaper link"),
         ("throughput_a", "throughput, GPU A"),
         ("basis_b", "basis, GPU B"),
         ("largest_batch_low", "largest batch, low end"),
