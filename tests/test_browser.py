@@ -3,18 +3,20 @@
 Every page must load without console errors or network requests, every image must show, and
 every link must resolve (links to files of the run exist; web links are well-formed https
 URLs, not followed: the report is read offline). Untrusted text in a data file must show as
-text, never run.
+text, never run. On every page of the whole report, a table stays within a 1280-pixel window
+(a wide one scrolls inside its own box) and reads as words: no True or False, no column name.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
 
-from gpukit import report
+from gpukit import labels, report
 
 pytestmark = pytest.mark.notebooks
 
@@ -47,6 +49,21 @@ def rendered(tmp_path_factory):
         only=["01", "06", "07"],
         progress=None,
         parameters={"claims_file": str(hostile), "models": ["ResNet50"], "workloads": ["resnet50"]},
+    )
+    return Path(run.path)
+
+
+@pytest.fixture(scope="module")
+def rest_of_the_report(tmp_path_factory):
+    """The notebooks :func:`rendered` leaves out, so that the tables of every page are checked
+    (the benchmark on its two quickest workloads)."""
+    if not CHROMIUM:
+        pytest.skip("Debian's chromium is not installed")
+    run = report.render_report(
+        out_dir=tmp_path_factory.mktemp("browser-rest") / "out",
+        only=["00", "02", "03", "04", "05", "08"],
+        progress=None,
+        parameters={"02_benchmark": {"workloads": ["matmul", "bandwidth"]}},
     )
     return Path(run.path)
 
@@ -145,3 +162,58 @@ def test_table_sentences_keep_a_readable_width_on_a_laptop_screen(rendered, brow
         page.close()
         assert narrow == [], (name, narrow[:5])
         assert "{'" not in text, name
+
+
+#: The window of the table checks: a laptop's, the width of a page the report must fit.
+WINDOW = {"width": 1280, "height": 900}
+
+#: Tables of the whole report that may be wider than their box (scrolling sideways inside it):
+#: most fit once their text wraps, those of many columns cannot. Set from today's count with a
+#: margin of three, so that text pushing tables wider again fails the check.
+MOST_SCROLLING = 16
+
+#: Each table of a page as the browser lays it out: its box, whether its columns are wider than
+#: the box and how the box overflows, the text of its column headers (a thead, or a first row all
+#: of headers: not the name-and-value tables of parameters), and its cells that read True or False.
+TABLES_JS = """els => els.map(t => {
+    const box = t.getBoundingClientRect();
+    const first = t.rows[0];
+    const heads = t.tHead ? [...t.tHead.querySelectorAll('th')]
+        : (first && first.cells.length > 1 && [...first.cells].every(c => c.tagName === 'TH') ? [...first.cells] : []);
+    return {
+        left: box.left, right: box.right,
+        wider: t.scrollWidth > t.clientWidth + 1, overflow: getComputedStyle(t).overflowX,
+        heads: heads.map(h => h.innerText.trim()).filter(h => h),
+        truths: [...t.querySelectorAll('td')].map(c => c.innerText.trim()).filter(x => x === 'True' || x === 'False'),
+    };
+})"""
+
+
+def test_every_table_fits_the_window_and_reads_as_words(rendered, rest_of_the_report, browser):
+    """At 1280 pixels no table runs off the page or is cut by it: its box stays in the window and a
+    table wider than its box scrolls inside it; no cell reads True or False (yes or no); no
+    header is a column name (memory_gb), each is a header :func:`labels.label` leaves as it is."""
+    pages = sorted(rendered.glob("*.html")) + sorted(rest_of_the_report.glob("*.html"))
+    assert {p.name for p in pages} >= {f"{nb}.html" for nb in ("00_workshop", "03_cost_per_tflop", "08_llm")}
+    seen, scrolling = 0, []
+    for path in pages:
+        page = browser.new_page(viewport=WINDOW)
+        page.goto(path.as_uri(), wait_until="load")
+        found = page.eval_on_selector_all("table", TABLES_JS)
+        page_width = page.evaluate("document.documentElement.scrollWidth")
+        page.close()
+        seen += len(found)
+        assert page_width <= WINDOW["width"], (path.name, page_width)
+        for i, t in enumerate(found):
+            where = (path.name, i, t["heads"][:3])
+            assert 0 <= t["left"] and t["right"] <= WINDOW["width"], (where, t["left"], t["right"])
+            if t["wider"]:
+                assert t["overflow"] in ("auto", "scroll"), (where, t["overflow"])
+                scrolling.append(where)
+            assert t["truths"] == [], (where, t["truths"][:3])
+            raw = [
+                h for h in t["heads"] if re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)+", h) or labels.label(h) != h
+            ]
+            assert raw == [], (where, raw)
+    assert seen > 40, seen  # every page's tables were looked at
+    assert len(scrolling) <= MOST_SCROLLING, scrolling
