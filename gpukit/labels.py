@@ -138,6 +138,8 @@ def label(name) -> str:
 
 def _header(tokens: list[str]) -> str:
     """Words and unit of a name split at its underscores (its qualifier taken off)."""
+    if tokens[0] == "per" and len(tokens) > 1:  # per_1k_usd: a rate of the row's throughput
+        return " ".join(["per", *(UNITS.get(t) or WORDS.get(t, t) for t in tokens[1:])])
     if "per" in tokens[1:]:
         k = tokens.index("per", 1)
         quantity, unit = tokens[: k - 1], _rate(tokens[k - 1], tokens[k + 1 :])

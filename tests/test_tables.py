@@ -212,6 +212,7 @@ def test_a_paragraph_column_is_wider_than_a_sentence_column_within_bounds():
         ("throughput_per_1k_usd", "throughput per 1,000 USD"),
         ("kv_cache_mib_per_1k_tokens", "KV cache (MiB per 1,000 tokens)"),
         ("tflops_per_watt", "TFLOPS per watt"),
+        ("per_1k_usd_a", "per 1,000 USD, GPU A"),
         # words, qualifiers and the names no rule reads
         ("gpu", "GPU"),
         ("gpus_needed", "GPUs needed"),
