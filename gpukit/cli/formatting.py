@@ -43,8 +43,10 @@ def format_table(rows: list[dict], columns: Sequence[str]) -> str:
 def _header_lines(header: str, cells: int) -> tuple[str, str]:
     """``header`` as a top and a bottom line, broken at the space that leaves its column narrowest,
     before the unit where that is as narrow ("memory bandwidth" over "(GB/s)"), never inside the
-    unit; whole on the bottom line where breaking would not narrow a column ``cells`` wide."""
-    best, narrowest, depth = ("", header), max(len(header), cells), 0
+    unit; whole on the bottom line where breaking would narrow a column ``cells`` wide by less
+    than :data:`HEADER_BREAK_SAVES` characters (a GPU's name as a header stays whole)."""
+    whole = max(len(header), cells)
+    best, narrowest, depth = ("", header), whole, 0
     for i, char in enumerate(header):
         depth += {"(": 1, ")": -1}.get(char, 0)
         if char != " " or depth:
@@ -53,7 +55,11 @@ def _header_lines(header: str, cells: int) -> tuple[str, str]:
         width = max(len(top), len(bottom), cells)
         if width < narrowest or (width == narrowest and best[0] and bottom.startswith("(")):
             best, narrowest = (top, bottom), width
-    return best
+    return best if whole - narrowest >= HEADER_BREAK_SAVES else ("", header)
+
+
+#: Characters a header's break must save its column to be worth a second line.
+HEADER_BREAK_SAVES = 3
 
 
 def _is_number(text: str) -> bool:
