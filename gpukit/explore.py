@@ -56,3 +56,38 @@ def comparison(result: _compare.Comparison, electricity_usd_per_kwh: float = 0.1
     kwh.observe(update, "value")
     update()
     return w.VBox([w.HBox([batch, kwh]), out])
+
+
+#: What the ranking widget offers to rank: a model to train, or an LLM to serve (``llm:`` name).
+RANK_CHOICES = ("resnet50", "bert-base", "bert-large", "gpt2-small", "llm:llama-3-8b", "llm:llama-3-70b")
+
+
+def ranking(workload: str = "bert-base", budget_usd: float = 0.0, renting: bool = False):
+    """Pick a job, a budget and buying or renting, and see every GPU ranked by work per dollar
+    (:func:`gpukit.rank.rank`): the bottom line, the table and the figure update together. A budget
+    of 0 means none; renting reads it as dollars per hour."""
+    import ipywidgets as w
+    from IPython.display import display
+
+    from . import plots, rank
+
+    job = w.Dropdown(options=RANK_CHOICES, value=workload, description="job")
+    budget = w.FloatText(value=budget_usd, description="budget $", step=100)
+    kind = w.ToggleButtons(options=("buy", "rent"), value="rent" if renting else "buy")
+    out = w.Output()
+
+    def update(*_):
+        price = rank.Price("cloud" if kind.value == "rent" else "street", budget_usd=budget.value or None)
+        if job.value.startswith("llm:"):
+            ranked = rank.rank_llm(rank.LLMJob(job.value[4:]), price)
+        else:
+            ranked = rank.rank(rank.Job(job.value), price)
+        out.clear_output(wait=True)
+        with out:
+            display(rank.answer(ranked))
+            display(plots.rank_figure(ranked))
+
+    for control in (job, budget, kind):
+        control.observe(update, "value")
+    update()
+    return w.VBox([w.HBox([job, budget, kind]), out])

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import _atomic, cost, llm, memory, perfmodel, prices, specs
+from . import _atomic, cost, llm, memory, perfmodel, prices, specs, tables
 from . import precision as prec
 from .errors import ParameterError
 from .models import check_mode
@@ -599,3 +599,24 @@ def save_for_report(rankings: list[pd.DataFrame], top: int = 5) -> str | None:
         path, json.dumps({"kind": "rank", "rankings": [summary(r, top) for r in rankings]}, indent=1)
     )
     return str(path)
+
+
+def answer(ranked: pd.DataFrame, top: int | None = None) -> tables.Answer:
+    """A ranking as a page shows it: its bottom line, what it assumed, and its table under headers
+    that carry the job's unit (the best ``top`` rows where given)."""
+    unit = ranked.attrs["unit"]
+    columns = list(SUMMARY_COLUMNS[ranked.attrs["price"].renting]) + ["note"]
+    shown = ranked if top is None else ranked.head(top)
+    frame = shown[columns].rename(
+        columns={
+            "throughput": f"throughput ({unit})",
+            "throughput_per_1k_usd": f"{unit} per $1,000",
+            "usd_per_million_items": f"USD per million {unit.split('/')[0]}",
+        }
+    )
+    return tables.Answer(headline(ranked), basis(ranked), tables.show(frame))
+
+
+def answers(rankings: list[pd.DataFrame], top: int | None = None) -> tables.Answers:
+    """Several rankings, each as :func:`answer` shows it."""
+    return tables.Answers(answer(r, top) for r in rankings)

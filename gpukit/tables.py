@@ -216,3 +216,27 @@ class Heading(Note):
 
 def heading(text: str) -> Heading:
     return Heading(text)
+
+
+class Answer:
+    """A bottom line and what it rests on, then its table: how a page opens with an answer."""
+
+    def __init__(self, headline: str, basis: str, table: Styler | None = None):
+        self.headline, self.basis, self.table = headline, basis, table
+
+    def _repr_html_(self) -> str:
+        table = self.table.to_html() if self.table is not None else ""
+        return (
+            f"<p><b>{html.escape(self.headline)}</b></p>"
+            f"<p style='color:#5b6570'>{html.escape(self.basis)}</p>{table}"
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.headline}\n{self.basis}"
+
+
+class Answers(list):
+    """Several :class:`Answer` one after another."""
+
+    def _repr_html_(self) -> str:
+        return "".join(a._repr_html_() for a in self)

@@ -266,3 +266,35 @@ def test_the_summary_a_page_shows_and_where_the_report_finds_it(buying, tmp_path
     path = rank.save_for_report([buying], top=2)
     doc = json.loads(open(path).read())
     assert doc["kind"] == "rank" and doc["rankings"][0]["rows"] == s["rows"]
+
+
+def test_a_page_shows_the_bottom_line_then_the_table(buying):
+    shown = rank.answer(buying, top=3)
+    page = shown._repr_html_()
+    assert page.startswith(f"<p><b>{rank.headline(buying)}</b></p>")
+    assert "throughput (tokens/s)" in page and "tokens/s per $1,000" in page
+    assert page.count("<tr") == 4  # the header and the best three
+    both = rank.answers([buying, buying], top=1)._repr_html_()
+    assert both.count("Best per dollar") == 2
+
+
+def test_the_explorer_ranks_as_its_controls_say(monkeypatch, cat, price_files):
+    from gpukit import explore, plots
+
+    asked, real = [], rank.rank
+
+    def fake_rank(job, price, *args, **kwargs):
+        asked.append((job.workload, price.kind, price.budget_usd))
+        return real(job, price, price_files, cat)
+
+    monkeypatch.setattr(rank, "rank", fake_rank)
+    monkeypatch.setattr(plots, "rank_figure", lambda ranked: "figure")
+    box = explore.ranking("bert-base", 0.0)
+    job, budget, kind = box.children[0].children
+    budget.value = 2000
+    kind.value = "rent"
+    assert asked == [
+        ("bert-base", "street", None),
+        ("bert-base", "street", 2000),
+        ("bert-base", "cloud", 2000),
+    ]

@@ -145,6 +145,16 @@ def _save_plot(frame, path: str) -> None:
     print(f"gpukit: figure written to {path}", file=sys.stderr)
 
 
+def _unit_headers(unit: str) -> dict[str, str]:
+    """The table's headers that carry the job's unit (tokens/s, images/s, sequences/s)."""
+    items = unit.split("/")[0]
+    return {
+        "throughput": f"throughput ({unit})",
+        "throughput_per_1k_usd": f"{unit} per $1,000",
+        "usd_per_million_items": f"USD per million {items}",
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     frame = ranking(args)
     if args.plot:
@@ -155,10 +165,12 @@ def run(args: argparse.Namespace) -> int:
     print(rank.basis(frame))
     print()
     columns = RENTING_COLUMNS if frame.attrs["price"].renting else BUYING_COLUMNS
-    rows = rounded(frame[list(columns)].to_dict(orient="records"))
-    print(format_table(rows, columns))
+    unit = frame.attrs["unit"]
+    named = _unit_headers(unit)
+    rows = rounded(frame[list(columns)].rename(columns=named).to_dict(orient="records"))
+    print(format_table(rows, [named.get(c, c) for c in columns]))
     print(
-        f"\nthroughput: {frame.attrs['unit']}, predicted (of all --gpus together); error_pct: the "
+        "\nthroughput: predicted, of all --gpus together; error (%): the "
         "model's median error on published same-source speedups of its kind. Price sources: "
         "--format csv or json."
     )
