@@ -580,7 +580,7 @@ def test_a_plain_name_that_picks_a_variant_is_said():
 
 def test_the_bottom_line_answers_per_dollar_speed_memory_and_price(priced_pair):
     table = compare.bottom_line(priced_pair)
-    assert list(table.columns) == ["what", "a", "b", "wins", "error"]
+    assert list(table.columns) == ["what", "a", "b", "wins", "error", "advantage"]
     value = priced_pair.value.iloc[0]
     buying = table.iloc[0]
     assert buying["what"] == "bert-base fp16: tokens/s per $1,000, buying"
@@ -600,7 +600,8 @@ def test_the_bottom_line_answers_per_dollar_speed_memory_and_price(priced_pair):
         "RTX A5000"
     )
     assert table.iloc[-1]["what"] == "purchase price, dollars" and table.iloc[-1]["a"] == "$1,000"
-    assert table.iloc[-1]["wins"] == "RTX A4000, 2.00×"
+    assert table.iloc[-1]["wins"] == "RTX A4000, 2.00×" and table.iloc[-1]["advantage"] == 2.0
+    assert buying["advantage"] == pytest.approx(k) and memory_row["advantage"] < 1
 
 
 def test_a_published_check_that_misses_beyond_the_tolerance_says_so():

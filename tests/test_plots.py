@@ -1458,3 +1458,29 @@ def test_sustained_share_figure_bars_are_the_measured_shares():
     assert ax.get_title() and "% of the datasheet" in ax.get_xlabel()
     labels = ax.get_legend_handles_labels()[1]
     assert "datasheet peak" in labels and any(label.startswith("median share") for label in labels)
+
+
+def test_advantage_figure_bars_are_log2_of_who_wins_each_bottom_line_row(comparison):
+    line = pd.DataFrame(
+        {
+            "what": ["work per $1,000", "speed", "largest batch", "price"],
+            "wins": ["A40, 2.00×", "V100, 1.25×", "", "about even (A40 by 1.05×)"],
+            "advantage": [2.0, 0.8, None, 1.05],
+        }
+    )
+    ax = plots.advantage_figure(comparison, line).axes[0]
+    c = comparison
+    assert c.a in ax.get_title() and c.b in ax.get_title() and "log scale" in ax.get_xlabel()
+    assert legend_texts(ax) == [f"{c.a} better", f"{c.b} better"]
+    colours = legend_colours(ax)
+    drawn = {name: (colours[colour], width) for name, colour, _, width in hbars(ax)}
+    assert set(drawn) == {"work per $1,000", "speed", "price"}  # no figure for both: no bar
+    assert drawn["work per $1,000"] == (f"{c.a} better", pytest.approx(1.0))
+    assert drawn["speed"] == (f"{c.b} better", pytest.approx(np.log2(0.8)))
+    assert drawn["price"][0] == f"{c.a} better"
+    assert annotation_texts(ax) == ["2.00×", "1.25×", "1.05×"]
+
+
+def test_advantage_figure_without_a_shared_figure_says_so(comparison):
+    line = pd.DataFrame({"what": ["speed"], "wins": [""], "advantage": [None]})
+    assert_message_only(plots.advantage_figure(comparison, line), "nothing both cards have a figure for")

@@ -103,7 +103,9 @@ def _print_table(result) -> None:
     for note in result.variant_notes:
         print(f"({note})")
     print()
-    line = compare.bottom_line(result).rename(columns={"a": result.a, "b": result.b})
+    line = compare.bottom_line(result)[list(compare.bottom_line_columns)].rename(
+        columns={"a": result.a, "b": result.b}
+    )
     print(format_table(line.to_dict(orient="records"), list(line.columns)))
     print("\nVerdicts:")
     for v in result.verdicts:

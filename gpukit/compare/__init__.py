@@ -21,6 +21,7 @@ the verdicts drawn from them, :mod:`.comparison` the :class:`Comparison` record 
 written, and :mod:`.bottom_line` the answers in a few rows.
 """
 
+from .bottom_line import COLUMNS as bottom_line_columns
 from .bottom_line import bottom_line
 from .comparison import Comparison, save_for_report
 from .costs import cost_rows
@@ -39,6 +40,7 @@ __all__ = [
     "SPEC_ROWS",
     "Comparison",
     "bottom_line",
+    "bottom_line_columns",
     "compare",
     "cost_rows",
     "fit_table",

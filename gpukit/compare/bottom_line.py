@@ -18,18 +18,23 @@ from .numbers import num
 from .tables import _one_precision_each
 from .verdicts import SAME_SPEED
 
+#: The columns a page shows. Each row also carries ``advantage``: A's figure over B's, turned so
+#: that above 1 means A is better, for a figure's bar.
 COLUMNS = ("what", "a", "b", "wins", "error")
 
 
-def _winner(names: tuple[str, str], values: tuple[float | None, float | None], higher: bool = True) -> str:
-    """Which of two figures wins and by how much: "A40, 1.25×", "about even", or "" without both."""
+def _compared(names: tuple[str, str], values: tuple[float | None, float | None], higher: bool = True) -> dict:
+    """Which of two figures wins and by how much (``wins``: "A40, 1.25×", "about even (A40 by
+    1.05×)", or "" without both) and A's advantage as a number (``advantage``: above 1 where A is
+    better, whether better is higher or lower; None without both)."""
     x, y = (num(v) for v in values)
     if x is None or y is None or x <= 0 or y <= 0:
-        return ""
-    first_wins = x >= y if higher else x <= y
-    k = max(x, y) / min(x, y)
-    winner = f"{names[0] if first_wins else names[1]}"
-    return f"about even ({winner} by {k:.2f}×)" if k < SAME_SPEED else f"{winner}, {k:.2f}×"
+        return {"wins": "", "advantage": None}
+    advantage = x / y if higher else y / x
+    k = max(advantage, 1 / advantage)
+    winner = names[0] if advantage >= 1 else names[1]
+    wins = f"about even ({winner} by {k:.2f}×)" if k < SAME_SPEED else f"{winner}, {k:.2f}×"
+    return {"wins": wins, "advantage": advantage}
 
 
 def _model_error(workload: str, basis: str) -> str:
@@ -68,7 +73,7 @@ def _value_rows(c: Comparison) -> list[dict]:
                 "what": f"{r['workload']} {r['precision']}: {unit} per $1,000, buying",
                 "a": _amount(r["per_1k_usd_a"]),
                 "b": _amount(r["per_1k_usd_b"]),
-                "wins": _winner((c.a, c.b), (r["per_1k_usd_a"], r["per_1k_usd_b"])),
+                **_compared((c.a, c.b), (r["per_1k_usd_a"], r["per_1k_usd_b"])),
                 "error": f"{error}; prices {r['price_a'] or 'none'} and {r['price_b'] or 'none'}",
             }
         )
@@ -77,7 +82,7 @@ def _value_rows(c: Comparison) -> list[dict]:
                 "what": f"{r['workload']} {r['precision']}: dollars per million {items}, renting",
                 "a": _amount(r["usd_per_million_a"], "$"),
                 "b": _amount(r["usd_per_million_b"], "$"),
-                "wins": _winner((c.a, c.b), (r["usd_per_million_a"], r["usd_per_million_b"]), higher=False),
+                **_compared((c.a, c.b), (r["usd_per_million_a"], r["usd_per_million_b"]), higher=False),
                 "error": f"{error}; rates {r['cloud_a'] or 'none'} and {r['cloud_b'] or 'none'}",
             }
         )
@@ -95,7 +100,7 @@ def _speed_rows(c: Comparison) -> list[dict]:
                 "what": f"{r['workload']} training {r['precision']}: {r['unit']} at batch {r['batch_size']}",
                 "a": _amount(r["throughput_a"]),
                 "b": _amount(r["throughput_b"]),
-                "wins": _winner((c.a, c.b), (r["throughput_a"], r["throughput_b"])),
+                **_compared((c.a, c.b), (r["throughput_a"], r["throughput_b"])),
                 "error": f"{error}; {check}" if check else error,
             }
         )
@@ -113,7 +118,7 @@ def _fit_rows(c: Comparison) -> list[dict]:
                 "what": f"largest {model} training batch ({ga['precision']}, {ga['input']})",
                 "a": _batch(ga),
                 "b": _batch(gb),
-                "wins": _winner((c.a, c.b), (ga["largest_batch"], gb["largest_batch"])),
+                **_compared((c.a, c.b), (ga["largest_batch"], gb["largest_batch"])),
                 "error": f"estimated; {ga['estimate_error']}" if ga.get("estimate_error") else "estimated",
             }
         )
@@ -129,7 +134,7 @@ def _price_row(c: Comparison) -> list[dict]:
             "what": "purchase price, dollars",
             "a": _amount(first["price_usd_a"], "$"),
             "b": _amount(first["price_usd_b"], "$"),
-            "wins": _winner((c.a, c.b), (first["price_usd_a"], first["price_usd_b"]), higher=False),
+            **_compared((c.a, c.b), (first["price_usd_a"], first["price_usd_b"]), higher=False),
             "error": f"{first['price_a'] or 'no price'}; {first['price_b'] or 'no price'}",
         }
     ]
@@ -148,6 +153,6 @@ def _batch(row: pd.Series) -> str:
 
 def bottom_line(c: Comparison) -> pd.DataFrame:
     """The comparison's answers as rows of :data:`COLUMNS` (``a`` and ``b`` are the two cards'
-    figures as text; ``wins`` names the winner and by how much)."""
+    figures as text; ``wins`` names the winner and by how much) and ``advantage``."""
     rows = _value_rows(c) + _speed_rows(c) + _fit_rows(c) + _price_row(c)
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    return pd.DataFrame(rows, columns=[*COLUMNS, "advantage"])

@@ -10,7 +10,7 @@ GPUs head to head and :mod:`.rank` every GPU for one job by work per dollar.
 """
 
 from .bench import WORKLOAD_MARKERS, achieved_figure, roofline_figure
-from .compare import claims_figure, spec_ratio_figure, throughput_comparison_figure
+from .compare import advantage_figure, claims_figure, spec_ratio_figure, throughput_comparison_figure
 from .cost import (
     TFLOPS_BASES,
     break_even_figure,
@@ -63,6 +63,7 @@ __all__ = [
     "PUBLISHED_DECODE_LABEL",
     "llm_decode_figure",
     "llm_fit_heatmap",
+    "advantage_figure",
     "claims_figure",
     "spec_ratio_figure",
     "throughput_comparison_figure",

@@ -97,3 +97,44 @@ def claims_figure(summary: pd.DataFrame) -> Figure:
     ax.set_title("Spec claims per article, by verdict")
     ax.legend(fontsize="small", loc="lower right")
     return _finish(fig)
+
+
+def advantage_figure(comparison, line: pd.DataFrame) -> Figure:
+    """Who wins each row of a comparison's bottom line (:func:`gpukit.compare.bottom_line`) and by
+    how much, on one log axis centred on even: a bar right of it where GPU a is better (more work
+    per dollar, more speed, a larger batch, a lower price), left where GPU b is."""
+    rows = line.dropna(subset=["advantage"])
+    fig, ax = plt.subplots(figsize=(9.5, 0.5 * max(len(rows), 1) + 1.9))
+    if rows.empty:
+        ax.text(0.5, 0.5, "nothing both cards have a figure for", ha="center", transform=ax.transAxes)
+        ax.set_title(f"{comparison.a} against {comparison.b}")
+        return _finish(fig)
+    logs = np.log2(rows["advantage"].astype(float))
+    colors = ["#4C72B0" if v >= 0 else "#DD8452" for v in logs]
+    ax.barh(list(rows["what"]), logs, color=colors)
+    ax.axvline(0, color="black", lw=1)
+    lim = max(1.0, float(np.abs(logs).max()) * 1.2)
+    ax.set_xlim(-lim, lim)
+    ticks = [t for t in range(-6, 7) if abs(t) <= lim]
+    ax.set_xticks(ticks, [f"{2.0 ** abs(t):g}×" if t else "even" for t in ticks])
+    for y, v in enumerate(logs):
+        ax.text(
+            v + (0.05 if v >= 0 else -0.05) * lim,
+            y,
+            f"{2.0 ** abs(v):.2f}×",
+            va="center",
+            ha="left" if v >= 0 else "right",
+            fontsize=8,
+        )
+    ax.invert_yaxis()
+    ax.set_xlabel(f"how much better (log scale): right, {comparison.a}; left, {comparison.b}")
+    ax.set_title(f"{comparison.a} against {comparison.b}:\nwho wins, and by how much")
+    ax.legend(
+        handles=[
+            Patch(color="#4C72B0", label=f"{comparison.a} better"),
+            Patch(color="#DD8452", label=f"{comparison.b} better"),
+        ],
+        fontsize="small",
+        loc="lower right",
+    )
+    return _finish(fig)
