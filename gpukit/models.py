@@ -3,7 +3,8 @@ the BERT-like encoder the benchmark trains, optimizers by name, the modes of a s
 infer) and one compiled training step.
 
 Everything here that builds a model imports TensorFlow lazily; resolving a name to a
-:class:`ModelSpec` needs it only for ``keras.applications`` names.
+:class:`ModelSpec` needs it only for ``keras.applications`` names, and only until their list is
+kept on disk (:func:`keras_application_names`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import difflib
+import functools
 import os
 import warnings
 import zipfile
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import walk_cache
 from .errors import GpukitError, ParameterError
 
 #: Optimizers by gpukit's name, with the slot variables each keeps per trainable parameter.
@@ -113,7 +116,17 @@ def transformer_task(name: str) -> tuple[TransformerSpec, str, int] | None:
 
 
 def keras_application_names() -> list[str]:
-    """Every model constructor in ``keras.applications`` (ResNet50, MobileNetV2, ...)."""
+    """Every model constructor in ``keras.applications`` (ResNet50, MobileNetV2, ...); kept on disk
+    by Keras version (:mod:`gpukit.walk_cache`), so that naming a model need not load TensorFlow."""
+    return list(_application_names_kept())
+
+
+@functools.lru_cache(maxsize=1)
+def _application_names_kept() -> tuple[str, ...]:
+    return tuple(walk_cache.load_or_build("applications", {}, _application_names)["names"])
+
+
+def _application_names() -> dict:
     from .device import quiet_tensorflow
 
     quiet_tensorflow()
@@ -124,7 +137,7 @@ def keras_application_names() -> list[str]:
         obj = getattr(keras.applications, attr)
         if attr[:1].isupper() and callable(obj):
             names.append(attr)
-    return sorted(names)
+    return {"names": sorted(names)}
 
 
 @dataclass(frozen=True)

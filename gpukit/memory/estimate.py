@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from .. import precision as prec
+from .. import walk_cache
 from ..errors import ParameterError
 from ..graph import Graph, Op, graph_of, transformer_graph
 from ..models import (
@@ -408,6 +409,28 @@ def estimate_transformer(
 WALK_POLICY = "mixed_float16"
 
 
+def _walk(spec) -> tuple[Graph, tuple[int, ...]]:
+    """The walk of a Keras model and the shape of one example. A named model's walk is kept on disk
+    (:mod:`gpukit.walk_cache`: a later process reads it without loading TensorFlow); a model file's
+    is not (its contents can change under the same name)."""
+    if spec.kind == "file":
+        return _build_and_walk(spec)
+    key = {"spec": asdict(spec), "policy": WALK_POLICY}
+    kept = walk_cache.load_or_build("memory", key, lambda: _walk_record(*_build_and_walk(spec)))
+    return walk_cache.graph_from_dict(kept["graph"]), tuple(kept["input_shape"])
+
+
+def _walk_record(graph: Graph, input_shape: tuple[int, ...]) -> dict:
+    return {"graph": walk_cache.graph_to_dict(graph), "input_shape": list(input_shape)}
+
+
+def _build_and_walk(spec) -> tuple[Graph, tuple[int, ...]]:
+    # built under a 16-bit policy, so that each layer's own says what stays float32
+    with keras_policy(WALK_POLICY):
+        model = build_model(spec)
+    return graph_of(model, policies=True), default_input_shape(model)
+
+
 class Estimator:
     """Estimates for one model at any batch size (the model is built and walked once)."""
 
@@ -428,12 +451,7 @@ class Estimator:
             self.transformer, self.head, task_len = transformer_task(self.spec.name)
             self.seq_len = seq_len or (task_len if self.head != "lm" else None)
         else:
-            # built under a 16-bit policy, so that each layer's own says what stays float32
-            with keras_policy(WALK_POLICY):
-                model = build_model(self.spec)
-            self.graph = graph_of(model, policies=True)
-            self.input_shape = default_input_shape(model)
-            del model
+            self.graph, self.input_shape = _walk(self.spec)
 
     @property
     def name(self) -> str:

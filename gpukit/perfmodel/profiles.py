@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .. import precision as prec
+from .. import walk_cache
 from .. import workloads as wl
 from ..device import quiet_tensorflow
 from ..errors import ParameterError
@@ -252,7 +253,13 @@ def _update_cost(op, optimizer: str, item: int, fused: bool) -> OpCost:
 
 @functools.lru_cache(maxsize=16)
 def _keras_graph(kind: str, key: tuple):
-    """Build a Keras model once per configuration and keep only its walk."""
+    """The walk of a Keras model, built once per configuration and kept on disk
+    (:mod:`gpukit.walk_cache`: a later process reads it without loading TensorFlow). Walked without
+    policies, the walk does not depend on the policy the model is built under."""
+    return walk_cache.graph(f"perfmodel-{kind}", {"model": key}, lambda: _build_and_walk(kind, key))
+
+
+def _build_and_walk(kind: str, key: tuple):
     quiet_tensorflow()
     if kind == "transformer":
         hidden, heads, ffn, layers, seq_len, vocab = key
