@@ -34,6 +34,11 @@ from .workloads import Config, DeviceInfo, check_selection, default_configs
 
 NOISY_SPREAD = 0.10  # IQR / median at or above which a result is flagged noisy
 
+#: How long a run measures each configuration: ``full`` (:meth:`Settings.for_run`), ``brief`` (the
+#: compiling step, one more warm-up step and three timed samples: :data:`BRIEF`), or ``auto``:
+#: brief where no GPU is attached (a CPU's figures place it, they do not grade a GPU), full on a GPU.
+MEASURING = ("auto", "brief", "full")
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -46,19 +51,49 @@ class Settings:
     min_samples: int = 5
     max_samples: int = 200
     max_time_s: float = 60.0  # stop measuring after this long whatever the sample count
+    measuring: str = "full"  # full or brief (:data:`BRIEF`): what the results say of the run
 
     @classmethod
-    def for_run(cls, quick: bool, time_budget_s: float | None = None, n_configs: int = 1) -> Settings:
-        """Quick runs measure each configuration for ~1 s; a budget spreads its seconds over them."""
+    def for_run(
+        cls, quick: bool, time_budget_s: float | None = None, n_configs: int = 1, brief: bool = False
+    ) -> Settings:
+        """Quick runs measure each configuration for ~1 s, brief ones (:data:`BRIEF`) for a few
+        samples; a budget spreads its seconds over them."""
         base = (
             cls(min_time_s=1.0, min_samples=5)
             if quick
             else cls(warmup_steps=5, warmup_min_s=1.0, min_time_s=3.0, min_samples=10)
         )
+        if brief:
+            base = BRIEF
         if time_budget_s:
             per = max(0.3, time_budget_s / max(n_configs, 1) / 2)  # half for warm-up and building
             base = Settings(**{**base.__dict__, "min_time_s": min(base.min_time_s, per)})
         return base
+
+
+#: Brief measuring: the compiling step and one more untimed, then three timed samples over at least
+#: a quarter of a second. Enough to place a CPU among the catalogue's GPUs in seconds, not a minute.
+BRIEF = Settings(warmup_steps=2, warmup_min_s=0.0, min_time_s=0.25, min_samples=3, measuring="brief")
+
+
+def measuring_note(run: Results) -> str:
+    """What the page says of how long its run measured each configuration."""
+    s = run.settings or {}
+    if s.get("measuring") == "brief":
+        return (
+            "Measured briefly, as where no GPU is attached: each configuration ran its compiling step "
+            f"and one more untimed, then {s.get('min_samples')} or more timed samples over at least "
+            f'{s.get("min_time_s"):g} s. Set measuring = "full" (gpukit report -p measuring full) to '
+            "measure each for the full length."
+        )
+    if not s:
+        return "How long each configuration was measured is not recorded in these results."
+    return (
+        f"Measured at full length: each configuration warmed up for at least {s.get('warmup_steps')} "
+        f"steps and {s.get('warmup_min_s'):g} s, then ran {s.get('min_samples')} or more timed samples "
+        f"over at least {s.get('min_time_s'):g} s."
+    )
 
 
 @dataclass
@@ -284,23 +319,28 @@ def run_benchmarks(
     settings: Settings | None = None,
     configs: Sequence[Config] | None = None,
     progress: Callable[[int, int, Record], None] | None = None,
+    measuring: str = "full",
 ) -> Results:
     """Run the benchmark set on the attached device and return the results document.
 
     ``isolation`` is ``subprocess``, ``process`` or ``auto`` (subprocess on a GPU, process on
     a CPU). ``configs`` replaces the default set (``workloads``/``precisions`` then ignored).
+    ``measuring`` is one of :data:`MEASURING` (``settings``, where given, decide instead).
     """
     from .device import bench_environment
 
     if isolation not in ("auto", "process", "subprocess"):
         raise ParameterError(f"isolation {isolation!r}: use auto, process or subprocess")
+    if measuring not in MEASURING:
+        raise ParameterError(f"measuring {measuring!r}: use {', '.join(MEASURING)}")
     if configs is None:
         check_selection(workloads, precisions)  # fail on a typo before TensorFlow loads
     device, device_info = attached_device()
     todo = (
         list(configs) if configs is not None else default_configs(device, quick, workloads, precisions, xla)
     )
-    settings = settings or Settings.for_run(quick, time_budget_s, len(todo))
+    brief = measuring == "brief" or (measuring == "auto" and device.kind != "gpu")
+    settings = settings or Settings.for_run(quick, time_budget_s, len(todo), brief)
     mode = isolation if isolation != "auto" else ("subprocess" if device.kind == "gpu" else "process")
     peak_row = device_info.get("catalogue_row")
     started = datetime.now(UTC)

@@ -137,6 +137,62 @@ def test_settings_for_a_time_budget():
     assert bench.Settings.for_run(quick=False).min_time_s == 3.0
 
 
+def test_brief_measuring_compiles_warms_once_then_takes_three_samples():
+    for quick in (True, False):
+        brief = bench.Settings.for_run(quick=quick, brief=True)
+        assert brief == bench.BRIEF and brief.measuring == "brief"
+        assert (brief.warmup_steps, brief.warmup_min_s, brief.min_samples) == (2, 0.0, 3)
+    assert bench.Settings.for_run(quick=True).measuring == "full"
+    budget = bench.Settings.for_run(quick=True, time_budget_s=1.0, n_configs=10, brief=True)
+    assert budget.min_time_s == bench.BRIEF.min_time_s  # a budget only ever shortens
+    clock = FakeDevice(first=2.0, dt=0.2)  # a step as long as a CPU's ResNet-50 training step
+    t = bench.measure(clock.step, bench.BRIEF, synchronize=clock.sync, clock=clock.clock)
+    assert len(t.warmup_s) == 2 and t.warmup_s[0] == 2.0 and len(t.times_s) == 3
+
+
+def _stub_run(monkeypatch, device: DeviceInfo) -> list:
+    """run_benchmarks on a stand-in ``device``: nothing built or timed, each configuration's settings kept."""
+    import gpukit.device
+
+    seen = []
+    monkeypatch.setattr(bench, "attached_device", lambda: (device, {"kind": device.kind, "name": "stand-in"}))
+    monkeypatch.setattr(gpukit.device, "bench_environment", lambda xla=False: {})
+    monkeypatch.setattr(
+        bench,
+        "run_config",
+        lambda config, dev, settings, peak=None: (
+            seen.append(settings) or Record("matmul", "fp32", {}, "skipped")
+        ),
+    )
+    return seen
+
+
+@pytest.mark.parametrize(
+    "device, measuring, expected",
+    [
+        (CPU, "auto", "brief"),
+        (DeviceInfo("gpu", "8.0"), "auto", "full"),
+        (CPU, "full", "full"),
+        (DeviceInfo("gpu", "8.0"), "brief", "brief"),
+    ],
+)
+def test_auto_measures_briefly_where_no_gpu_is_attached(monkeypatch, device, measuring, expected):
+    seen = _stub_run(monkeypatch, device)
+    doc = bench.run_benchmarks(configs=[small_matmul()], measuring=measuring, isolation="process")
+    assert [s.measuring for s in seen] == [expected] and doc.settings["measuring"] == expected
+    note = bench.measuring_note(doc)
+    assert note.startswith("Measured briefly" if expected == "brief" else "Measured at full length")
+    if expected == "brief":
+        assert "-p measuring full" in note and "3 or more timed samples" in note
+
+
+def test_measuring_is_checked_before_anything_runs(monkeypatch):
+    _stub_run(monkeypatch, CPU)
+    with pytest.raises(ParameterError, match="measuring 'short': use auto, brief, full"):
+        bench.run_benchmarks(configs=[small_matmul()], measuring="short")
+    assert "recorded" in bench.measuring_note(bench.Results("bench", "", {}, None, ()))
+
+
 # --------------------------------------------------------------------------- counts
 
 
