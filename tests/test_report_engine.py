@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -419,6 +420,7 @@ def test_sigterm_is_handled_like_ctrl_c_and_its_default_action_restored(nbs, tmp
 
 def test_papermill_engine_passes_the_timeout_and_logs_beside_the_output(tmp_path, monkeypatch):
     import papermill
+    from jupyter_client.manager import AsyncKernelManager
 
     seen = []
     monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: seen.append((a, k)))
@@ -428,6 +430,8 @@ def test_papermill_engine_passes_the_timeout_and_logs_beside_the_output(tmp_path
     engine.execute(tmp_path / "in.ipynb", tmp_path / "run" / "out.ipynb", {}, "k", tmp_path, None)
     (args, kwargs), (_, no_limit) = seen
     assert args == (str(tmp_path / "in.ipynb"), str(tmp_path / "run" / "out.ipynb"))
+    # each kernel's manager is one the engine knows, so that it can interrupt a notebook run at once
+    assert issubclass(kwargs.pop("kernel_manager_class"), AsyncKernelManager)
     assert kwargs == {
         "parameters": {"x": 1},
         "kernel_name": "k",
@@ -610,3 +614,159 @@ def test_the_index_answers_the_seed_pairs_for_llms_when_the_llm_page_ran(tmp_pat
     page = report.index_html(run)
     assert "LLMs on these pairs (q4_k_m, 8192 tokens of context)" in page
     assert "only A40 holds llama-3-70b." in page and "&lt;both&gt; fit" in page
+
+
+# --------------------------------------------------------------------------- notebooks at once
+
+
+class ConcurrentFake(FakeEngine):
+    """A :class:`FakeEngine` that may run notebooks at once: each takes ``seconds``, and records when
+    it ran. ``hangs`` names output stems that run until :meth:`interrupt` (then they raise, as a
+    kernel interrupted mid-cell does)."""
+
+    concurrent = True
+
+    def __init__(self, faults: dict | None = None, seconds: float = 0.3, hangs: tuple = ()):
+        super().__init__(faults)
+        self.seconds, self.hangs = seconds, set(hangs)
+        self.spans: dict[str, tuple[float, float]] = {}
+        self.stopped = threading.Event()
+        self.interrupts: list[bool] = []
+
+    def interrupt(self, force=False):
+        self.interrupts.append(force)
+        self.stopped.set()
+
+    def execute(self, notebook, output, parameters, kernel_name, cwd, cell_timeout_s):
+        stem, t0 = Path(output).stem, time.perf_counter()
+        try:
+            if stem in self.hangs:
+                self.stopped.wait(30)
+                raise RuntimeError("KeyboardInterrupt in cell 2")
+            time.sleep(self.seconds)
+            super().execute(notebook, output, parameters, kernel_name, cwd, cell_timeout_s)
+        finally:
+            self.spans[stem] = (t0, time.perf_counter())
+
+
+@pytest.fixture
+def five(tmp_path):
+    """Five notebooks; the second measures the machine, so it runs alone."""
+    folder = tmp_path / "five"
+    folder.mkdir()
+    for name in ("01_a", "02_bench", "03_b", "04_c", "05_d"):
+        write_notebook(folder / f"{name}.ipynb", "x = 1  # a number", "y = x + 1", "print(y)")
+    bench = nbformat.read(folder / "02_bench.ipynb", as_version=4)
+    bench.metadata["gpukit"] = {"runs_alone": True}
+    nbformat.write(bench, folder / "02_bench.ipynb")
+    return folder
+
+
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_notebooks_run_two_at_a_time_and_one_that_measures_alone(five, tmp_path):
+    engine = ConcurrentFake()
+    lines: list[str] = []
+    run = report.render_report(
+        out_dir=tmp_path / "out", notebooks_dir=five, progress=lines.append, engine=engine
+    )
+    spans = engine.spans
+    assert [n.name for n in run.notebooks] == ["01_a", "02_bench", "03_b", "04_c", "05_d"]
+    assert all(not _overlap(spans["02_bench"], spans[s]) for s in spans if s != "02_bench")
+    assert spans["02_bench"][1] <= min(spans[s][0] for s in ("03_b", "04_c", "05_d")), (
+        "after it: once it is done"
+    )
+    assert _overlap(spans["03_b"], spans["04_c"]), "two at a time"
+    assert not _overlap(spans["04_c"], spans["05_d"]) or not _overlap(spans["03_b"], spans["05_d"])
+    manifest = json.loads((tmp_path / "out" / "latest" / "run.json").read_text())
+    assert manifest["parallel"] == 2 and manifest["device"] == DEVICE
+    assert [n["status"] for n in manifest["notebooks"]] == ["ok"] * 5
+    assert all(n["seconds"] >= 0.3 and n["start_s"] >= 0 for n in manifest["notebooks"])
+    said = [line.strip() for line in lines]
+    assert "[5/5] 05_d.ipynb ..." in said and any(line.startswith("[5/5] done in") for line in said)
+
+
+def test_one_at_a_time_where_asked_or_where_the_engine_cannot(five, tmp_path):
+    engine = ConcurrentFake(seconds=0.05)
+    run = report.render_report(
+        out_dir=tmp_path / "one", notebooks_dir=five, progress=None, engine=engine, parallel=1
+    )
+    spans = sorted(engine.spans.values())
+    assert run.parallel == 1 and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    assert (
+        report.render_report(
+            out_dir=tmp_path / "fake", notebooks_dir=five, progress=None, engine=FakeEngine()
+        ).parallel
+        == 1
+    )
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ParameterError, match="parallel .* must be a whole number of notebooks"):
+            report.render_report(out_dir=tmp_path / "bad", notebooks_dir=five, progress=None, parallel=bad)
+
+
+def test_a_failure_lets_the_notebook_beside_it_finish_and_starts_no_more(five, tmp_path):
+    out = tmp_path / "out"
+    engine = ConcurrentFake({"03_b": ("error", 2)})
+    with pytest.raises(ReportError) as err:
+        report.render_report(out_dir=out, notebooks_dir=five, progress=None, engine=engine)
+    assert str(err.value).startswith("03_b.ipynb failed in cell 2 (execution count 2): ValueError: boom;")
+    assert "05_d" not in engine.spans, "nothing starts after a failure"
+    (failed,) = [p for p in out.iterdir() if p.name.endswith(".failed")]
+    manifest = json.loads((failed / "run.json").read_text())
+    assert [(n["name"], n["status"]) for n in manifest["notebooks"]] == [
+        ("01_a", "ok"),
+        ("02_bench", "ok"),
+        ("03_b", "failed"),
+        ("04_c", "ok"),
+    ]
+    assert (failed / "04_c.html").exists() and _hidden(out) == [] and not (out / "latest").exists()
+    assert engine.interrupts == [], "a failure stops nothing that runs"
+
+
+def test_ctrl_c_stops_the_notebook_running_beside(five, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    monkeypatch.setenv(RUN_DIR_ENV, "/sentinel/run-dir")
+    engine = ConcurrentFake({"03_b": ("interrupt", 2)}, hangs=("04_c",))
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt, match=r"partial output kept in .*\.interrupted"):
+        report.render_report(out_dir=out, notebooks_dir=five, progress=None, engine=engine)
+    assert time.perf_counter() - t0 < 20, "the hung notebook was stopped, not waited for"
+    assert engine.interrupts == [False], "stopped gently, and that was enough"
+    assert (
+        os.environ[RUN_DIR_ENV] == "/sentinel/run-dir" and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    )
+    (kept,) = [p for p in out.iterdir() if p.name.endswith(".interrupted")]
+    manifest = json.loads((kept / "run.json").read_text())
+    assert [(n["name"], n["status"]) for n in manifest["notebooks"]] == [
+        ("01_a", "ok"),
+        ("02_bench", "ok"),
+        ("03_b", "interrupted"),
+        ("04_c", "interrupted"),
+    ]
+    assert _hidden(out) == []
+
+
+def test_the_device_is_probed_beside_the_last_notebooks_never_beside_one_that_measures(
+    five, tmp_path, monkeypatch
+):
+    engine = ConcurrentFake()
+    probed: list[float] = []
+
+    def probe(*a, **k):
+        probed.append(time.perf_counter())
+        time.sleep(0.2)
+        return dict(DEVICE)
+
+    monkeypatch.setattr(report_run, "detect_devices", probe)
+    run = report.render_report(out_dir=tmp_path / "out", notebooks_dir=five, progress=None, engine=engine)
+    (when,) = probed
+    assert when >= engine.spans["05_d"][0] and run.device == DEVICE
+    engine = ConcurrentFake()
+    probed.clear()
+    report.render_report(
+        out_dir=tmp_path / "only", notebooks_dir=five, only=["02"], progress=None, engine=engine
+    )
+    (when,) = probed
+    assert not engine.spans["02_bench"][0] <= when <= engine.spans["02_bench"][1]

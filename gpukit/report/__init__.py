@@ -16,11 +16,14 @@ mean on the command line; ``$GPUKIT_RUN_DIR`` tells them the run folder.
 
 A failing notebook (a cell that raises, or runs longer than the per-cell timeout) leaves
 ``<out>/<run>.failed/`` for inspection and ``latest`` untouched; Ctrl-C (or SIGTERM) leaves
-``<out>/<run>.interrupted/``. Notebooks are executed by an :class:`Engine` (papermill by default).
+``<out>/<run>.interrupted/``. Notebooks are executed by an :class:`Engine` (papermill by default),
+two at a time where there are two cores, each in its own kernel; a notebook that measures the
+machine (the benchmark) runs alone, and the ones after it once it is done.
 
 Modules: :mod:`.parameters` finds the notebooks and plans their parameters and jobs,
-:mod:`.engine` executes one notebook, :mod:`.html` writes the pages, :mod:`.run` runs the whole
-report into its folder, and :mod:`.kernel` registers the Jupyter kernel.
+:mod:`.engine` executes one notebook, :mod:`.schedule` decides which run at once and runs them,
+:mod:`.html` writes the pages, :mod:`.run` runs the whole report into its folder, and
+:mod:`.kernel` registers the Jupyter kernel.
 """
 
 from .engine import DEFAULT_CELL_TIMEOUT_S, Engine, PapermillEngine

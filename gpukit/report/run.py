@@ -1,6 +1,7 @@
 """One run of the report: the run folder rendered hidden and renamed into place, the ``latest``
-link switched atomically, SIGTERM treated as Ctrl-C, what a failed or interrupted run keeps,
-and how a failure is described (the cell that raised or timed out)."""
+link switched atomically, SIGTERM treated as Ctrl-C, each notebook executed and its page written
+(when, :mod:`.schedule` decides), what a failed or interrupted run keeps, and how a failure is
+described (the cell that raised or timed out)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ from nbclient.exceptions import CellTimeoutError
 
 from .. import _atomic
 from ..device import QUIET_ENV, detect_devices, environment
-from ..errors import DataError, ReportError
+from ..errors import DataError, ParameterError, ReportError
 from ..resources import OUTPUTS_DIR
 from ..results import RUN_DIR_ENV, load_for_report
 from .engine import DEFAULT_CELL_TIMEOUT_S, Engine, PapermillEngine, _cell_limit
 from .html import index_html, notebook_html
 from .kernel import KERNEL_NAME
 from .parameters import discover_notebooks, load_params_file, plan_jobs, plan_parameters
+from .schedule import Hooks, Job, Outcome, default_parallel, run_jobs, runs_alone
 
 
 @dataclass
@@ -37,10 +39,11 @@ class NotebookRun:
     parameters: dict
     title: str = ""
     status: str = "pending"  # ok | failed | interrupted
-    seconds: float | None = None
+    seconds: float | None = None  # executing it (its kernel's start to its last cell's end)
     error: str | None = None
     html: str | None = None
     ipynb: str | None = None
+    start_s: float | None = None  # when it started, in seconds after the run's first notebook did
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Run:
     seconds: float | None = None
     path: str | None = None
     summary: dict = field(default_factory=dict)
+    parallel: int = 1  # notebooks executed at once, at most
 
 
 def run_summary(folder: Path) -> dict:
@@ -139,6 +143,7 @@ def render_report(
     pairs: Iterable[tuple[str, str]] | None = None,
     engine: Engine | None = None,
     cell_timeout_s: float | None = DEFAULT_CELL_TIMEOUT_S,
+    parallel: int | None = None,
 ) -> Run:
     """Render every report notebook into a new run folder under ``out_dir`` (default ``outputs/``).
 
@@ -149,17 +154,22 @@ def render_report(
     limit), raises :class:`ReportError` naming the notebook and the cell; its partial output
     stays in ``<run>.failed`` and ``latest`` is not touched. Ctrl-C (or SIGTERM) keeps the
     partial output in ``<run>.interrupted`` and re-raises :class:`KeyboardInterrupt`, whose
-    message says where. ``engine`` executes each notebook (default: :class:`PapermillEngine`).
-    ``$GPUKIT_RUN_DIR`` is set for the notebooks and restored afterwards, whatever happens.
+    message says where. ``engine`` executes each notebook (default: :class:`PapermillEngine`),
+    up to ``parallel`` at once where it can (default :func:`default_parallel`; see
+    :mod:`gpukit.report.schedule`: a notebook that measures runs alone). The device is probed
+    while the first notebooks run. ``$GPUKIT_RUN_DIR`` is set for the notebooks and restored
+    afterwards, whatever happens.
     """
     say = progress or (lambda _msg: None)
     limit = _cell_limit(cell_timeout_s)
     engine = engine or PapermillEngine()
+    width = _parallel_limit(parallel)
     out_root = Path(out_dir) if out_dir else OUTPUTS_DIR
     jobs = _plan_run(parameters, cli_parameters, params_file, notebooks_dir, only, pairs)
 
     out_root.mkdir(parents=True, exist_ok=True)
     run = Run(run_id=_new_run_id(), started=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
+    run.parallel = width if engine.concurrent else 1
     partial = out_root / f".{run.run_id}.partial"
     latest = out_root / "latest"
     for key, value in QUIET_ENV.items():  # the kernel inherits these: no TensorFlow log noise
@@ -167,24 +177,23 @@ def render_report(
     partial.mkdir()
     previous_run_dir = os.environ.get(RUN_DIR_ENV)
     undo_sigterm = _sigterm_as_interrupt()
-    t_run = time.perf_counter()
+    rendering = _Rendering(run, partial, engine, kernel_name, limit, say, len(jobs))
     try:
         os.environ[RUN_DIR_ENV] = str(partial.resolve())  # notebooks save their results here
         say(f"gpukit report: run {run.run_id}, {len(jobs)} notebook(s) -> {out_root / run.run_id}")
         run.environment = environment()
-        run.device = detect_devices()
-        t_run = time.perf_counter()
-        for i, (nb_path, stem, params, title) in enumerate(jobs, 1):
-            entry = NotebookRun(name=stem, parameters=params, title=title)
-            run.notebooks.append(entry)
-            say(f"  [{i}/{len(jobs)}] {_job_label(nb_path, stem, params)} ...")
-            _render_notebook(run, entry, nb_path, partial, t_run, engine, kernel_name, limit, say)
-        _finish_run(run, partial, t_run)
+        rendering.start()
+        failed = run_jobs(jobs, rendering.work, rendering.hooks(), engine, run.parallel)
+        rendering.probe.wait()
+        if failed is not None:
+            raise rendering.failure(failed)
+        _finish_run(run, partial, rendering.t_run)
         final = out_root / run.run_id
         os.replace(partial, final)
         _switch_latest(out_root, final)
     except KeyboardInterrupt:
-        kept = _keep_interrupted(run, partial, t_run)
+        rendering.probe.wait(start=False)  # only one under way: a new one would delay the interrupt
+        kept = _keep_interrupted(run, partial, rendering.t_run)
         raise KeyboardInterrupt(f"partial output kept in {kept}; {latest} unchanged") from None
     finally:
         _restore_run_dir(previous_run_dir)
@@ -201,14 +210,27 @@ def _plan_run(
     notebooks_dir: str | os.PathLike | None,
     only: Iterable[str] | None,
     pairs: Iterable[tuple[str, str]] | None,
-) -> list[tuple[Path, str, dict, str]]:
+) -> list[Job]:
     """The run's jobs (see :func:`plan_jobs`): the notebooks chosen, each with the parameters of
-    the file, then the typed ones, then the command line's."""
+    the file, then the typed ones, then the command line's, and whether it runs alone."""
     notebooks = discover_notebooks(Path(notebooks_dir) if notebooks_dir else None, only)
     overrides = dict(load_params_file(params_file)) if params_file else {}
     overrides.update(parameters or {})
     plan = plan_parameters(notebooks, overrides, cli_parameters)
-    return plan_jobs(notebooks, plan, pairs)
+    alone = {nb: runs_alone(nb) for nb in notebooks}
+    return [
+        Job(i, nb, stem, params, title, alone[nb])
+        for i, (nb, stem, params, title) in enumerate(plan_jobs(notebooks, plan, pairs), 1)
+    ]
+
+
+def _parallel_limit(parallel: int | None) -> int:
+    """How many notebooks may run at once: ``parallel`` checked, or :func:`default_parallel`."""
+    if parallel is None:
+        return default_parallel()
+    if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
+        raise ParameterError(f"parallel {parallel!r} must be a whole number of notebooks, at least 1")
+    return parallel
 
 
 def _job_label(nb_path: Path, stem: str, params: dict) -> str:
@@ -218,49 +240,109 @@ def _job_label(nb_path: Path, stem: str, params: dict) -> str:
     )
 
 
-def _render_notebook(
-    run: Run,
-    entry: NotebookRun,
-    nb_path: Path,
-    partial: Path,
-    t_run: float,
-    engine: Engine,
-    kernel_name: str,
-    limit: float | None,
-    say: Callable[[str], None],
-) -> None:
-    """Execute ``nb_path`` into ``partial`` as ``entry`` of ``run`` says, and write its HTML page.
+class _DeviceProbe:
+    """:func:`detect_devices` in a thread of its own (its child process loads TensorFlow for
+    seconds), started where a notebook slot is spare; :meth:`wait` puts what it found in the run."""
 
-    A failure sets the run aside as ``<run>.failed`` and raises :class:`ReportError`; Ctrl-C
-    marks the notebook interrupted and propagates."""
-    stem, params, title = entry.name, entry.parameters, entry.title
-    executed = partial / f"{stem}.ipynb"
-    t0 = time.perf_counter()
-    try:
-        engine.execute(nb_path, executed, params, kernel_name, Path.cwd(), limit)
-    except KeyboardInterrupt:
-        entry.seconds = time.perf_counter() - t0
-        entry.status = "interrupted"
-        raise
-    except Exception as exc:  # papermill/nbclient raise many kinds: all mean "this notebook failed"
-        entry.seconds = time.perf_counter() - t0
-        entry.status = "failed"
-        entry.error = _describe_failure(exc, executed, limit)
-        failed = _set_aside(run, partial, t_run, "failed")
+    def __init__(self, run: Run):
+        self.run = run
+        self.found: dict = {}
+        self.thread = threading.Thread(target=self._probe, name="gpukit-device-probe", daemon=True)
+
+    def _probe(self) -> None:
+        self.found = detect_devices()
+
+    def start(self) -> None:
+        if self.thread.ident is None:
+            self.thread.start()
+
+    def wait(self, start: bool = True) -> None:
+        """Wait for the probe (starting it first, unless not ``start``) and record what it found."""
+        if start:
+            self.start()
+        if self.thread.ident is not None:
+            self.thread.join()
+            self.run.device = self.found
+
+
+class _Rendering:
+    """The jobs of one run being rendered into its ``partial`` folder: what :func:`run_jobs` is given
+    to execute each (:meth:`work`, in any thread) and to settle it (:meth:`hooks`, in this one)."""
+
+    def __init__(self, run, partial, engine, kernel_name, limit, say, total):
+        self.run, self.partial, self.engine = run, partial, engine
+        self.kernel_name, self.limit, self.say, self.total = kernel_name, limit, say, total
+        self.probe = _DeviceProbe(run)
+        self.entries: dict[int, NotebookRun] = {}
+        self.t_run = time.perf_counter()
+
+    def start(self) -> None:
+        self.t_run = time.perf_counter()
+
+    def hooks(self) -> Hooks:
+        return Hooks(
+            self.started,
+            self.finished,
+            self.interrupted,
+            spare=self.probe.start,
+            before_alone=lambda: self.probe.wait(start=False),  # a probe under way ends first
+        )
+
+    def started(self, job: Job) -> None:
+        entry = NotebookRun(name=job.stem, parameters=job.parameters, title=job.title)
+        entry.start_s = time.perf_counter() - self.t_run
+        self.entries[job.number] = entry
+        self.run.notebooks.append(entry)
+        self.say(f"  [{job.number}/{self.total}] {_job_label(job.notebook, job.stem, job.parameters)} ...")
+
+    def work(self, job: Job) -> Outcome:
+        """Execute ``job``'s notebook and write its HTML page; a failure is returned, not raised."""
+        executed = self.partial / f"{job.stem}.ipynb"
+        t0 = time.perf_counter()
+        try:
+            self.engine.execute(
+                job.notebook, executed, job.parameters, self.kernel_name, Path.cwd(), self.limit
+            )
+        except BaseException as exc:  # noqa: BLE001 -- papermill/nbclient raise many kinds; Ctrl-C too
+            return Outcome(time.perf_counter() - t0, exc)
+        outcome = Outcome(time.perf_counter() - t0)
+        nb_node = nbformat.read(executed, as_version=4)
+        noisy = _stderr_cells(nb_node)
+        if noisy:
+            outcome.notes.append(f"cell(s) {', '.join(map(str, noisy))} of {job.title} wrote to stderr")
+        page = notebook_html(nb_node, job.stem, job.parameters, self.run.run_id)
+        _atomic.write_text(self.partial / f"{job.stem}.html", page)
+        return outcome
+
+    def finished(self, job: Job, outcome: Outcome) -> bool:
+        entry = self.entries[job.number]
+        entry.seconds = outcome.seconds
+        if outcome.error is not None:
+            entry.status = "failed"
+            entry.error = _describe_failure(outcome.error, self.partial / f"{job.stem}.ipynb", self.limit)
+            return False
+        entry.status = "ok"
+        entry.html, entry.ipynb = f"{job.stem}.html", f"{job.stem}.ipynb"
+        for note in outcome.notes:
+            self.say(f"      note: {note}")
+        done = f"[{job.number}/{self.total}] " if self.run.parallel > 1 else ""
+        self.say(f"      {done}done in {entry.seconds:.1f} s")
+        return True
+
+    def interrupted(self, job: Job, seconds: float) -> None:
+        entry = self.entries[job.number]
+        entry.seconds, entry.status = seconds, "interrupted"
+
+    def failure(self, job: Job) -> ReportError:
+        """The error of a run that ``job`` failed; the run is set aside as ``<run>.failed`` first."""
+        entry = self.entries[job.number]
+        failed = _set_aside(self.run, self.partial, self.t_run, "failed")
         what = entry.error if entry.error.startswith("timed out") else f"failed {entry.error}"
-        raise ReportError(
-            f"{nb_path.name}{'' if stem == nb_path.stem else f' ({title})'} {what}; "
-            f"partial output kept in {failed}; {partial.parent / 'latest'} unchanged"
-        ) from None
-    entry.seconds = time.perf_counter() - t0
-    entry.status = "ok"
-    nb_node = nbformat.read(executed, as_version=4)
-    noisy = _stderr_cells(nb_node)
-    if noisy:
-        say(f"      note: cell(s) {', '.join(map(str, noisy))} of {title} wrote to stderr")
-    _atomic.write_text(partial / f"{stem}.html", notebook_html(nb_node, stem, params, run.run_id))
-    entry.html, entry.ipynb = f"{stem}.html", f"{stem}.ipynb"
-    say(f"      done in {entry.seconds:.1f} s")
+        name = job.notebook.name
+        return ReportError(
+            f"{name}{'' if job.stem == job.notebook.stem else f' ({job.title})'} {what}; "
+            f"partial output kept in {failed}; {self.partial.parent / 'latest'} unchanged"
+        )
 
 
 def _keep_interrupted(run: Run, partial: Path, t_run: float) -> Path:
