@@ -684,6 +684,8 @@ def test_notebooks_run_two_at_a_time_and_one_that_measures_alone(five, tmp_path)
     assert manifest["parallel"] == 2 and manifest["device"] == DEVICE
     assert [n["status"] for n in manifest["notebooks"]] == ["ok"] * 5
     assert all(n["seconds"] >= 0.3 and n["start_s"] >= 0 for n in manifest["notebooks"])
+    index = (tmp_path / "out" / "latest" / "index.html").read_text()
+    assert "<h2>Run time</h2>" in index and "5 notebooks in " in index and "up to two at a time" in index
     said = [line.strip() for line in lines]
     assert "[5/5] 05_d.ipynb ..." in said and any(line.startswith("[5/5] done in") for line in said)
 
@@ -770,3 +772,18 @@ def test_the_device_is_probed_beside_the_last_notebooks_never_beside_one_that_me
     )
     (when,) = probed
     assert not engine.spans["02_bench"][0] <= when <= engine.spans["02_bench"][1]
+
+
+def test_the_index_shows_each_notebooks_time_and_the_total():
+    notebooks = [
+        report.NotebookRun(name="01_a", parameters={}, status="ok", seconds=4.25, start_s=0.0),
+        report.NotebookRun(name="02_<b>", parameters={}, status="ok", seconds=10.0, start_s=0.5),
+        report.NotebookRun(name="03_c", parameters={}, status="interrupted"),
+    ]
+    run = report.Run(run_id="r1", started="now", notebooks=notebooks, device=DEVICE, seconds=10.5, parallel=2)
+    page = report.index_html(run)
+    assert "3 notebooks in 10.5 s, up to two at a time (14.2 s of notebook time)." in page
+    assert "<td>02_&lt;b&gt;</td><td>+0.5 s</td><td>10.0 s</td>" in page
+    assert "<td>03_c</td><td>–</td><td>–</td><td></td>" in page
+    run.parallel, run.notebooks = 1, notebooks[:1]
+    assert "1 notebook in 10.5 s.</p>" in report.index_html(run)

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from nbconvert import HTMLExporter
 
+from .timing import timing_html
+
 if TYPE_CHECKING:  # for annotations only: .run imports this module to write the pages
     from .run import Run
 
@@ -137,6 +139,8 @@ code{{font-size:.92em}} h1{{margin-bottom:.2em}} .muted{{color:#5b6570}}
 {_summary_html(run)}
 <h2>Sections</h2>
 {_sections_html(run)}
+<h2>Run time</h2>
+{timing_html(run)}
 <h2>Notebooks</h2>
 <table><tr><th>notebook</th><th>status</th><th>run time</th><th>parameters</th></tr>{"".join(rows)}</table>
 <h2>Environment</h2>
