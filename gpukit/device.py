@@ -272,6 +272,11 @@ def detect_devices(timeout_s: float = 120) -> dict:
             result["probe_error"] = f"TensorFlow probe failed: {tail}"
     except (OSError, subprocess.SubprocessError, json.JSONDecodeError) as exc:
         result["probe_error"] = f"TensorFlow probe failed: {exc}"
+    return _named(result)
+
+
+def _named(result: dict) -> dict:
+    """``result`` with its ``kind`` and ``name``: its GPUs', else this CPU's."""
     if result["gpus"]:
         result["kind"] = "gpu"
         result["name"] = ", ".join(g["name"] for g in result["gpus"])
@@ -279,6 +284,14 @@ def detect_devices(timeout_s: float = 120) -> dict:
         result["kind"] = "cpu"
         result["name"] = f"{cpu_model()} ({os.cpu_count()} logical cores)"
     return result
+
+
+def cpu_only(tensorflow: str, cuda_build: str | None = None, cudnn_build: str | None = None) -> dict:
+    """What :func:`detect_devices` returns where TensorFlow sees no GPU, from what a process that
+    loaded TensorFlow here found (the benchmark's environment): the probe would load it again (5 s)
+    only to say so."""
+    found = {"gpus": [], "nvidia_smi": nvidia_smi(), "tensorflow": tensorflow}
+    return _named({**found, "cuda_build": cuda_build, "cudnn_build": cudnn_build})
 
 
 # --------------------------------------------------------------------------- in-process (TensorFlow loaded)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from documents import write_notebook
+from documents import GPU_A5000, document, write_notebook
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from gpukit import cli, report
@@ -764,7 +764,10 @@ def test_the_device_is_probed_beside_the_last_notebooks_never_beside_one_that_me
     monkeypatch.setattr(report_run, "detect_devices", probe)
     run = report.render_report(out_dir=tmp_path / "out", notebooks_dir=five, progress=None, engine=engine)
     (when,) = probed
-    assert when >= engine.spans["05_d"][0] and run.device == DEVICE
+    # 03 and 04 start together; the probe starts once one of them is done and 05 has its slot
+    # (05's thread and the probe's may then begin in either order).
+    first_done = min(engine.spans["03_b"][1], engine.spans["04_c"][1])
+    assert when >= first_done and run.device == DEVICE
     engine = ConcurrentFake()
     probed.clear()
     report.render_report(
@@ -787,3 +790,42 @@ def test_the_index_shows_each_notebooks_time_and_the_total():
     assert "<td>03_c</td><td>–</td><td>–</td><td></td>" in page
     run.parallel, run.notebooks = 1, notebooks[:1]
     assert "1 notebook in 10.5 s.</p>" in report.index_html(run)
+
+
+class BenchmarkingFake(ConcurrentFake):
+    """Its ``02_bench`` saves a results document into the run folder, as the benchmark notebook does."""
+
+    def __init__(self, device: dict):
+        super().__init__(seconds=0.05)
+        self.device = device
+
+    def execute(self, notebook, output, parameters, kernel_name, cwd, cell_timeout_s):
+        super().execute(notebook, output, parameters, kernel_name, cwd, cell_timeout_s)
+        if Path(output).stem == "02_bench":
+            doc = document(device=self.device, tensorflow="2.21.0")
+            doc["environment"].update(cuda_build="12.5.1", cudnn_build="9")
+            (Path(output).parent / "bench-results.json").write_text(json.dumps(doc))
+
+
+def test_where_the_benchmark_found_no_gpu_the_device_is_not_probed_again(five, tmp_path, monkeypatch):
+    from gpukit import device
+
+    monkeypatch.setattr(device, "nvidia_smi", lambda: [])
+    probed = []
+    monkeypatch.setattr(report_run, "detect_devices", lambda *a, **k: probed.append(1) or dict(DEVICE))
+    run = report.render_report(
+        out_dir=tmp_path / "cpu", notebooks_dir=five, progress=None, engine=BenchmarkingFake(DEVICE)
+    )
+    assert probed == [] and run.device == {
+        "gpus": [],
+        "nvidia_smi": [],
+        "tensorflow": "2.21.0",
+        "cuda_build": "12.5.1",
+        "cudnn_build": "9",
+        "kind": "cpu",
+        "name": f"{device.cpu_model()} ({os.cpu_count()} logical cores)",
+    }
+    run = report.render_report(
+        out_dir=tmp_path / "gpu", notebooks_dir=five, progress=None, engine=BenchmarkingFake(GPU_A5000)
+    )
+    assert probed == [1] and run.device == DEVICE, "a GPU's probe lists every GPU: it runs"

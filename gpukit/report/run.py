@@ -20,7 +20,7 @@ import nbformat
 from nbclient.exceptions import CellTimeoutError
 
 from .. import _atomic
-from ..device import QUIET_ENV, detect_devices, environment
+from ..device import QUIET_ENV, cpu_only, detect_devices, environment
 from ..errors import DataError, ParameterError, ReportError
 from ..resources import OUTPUTS_DIR
 from ..results import RUN_DIR_ENV, load_for_report
@@ -242,15 +242,16 @@ def _job_label(nb_path: Path, stem: str, params: dict) -> str:
 
 class _DeviceProbe:
     """:func:`detect_devices` in a thread of its own (its child process loads TensorFlow for
-    seconds), started where a notebook slot is spare; :meth:`wait` puts what it found in the run."""
+    seconds), started where a notebook slot is spare; :meth:`wait` puts what it found in the run.
+    Where this run's benchmark found no GPU, that is the answer (:func:`cpu_only`), probed no more."""
 
-    def __init__(self, run: Run):
-        self.run = run
+    def __init__(self, run: Run, folder: Path):
+        self.run, self.folder = run, folder
         self.found: dict = {}
         self.thread = threading.Thread(target=self._probe, name="gpukit-device-probe", daemon=True)
 
     def _probe(self) -> None:
-        self.found = detect_devices()
+        self.found = _benchmarked_cpu(self.folder) or detect_devices()
 
     def start(self) -> None:
         if self.thread.ident is None:
@@ -265,6 +266,19 @@ class _DeviceProbe:
             self.run.device = self.found
 
 
+def _benchmarked_cpu(folder: Path) -> dict | None:
+    """The device, from the results this run's benchmark saved in ``folder``, where they say
+    TensorFlow saw no GPU; ``None`` where there are none (or they say a GPU: the probe lists them all)."""
+    try:
+        doc = load_for_report(folder=folder)
+    except DataError:
+        return None
+    env = doc.environment if doc is not None else {}
+    if doc is None or doc.device.kind != "cpu" or not env.get("tensorflow"):
+        return None
+    return cpu_only(env["tensorflow"], env.get("cuda_build"), env.get("cudnn_build"))
+
+
 class _Rendering:
     """The jobs of one run being rendered into its ``partial`` folder: what :func:`run_jobs` is given
     to execute each (:meth:`work`, in any thread) and to settle it (:meth:`hooks`, in this one)."""
@@ -272,7 +286,7 @@ class _Rendering:
     def __init__(self, run, partial, engine, kernel_name, limit, say, total):
         self.run, self.partial, self.engine = run, partial, engine
         self.kernel_name, self.limit, self.say, self.total = kernel_name, limit, say, total
-        self.probe = _DeviceProbe(run)
+        self.probe = _DeviceProbe(run, partial)
         self.entries: dict[int, NotebookRun] = {}
         self.t_run = time.perf_counter()
 
