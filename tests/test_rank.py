@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from gpukit import memory, perfmodel, rank, specs
+from gpukit import cost, llm, memory, perfmodel, rank, specs
 from gpukit.cli import main
 from gpukit.errors import ParameterError
 
@@ -108,8 +108,8 @@ def test_ranked_by_throughput_per_dollar_with_the_unpriced_after(buying):
 
 def test_owning_cost_per_million_items_spreads_the_tco_over_the_hours_worked(buying):
     row = buying.iloc[0]
-    tco = rank.cost.tco_usd(row["price_usd"], specs.lookup(row["gpu"])["tdp_w"], 3.0, 0.5, 0.15)
-    per_hour = tco / (rank.cost.HOURS_PER_YEAR * 3.0 * 0.5)
+    tco = cost.tco_usd(row["price_usd"], specs.lookup(row["gpu"])["tdp_w"], 3.0, 0.5, 0.15)
+    per_hour = tco / (cost.HOURS_PER_YEAR * 3.0 * 0.5)
     assert row["usd_per_million_items"] == pytest.approx(per_hour / (row["throughput"] * 3600) * 1e6)
 
 
@@ -178,7 +178,7 @@ def test_headline_and_basis_say_the_answer_and_what_it_assumed(buying):
 def test_llm_ranking_by_tokens_per_dollar(cat, price_files):
     served = rank.rank_llm(rank.LLMJob("llama-3-8b"), rank.Price("cloud", cloud="Test"), price_files, cat)
     ranked = served[served["standing"] == "ranked"]
-    table = rank.llm.llm_table("llama-3-8b", "q4_k_m", 4096, 1, list(ranked["gpu"]), catalogue=cat).set_index(
+    table = llm.llm_table("llama-3-8b", "q4_k_m", 4096, 1, list(ranked["gpu"]), catalogue=cat).set_index(
         "gpu"
     )
     assert ranked["throughput"].tolist() == pytest.approx(

@@ -17,13 +17,13 @@
 :mod:`.entry` holds :func:`compare`; :mod:`.tables` the specs, throughput and fit tables,
 :mod:`.published` the published speedups they quote, :mod:`.costs` the cost rows, :mod:`.verdicts`
 the verdicts drawn from them, :mod:`.comparison` the :class:`Comparison` record and its forms
-(CSV, JSON, Markdown, HTML, the report's summary), :mod:`.numbers` how numbers are read and
-written, and :mod:`.bottom_line` the answers in a few rows.
+(CSV, JSON, Markdown, HTML), :mod:`.numbers` how numbers are read and written, and
+:mod:`.bottom_line` the answers in a few rows, saved for the report's index.
 """
 
 from .bottom_line import COLUMNS as bottom_line_columns
-from .bottom_line import bottom_line
-from .comparison import Comparison, save_for_report
+from .bottom_line import bottom_line, save_for_report
+from .comparison import Comparison
 from .costs import cost_rows
 from .entry import DEFAULT_FIT_BATCHES, DEFAULT_PRECISIONS, DEFAULT_WORKLOADS, compare
 from .published import published_speedups

@@ -5,13 +5,22 @@ The rows, in order: work per dollar buying and renting (per workload), speed (pe
 the comparison's batch), the largest batch each model trains at, and the purchase price. Where a
 prediction's own published check (a source that measured this very pair) misses by more than the
 tolerance its family is graded at, the row says so beside the family's usual error.
+
+:func:`save_for_report` leaves the bottom line, its figure and the verdicts for the report's index.
 """
 
 from __future__ import annotations
 
+import io
+import json
+import os
+import re
+from pathlib import Path
+
 import pandas as pd
 
-from .. import perfmodel
+from .. import _atomic, perfmodel
+from ..results import RUN_DIR_ENV
 from ..units import figure
 from .comparison import Comparison
 from .numbers import num
@@ -156,3 +165,35 @@ def bottom_line(c: Comparison) -> pd.DataFrame:
     figures as text; ``wins`` names the winner and by how much) and ``advantage``."""
     rows = _value_rows(c) + _speed_rows(c) + _fit_rows(c) + _price_row(c)
     return pd.DataFrame(rows, columns=[*COLUMNS, "advantage"])
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def save_for_report(result: Comparison, figure=None) -> str | None:
+    """Leave the comparison for the report's index: its bottom line (:data:`COLUMNS`), verdicts
+    and, where given, ``figure`` (a Matplotlib figure, :func:`gpukit.plots.advantage_figure`) as a
+    PNG beside it, in ``$GPUKIT_RUN_DIR/summary-compare-<a>-vs-<b>.json`` and ``.png``. Outside a
+    report run, nothing (``None``)."""
+    folder = os.environ.get(RUN_DIR_ENV)
+    if not folder:
+        return None
+    stem = f"summary-compare-{_slug(result.a)}-vs-{_slug(result.b)}"
+    image = None
+    if figure is not None:
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+        image = _atomic.write_bytes(Path(folder) / f"{stem}.png", buffer.getvalue()).name
+    line = bottom_line(result)[list(COLUMNS)]
+    doc = {
+        "kind": "compare",
+        "a": result.a,
+        "b": result.b,
+        "efficiency_source": result.efficiency_source,
+        "bottom_line": json.loads(line.to_json(orient="records")),
+        "figure": image,
+        "verdicts": result.verdicts,
+    }
+    path = _atomic.write_text(Path(folder) / f"{stem}.json", json.dumps(doc, indent=1))
+    return str(path)

@@ -1,20 +1,13 @@
 """The :class:`Comparison` record and the forms it is written in: its tables as frames, one long
-CSV-shaped table, JSON, Markdown, the verdicts as HTML, and the summary the report's index reads
-(:func:`save_for_report`)."""
+CSV-shaped table, JSON, Markdown and the verdicts as HTML."""
 
 from __future__ import annotations
 
 import html
 import json
-import os
-import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
-
-from .. import _atomic
-from ..results import RUN_DIR_ENV
 
 
 @dataclass
@@ -160,24 +153,3 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         return self.verdicts_html()
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def save_for_report(result: Comparison) -> str | None:
-    """Leave the verdicts for the report's index (``$GPUKIT_RUN_DIR/summary-compare-<a>-vs-<b>.json``)."""
-    folder = os.environ.get(RUN_DIR_ENV)
-    if not folder:
-        return None
-    path = Path(folder) / f"summary-compare-{_slug(result.a)}-vs-{_slug(result.b)}.json"
-    doc = {
-        "kind": "compare",
-        "a": result.a,
-        "b": result.b,
-        "efficiency_source": result.efficiency_source,
-        "verdicts": result.verdicts,
-    }
-    _atomic.write_text(path, json.dumps(doc, indent=1))
-    return str(path)

@@ -1,39 +1,19 @@
-"""The buyer's question: every catalogue GPU for one job, ranked by work per dollar.
-
-A job is a model trained or served at a precision (:class:`Job`), or an LLM served by an engine
-(:class:`LLMJob`). For each GPU the ranking joins three things the kit already knows:
-
-* the fit: the largest batch the memory estimate allows (what ``gpukit fit`` says);
-* the speed: the performance model's throughput at the batch used (what ``gpukit predict`` says
-  for the same arguments), by default the largest batch that fits, capped where a larger batch
-  stops adding throughput (:data:`PLATEAU`);
-* the price of one kind, never mixed: a purchase price (street, used or msrp) or a cloud rate
-  (on-demand or spot), with its date and source.
-
-Work per dollar is throughput per $1,000 of purchase price, or dollars per million items
-(images, sequences, tokens) renting or owning. GPUs that do not fit, or have no price of the
-kind asked for, are listed after the ranked ones and say why; none is dropped silently. Every
-row carries the measured error of its prediction (the family's median error on published
-same-source speedups, ``docs/perfmodel-accuracy.md``).
-"""
+"""Ranking every catalogue GPU for one job: the jobs and prices asked about, the fit, speed and
+price joined for each GPU, and the order they are ranked in (see :mod:`gpukit.rank`)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from . import _atomic, cost, llm, memory, perfmodel, prices, specs, tables
-from . import precision as prec
-from .errors import ParameterError
-from .models import check_mode
-from .results import RUN_DIR_ENV
-from .units import figure
+from .. import cost, llm, memory, perfmodel, prices, specs
+from .. import precision as prec
+from ..errors import ParameterError
+from ..models import check_mode
+from ..units import figure
 
 #: The default batch is the largest that fits, or the smallest power of two below it whose
 #: throughput is within this share of the throughput there: where a larger batch stops adding
@@ -456,61 +436,6 @@ def _note(row: dict, speed_note: str, price_note: str) -> str:
     return "; ".join(parts)
 
 
-def _price_text(row: pd.Series) -> str:
-    """What one row's price is: the amount, its kind or provider, and its date."""
-    many = f" for {row['gpus']}" if row["gpus"] > 1 else ""
-    if row["cloud_usd_per_hour"] is not None and row["cloud_usd_per_hour"] == row["cloud_usd_per_hour"]:
-        each = row["cloud_usd_per_hour"] * row["gpus"]
-        return f"${figure(each)}/hour{many} ({row['cloud_provider']}, {row['price_date']})"
-    return f"${figure(row['price_usd'] * row['gpus'])}{many} ({row['price_kind']}, {row['price_date']})"
-
-
-def headline(ranking: pd.DataFrame) -> str:
-    """The bottom line of a ranking in one sentence: the best GPU per dollar, its speed, its price
-    and its work per dollar; or why nothing could be ranked."""
-    price: Price = ranking.attrs["price"]
-    unit = ranking.attrs["unit"]
-    ranked = ranking[ranking["standing"] == "ranked"]
-    if ranked.empty:
-        why = ranking.attrs.get("budget_note") or f"no GPU that runs this has a {price.describe()}"
-        return f"Nothing to rank: {why}."
-    best = ranked.iloc[0]
-    rate = f"{figure(best['throughput'])} {unit} at batch {best['batch_size']}"
-    per = (
-        f"${figure(best['usd_per_million_items'])} per million {unit.split('/')[0]}"
-        if price.renting
-        else f"{figure(best['throughput_per_1k_usd'])} {unit} per $1,000"
-    )
-    line = f"Best per dollar: {best['gpu']}, {rate} for {_price_text(best)}: {per}."
-    if price.budget_usd is not None:
-        fastest = ranked.loc[ranked["throughput"].astype(float).idxmax()]
-        unit_budget = "/hour" if price.renting else ""
-        line += (
-            f" Fastest within ${figure(price.budget_usd)}{unit_budget}: {fastest['gpu']}, "
-            f"{figure(fastest['throughput'])} {unit} for {_price_text(fastest)}."
-        )
-    return line
-
-
-def basis(ranking: pd.DataFrame) -> str:
-    """What a ranking assumed, in a sentence: the job, the batch, the price and the error."""
-    job = ranking.attrs["job"]
-    price: Price = ranking.attrs["price"]
-    batch = (
-        f"batch {job.batch}"
-        if getattr(job, "batch", None)
-        else "each GPU at the largest batch that fits, capped where throughput stops growing"
-        if isinstance(job, Job)
-        else "one sequence at a time"
-    )
-    budget = ranking.attrs.get("budget_note")
-    return (
-        f"{job.describe()}, {ranking.attrs['input_label']}; {batch}; ranked by {price.describe()}"
-        + (f"; {budget}" if budget else "")
-        + f". Predicted: {ranking.attrs['accuracy']}."
-    )
-
-
 def with_budget(ranking: pd.DataFrame, budget_usd: float | None) -> pd.DataFrame:
     """``ranking`` cut to a budget, ranked again (as :func:`rank` with that budget would give),
     without predicting anything again."""
@@ -521,102 +446,3 @@ def with_budget(ranking: pd.DataFrame, budget_usd: float | None) -> pd.DataFrame
     out = _order(cut, price)[list(COLUMNS)]
     out.attrs.update({**ranking.attrs, "price": price, "budget_note": note})
     return out
-
-
-#: The jobs the report's front page ranks the GPUs for: a CNN, a transformer and an LLM.
-FRONT_PAGE_JOBS = (
-    Job("resnet50", "fp16"),
-    Job("bert-base", "fp16", seq_len=128),
-    LLMJob("llama-3-8b", "q4_k_m"),
-)
-#: The columns of a ranking the front page shows, buying and renting.
-SUMMARY_COLUMNS = {
-    False: (
-        "rank",
-        "gpu",
-        "throughput",
-        "batch_size",
-        "price_usd",
-        "price_date",
-        "throughput_per_1k_usd",
-        "error_pct",
-    ),
-    True: (
-        "rank",
-        "gpu",
-        "throughput",
-        "batch_size",
-        "cloud_usd_per_hour",
-        "cloud_provider",
-        "price_date",
-        "usd_per_million_items",
-        "error_pct",
-    ),
-}
-
-
-def summary(ranking: pd.DataFrame, top: int = 5) -> dict:
-    """What a page shows of a ranking: its bottom line, what it assumed, and its best ``top``
-    rows (JSON-ready)."""
-    price: Price = ranking.attrs["price"]
-    rows = ranking[ranking["standing"].isin(("ranked", "over budget"))].head(top)
-    columns = list(SUMMARY_COLUMNS[price.renting])
-    return {
-        "job": ranking.attrs["job"].describe(),
-        "price": price.describe(),
-        "budget_usd": price.budget_usd,
-        "unit": ranking.attrs["unit"],
-        "headline": headline(ranking),
-        "basis": basis(ranking),
-        "columns": columns,
-        "rows": json.loads(rows[columns].to_json(orient="records")),
-    }
-
-
-def for_your_money(
-    jobs=FRONT_PAGE_JOBS,
-    budgets: tuple[float | None, ...] = (None,),
-    prices_asked: tuple[Price, ...] = (Price("street"), Price("cloud")),
-    price_files=None,
-) -> list[pd.DataFrame]:
-    """Every ranking of ``jobs`` x ``prices_asked``, a purchase ranking once per budget of
-    ``budgets`` (dollars; None: no budget); a job is predicted once per price, then cut."""
-    out = []
-    for job in jobs:
-        for price in prices_asked:
-            ranked = (rank_llm if isinstance(job, LLMJob) else rank)(job, price, price_files)
-            out += [ranked] if price.renting else [with_budget(ranked, b) for b in budgets]
-    return out
-
-
-def save_for_report(rankings: list[pd.DataFrame], top: int = 5) -> str | None:
-    """Leave the rankings' summaries for the report's index (``$GPUKIT_RUN_DIR/summary-rank.json``)."""
-    folder = os.environ.get(RUN_DIR_ENV)
-    if not folder:
-        return None
-    path = Path(folder) / "summary-rank.json"
-    _atomic.write_text(
-        path, json.dumps({"kind": "rank", "rankings": [summary(r, top) for r in rankings]}, indent=1)
-    )
-    return str(path)
-
-
-def answer(ranked: pd.DataFrame, top: int | None = None) -> tables.Answer:
-    """A ranking as a page shows it: its bottom line, what it assumed, and its table under headers
-    that carry the job's unit (the best ``top`` rows where given)."""
-    unit = ranked.attrs["unit"]
-    columns = list(SUMMARY_COLUMNS[ranked.attrs["price"].renting]) + ["note"]
-    shown = ranked if top is None else ranked.head(top)
-    frame = shown[columns].rename(
-        columns={
-            "throughput": f"throughput ({unit})",
-            "throughput_per_1k_usd": f"{unit} per $1,000",
-            "usd_per_million_items": f"USD per million {unit.split('/')[0]}",
-        }
-    )
-    return tables.Answer(headline(ranked), basis(ranked), tables.show(frame))
-
-
-def answers(rankings: list[pd.DataFrame], top: int | None = None) -> tables.Answers:
-    """Several rankings, each as :func:`answer` shows it."""
-    return tables.Answers(answer(r, top) for r in rankings)

@@ -1,0 +1,113 @@
+"""Rankings as pages show them: the jobs the report asks about, a ranking's summary and its
+answer (bottom line, basis, table), and what the report's index is left."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .. import _atomic, tables
+from ..results import RUN_DIR_ENV
+from .ranking import Job, LLMJob, Price, rank, rank_llm, with_budget
+from .words import basis, headline
+
+#: The jobs the report's front page ranks the GPUs for: a CNN, a transformer and an LLM.
+FRONT_PAGE_JOBS = (
+    Job("resnet50", "fp16"),
+    Job("bert-base", "fp16", seq_len=128),
+    LLMJob("llama-3-8b", "q4_k_m"),
+)
+#: The columns of a ranking the front page shows, buying and renting.
+SUMMARY_COLUMNS = {
+    False: (
+        "rank",
+        "gpu",
+        "throughput",
+        "batch_size",
+        "price_usd",
+        "price_date",
+        "throughput_per_1k_usd",
+        "error_pct",
+    ),
+    True: (
+        "rank",
+        "gpu",
+        "throughput",
+        "batch_size",
+        "cloud_usd_per_hour",
+        "cloud_provider",
+        "price_date",
+        "usd_per_million_items",
+        "error_pct",
+    ),
+}
+
+
+def summary(ranking: pd.DataFrame, top: int = 5) -> dict:
+    """What a page shows of a ranking: its bottom line, what it assumed, and its best ``top``
+    rows (JSON-ready)."""
+    price: Price = ranking.attrs["price"]
+    rows = ranking[ranking["standing"].isin(("ranked", "over budget"))].head(top)
+    columns = list(SUMMARY_COLUMNS[price.renting])
+    return {
+        "job": ranking.attrs["job"].describe(),
+        "price": price.describe(),
+        "budget_usd": price.budget_usd,
+        "unit": ranking.attrs["unit"],
+        "headline": headline(ranking),
+        "basis": basis(ranking),
+        "columns": columns,
+        "rows": json.loads(rows[columns].to_json(orient="records")),
+    }
+
+
+def for_your_money(
+    jobs=FRONT_PAGE_JOBS,
+    budgets: tuple[float | None, ...] = (None,),
+    prices_asked: tuple[Price, ...] = (Price("street"), Price("cloud")),
+    price_files=None,
+) -> list[pd.DataFrame]:
+    """Every ranking of ``jobs`` x ``prices_asked``, a purchase ranking once per budget of
+    ``budgets`` (dollars; None: no budget); a job is predicted once per price, then cut."""
+    out = []
+    for job in jobs:
+        for price in prices_asked:
+            ranked = (rank_llm if isinstance(job, LLMJob) else rank)(job, price, price_files)
+            out += [ranked] if price.renting else [with_budget(ranked, b) for b in budgets]
+    return out
+
+
+def save_for_report(rankings: list[pd.DataFrame], top: int = 5) -> str | None:
+    """Leave the rankings' summaries for the report's index (``$GPUKIT_RUN_DIR/summary-rank.json``)."""
+    folder = os.environ.get(RUN_DIR_ENV)
+    if not folder:
+        return None
+    path = Path(folder) / "summary-rank.json"
+    _atomic.write_text(
+        path, json.dumps({"kind": "rank", "rankings": [summary(r, top) for r in rankings]}, indent=1)
+    )
+    return str(path)
+
+
+def answer(ranked: pd.DataFrame, top: int | None = None) -> tables.Answer:
+    """A ranking as a page shows it: its bottom line, what it assumed, and its table under headers
+    that carry the job's unit (the best ``top`` rows where given)."""
+    unit = ranked.attrs["unit"]
+    columns = list(SUMMARY_COLUMNS[ranked.attrs["price"].renting]) + ["note"]
+    shown = ranked if top is None else ranked.head(top)
+    frame = shown[columns].rename(
+        columns={
+            "throughput": f"throughput ({unit})",
+            "throughput_per_1k_usd": f"{unit} per $1,000",
+            "usd_per_million_items": f"USD per million {unit.split('/')[0]}",
+        }
+    )
+    return tables.Answer(headline(ranked), basis(ranked), tables.show(frame))
+
+
+def answers(rankings: list[pd.DataFrame], top: int | None = None) -> tables.Answers:
+    """Several rankings, each as :func:`answer` shows it."""
+    return tables.Answers(answer(r, top) for r in rankings)

@@ -1,0 +1,63 @@
+"""A ranking in words: its bottom line (:func:`headline`) and what it assumed (:func:`basis`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..units import figure
+from .ranking import Job, Price
+
+
+def _price_text(row: pd.Series) -> str:
+    """What one row's price is: the amount, its kind or provider, and its date."""
+    many = f" for {row['gpus']}" if row["gpus"] > 1 else ""
+    if row["cloud_usd_per_hour"] is not None and row["cloud_usd_per_hour"] == row["cloud_usd_per_hour"]:
+        each = row["cloud_usd_per_hour"] * row["gpus"]
+        return f"${figure(each)}/hour{many} ({row['cloud_provider']}, {row['price_date']})"
+    return f"${figure(row['price_usd'] * row['gpus'])}{many} ({row['price_kind']}, {row['price_date']})"
+
+
+def headline(ranking: pd.DataFrame) -> str:
+    """The bottom line of a ranking in one sentence: the best GPU per dollar, its speed, its price
+    and its work per dollar; or why nothing could be ranked."""
+    price: Price = ranking.attrs["price"]
+    unit = ranking.attrs["unit"]
+    ranked = ranking[ranking["standing"] == "ranked"]
+    if ranked.empty:
+        why = ranking.attrs.get("budget_note") or f"no GPU that runs this has a {price.describe()}"
+        return f"Nothing to rank: {why}."
+    best = ranked.iloc[0]
+    rate = f"{figure(best['throughput'])} {unit} at batch {best['batch_size']}"
+    per = (
+        f"${figure(best['usd_per_million_items'])} per million {unit.split('/')[0]}"
+        if price.renting
+        else f"{figure(best['throughput_per_1k_usd'])} {unit} per $1,000"
+    )
+    line = f"Best per dollar: {best['gpu']}, {rate} for {_price_text(best)}: {per}."
+    if price.budget_usd is not None:
+        fastest = ranked.loc[ranked["throughput"].astype(float).idxmax()]
+        unit_budget = "/hour" if price.renting else ""
+        line += (
+            f" Fastest within ${figure(price.budget_usd)}{unit_budget}: {fastest['gpu']}, "
+            f"{figure(fastest['throughput'])} {unit} for {_price_text(fastest)}."
+        )
+    return line
+
+
+def basis(ranking: pd.DataFrame) -> str:
+    """What a ranking assumed, in a sentence: the job, the batch, the price and the error."""
+    job = ranking.attrs["job"]
+    price: Price = ranking.attrs["price"]
+    batch = (
+        f"batch {job.batch}"
+        if getattr(job, "batch", None)
+        else "each GPU at the largest batch that fits, capped where throughput stops growing"
+        if isinstance(job, Job)
+        else "one sequence at a time"
+    )
+    budget = ranking.attrs.get("budget_note")
+    return (
+        f"{job.describe()}, {ranking.attrs['input_label']}; {batch}; ranked by {price.describe()}"
+        + (f"; {budget}" if budget else "")
+        + f". Predicted: {ranking.attrs['accuracy']}."
+    )
