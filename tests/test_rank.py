@@ -10,6 +10,7 @@ import pytest
 from gpukit import cost, llm, memory, perfmodel, rank, specs
 from gpukit.cli import main
 from gpukit.errors import ParameterError
+from gpukit.units import figure
 
 #: Four cards that fit BERT-base at 128 tokens, one that has no street price in the test's file
 #: (the V100 PCIe), and one whose price is far above the others (the H100 SXM5).
@@ -266,6 +267,7 @@ def test_the_summary_a_page_shows_and_where_the_report_finds_it(buying, tmp_path
     path = rank.save_for_report([buying], top=2)
     doc = json.loads(open(path).read())
     assert doc["kind"] == "rank" and doc["rankings"][0]["rows"] == s["rows"]
+    assert doc["choices"] == rank.choices([buying])
 
 
 def test_a_page_shows_the_bottom_line_then_the_table(buying):
@@ -298,3 +300,39 @@ def test_the_explorer_ranks_as_its_controls_say(monkeypatch, cat, price_files):
         ("bert-base", "street", 2000),
         ("bert-base", "cloud", 2000),
     ]
+
+
+def test_a_choice_names_the_best_per_dollar_the_next_and_the_fastest(buying, cat, price_files):
+    ranked = buying[buying["standing"] == "ranked"]
+    row = rank.choice(buying, runners_up=2)
+    assert tuple(row) == rank.CHOICE_COLUMNS and row["asked"] == "buying (street), any price"
+    best = ranked.iloc[0]
+    assert row["best"] == best["gpu"] and row["next_best"] == ", ".join(ranked["gpu"].iloc[1:3])
+    assert row["per_dollar"] == f"{figure(best['throughput_per_1k_usd'])} tokens/s per $1,000"
+    assert row["price"] == f"${figure(PRICES[best['gpu']])} (street, 2026-11-01)"
+    assert row["error"] == f"median {best['error_pct']:.1f}%"
+    fastest = ranked.loc[ranked["throughput"].idxmax()]
+    assert fastest["gpu"] == "H100 SXM5" and row["fastest"].startswith("H100 SXM5, ")
+    within = rank.choice(rank.with_budget(buying, 2000))
+    assert within["asked"] == "buying (street), up to $2,000"
+    assert within["fastest"].split(",")[0] in {"RTX A4000", "RTX A5000", "GeForce RTX 4090"}
+    renting = rank.choice(rank.rank(JOB, rank.Price("cloud", cloud="Test"), price_files, cat))
+    assert renting["asked"] == "renting (on-demand)" and renting["per_dollar"].endswith(" per million tokens")
+    assert renting["price"].endswith("/hour (Test, 2026-11-01)")
+
+
+def test_a_choice_with_nothing_to_rank_says_why(buying):
+    row = rank.choice(rank.with_budget(buying, 500))
+    assert row["best"] == row["fastest"] == "" and row["per_dollar"].startswith("the budget $500 is below")
+
+
+def test_choices_are_one_table_per_job_a_row_per_question(buying, cat, price_files):
+    llm_buying = rank.rank_llm(rank.LLMJob("llama-3-8b"), rank.Price("street"), price_files, cat)
+    tables = rank.choices([buying, rank.with_budget(buying, 2000), llm_buying])
+    assert [t["job"] for t in tables] == [JOB.describe(), rank.LLMJob("llama-3-8b").describe()]
+    assert [r["asked"] for r in tables[0]["rows"]] == [
+        "buying (street), any price",
+        "buying (street), up to $2,000",
+    ]
+    assert tables[0]["input"] == "128 tokens" and tables[0]["accuracy"] == buying.attrs["accuracy"]
+    assert len(tables[1]["rows"]) == 1 and tables[1]["columns"] == list(rank.CHOICE_COLUMNS)

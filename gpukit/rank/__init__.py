@@ -26,6 +26,7 @@ from .pages import (
     SUMMARY_COLUMNS,
     answer,
     answers,
+    choices,
     for_your_money,
     save_for_report,
     summary,
@@ -44,9 +45,10 @@ from .ranking import (
     rank_llm,
     with_budget,
 )
-from .words import basis, headline
+from .words import CHOICE_COLUMNS, basis, choice, headline
 
 __all__ = [
+    "CHOICE_COLUMNS",
     "CLOUD_KINDS",
     "COLUMNS",
     "FRONT_PAGE_JOBS",
@@ -61,6 +63,8 @@ __all__ = [
     "answer",
     "answers",
     "basis",
+    "choice",
+    "choices",
     "for_your_money",
     "headline",
     "job_speeds",

@@ -12,7 +12,7 @@ import pandas as pd
 from .. import _atomic, tables
 from ..results import RUN_DIR_ENV
 from .ranking import Job, LLMJob, Price, rank, rank_llm, with_budget
-from .words import basis, headline
+from .words import CHOICE_COLUMNS, basis, choice, headline
 
 #: The jobs the report's front page ranks the GPUs for: a CNN, a transformer and an LLM.
 FRONT_PAGE_JOBS = (
@@ -86,10 +86,30 @@ def save_for_report(rankings: list[pd.DataFrame], top: int = 5) -> str | None:
     if not folder:
         return None
     path = Path(folder) / "summary-rank.json"
-    _atomic.write_text(
-        path, json.dumps({"kind": "rank", "rankings": [summary(r, top) for r in rankings]}, indent=1)
-    )
+    doc = {"kind": "rank", "choices": choices(rankings), "rankings": [summary(r, top) for r in rankings]}
+    _atomic.write_text(path, json.dumps(doc, indent=1))
     return str(path)
+
+
+def choices(rankings: list[pd.DataFrame], runners_up: int = 2) -> list[dict]:
+    """The rankings as a table of choices per job, in the order the jobs first appear: the job,
+    its input, how right its predictions are, the columns (:data:`CHOICE_COLUMNS`) and one row
+    per ranking (:func:`choice`: a budget, buying or renting)."""
+    jobs: dict = {}
+    for ranking in rankings:
+        job = ranking.attrs["job"]
+        entry = jobs.setdefault(
+            job,
+            {
+                "job": job.describe(),
+                "input": ranking.attrs["input_label"],
+                "accuracy": ranking.attrs["accuracy"],
+                "columns": list(CHOICE_COLUMNS),
+                "rows": [],
+            },
+        )
+        entry["rows"].append(choice(ranking, runners_up))
+    return list(jobs.values())
 
 
 def answer(ranked: pd.DataFrame, top: int | None = None) -> tables.Answer:

@@ -1,4 +1,5 @@
-"""A ranking in words: its bottom line (:func:`headline`) and what it assumed (:func:`basis`)."""
+"""A ranking in words: its bottom line (:func:`headline`), what it assumed (:func:`basis`), and
+its answer as one row of a table of choices (:func:`choice`)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,48 @@ def basis(ranking: pd.DataFrame) -> str:
         + (f"; {budget}" if budget else "")
         + f". Predicted: {ranking.attrs['accuracy']}."
     )
+
+
+def _asked(price: Price) -> str:
+    """The question a ranking answers, in a few words: "buying, up to $2,000", "renting (spot)"."""
+    if price.renting:
+        return f"renting ({price.cloud_kind})"
+    within = f"up to ${figure(price.budget_usd)}" if price.budget_usd is not None else "any price"
+    return f"buying ({price.kind}), {within}"
+
+
+def _per_dollar(row: pd.Series, price: Price, unit: str) -> str:
+    if price.renting:
+        return f"${figure(row['usd_per_million_items'])} per million {unit.split('/')[0]}"
+    return f"{figure(row['throughput_per_1k_usd'])} {unit} per $1,000"
+
+
+#: The columns of :func:`choice`'s row.
+CHOICE_COLUMNS = ("asked", "best", "throughput", "price", "per_dollar", "next_best", "fastest", "error")
+
+
+def choice(ranking: pd.DataFrame, runners_up: int = 2) -> dict:
+    """A ranking as one row of a table of choices (:data:`CHOICE_COLUMNS`, all text): what was
+    asked, the best GPU per dollar with its throughput, price and work per dollar, the next
+    ``runners_up`` GPUs per dollar, the fastest GPU of those ranked (within the budget, where there
+    is one) with its price, and the median error of the prediction. Where nothing could be ranked,
+    ``best`` is empty and ``per_dollar`` says why."""
+    price: Price = ranking.attrs["price"]
+    unit = ranking.attrs["unit"]
+    ranked = ranking[ranking["standing"] == "ranked"]
+    if ranked.empty:
+        why = headline(ranking).removeprefix("Nothing to rank: ")
+        return dict.fromkeys(CHOICE_COLUMNS, "") | {"asked": _asked(price), "per_dollar": why}
+    best = ranked.iloc[0]
+    fastest = ranked.loc[ranked["throughput"].astype(float).idxmax()]
+    error = best["error_pct"]
+    return {
+        "asked": _asked(price),
+        "best": best["gpu"],
+        "throughput": f"{figure(best['throughput'])} {unit} at batch {best['batch_size']}",
+        "price": _price_text(best),
+        "per_dollar": _per_dollar(best, price, unit),
+        "next_best": ", ".join(ranked["gpu"].iloc[1 : 1 + runners_up]),
+        "fastest": f"{fastest['gpu']}, {figure(fastest['throughput'])} {unit} for {_price_text(fastest)}",
+        "error": f"median {error:.1f}%" if error == error and error is not None else "not graded",
+    }
