@@ -884,3 +884,20 @@ def test_a_fused_update_is_one_streaming_pass_and_one_dispatch(gpu):
     assert per_s - fused_s == pytest.approx(saved, rel=1e-9)
     with pytest.raises(ParameterError, match="update 'foreach': use per-tensor or fused"):
         pm.profile("bert-base-squad", 8, "fp16", update="foreach")
+
+
+@pytest.mark.slow
+def test_leaving_out_with_the_shipped_data_is_kept_between_runs(monkeypatch):
+    """Called without arguments, the hold-out tables are those of the shipped reference and
+    catalogue, computed once and then read back (a fit per GPU and per source: seconds)."""
+    from gpukit import specs
+    from gpukit.perfmodel import fitting
+
+    cat = specs.load_catalogue()
+    explicit = pm.leave_one_source_out(pm.load_reference(catalogue=cat), cat)
+    pd.testing.assert_frame_equal(pm.leave_one_source_out(), explicit)
+    monkeypatch.setattr(fitting, "_leave_out", lambda *a, **k: pytest.fail("computed again"))
+    again = pm.leave_one_source_out()
+    pd.testing.assert_frame_equal(again, explicit)
+    again.loc[0, "pairs"] = -1  # a copy: what a caller does to it is not kept
+    assert pm.leave_one_source_out().loc[0, "pairs"] == explicit.loc[0, "pairs"]

@@ -16,10 +16,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from .. import specs
+from .. import cache, specs
 from ..errors import ParameterError
 from .grading import pairs_of, place_runs, run_throughputs, summarize_validation, validation_table
-from .reference import load_reference, processed_rate, single_gpu
+from .reference import REFERENCE_PATH, load_reference, processed_rate, single_gpu
 from .roofline import DEFAULT_EFFICIENCY, Efficiency
 
 #: The grid :func:`fit_efficiency` searches.
@@ -213,12 +213,29 @@ def leave_one_gpu_out(
     base: Efficiency = DEFAULT_EFFICIENCY,
     grid: dict | None = None,
 ) -> pd.DataFrame:
-    """For each GPU: fit on the pairs without it, then grade the pairs with it, per family."""
+    """For each GPU: fit on the pairs without it, then grade the pairs with it, per family. With
+    the shipped reference, catalogue and factors (no arguments), kept between runs (:mod:`gpukit.cache`)."""
+    return _held_out("gpu", reference, catalogue, base, grid)
 
-    def groups(ref, pairs):
-        for gpu in sorted(ref["gpu"].unique()):
-            yield gpu, [k for k, (i, j) in enumerate(pairs) if gpu in (ref.at[i, "gpu"], ref.at[j, "gpu"])]
 
+def _by_gpu(ref, pairs):
+    for gpu in sorted(ref["gpu"].unique()):
+        yield gpu, [k for k, (i, j) in enumerate(pairs) if gpu in (ref.at[i, "gpu"], ref.at[j, "gpu"])]
+
+
+def _by_source(ref, pairs):
+    for source in sorted(ref["source"].unique()):
+        yield source, [k for k, (i, _) in enumerate(pairs) if ref.at[i, "source"] == source]
+
+
+def _held_out(what: str, reference, catalogue, base: Efficiency, grid: dict | None) -> pd.DataFrame:
+    groups = {"gpu": _by_gpu, "source": _by_source}[what]
+    if reference is None and catalogue is None and base is DEFAULT_EFFICIENCY and grid is None:
+        inputs = [*cache.data_files(), REFERENCE_PATH]
+        kept = cache.cached(
+            f"perfmodel-leave-one-{what}-out", inputs, lambda: _leave_out(None, None, base, None, groups)
+        )
+        return kept.copy()
     return _leave_out(reference, catalogue, base, grid, groups)
 
 
@@ -229,10 +246,6 @@ def leave_one_source_out(
     grid: dict | None = None,
 ) -> pd.DataFrame:
     """For each publication: fit on the others' pairs, grade its own (one harness's habits, its
-    framework version, batch sizes and data pipeline, never seen by the fit), per family."""
-
-    def groups(ref, pairs):
-        for source in sorted(ref["source"].unique()):
-            yield source, [k for k, (i, _) in enumerate(pairs) if ref.at[i, "source"] == source]
-
-    return _leave_out(reference, catalogue, base, grid, groups)
+    framework version, batch sizes and data pipeline, never seen by the fit), per family. With
+    the shipped reference, catalogue and factors (no arguments), kept between runs (:mod:`gpukit.cache`)."""
+    return _held_out("source", reference, catalogue, base, grid)
