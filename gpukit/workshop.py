@@ -1,4 +1,4 @@
-"""Answers for the workshop notebook (``notebooks/00_workshop.ipynb``), computed, never typed in.
+"""Answers for the workshop notebook (``notebooks/09_workshop.ipynb``), computed, never typed in.
 
 Each answer is built from the same package calls as the report: the catalogue, the
 performance model and its published reference measurements, the memory model, the fact-check

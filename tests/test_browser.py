@@ -194,7 +194,9 @@ def test_every_table_fits_the_window_and_reads_as_words(rendered, rest_of_the_re
     table wider than its box scrolls inside it; no cell reads True or False (yes or no); no
     header is a column name (memory_gb), each is a header :func:`labels.label` leaves as it is."""
     pages = sorted(rendered.glob("*.html")) + sorted(rest_of_the_report.glob("*.html"))
-    assert {p.name for p in pages} >= {f"{nb}.html" for nb in ("00_workshop", "03_cost_per_tflop", "08_llm")}
+    assert {p.name for p in pages} >= {
+        f"{nb}.html" for nb in ("00_which_gpu", "03_cost_per_tflop", "08_llm", "09_workshop")
+    }
     seen, scrolling = 0, []
     for path in pages:
         page = browser.new_page(viewport=WINDOW)

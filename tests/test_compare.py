@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from gpukit import cli, compare, memory, specs
+from gpukit import cli, compare, memory, specs, tables
 from gpukit import perfmodel as pm
 from gpukit.compare.verdicts import cost_verdicts, speed_verdicts
 from gpukit.errors import ParameterError
@@ -543,19 +543,19 @@ def test_per_dollar_is_what_rank_says_at_the_prices_given(priced_pair):
     a, b = speeds.loc["RTX A4000", "throughput"], speeds.loc["RTX A5000", "throughput"]
     per_a, per_b = a / 1000 * 1000, b / 2000 * 1000
     best, other = ("RTX A4000", "RTX A5000") if per_a >= per_b else ("RTX A5000", "RTX A4000")
-    prices = {"RTX A4000": "street 2026-11-01", "RTX A5000": "street 2026-11-02"}
+    prices = {"RTX A4000": "street price of 2026-11-01", "RTX A5000": "street price of 2026-11-02"}
     assert value["verdict"].startswith(
         f"Buying, {best} gives {max(per_a, per_b) / min(per_a, per_b):.2f}× the tokens/s per dollar of {other} "
         f"({max(per_a, per_b):,.0f} vs {min(per_a, per_b):,.0f} tokens/s per $1,000; "
-        f"prices {prices[best]}, {prices[other]})"
+        f"{prices[best]} and {prices[other]})"
     )
     usd = {"RTX A4000": 0.01 / (a * 3600) * 1e6, "RTX A5000": 0.015 / (b * 3600) * 1e6}
     cheap, dear = sorted(usd, key=usd.get)
-    offers = {"RTX A4000": "Test 2026-11-01", "RTX A5000": "Test 2026-11-02"}
+    offers = {"RTX A4000": "Test rate of 2026-11-01", "RTX A5000": "Test rate of 2026-11-02"}
     money = compare.numbers.money
     assert (
         f"renting, {cheap} costs {usd[dear] / usd[cheap]:.2f}× less per million tokens than {dear} "
-        f"(${money(usd[cheap])} vs ${money(usd[dear])}; {offers[cheap]}, {offers[dear]})."
+        f"(${money(usd[cheap])} vs ${money(usd[dear])}; {offers[cheap]} and {offers[dear]})."
     ) in value["verdict"]
     assert "e-0" not in value["verdict"]
     assert f"batch {speeds.loc['RTX A4000', 'batch_size']} on RTX A4000" in value["reason"]
@@ -587,13 +587,13 @@ def test_the_bottom_line_answers_per_dollar_speed_memory_and_price(priced_pair):
     assert buying["a"] == figure(value["per_1k_usd_a"]) and buying["b"] == figure(value["per_1k_usd_b"])
     k = value["per_1k_usd_a"] / value["per_1k_usd_b"]
     assert buying["wins"] == (f"RTX A4000, {k:.2f}×" if k >= 1.1 else f"about even (RTX A4000 by {k:.2f}×)")
-    assert "prices street 2026-11-01 and street 2026-11-02" in buying["error"]
+    assert "; street price of 2026-11-01 and street price of 2026-11-02" in buying["error"]
     assert (
         "predicted: median error" in buying["error"] and "published transformer speedups" in buying["error"]
     )
     renting = table.iloc[1]
     assert renting["a"] == "$" + figure(value["usd_per_million_a"])
-    assert renting["error"].endswith("rates Test 2026-11-01 and Test 2026-11-02")
+    assert renting["error"].endswith("; Test rate of 2026-11-01 and Test rate of 2026-11-02")
     memory_row = table[table["what"].str.startswith("largest bert-base training batch")].iloc[0]
     largest = priced_pair.fit.set_index("gpu")["largest_batch"]
     assert memory_row["a"].startswith(str(largest["RTX A4000"])) and memory_row["wins"].startswith(
@@ -614,3 +614,29 @@ def test_a_published_check_that_misses_beyond_the_tolerance_says_so():
     )
     near = pd.Series({"published_rows": [{"source": "s", "published": 1.51, "predicted": 1.6}]})
     assert _published_check(near) == "s published 1.51×, the model gives 1.60×"
+
+
+def test_the_bottom_line_is_shown_under_the_cards_names_and_saved_for_the_index(
+    priced_pair, tmp_path, monkeypatch
+):
+    from gpukit import plots
+    from gpukit.results import RUN_DIR_ENV
+
+    line = compare.bottom_line(priced_pair)
+    page = tables.show(compare.bottom_line_table(priced_pair, line)).to_html()
+    for header in ("RTX A4000", "RTX A5000", "which wins, by how much", "measured error"):
+        assert f">{header}</th>" in page
+    assert line.iloc[0]["what"] in page and "advantage" not in page
+    monkeypatch.delenv(RUN_DIR_ENV, raising=False)
+    assert compare.save_for_report(priced_pair) is None  # outside a report run: nothing written
+    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path))
+    path = compare.save_for_report(priced_pair, plots.advantage_figure(priced_pair, line))
+    doc = json.loads(open(path).read())
+    assert path.endswith("summary-compare-rtx-a4000-vs-rtx-a5000.json")
+    assert doc["headers"] == ["", "RTX A4000", "RTX A5000", "which wins, by how much", "measured error"]
+    assert doc["bottom_line"] == line[["what", "a", "b", "wins", "error"]].to_dict(orient="records")
+    assert doc["verdicts"] == priced_pair.verdicts
+    png = tmp_path / doc["figure"]
+    assert doc["figure"] == "summary-compare-rtx-a4000-vs-rtx-a5000.png"
+    assert png.read_bytes().startswith(b"\x89PNG") and png.stat().st_size > 10_000
+    assert compare.save_for_report(priced_pair) and json.loads(open(path).read())["figure"] is None

@@ -1484,3 +1484,16 @@ def test_advantage_figure_bars_are_log2_of_who_wins_each_bottom_line_row(compari
 def test_advantage_figure_without_a_shared_figure_says_so(comparison):
     line = pd.DataFrame({"what": ["speed"], "wins": [""], "advantage": [None]})
     assert_message_only(plots.advantage_figure(comparison, line), "nothing both cards have a figure for")
+
+
+def test_rank_figures_draw_each_ranking_in_a_panel_of_its_own():
+    one = _ranking([("A", "ranked", 100.0, 1000.0), ("B", "ranked", 300.0, 2000.0)])
+    two = _ranking([("C", "ranked", 50.0, 500.0), ("D", "does not fit", 80.0, 700.0)])
+    fig = plots.rank_figures([one, two])
+    assert len(fig.axes) == 2
+    for ax, ranking in zip(fig.axes, (one, two)):
+        alone = plots.rank_figure(ranking).axes[0]
+        assert ax.get_title() == alone.get_title() and ax.get_xlabel() == alone.get_xlabel()
+        assert offsets(collection(ax, "fits")) == offsets(collection(alone, "fits"))
+    assert_points(offsets(collection(fig.axes[1], "does not fit (throughput if it did)")), [(700, 80)])
+    assert_message_only(plots.rank_figures([]), "no ranking to draw")

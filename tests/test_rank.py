@@ -336,3 +336,15 @@ def test_choices_are_one_table_per_job_a_row_per_question(buying, cat, price_fil
     ]
     assert tables[0]["input"] == "128 tokens" and tables[0]["accuracy"] == buying.attrs["accuracy"]
     assert len(tables[1]["rows"]) == 1 and tables[1]["columns"] == list(rank.CHOICE_COLUMNS)
+
+
+def test_a_page_shows_the_choices_under_readable_headers_and_figures_the_whole_rankings(
+    buying, cat, price_files
+):
+    renting = rank.rank(JOB, rank.Price("cloud", cloud="Test"), price_files, cat)
+    rankings = [buying, rank.with_budget(buying, 2000), renting]
+    assert rank.whole(rankings) == [buying]  # no budget, buying: every GPU on its figure
+    (shown,) = rank.choices_table(rankings)
+    assert shown.headline == f"{JOB.describe()}, 128 tokens" and shown.basis.startswith("Predicted: within")
+    page = shown._repr_html_()
+    assert all(f">{h}</th>" in page for h in rank.CHOICE_HEADERS) and page.count("<tr") == 4

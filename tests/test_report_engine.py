@@ -6,6 +6,7 @@ checked here in a few seconds; ``test_report.py`` keeps the real papermill runs.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import signal
@@ -530,7 +531,7 @@ def test_params_file_errors(tmp_path):
 
 
 def test_only_names_an_existing_notebook():
-    with pytest.raises(ReportError, match="no notebook 'nosuch'.*choose from 00_workshop, 01_specs"):
+    with pytest.raises(ReportError, match="no notebook 'nosuch'.*choose from 00_which_gpu, 01_specs"):
         report.discover_notebooks(only=["nosuch"])
     assert [p.name for p in report.discover_notebooks(only=["specs"])] == ["01_specs.ipynb"]
 
@@ -558,28 +559,128 @@ def test_latest_refuses_to_replace_a_real_folder(tmp_path):
         report._switch_latest(tmp_path, tmp_path / "run1")
 
 
-def test_the_index_leads_each_pair_with_its_cost_verdicts():
-    verdicts = [
-        {"topic": "resnet50 training, fp16", "verdict": "V100 is faster.", "kind": "speed"},
-        {"topic": "memory, ResNet50", "verdict": "A40 fits more.", "kind": "memory"},
-        {"topic": "cost to buy", "verdict": "V100 is cheaper to buy.", "kind": "cost"},
+def _pair(a: str, b: str, figure: str | None = None) -> dict:
+    """A pair's summary as the head-to-head page leaves it for the index."""
+    rows = [
         {
-            "topic": "USD per million images, renting (resnet50 fp16)",
-            "verdict": "V100 is cheaper.",
-            "kind": "cost",
+            "what": "resnet50 fp16: images/s per $1,000, buying",
+            "a": "250",
+            "b": "125",
+            "wins": f"{a}, 2.00×",
+            "error": "median error 4.6%; street price of 2026-01-01 and street price of 2026-01-02",
+        },
+        {
+            "what": "purchase price, dollars",
+            "a": "$4,000",
+            "b": "$<1>",
+            "wins": f"{b}, 1.10×",
+            "error": "street",
         },
     ]
-    run = report.Run(
-        run_id="r1",
-        started="2026-11-30 00:00:00",
-        device=DEVICE,
-        summary={"pairs": [{"a": "A40", "b": "V100", "verdicts": verdicts}]},
-    )
+    return {
+        "kind": "compare",
+        "a": a,
+        "b": b,
+        "headers": ["", a, b, "which wins, by how much", "measured error"],
+        "bottom_line": rows,
+        "figure": figure,
+        "verdicts": [{"topic": "speed", "verdict": "faster", "kind": "speed"}],
+    }
+
+
+def test_the_index_opens_with_each_pairs_bottom_line_in_the_order_of_its_pages():
+    pages = [
+        report.NotebookRun(
+            name=f"06_tradeoffs--{slug}",
+            parameters={"gpu_a": a, "gpu_b": b},
+            status="ok",
+            html=f"06_tradeoffs--{slug}.html",
+        )
+        for slug, a, b in (
+            ("a40-vs-v100", "A40", "V100"),
+            ("rtx-a4000-vs-rtx-a5000", "RTX A4000", "RTX A5000"),
+        )
+    ]
+    pairs = [
+        _pair("RTX A4000", "RTX A5000"),
+        _pair("A40", "V100 PCIe 16GB", "summary-compare-a40-vs-v100.png"),
+    ]
+    run = report.Run(run_id="r1", started="now", device=DEVICE, notebooks=pages, summary={"pairs": pairs})
     page = report.index_html(run)
-    order = [page.index(v["topic"]) for v in verdicts]
-    assert max(order[2:]) < min(order[:2])  # cost first
-    assert order[0] < order[1]  # the rest keep the head-to-head page's order
-    assert all(v["verdict"] in page for v in verdicts)  # none left out
+    bottom, money, listed = (
+        page.index(h) for h in ("The bottom line", "Which GPU for your money", "The pages")
+    )
+    assert bottom < money < listed
+    first, second = (
+        page.index("<h3>A40 or V100 PCIe 16GB?</h3>"),
+        page.index("<h3>RTX A4000 or RTX A5000?</h3>"),
+    )
+    assert bottom < first < second < money  # as the pages run, not as the files sort
+    assert (
+        "<tr><th></th><th>A40</th><th>V100 PCIe 16GB</th><th>which wins, by how much</th>"
+        "<th>measured error</th></tr>"
+    ) in page
+    assert (
+        "<td>resnet50 fp16: images/s per $1,000, buying</td><td>250</td><td>125</td><td>A40, 2.00×</td>"
+        in page
+    )
+    assert "<td>$&lt;1&gt;</td>" in page  # escaped
+    assert page.count("<img ") == 1 and 'src="summary-compare-a40-vs-v100.png"' in page[first:second]
+    assert '<a href="06_tradeoffs--a40-vs-v100.html">the head-to-head page</a>' in page[first:second]
+    assert (
+        "verdicts" not in page[bottom:money] or "faster" not in page
+    )  # the verdicts stay on the pair's page
+
+
+def test_the_index_answers_which_gpu_for_your_money_from_the_ranking_page(tmp_path, monkeypatch):
+    from gpukit import rank
+
+    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path))
+    rankings = [
+        rank.rank(rank.Job("bert-base", "fp16", seq_len=128), rank.Price("street")),
+        rank.rank(rank.Job("bert-base", "fp16", seq_len=128), rank.Price("street", budget_usd=2000)),
+    ]
+    rank.save_for_report(rankings)
+    summary = report.run_summary(tmp_path)
+    (job,) = rank.choices(rankings)
+    assert summary["rank"]["choices"] == [job]
+    ranking_page = report.NotebookRun(
+        name="00_which_gpu", parameters={}, status="ok", html="00_which_gpu.html"
+    )
+    run = report.Run(run_id="r1", started="now", device=DEVICE, notebooks=[ranking_page], summary=summary)
+    page = report.index_html(run)
+    money = page[page.index("Which GPU for your money") : page.index("The pages")]
+    assert f"<h3>{job['job']}, 128 tokens</h3>" in money
+    assert "".join(f"<th>{h}</th>" for h in rank.CHOICE_HEADERS) in money
+    for row in job["rows"]:
+        assert "".join(f"<td>{html.escape(row[c])}</td>" for c in rank.CHOICE_COLUMNS) in money
+    assert f"Predicted: {html.escape(job['accuracy'])}." in money
+    assert '<a href="00_which_gpu.html">the ranking page</a>' in money
+
+
+def test_an_index_without_the_answering_pages_says_which_page_would_answer():
+    run = report.Run(run_id="r1", started="now", device=DEVICE, summary={"pairs": []})
+    page = report.index_html(run)
+    assert "the head-to-head page did not run" in page and "the ranking page did not run" in page
+
+
+def test_the_pages_say_what_each_answers_and_the_workshop_comes_after_the_analysis():
+    names = [p.stem for p in report.discover_notebooks()]
+    assert names[0] == "00_which_gpu" and names[-1] == "09_workshop"
+    assert {n[3:] for n in names} == set(report.SECTIONS)  # every page has its question
+    notebooks = [
+        report.NotebookRun(name=n, parameters={}, status="ok", html=f"{n}.html", seconds=1.5) for n in names
+    ]
+    notebooks[3].status, notebooks[3].html = "failed", None
+    page = report.index_html(report.Run(run_id="r1", started="now", device=DEVICE, notebooks=notebooks))
+    listed = page[page.index("The pages") : page.index("Run time")]
+    title, answers = report.SECTIONS["which_gpu"]
+    assert (
+        f'<tr><td><a href="00_which_gpu.html">{title}</a></td><td>{answers}</td><td>1.5 s</td></tr>' in listed
+    )
+    failed_title = report.SECTIONS[names[3][3:]][0]
+    assert f"<tr><td>{failed_title} (failed)</td>" in listed
+    assert listed.index("Workshop") > listed.index("LLMs")
 
 
 def test_the_gpukit_kernel_is_registered_on_first_use(monkeypatch):
@@ -599,36 +700,19 @@ def test_the_gpukit_kernel_is_registered_on_first_use(monkeypatch):
     assert installed == ["gpukit"]  # registered once, not again
 
 
-def test_the_index_answers_the_seed_pairs_for_llms_when_the_llm_page_ran(tmp_path, monkeypatch):
-    from gpukit import llm
-    from gpukit.results import RUN_DIR_ENV
-
-    verdicts = ["A40 vs V100: only A40 holds llama-3-70b.", "RTX A4000 vs RTX A5000: <both> fit llama-3-8b."]
-    monkeypatch.delenv(RUN_DIR_ENV, raising=False)
-    assert llm.save_for_report(verdicts, "q4_k_m", 8192) is None  # outside a report run: nothing written
-    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path))
-    llm.save_for_report(verdicts, "q4_k_m", 8192)
-    summary = report.run_summary(tmp_path)
-    assert summary["llm"]["verdicts"] == verdicts
-    run = report.Run(run_id="r1", started="2026-11-30 00:00:00", device=DEVICE, summary=summary)
-    page = report.index_html(run)
-    assert "LLMs on these pairs (q4_k_m, 8192 tokens of context)" in page
-    assert "only A40 holds llama-3-70b." in page and "&lt;both&gt; fit" in page
-
-
 # --------------------------------------------------------------------------- notebooks at once
 
 
 class ConcurrentFake(FakeEngine):
-    """A :class:`FakeEngine` that may run notebooks at once: each takes ``seconds``, and records when
-    it ran. ``hangs`` names output stems that run until :meth:`interrupt` (then they raise, as a
-    kernel interrupted mid-cell does)."""
+    """A :class:`FakeEngine` that may run notebooks at once: each takes ``seconds`` (or its stem's
+    entry in ``durations``), and records when it ran. ``hangs`` names output stems that run until
+    :meth:`interrupt` (then they raise, as a kernel interrupted mid-cell does)."""
 
     concurrent = True
 
-    def __init__(self, faults: dict | None = None, seconds: float = 0.3, hangs: tuple = ()):
+    def __init__(self, faults: dict | None = None, seconds: float = 0.3, hangs: tuple = (), durations=None):
         super().__init__(faults)
-        self.seconds, self.hangs = seconds, set(hangs)
+        self.seconds, self.hangs, self.durations = seconds, set(hangs), dict(durations or {})
         self.spans: dict[str, tuple[float, float]] = {}
         self.stopped = threading.Event()
         self.interrupts: list[bool] = []
@@ -643,7 +727,7 @@ class ConcurrentFake(FakeEngine):
             if stem in self.hangs:
                 self.stopped.wait(30)
                 raise RuntimeError("KeyboardInterrupt in cell 2")
-            time.sleep(self.seconds)
+            time.sleep(self.durations.get(stem, self.seconds))
             super().execute(notebook, output, parameters, kernel_name, cwd, cell_timeout_s)
         finally:
             self.spans[stem] = (t0, time.perf_counter())
@@ -675,11 +759,11 @@ def test_notebooks_run_two_at_a_time_and_one_that_measures_alone(five, tmp_path)
     spans = engine.spans
     assert [n.name for n in run.notebooks] == ["01_a", "02_bench", "03_b", "04_c", "05_d"]
     assert all(not _overlap(spans["02_bench"], spans[s]) for s in spans if s != "02_bench")
-    assert spans["02_bench"][1] <= min(spans[s][0] for s in ("03_b", "04_c", "05_d")), (
-        "after it: once it is done"
+    assert spans["02_bench"][1] <= min(spans[s][0] for s in spans if s != "02_bench"), (
+        "the notebook that measures runs first; the others once it is done"
     )
-    assert _overlap(spans["03_b"], spans["04_c"]), "two at a time"
-    assert not _overlap(spans["04_c"], spans["05_d"]) or not _overlap(spans["03_b"], spans["05_d"])
+    assert _overlap(spans["01_a"], spans["03_b"]), "two at a time, in the run's order"
+    assert spans["04_c"][0] >= min(spans["01_a"][1], spans["03_b"][1]), "never three at once"
     manifest = json.loads((tmp_path / "out" / "latest" / "run.json").read_text())
     assert manifest["parallel"] == 2 and manifest["device"] == DEVICE
     assert [n["status"] for n in manifest["notebooks"]] == ["ok"] * 5
@@ -710,27 +794,27 @@ def test_one_at_a_time_where_asked_or_where_the_engine_cannot(five, tmp_path):
 
 def test_a_failure_lets_the_notebook_beside_it_finish_and_starts_no_more(five, tmp_path):
     out = tmp_path / "out"
-    engine = ConcurrentFake({"03_b": ("error", 2)})
+    # The benchmark first, then 01 and 03 together; 03 fails while 01 still runs.
+    engine = ConcurrentFake({"03_b": ("error", 2)}, durations={"03_b": 0.05, "01_a": 0.6})
     with pytest.raises(ReportError) as err:
         report.render_report(out_dir=out, notebooks_dir=five, progress=None, engine=engine)
     assert str(err.value).startswith("03_b.ipynb failed in cell 2 (execution count 2): ValueError: boom;")
-    assert "05_d" not in engine.spans, "nothing starts after a failure"
+    assert "04_c" not in engine.spans and "05_d" not in engine.spans, "nothing starts after a failure"
     (failed,) = [p for p in out.iterdir() if p.name.endswith(".failed")]
     manifest = json.loads((failed / "run.json").read_text())
     assert [(n["name"], n["status"]) for n in manifest["notebooks"]] == [
         ("01_a", "ok"),
         ("02_bench", "ok"),
         ("03_b", "failed"),
-        ("04_c", "ok"),
     ]
-    assert (failed / "04_c.html").exists() and _hidden(out) == [] and not (out / "latest").exists()
+    assert (failed / "01_a.html").exists() and _hidden(out) == [] and not (out / "latest").exists()
     assert engine.interrupts == [], "a failure stops nothing that runs"
 
 
 def test_ctrl_c_stops_the_notebook_running_beside(five, tmp_path, monkeypatch):
     out = tmp_path / "out"
     monkeypatch.setenv(RUN_DIR_ENV, "/sentinel/run-dir")
-    engine = ConcurrentFake({"03_b": ("interrupt", 2)}, hangs=("04_c",))
+    engine = ConcurrentFake({"03_b": ("interrupt", 2)}, hangs=("01_a",), durations={"03_b": 0.05})
     t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt, match=r"partial output kept in .*\.interrupted"):
         report.render_report(out_dir=out, notebooks_dir=five, progress=None, engine=engine)
@@ -742,10 +826,9 @@ def test_ctrl_c_stops_the_notebook_running_beside(five, tmp_path, monkeypatch):
     (kept,) = [p for p in out.iterdir() if p.name.endswith(".interrupted")]
     manifest = json.loads((kept / "run.json").read_text())
     assert [(n["name"], n["status"]) for n in manifest["notebooks"]] == [
-        ("01_a", "ok"),
+        ("01_a", "interrupted"),
         ("02_bench", "ok"),
         ("03_b", "interrupted"),
-        ("04_c", "interrupted"),
     ]
     assert _hidden(out) == []
 
@@ -764,9 +847,9 @@ def test_the_device_is_probed_beside_the_last_notebooks_never_beside_one_that_me
     monkeypatch.setattr(report_run, "detect_devices", probe)
     run = report.render_report(out_dir=tmp_path / "out", notebooks_dir=five, progress=None, engine=engine)
     (when,) = probed
-    # 03 and 04 start together; the probe starts once one of them is done and 05 has its slot
-    # (05's thread and the probe's may then begin in either order).
-    first_done = min(engine.spans["03_b"][1], engine.spans["04_c"][1])
+    # The benchmark first, then 01 and 03, then 04 and 05 as slots free: the probe starts once
+    # nothing is left to start and a slot is free, when the first of 04 and 05 is done.
+    first_done = min(engine.spans["04_c"][1], engine.spans["05_d"][1])
     assert when >= first_done and run.device == DEVICE
     engine = ConcurrentFake()
     probed.clear()

@@ -22,7 +22,7 @@ the verdicts drawn from them, :mod:`.comparison` the :class:`Comparison` record 
 """
 
 from .bottom_line import COLUMNS as bottom_line_columns
-from .bottom_line import bottom_line, save_for_report
+from .bottom_line import bottom_line, bottom_line_table, save_for_report
 from .comparison import Comparison
 from .costs import cost_rows
 from .entry import DEFAULT_FIT_BATCHES, DEFAULT_PRECISIONS, DEFAULT_WORKLOADS, compare
@@ -40,6 +40,7 @@ __all__ = [
     "SPEC_ROWS",
     "Comparison",
     "bottom_line",
+    "bottom_line_table",
     "bottom_line_columns",
     "compare",
     "cost_rows",

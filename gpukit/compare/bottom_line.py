@@ -30,6 +30,8 @@ from .verdicts import SAME_SPEED
 #: The columns a page shows. Each row also carries ``advantage``: A's figure over B's, turned so
 #: that above 1 means A is better, for a figure's bar.
 COLUMNS = ("what", "a", "b", "wins", "error")
+#: What a page heads the last two columns with (the first is blank, the next two name the GPUs).
+HEADERS = ("which wins, by how much", "measured error")
 
 
 def _compared(names: tuple[str, str], values: tuple[float | None, float | None], higher: bool = True) -> dict:
@@ -83,7 +85,7 @@ def _value_rows(c: Comparison) -> list[dict]:
                 "a": _amount(r["per_1k_usd_a"]),
                 "b": _amount(r["per_1k_usd_b"]),
                 **_compared((c.a, c.b), (r["per_1k_usd_a"], r["per_1k_usd_b"])),
-                "error": f"{error}; prices {r['price_a'] or 'none'} and {r['price_b'] or 'none'}",
+                "error": f"{error}; {r['price_a'] or 'no price'} and {r['price_b'] or 'no price'}",
             }
         )
         rows.append(
@@ -92,7 +94,7 @@ def _value_rows(c: Comparison) -> list[dict]:
                 "a": _amount(r["usd_per_million_a"], "$"),
                 "b": _amount(r["usd_per_million_b"], "$"),
                 **_compared((c.a, c.b), (r["usd_per_million_a"], r["usd_per_million_b"]), higher=False),
-                "error": f"{error}; rates {r['cloud_a'] or 'none'} and {r['cloud_b'] or 'none'}",
+                "error": f"{error}; {r['cloud_a'] or 'no rate'} and {r['cloud_b'] or 'no rate'}",
             }
         )
     return rows
@@ -144,7 +146,7 @@ def _price_row(c: Comparison) -> list[dict]:
             "a": _amount(first["price_usd_a"], "$"),
             "b": _amount(first["price_usd_b"], "$"),
             **_compared((c.a, c.b), (first["price_usd_a"], first["price_usd_b"]), higher=False),
-            "error": f"{first['price_a'] or 'no price'}; {first['price_b'] or 'no price'}",
+            "error": f"{first['price_a'] or 'no price'} and {first['price_b'] or 'no price'}",
         }
     ]
 
@@ -165,6 +167,18 @@ def bottom_line(c: Comparison) -> pd.DataFrame:
     figures as text; ``wins`` names the winner and by how much) and ``advantage``."""
     rows = _value_rows(c) + _speed_rows(c) + _fit_rows(c) + _price_row(c)
     return pd.DataFrame(rows, columns=[*COLUMNS, "advantage"])
+
+
+def headers(c: Comparison) -> list[str]:
+    """The headers a page shows over :data:`COLUMNS`: blank, the two GPUs, then :data:`HEADERS`."""
+    return ["", c.a, c.b, *HEADERS]
+
+
+def bottom_line_table(c: Comparison, line: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The bottom line (``line``, else :func:`bottom_line` of ``c``) under the headers a page
+    shows (:func:`headers`), for :func:`gpukit.tables.show`."""
+    frame = (bottom_line(c) if line is None else line)[list(COLUMNS)]
+    return frame.set_axis(headers(c), axis="columns")
 
 
 def _slug(text: str) -> str:
@@ -191,6 +205,7 @@ def save_for_report(result: Comparison, figure=None) -> str | None:
         "a": result.a,
         "b": result.b,
         "efficiency_source": result.efficiency_source,
+        "headers": headers(result),
         "bottom_line": json.loads(line.to_json(orient="records")),
         "figure": image,
         "verdicts": result.verdicts,

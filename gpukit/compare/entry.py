@@ -42,7 +42,7 @@ def compare(
 ) -> Comparison:
     """Everything gpukit knows about ``a`` against ``b``; see :mod:`gpukit.compare`. ``seq_len`` is
     the tokens per sequence of the transformer workloads (an error where none is asked);
-    ``models`` the models of the memory fit, by default those the workloads train."""
+    ``models`` the models of the memory fit, by default (None or empty) those the workloads train."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     ga, gb = specs.gpu(a, cat), specs.gpu(b, cat)  # resolved here, once
     if ga.name == gb.name:
@@ -51,7 +51,7 @@ def compare(
     thr, source = throughput_table(
         ga, gb, list(workloads), list(precisions), batch_size, results, cat, lengths
     )
-    fitted = fit_models(workloads, lengths) if models is None else [(m, seq_len) for m in models]
+    fitted = fit_models(workloads, lengths) if not models else [(m, seq_len) for m in models]
     fit = fit_table(ga, gb, fitted, list(fit_batch_sizes), fit_precision, optimizer, cat)
     book = prices.load_prices(price_files)
     costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)

@@ -179,10 +179,10 @@ def value_table(
             row.update(
                 {
                     f"price_usd_{side}": price,
-                    f"price_{side}": f"{p['price_kind']} {p['price_date']}" if price else "",
+                    f"price_{side}": f"{p['price_kind']} price of {p['price_date']}" if price else "",
                     f"per_1k_usd_{side}": t / price * 1000 if t and price else None,
                     f"cloud_usd_per_hour_{side}": hourly,
-                    f"cloud_{side}": f"{p['cloud_provider']} {p['cloud_date']}" if hourly else "",
+                    f"cloud_{side}": f"{p['cloud_provider']} rate of {p['cloud_date']}" if hourly else "",
                     f"usd_per_million_{side}": hourly / (t * 3600) * 1e6 if t and hourly else None,
                 }
             )

@@ -270,7 +270,7 @@ def _buying(a: specs.GPU, b: specs.GPU, r: pd.Series) -> str:
     )
     return (
         f"buying, {best} gives {times(x / y)} the {r['unit']} per dollar of {other} ({x:,.0f} vs {y:,.0f} "
-        f"{r['unit']} per $1,000; prices {px}, {py})"
+        f"{r['unit']} per $1,000; {px} and {py})"
     )
 
 
@@ -286,7 +286,7 @@ def _renting(a: specs.GPU, b: specs.GPU, r: pd.Series) -> str:
     items = r["unit"].split("/")[0]
     return (
         f"renting, {cheap} costs {times(y / x)} less per million {items} than {dear} "
-        f"(${money(x)} vs ${money(y)}; {cx}, {cy})"
+        f"(${money(x)} vs ${money(y)}; {cx} and {cy})"
     )
 
 

@@ -161,7 +161,6 @@ from .tables import (
     llm_table,
     pair_answers,
     published_check,
-    save_for_report,
 )
 
 __all__ = [
@@ -257,7 +256,6 @@ __all__ = [
     "engine_scope",
     "other_path_grading",
     "other_path_table",
-    "save_for_report",
     "summary_by_test",
     "decoder_llm",
     "measure_decoder_memory",

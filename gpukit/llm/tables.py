@@ -5,19 +5,15 @@ and the seed pairs' verdicts left for the report."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .. import _atomic, cost, prices, specs
+from .. import cost, prices, specs
 from .. import precision as prec
 from ..errors import ParameterError
-from ..results import RUN_DIR_ENV
 from ..search import largest_passing
 from ..units import GIB
 from .engines import ENGINES, default_engine
@@ -442,18 +438,3 @@ def fit_matrix(
             need = finetune_memory(m, mode, ctx, batch)["total_bytes"]
         out[m.name] = {g["gpu"]: need / specs.memory_bytes(g["memory_gb"]) for _, g in chosen.iterrows()}
     return pd.DataFrame(out).T
-
-
-def save_for_report(verdicts: list[str], weights: str, context: int) -> str | None:
-    """Leave the seed pairs' LLM verdicts for the report's index (``$GPUKIT_RUN_DIR/summary-llm.json``)."""
-    folder = os.environ.get(RUN_DIR_ENV)
-    if not folder:
-        return None
-    path = Path(folder) / "summary-llm.json"
-    _atomic.write_text(
-        path,
-        json.dumps(
-            {"kind": "llm", "weights": weights, "context": context, "verdicts": list(verdicts)}, indent=1
-        ),
-    )
-    return str(path)

@@ -30,7 +30,7 @@ from .perfmodel import (
     sustained_share_figure,
     validation_figure,
 )
-from .rank import rank_figure
+from .rank import rank_figure, rank_figures
 from .specs import compute_figure, efficiency_figure, memory_figure
 from .style import ARCHITECTURES, PALETTE, SEGMENT_MARKERS, apply_style
 
@@ -68,4 +68,5 @@ __all__ = [
     "spec_ratio_figure",
     "throughput_comparison_figure",
     "rank_figure",
+    "rank_figures",
 ]

@@ -104,7 +104,7 @@ def advantage_figure(comparison, line: pd.DataFrame) -> Figure:
     how much, on one log axis centred on even: a bar right of it where GPU a is better (more work
     per dollar, more speed, a larger batch, a lower price), left where GPU b is."""
     rows = line.dropna(subset=["advantage"])
-    fig, ax = plt.subplots(figsize=(9.5, 0.5 * max(len(rows), 1) + 1.9))
+    fig, ax = plt.subplots(figsize=(9.5, 0.38 * max(len(rows), 1) + 2.0))
     if rows.empty:
         ax.text(0.5, 0.5, "nothing both cards have a figure for", ha="center", transform=ax.transAxes)
         ax.set_title(f"{comparison.a} against {comparison.b}")
@@ -113,13 +113,13 @@ def advantage_figure(comparison, line: pd.DataFrame) -> Figure:
     colors = ["#4C72B0" if v >= 0 else "#DD8452" for v in logs]
     ax.barh(list(rows["what"]), logs, color=colors)
     ax.axvline(0, color="black", lw=1)
-    lim = max(1.0, float(np.abs(logs).max()) * 1.2)
+    lim = max(1.0, float(np.abs(logs).max())) * 1.45  # room for each bar's figure beyond its end
     ax.set_xlim(-lim, lim)
     ticks = [t for t in range(-6, 7) if abs(t) <= lim]
     ax.set_xticks(ticks, [f"{2.0 ** abs(t):g}×" if t else "even" for t in ticks])
     for y, v in enumerate(logs):
         ax.text(
-            v + (0.05 if v >= 0 else -0.05) * lim,
+            v + (0.03 if v >= 0 else -0.03) * lim,
             y,
             f"{2.0 ** abs(v):.2f}×",
             va="center",
@@ -128,13 +128,16 @@ def advantage_figure(comparison, line: pd.DataFrame) -> Figure:
         )
     ax.invert_yaxis()
     ax.set_xlabel(f"how much better (log scale): right, {comparison.a}; left, {comparison.b}")
-    ax.set_title(f"{comparison.a} against {comparison.b}:\nwho wins, and by how much")
+    ax.set_title(f"{comparison.a} against {comparison.b}: who wins, and by how much", pad=24)
     ax.legend(
         handles=[
             Patch(color="#4C72B0", label=f"{comparison.a} better"),
             Patch(color="#DD8452", label=f"{comparison.b} better"),
         ],
         fontsize="small",
-        loc="lower right",
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncols=2,
+        frameon=False,
     )
     return _finish(fig)

@@ -18,6 +18,25 @@ GREY = "0.72"
 def rank_figure(ranking: pd.DataFrame) -> Figure:
     """Throughput against price for every GPU of ``ranking`` with a price and a throughput (log
     scales); the Pareto front of the GPUs that fit as a step line; GPUs that do not fit in grey."""
+    fig, ax = plt.subplots(figsize=(9.5, 6))
+    _draw(ax, ranking)
+    return _finish(fig)
+
+
+def rank_figures(rankings: list[pd.DataFrame]) -> Figure:
+    """:func:`rank_figure` of each ranking, one panel each, one above the other."""
+    fig, axes = plt.subplots(
+        max(len(rankings), 1), 1, figsize=(9.5, 5.5 * max(len(rankings), 1)), squeeze=False
+    )
+    for ax, ranking in zip(axes[:, 0], rankings):
+        _draw(ax, ranking)
+    if not rankings:
+        axes[0, 0].text(0.5, 0.5, "no ranking to draw", ha="center", transform=axes[0, 0].transAxes)
+        axes[0, 0].set_title("Throughput against price")
+    return _finish(fig)
+
+
+def _draw(ax, ranking: pd.DataFrame) -> None:
     price = ranking.attrs["price"]
     column = "cloud_usd_per_hour" if price.renting else "price_usd"
     unit = ranking.attrs.get("unit", "")
@@ -27,7 +46,6 @@ def rank_figure(ranking: pd.DataFrame) -> Figure:
     ).dropna(subset=["spend", "rate"])
     fits = data[data["standing"] == "ranked"]
     misfit = data[data["standing"] == "does not fit"]
-    fig, ax = plt.subplots(figsize=(9.5, 6))
     if data.empty:
         ax.text(
             0.5, 0.5, f"no GPU has a {price.describe()} and a throughput", ha="center", transform=ax.transAxes
@@ -73,4 +91,3 @@ def rank_figure(ranking: pd.DataFrame) -> Figure:
     ax.set_title(f"Throughput against price: {job.describe() if job else ''}")
     if not data.empty:
         _label_points(ax, data, "spend", "rate", marker_pt=5)
-    return _finish(fig)

@@ -27,9 +27,11 @@ from .pages import (
     answer,
     answers,
     choices,
+    choices_table,
     for_your_money,
     save_for_report,
     summary,
+    whole,
 )
 from .ranking import (
     CLOUD_KINDS,
@@ -45,10 +47,11 @@ from .ranking import (
     rank_llm,
     with_budget,
 )
-from .words import CHOICE_COLUMNS, basis, choice, headline
+from .words import CHOICE_COLUMNS, CHOICE_HEADERS, basis, choice, headline
 
 __all__ = [
     "CHOICE_COLUMNS",
+    "CHOICE_HEADERS",
     "CLOUD_KINDS",
     "COLUMNS",
     "FRONT_PAGE_JOBS",
@@ -65,6 +68,7 @@ __all__ = [
     "basis",
     "choice",
     "choices",
+    "choices_table",
     "for_your_money",
     "headline",
     "job_speeds",
@@ -72,5 +76,6 @@ __all__ = [
     "rank_llm",
     "save_for_report",
     "summary",
+    "whole",
     "with_budget",
 ]

@@ -12,7 +12,7 @@ import pandas as pd
 from .. import _atomic, tables
 from ..results import RUN_DIR_ENV
 from .ranking import Job, LLMJob, Price, rank, rank_llm, with_budget
-from .words import CHOICE_COLUMNS, basis, choice, headline
+from .words import CHOICE_COLUMNS, CHOICE_HEADERS, basis, choice, headline
 
 #: The jobs the report's front page ranks the GPUs for: a CNN, a transformer and an LLM.
 FRONT_PAGE_JOBS = (
@@ -93,8 +93,8 @@ def save_for_report(rankings: list[pd.DataFrame], top: int = 5) -> str | None:
 
 def choices(rankings: list[pd.DataFrame], runners_up: int = 2) -> list[dict]:
     """The rankings as a table of choices per job, in the order the jobs first appear: the job,
-    its input, how right its predictions are, the columns (:data:`CHOICE_COLUMNS`) and one row
-    per ranking (:func:`choice`: a budget, buying or renting)."""
+    its input, how right its predictions are, the columns (:data:`CHOICE_COLUMNS`) and their
+    headers, and one row per ranking (:func:`choice`: a budget, buying or renting)."""
     jobs: dict = {}
     for ranking in rankings:
         job = ranking.attrs["job"]
@@ -105,6 +105,7 @@ def choices(rankings: list[pd.DataFrame], runners_up: int = 2) -> list[dict]:
                 "input": ranking.attrs["input_label"],
                 "accuracy": ranking.attrs["accuracy"],
                 "columns": list(CHOICE_COLUMNS),
+                "headers": list(CHOICE_HEADERS),
                 "rows": [],
             },
         )
@@ -131,3 +132,24 @@ def answer(ranked: pd.DataFrame, top: int | None = None) -> tables.Answer:
 def answers(rankings: list[pd.DataFrame], top: int | None = None) -> tables.Answers:
     """Several rankings, each as :func:`answer` shows it."""
     return tables.Answers(answer(r, top) for r in rankings)
+
+
+def choices_table(rankings: list[pd.DataFrame], runners_up: int = 2) -> tables.Answers:
+    """:func:`choices` as a page shows them: per job, its name and input, how right its
+    predictions are, and its table of choices under readable headers."""
+    out = tables.Answers()
+    for job in choices(rankings, runners_up):
+        frame = pd.DataFrame(job["rows"], columns=job["columns"])
+        frame.columns = job["headers"]
+        out.append(
+            tables.Answer(
+                f"{job['job']}, {job['input']}", f"Predicted: {job['accuracy']}.", tables.show(frame)
+            )
+        )
+    return out
+
+
+def whole(rankings: list[pd.DataFrame]) -> list[pd.DataFrame]:
+    """The purchase rankings without a budget (one a job, as :func:`for_your_money` makes them):
+    every GPU, for a figure of throughput against price."""
+    return [r for r in rankings if not r.attrs["price"].renting and r.attrs["price"].budget_usd is None]

@@ -78,8 +78,18 @@ def _per_dollar(row: pd.Series, price: Price, unit: str) -> str:
     return f"{figure(row['throughput_per_1k_usd'])} {unit} per $1,000"
 
 
-#: The columns of :func:`choice`'s row.
+#: The columns of :func:`choice`'s row, and their headers on a page.
 CHOICE_COLUMNS = ("asked", "best", "throughput", "price", "per_dollar", "next_best", "fastest", "error")
+CHOICE_HEADERS = (
+    "asked",
+    "best per dollar",
+    "its throughput",
+    "its price",
+    "work per dollar",
+    "then",
+    "fastest for the money",
+    "measured error",
+)
 
 
 def choice(ranking: pd.DataFrame, runners_up: int = 2) -> dict:

@@ -27,7 +27,8 @@ Modules: :mod:`.parameters` finds the notebooks and plans their parameters and j
 """
 
 from .engine import DEFAULT_CELL_TIMEOUT_S, Engine, PapermillEngine
-from .html import SECTIONS, index_html, notebook_html
+from .front import SECTIONS
+from .html import index_html, notebook_html
 from .kernel import KERNEL_NAME, ensure_kernel, install_kernel
 from .parameters import (
     DEFAULT_PAIRS,

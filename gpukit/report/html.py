@@ -1,6 +1,6 @@
 """The report's HTML: each executed notebook as a page with its code hidden behind a toggle, and
-the run's index (a summary of what was measured and predicted, the sections, every notebook
-with its parameters, and the environment)."""
+the run's index: the answers first (:mod:`.front`: each pair's bottom line, which GPU for your
+money, the pages), then the run's times, every notebook with its parameters, and the environment."""
 
 from __future__ import annotations
 
@@ -12,24 +12,11 @@ from typing import TYPE_CHECKING
 
 from nbconvert import HTMLExporter
 
+from .front import bottom_lines_html, money_html, pages_html
 from .timing import timing_html
 
 if TYPE_CHECKING:  # for annotations only: .run imports this module to write the pages
     from .run import Run
-
-#: What each notebook is, for the index's list of sections (by the name after the number).
-SECTIONS = {
-    "workshop": "Workshop: GPU trade-offs, step by step",
-    "specs": "Specs: the sourced catalogue",
-    "benchmark": "Benchmark: what the device here delivers",
-    "cost_per_tflop": "Cost per TFLOP and per unit of work",
-    "memory_fit": "Memory fit: which model at which batch fits where",
-    "performance_model": "Performance model: predictions for every GPU, graded",
-    "tradeoffs": "Head to head",
-    "fact_check": "Fact-check: what the articles got wrong",
-    "llm": "LLMs: which fit, how fast they generate, what a million tokens cost",
-}
-
 
 #: The page's look: the run's bar; code hidden unless asked for; a table of an output no wider
 #: than the page, scrolling sideways inside its own box, its scrollbar drawn where a system would
@@ -93,7 +80,8 @@ def notebook_html(nb_node, title: str, parameters: Mapping, run_id: str) -> str:
 
 
 def index_html(run: Run) -> str:
-    """The run's index page: every notebook with status, time and parameters; the environment."""
+    """The run's index page: the answers first (each pair's bottom line, which GPU for your money,
+    the pages), then the run's times, every notebook with its status and parameters, the environment."""
     rows = []
     for nb in run.notebooks:
         link = f'<a href="{_esc(nb.html)}">{_esc(nb.name)}</a>' if nb.html else _esc(nb.name)
@@ -130,18 +118,22 @@ def index_html(run: Run) -> str:
 body{{font:15px/1.5 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1d2329}}
 table{{border-collapse:collapse;margin:.5em 0 1.5em}} td,th{{border-bottom:1px solid #e3e7ec;padding:.35em .8em .35em 0;
 text-align:left;vertical-align:top}} table table td,table table th{{border:0;padding:0 .6em 0 0}}
-code{{font-size:.92em}} h1{{margin-bottom:.2em}} .muted{{color:#5b6570}}
+table.answer{{margin-bottom:.6em}} table.answer th{{font-weight:600;border-bottom:2px solid #c9d1da}}
+img{{max-width:100%;height:auto;display:block;margin:.4em 0}}
+code{{font-size:.92em}} h1{{margin-bottom:.2em}} h3{{margin:1.6em 0 .3em}} .muted{{color:#5b6570}}
 </style></head><body>
 <h1>gpukit report</h1>
 <p class="muted">Run <code>{_esc(run.run_id)}</code>, started {_esc(run.started)} UTC,
-{len(run.notebooks)} notebook(s) in {total}.</p>
-<h2>Summary</h2>
-{_summary_html(run)}
-<h2>Sections</h2>
-{_sections_html(run)}
+{len(run.notebooks)} notebook(s) in {total}. {_device_line(run)}</p>
+<h2>The bottom line</h2>
+{bottom_lines_html(run)}
+<h2>Which GPU for your money</h2>
+{money_html(run)}
+<h2>The pages</h2>
+{pages_html(run)}
 <h2>Run time</h2>
 {timing_html(run)}
-<h2>Notebooks</h2>
+<h2>Notebooks and their parameters</h2>
 <table><tr><th>notebook</th><th>status</th><th>run time</th><th>parameters</th></tr>{"".join(rows)}</table>
 <h2>Environment</h2>
 <table>{dev_html}</table>
@@ -151,10 +143,11 @@ code{{font-size:.92em}} h1{{margin-bottom:.2em}} .muted{{color:#5b6570}}
 """
 
 
-def _summary_html(run: Run) -> str:
+def _device_line(run: Run) -> str:
+    """What was measured here and what was predicted, in a sentence or two."""
     s = run.summary or {}
     dev = run.device
-    parts = [f"<p><b>Device here:</b> {_esc(dev.get('kind', '?').upper())} {_esc(dev.get('name', '?'))}."]
+    parts = [f"<b>Device here:</b> {_esc(dev.get('kind', '?').upper())} {_esc(dev.get('name', '?'))}."]
     m = s.get("measured")
     if m and "error" not in m:
         parts.append(
@@ -168,30 +161,4 @@ def _summary_html(run: Run) -> str:
         )
     else:
         parts.append(" <b>Predicted:</b> every catalogue GPU other than the attached one.")
-    parts.append("</p>")
-    for pair in s.get("pairs", []):
-        verdicts = pair.get("verdicts", [])
-        # What it costs leads, then speed, memory and scaling, as the head-to-head page orders them.
-        cost_first = sorted(verdicts, key=lambda v: v.get("kind") != "cost")
-        items = "".join(f"<li><b>{_esc(v['topic'])}</b>: {_esc(v['verdict'])}</li>" for v in cost_first)
-        parts.append(f"<h3>{_esc(pair['a'])} vs {_esc(pair['b'])}</h3><ul>{items}</ul>")
-    llm = s.get("llm")
-    if llm and llm.get("verdicts"):
-        items = "".join(f"<li>{_esc(v)}</li>" for v in llm["verdicts"])
-        parts.append(
-            f"<h3>LLMs on these pairs ({_esc(llm.get('weights', ''))}, {_esc(llm.get('context', ''))} "
-            f"tokens of context)</h3><ul>{items}</ul>"
-        )
     return "".join(parts)
-
-
-def _sections_html(run: Run) -> str:
-    items = []
-    for nb in run.notebooks:
-        key = nb.name.split("--")[0][3:]
-        label = SECTIONS.get(key, key.replace("_", " "))
-        if "--" in nb.name:
-            label = f"{label}: {nb.parameters.get('gpu_a')} vs {nb.parameters.get('gpu_b')}"
-        target = f'<a href="{_esc(nb.html)}">{_esc(label)}</a>' if nb.html else _esc(label)
-        items.append(f"<li>{target}</li>")
-    return f"<ul>{''.join(items)}</ul>"

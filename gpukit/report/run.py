@@ -62,7 +62,8 @@ class Run:
 
 
 def run_summary(folder: Path) -> dict:
-    """What the notebooks left for the index: the benchmark's results and each pair's verdicts."""
+    """What the notebooks left for the index: the benchmark's results, each pair's bottom line and
+    verdicts, and the rankings' choices."""
     out: dict = {"pairs": []}
     try:
         doc = load_for_report(folder=folder)
@@ -75,10 +76,10 @@ def run_summary(folder: Path) -> dict:
             out["pairs"].append(json.loads(path.read_text()))
         except (OSError, ValueError):
             continue
-    llm = folder / "summary-llm.json"
-    if llm.exists():
+    ranked = folder / "summary-rank.json"
+    if ranked.exists():
         try:
-            out["llm"] = json.loads(llm.read_text())
+            out["rank"] = json.loads(ranked.read_text())
         except (OSError, ValueError):
             pass
     return out
@@ -306,7 +307,7 @@ class _Rendering:
         entry = NotebookRun(name=job.stem, parameters=job.parameters, title=job.title)
         entry.start_s = time.perf_counter() - self.t_run
         self.entries[job.number] = entry
-        self.run.notebooks.append(entry)
+        self.run.notebooks = [self.entries[n] for n in sorted(self.entries)]  # in the run's order
         self.say(f"  [{job.number}/{self.total}] {_job_label(job.notebook, job.stem, job.parameters)} ...")
 
     def work(self, job: Job) -> Outcome:

@@ -1,6 +1,8 @@
 """When each notebook of a run executes: up to two at once, each in its own kernel, on an engine that
-can; alone where a notebook says it measures the machine (``"gpukit": {"runs_alone": true}`` in its
-metadata), and the notebooks after it only once it is done, since they read what it measured.
+can; a notebook that says it measures the machine (``"gpukit": {"runs_alone": true}`` in its
+metadata) first and alone, since the others would disturb what it measures and some read it. The
+others follow in the run's order. (First, not in its place: two at a time after it, the run's
+other notebooks fill both slots to the end, where before it one slot would wait on the other.)
 
 Jobs start in the run's order and are settled in the main thread as they finish. A failure starts
 no more jobs; those still running finish and the failure is returned. An interrupt (Ctrl-C, a
@@ -86,6 +88,7 @@ def run_jobs(
     One at a time, in this thread, unless the engine is :attr:`~Engine.concurrent` and ``parallel``
     is over 1. A KeyboardInterrupt is raised again after :attr:`Hooks.interrupted` was called for
     every job that had started and not finished."""
+    jobs = sorted(jobs, key=lambda job: not job.alone)  # stable: the others keep their order
     if parallel > 1 and engine.concurrent:
         return _Concurrent(work, hooks, engine, parallel).run(jobs)
     failed = None
