@@ -305,7 +305,7 @@ def test_the_explorer_ranks_as_its_controls_say(monkeypatch, cat, price_files):
 def test_a_choice_names_the_best_per_dollar_the_next_and_the_fastest(buying, cat, price_files):
     ranked = buying[buying["standing"] == "ranked"]
     row = rank.choice(buying, runners_up=2)
-    assert tuple(row) == rank.CHOICE_COLUMNS and row["asked"] == "buying (street), any price"
+    assert tuple(row) == rank.CHOICE_COLUMNS and row["asked"] == "buying, any price"
     best = ranked.iloc[0]
     assert row["best"] == best["gpu"] and row["next_best"] == ", ".join(ranked["gpu"].iloc[1:3])
     assert row["per_dollar"] == f"{figure(best['throughput_per_1k_usd'])} tokens/s per $1,000"
@@ -314,10 +314,10 @@ def test_a_choice_names_the_best_per_dollar_the_next_and_the_fastest(buying, cat
     fastest = ranked.loc[ranked["throughput"].idxmax()]
     assert fastest["gpu"] == "H100 SXM5" and row["fastest"].startswith("H100 SXM5, ")
     within = rank.choice(rank.with_budget(buying, 2000))
-    assert within["asked"] == "buying (street), up to $2,000"
+    assert within["asked"] == "buying, up to $2,000"
     assert within["fastest"].split(",")[0] in {"RTX A4000", "RTX A5000", "GeForce RTX 4090"}
     renting = rank.choice(rank.rank(JOB, rank.Price("cloud", cloud="Test"), price_files, cat))
-    assert renting["asked"] == "renting (on-demand)" and renting["per_dollar"].endswith(" per million tokens")
+    assert renting["asked"] == "renting, on-demand" and renting["per_dollar"].endswith(" per million tokens")
     assert renting["price"].endswith("/hour (Test, 2026-11-01)")
 
 
@@ -331,8 +331,8 @@ def test_choices_are_one_table_per_job_a_row_per_question(buying, cat, price_fil
     tables = rank.choices([buying, rank.with_budget(buying, 2000), llm_buying])
     assert [t["job"] for t in tables] == [JOB.describe(), rank.LLMJob("llama-3-8b").describe()]
     assert [r["asked"] for r in tables[0]["rows"]] == [
-        "buying (street), any price",
-        "buying (street), up to $2,000",
+        "buying, any price",
+        "buying, up to $2,000",
     ]
     assert tables[0]["input"] == "128 tokens" and tables[0]["accuracy"] == buying.attrs["accuracy"]
     assert len(tables[1]["rows"]) == 1 and tables[1]["columns"] == list(rank.CHOICE_COLUMNS)

@@ -65,11 +65,12 @@ def basis(ranking: pd.DataFrame) -> str:
 
 
 def _asked(price: Price) -> str:
-    """The question a ranking answers, in a few words: "buying, up to $2,000", "renting (spot)"."""
+    """The question a ranking answers, in a few words: "buying, up to $2,000", "renting, spot" (the
+    kind of price is beside each price)."""
     if price.renting:
-        return f"renting ({price.cloud_kind})"
+        return f"renting, {price.cloud_kind}"
     within = f"up to ${figure(price.budget_usd)}" if price.budget_usd is not None else "any price"
-    return f"buying ({price.kind}), {within}"
+    return f"buying, {within}"
 
 
 def _per_dollar(row: pd.Series, price: Price, unit: str) -> str:
