@@ -348,3 +348,18 @@ def test_a_page_shows_the_choices_under_readable_headers_and_figures_the_whole_r
     assert shown.headline == f"{JOB.describe()}, 128 tokens" and shown.basis.startswith("Predicted: within")
     page = shown._repr_html_()
     assert all(f">{h}</th>" in page for h in rank.CHOICE_HEADERS) and page.count("<tr") == 4
+
+
+def test_the_front_page_rankings_are_kept_between_runs_with_the_shipped_prices(monkeypatch, price_files):
+    from gpukit.rank import pages
+
+    jobs = (rank.Job("bert-base", "fp16", seq_len=128),)
+    first = rank.for_your_money(jobs, budgets=(None, 2000))
+    assert [r.attrs["price"].budget_usd for r in first] == [None, 2000, None]
+    monkeypatch.setattr(pages, "rank", lambda *a, **k: pytest.fail("ranked again"))
+    again = rank.for_your_money(jobs, budgets=(None, 2000))
+    for a, b in zip(first, again):
+        pd.testing.assert_frame_equal(a, b)
+        assert a.attrs["price"] == b.attrs["price"] and a.attrs["job"] == b.attrs["job"]
+    with pytest.raises(pytest.fail.Exception, match="ranked again"):  # the user's prices: ranked afresh
+        rank.for_your_money(jobs, budgets=(None,), price_files=price_files)

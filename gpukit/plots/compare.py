@@ -12,6 +12,18 @@ from matplotlib.patches import Patch
 
 from .style import _finish
 
+#: The colours of a bar that favours GPU a (right of 1) and GPU b (left of it).
+SIDE_A, SIDE_B = "#4C72B0", "#DD8452"
+
+
+def _sides_legend(ax, a_label: str, b_label: str, **where) -> None:
+    """The legend of a two-sided bar chart: GPU a's colour, then GPU b's."""
+    ax.legend(
+        handles=[Patch(color=SIDE_A, label=a_label), Patch(color=SIDE_B, label=b_label)],
+        fontsize="small",
+        **where,
+    )
+
 
 def spec_ratio_figure(comparison) -> Figure:
     """Each numeric spec of GPU a over GPU b on a log axis centred on 1 (bars right: a leads)."""
@@ -23,7 +35,7 @@ def spec_ratio_figure(comparison) -> Figure:
         ax.set_title("Spec ratios")
         return _finish(fig)
     labels = [f"{s} ({u})" if u else s for s, u in zip(frame["spec"], frame["unit"])]
-    colors = ["#4C72B0" if r >= 1 else "#DD8452" for r in frame["a_over_b"]]
+    colors = [SIDE_A if r >= 1 else SIDE_B for r in frame["a_over_b"]]
     ax.barh(labels, np.log2(frame["a_over_b"]), color=colors)
     ax.axvline(0, color="black", lw=1)
     lim = max(1.0, float(np.abs(np.log2(frame["a_over_b"])).max()) * 1.15)
@@ -33,14 +45,7 @@ def spec_ratio_figure(comparison) -> Figure:
     ax.invert_yaxis()
     ax.set_xlabel(f"{comparison.a} ÷ {comparison.b} (log scale; right of 1: {comparison.a} has more)")
     ax.set_title(f"Specs: {comparison.a} against {comparison.b}")
-    ax.legend(
-        handles=[
-            Patch(color="#4C72B0", label=f"{comparison.a} has more"),
-            Patch(color="#DD8452", label=f"{comparison.b} has more"),
-        ],
-        fontsize="small",
-        loc="lower right",
-    )
+    _sides_legend(ax, f"{comparison.a} has more", f"{comparison.b} has more", loc="lower right")
     return _finish(fig)
 
 
@@ -54,8 +59,8 @@ def throughput_comparison_figure(comparison) -> Figure:
         return _finish(fig)
     labels = [f"{w}, {p}" for w, p in zip(t["workload"], t["precision"])]
     y = np.arange(len(t))
-    ax.barh(y - 0.2, t["speedup_a_over_b"], height=0.4, color="#4C72B0", label=comparison.a)
-    ax.barh(y + 0.2, np.ones(len(t)), height=0.4, color="#DD8452", label=f"{comparison.b} (= 1)")
+    ax.barh(y - 0.2, t["speedup_a_over_b"], height=0.4, color=SIDE_A, label=comparison.a)
+    ax.barh(y + 0.2, np.ones(len(t)), height=0.4, color=SIDE_B, label=f"{comparison.b} (= 1)")
     for yi, (_, r) in zip(y, t.iterrows()):
         ax.text(
             r["speedup_a_over_b"],
@@ -110,7 +115,7 @@ def advantage_figure(comparison, line: pd.DataFrame) -> Figure:
         ax.set_title(f"{comparison.a} against {comparison.b}")
         return _finish(fig)
     logs = np.log2(rows["advantage"].astype(float))
-    colors = ["#4C72B0" if v >= 0 else "#DD8452" for v in logs]
+    colors = [SIDE_A if v >= 0 else SIDE_B for v in logs]
     ax.barh(list(rows["what"]), logs, color=colors)
     ax.axvline(0, color="black", lw=1)
     lim = max(1.0, float(np.abs(logs).max())) * 1.45  # room for each bar's figure beyond its end
@@ -129,12 +134,10 @@ def advantage_figure(comparison, line: pd.DataFrame) -> Figure:
     ax.invert_yaxis()
     ax.set_xlabel(f"how much better (log scale): right, {comparison.a}; left, {comparison.b}")
     ax.set_title(f"{comparison.a} against {comparison.b}: who wins, and by how much", pad=24)
-    ax.legend(
-        handles=[
-            Patch(color="#4C72B0", label=f"{comparison.a} better"),
-            Patch(color="#DD8452", label=f"{comparison.b} better"),
-        ],
-        fontsize="small",
+    _sides_legend(
+        ax,
+        f"{comparison.a} better",
+        f"{comparison.b} better",
         loc="lower center",
         bbox_to_anchor=(0.5, 1.0),
         ncols=2,

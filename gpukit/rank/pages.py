@@ -3,13 +3,15 @@ answer (bottom line, basis, table), and what the report's index is left."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from datetime import date
 from pathlib import Path
 
 import pandas as pd
 
-from .. import _atomic, tables
+from .. import _atomic, cache, tables
 from ..results import RUN_DIR_ENV
 from .ranking import Job, LLMJob, Price, rank, rank_llm, with_budget
 from .words import CHOICE_COLUMNS, CHOICE_HEADERS, basis, choice, headline
@@ -71,13 +73,23 @@ def for_your_money(
     price_files=None,
 ) -> list[pd.DataFrame]:
     """Every ranking of ``jobs`` x ``prices_asked``, a purchase ranking once per budget of
-    ``budgets`` (dollars; None: no budget); a job is predicted once per price, then cut."""
-    out = []
-    for job in jobs:
-        for price in prices_asked:
-            ranked = (rank_llm if isinstance(job, LLMJob) else rank)(job, price, price_files)
-            out += [ranked] if price.renting else [with_budget(ranked, b) for b in budgets]
-    return out
+    ``budgets`` (dollars; None: no budget); a job is predicted once per price, then cut. With the
+    shipped prices only, kept between runs for the day (:mod:`gpukit.cache`: a price's age is
+    reckoned from today)."""
+
+    def compute() -> list[pd.DataFrame]:
+        out = []
+        for job in jobs:
+            for price in prices_asked:
+                ranked = (rank_llm if isinstance(job, LLMJob) else rank)(job, price, price_files)
+                out += [ranked] if price.renting else [with_budget(ranked, b) for b in budgets]
+        return out
+
+    if price_files:
+        return compute()
+    asked = repr((tuple(jobs), tuple(budgets), tuple(prices_asked), date.today().isoformat()))
+    digest = hashlib.sha256(asked.encode()).hexdigest()[:16]
+    return cache.cached(f"rank-for-your-money-{digest}", cache.data_files(), compute)
 
 
 def save_for_report(rankings: list[pd.DataFrame], top: int = 5) -> str | None:

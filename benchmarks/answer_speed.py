@@ -1,0 +1,165 @@
+"""How long a buyer waits for an answer: each question as a whole ``gpukit`` process, timed, and
+the whole report.
+
+The questions are the ones people ask before they buy or rent, each answered by one command.
+They run against a cache of derived results (``gpukit.cache``) that starts empty, as on a machine
+where the kit was just installed: every command runs once first (filling what it needs that the
+commands before it did not; reported apart), then ``--runs`` more times; the median and the range
+of the wall times are reported. The target is 2 s a question.
+
+The report (``gpukit report``, every notebook with its defaults) runs once with the cache empty and
+then ``--report-runs`` more times; its target is 60 s.
+
+    .venv/bin/python benchmarks/answer_speed.py                           # print the tables
+    .venv/bin/python benchmarks/answer_speed.py --write docs/answer-speed.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from _report import publish
+
+from gpukit import device
+
+TARGET_S = 2.0
+REPORT_TARGET_S = 60.0
+
+#: (the question, the command that answers it).
+QUESTIONS = (
+    (
+        "I train BERT-base at 128 tokens in mixed precision: RTX A4000 or RTX A5000, per dollar?",
+        [
+            "compare",
+            "RTX A4000",
+            "RTX A5000",
+            "--workloads",
+            "bert-base",
+            "--seq-len",
+            "128",
+            "--precision",
+            "fp16",
+        ],
+    ),
+    (
+        "I have $2,000: which GPU gives me the most transformer training throughput?",
+        ["rank", "--workload", "bert-base", "--seq-len", "128", "--budget", "2000"],
+    ),
+    (
+        "What does a dense FP16 TFLOP-hour cost on an A40 and a V100 in the cloud?",
+        ["cost", "--gpu", "A40", "--gpu", "V100", "--precision", "fp16", "--price-kind", "cloud"],
+    ),
+    (
+        "Which GPU trains ResNet-50 for the least money in the cloud?",
+        ["rank", "--workload", "resnet50", "--price-kind", "cloud"],
+    ),
+    (
+        "Which GPU generates Llama 3 8B tokens for the least money in the cloud?",
+        ["rank", "--llm", "llama-3-8b", "--price-kind", "cloud"],
+    ),
+)
+
+
+def timed(argv: list[str]) -> float:
+    """Wall seconds of one whole ``gpukit`` process (its output read and dropped)."""
+    exe = Path(sys.executable).with_name("gpukit")
+    start = time.perf_counter()
+    done = subprocess.run([str(exe), *argv], capture_output=True, text=True, env=os.environ.copy())
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"gpukit {' '.join(argv)} failed: {done.stderr.strip()}")
+    return seconds
+
+
+def report_times(runs: int, keep_cache: bool) -> tuple[float, list[float]]:
+    """Wall seconds of ``gpukit report`` into a scratch folder: the first run (with a cache of its
+    own, empty, unless ``keep_cache``), then ``runs`` more."""
+    before = os.environ.get("GPUKIT_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as empty:
+        if not keep_cache:
+            os.environ["GPUKIT_CACHE_DIR"] = empty
+        try:
+            times = [timed(["report", "--out", out]) for _ in range(runs + 1)]
+        finally:
+            if before is None:
+                os.environ.pop("GPUKIT_CACHE_DIR", None)
+            else:
+                os.environ["GPUKIT_CACHE_DIR"] = before
+    return times[0], times[1:]
+
+
+def markdown(runs: int, report_runs: int, keep_cache: bool = False) -> str:
+    rows = []
+    for question, argv in QUESTIONS:
+        first = timed(argv)
+        times = [timed(argv) for _ in range(runs)]
+        median = statistics.median(times)
+        rows.append(
+            f"| {question} | `gpukit {' '.join(_quoted(a) for a in argv)}` | {first:.2f} | "
+            f"{median:.2f} ({min(times):.2f}–{max(times):.2f}) | {'yes' if median <= TARGET_S else 'no'} |"
+        )
+    met = sum(r.endswith("yes |") for r in rows)
+    first_report, reports = report_times(report_runs, keep_cache)
+    report_median = statistics.median(reports)
+    return "\n".join(
+        [
+            "# How long an answer takes",
+            "",
+            f"Written by `benchmarks/answer_speed.py` on {datetime.now(UTC):%Y-%m-%d}: each question as a whole "
+            f"`gpukit` process, once to fill the cache of derived results, then {runs} times more.",
+            f"Machine: {device.cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, no GPU.",
+            "",
+            f"**{met} of {len(rows)} questions answer within the {TARGET_S:g} s target** (the median of the runs "
+            "after the first).",
+            "",
+            "| question | command | first run (s) | median (min–max), s | within target |",
+            "|---|---|---:|---:|---|",
+            *rows,
+            "",
+            "The first run on a machine computes what the cache keeps (the grading of the published runs, the "
+            "layer walk of a Keras model, which builds it in TensorFlow); later runs read it back.",
+            "",
+            "## The report",
+            "",
+            f"`gpukit report` with every notebook's defaults, the notebooks two at a time after the benchmark: "
+            f"{first_report:.1f} s on the first run (its cache empty), then {report_median:.1f} s "
+            f"(median of {len(reports)} runs, "
+            f"{min(reports):.1f}–{max(reports):.1f} s). Target {REPORT_TARGET_S:g} s: "
+            f"{'met' if report_median <= REPORT_TARGET_S else 'not met'} once the cache is filled, "
+            f"{'met' if first_report <= REPORT_TARGET_S else 'not met'} on the first run. Each notebook's time "
+            "is on the index of every report (`outputs/latest/index.html`, section Run time).",
+        ]
+    )
+
+
+def _quoted(arg: str) -> str:
+    return f'"{arg}"' if " " in arg else arg
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="timed runs after the first (default 5)")
+    parser.add_argument("--report-runs", type=int, default=2, help="report runs after the first (default 2)")
+    parser.add_argument(
+        "--keep-cache", action="store_true", help="time against the cache as it is, not an empty one"
+    )
+    parser.add_argument("--write", metavar="FILE", help="also write the Markdown here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as empty:
+        if not args.keep_cache:
+            os.environ["GPUKIT_CACHE_DIR"] = empty
+        publish(markdown(args.runs, args.report_runs, args.keep_cache), args.write)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
