@@ -61,7 +61,7 @@ def rest_of_the_report(tmp_path_factory):
         pytest.skip("Debian's chromium is not installed")
     run = report.render_report(
         out_dir=tmp_path_factory.mktemp("browser-rest") / "out",
-        only=["00", "02", "03", "04", "05", "08"],
+        only=["00", "02", "03", "04", "05", "08", "09"],
         progress=None,
         parameters={"02_benchmark": {"workloads": ["matmul", "bandwidth"]}},
     )
@@ -125,17 +125,17 @@ def test_every_page_loads_cleanly_with_its_images_and_links(rendered, browser):
                 assert url.scheme == "https" and url.netloc, (path.name, href)
 
 
-def test_index_links_every_section_and_summarises_the_pairs(rendered, browser):
+def test_index_opens_with_each_pairs_bottom_line_and_lists_the_pages(rendered, browser):
     seen = _visit(browser, rendered / "index.html")
-    for label in (
-        "Specs: the sourced catalogue",
-        "Head to head: A40 vs V100",
-        "Head to head: RTX A4000 vs RTX A5000",
-        "Fact-check: what the articles got wrong",
-    ):
-        assert label in seen["text"]
-    assert "A40 vs V100 PCIe 16GB" in seen["text"] and "RTX A4000 vs RTX A5000" in seen["text"]
-    assert "as fast as" in seen["text"]  # a computed verdict, shown on the index
+    text = seen["text"]
+    for label in ("Specs", "Head to head: A40 vs V100", "Head to head: RTX A4000 vs RTX A5000", "Fact-check"):
+        assert label in text
+    assert report.SECTIONS["fact_check"][1] in text  # each page with the question it answers
+    first, second = text.index("A40 or V100 PCIe 16GB?"), text.index("RTX A4000 or RTX A5000?")
+    assert text.index("The bottom line") < first < second < text.index("The pages")
+    assert "which wins, by how much" in text and "images/s per $1,000, buying" in text
+    assert len(seen["images"]) == 2 and all(done and width > 600 for done, width in seen["images"])
+    assert "the ranking page did not run" in text  # 00 was not in this run
 
 
 def test_untrusted_text_shows_as_text_and_never_runs(rendered, browser):
