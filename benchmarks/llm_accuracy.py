@@ -36,6 +36,7 @@ def markdown(measure: bool = True) -> str:
     out += page.summary_section(table)
     out += page.misses_section(table)
     out += page.ablations_section(ref)
+    out += page.baselines_section(ref)
     out += page.screened_section(everything, why)
     out += page.current_build_section(everything)
     out += page.largest_errors_section(table)

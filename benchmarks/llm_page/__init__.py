@@ -6,6 +6,7 @@ variant itself.
 """
 
 from .ablations import ablations_section
+from .baselines import baselines_section
 from .decoder_memory import decoder_memory_section
 from .intro import intro_lines
 from .pairs import largest_errors_section, misses_section, seed_pairs_section, summary_section
@@ -15,6 +16,7 @@ from .screened import current_build_section, screened_section
 
 __all__ = [
     "ablations_section",
+    "baselines_section",
     "current_build_section",
     "decode_ratio_section",
     "decoder_memory_section",
