@@ -57,7 +57,7 @@ def check(devices: int, strategy: str, workloads) -> list[str]:
         if not cfg:
             raise ParameterError(
                 "--strategy multiworker needs TF_CONFIG (the cluster's workers and this "
-                "process's index); see the README's 'Several GPUs' section"
+                "process's index); see docs/commands.md, 'Several GPUs'"
             )
         try:
             doc = json.loads(cfg)
