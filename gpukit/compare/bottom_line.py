@@ -185,11 +185,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def save_for_report(result: Comparison, figure=None) -> str | None:
+def save_for_report(result: Comparison, figure=None, line: pd.DataFrame | None = None) -> str | None:
     """Leave the comparison for the report's index: its bottom line (:data:`COLUMNS`), verdicts
     and, where given, ``figure`` (a Matplotlib figure, :func:`gpukit.plots.advantage_figure`) as a
-    PNG beside it, in ``$GPUKIT_RUN_DIR/summary-compare-<a>-vs-<b>.json`` and ``.png``. Outside a
-    report run, nothing (``None``)."""
+    PNG beside it, in ``$GPUKIT_RUN_DIR/summary-compare-<a>-vs-<b>.json`` and ``.png``; ``line``:
+    :func:`bottom_line` of ``result``, where the caller has it already. Outside a report run,
+    nothing (``None``)."""
     folder = os.environ.get(RUN_DIR_ENV)
     if not folder:
         return None
@@ -199,7 +200,7 @@ def save_for_report(result: Comparison, figure=None) -> str | None:
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
         image = _atomic.write_bytes(Path(folder) / f"{stem}.png", buffer.getvalue()).name
-    line = bottom_line(result)[list(COLUMNS)]
+    line = (bottom_line(result) if line is None else line)[list(COLUMNS)]
     doc = {
         "kind": "compare",
         "a": result.a,

@@ -65,12 +65,15 @@ def cost_rows(
     years: float,
     utilization: float,
     cat: pd.DataFrame,
+    table: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The cost rows of ``a`` against ``b`` (``item``, ``a``, ``b``, ``a_over_b``, ``note``): the
     prices of each (:func:`_price_rows`) and, where there is a throughput, the cost and energy of
-    the first workload's work (:func:`_work_rows`)."""
+    the first workload's work (:func:`_work_rows`). ``table``: :func:`price_table` of the two at
+    the kind :func:`common_price_kind` picks, where the caller has it already."""
     price_kind = common_price_kind(a, b, book, price_kind)
-    table = price_table(a, b, book, price_kind, electricity_usd_per_kwh, years, utilization, cat)
+    if table is None:
+        table = price_table(a, b, book, price_kind, electricity_usd_per_kwh, years, utilization, cat)
     rows = _price_rows(a.name, b.name, table, years)
     if not throughput.empty:  # the first workload's work, its fp16 row where it has one
         mixed = throughput[throughput["precision"] == "fp16"]

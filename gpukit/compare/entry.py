@@ -54,9 +54,9 @@ def compare(
     fitted = fit_models(workloads, lengths) if not models else [(m, seq_len) for m in models]
     fit = fit_table(ga, gb, fitted, list(fit_batch_sizes), fit_precision, optimizer, cat)
     book = prices.load_prices(price_files)
-    costs = cost_rows(ga, gb, book, thr, price_kind, electricity_usd_per_kwh, years, utilization, cat)
     like = common_price_kind(ga, gb, book, price_kind)
     priced = price_table(ga, gb, book, like, electricity_usd_per_kwh, years, utilization, cat)
+    costs = cost_rows(ga, gb, book, thr, like, electricity_usd_per_kwh, years, utilization, cat, priced)
     value = value_table(ga, gb, thr, lengths, batch_size, cat, priced)
     verdicts = [
         {**v, "kind": kind}
