@@ -87,7 +87,8 @@ def test_the_models_move_bytes_at_the_measured_rate(gpu):
     # an LLM's decode at batch 1 on a GDDR card reads its weights at the measured GPUs' median share of
     # the datasheet (a copy's rate is not a read's: llm.default_efficiency), or at each GPU's own
     model = llm.resolve_model("llama-3-8b")
-    fixed = model.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
+    engine = llm.ENGINES["llama.cpp"]
+    fixed = model.layers * engine.kernels_per_layer * engine.launch_s
 
     def slowdown(efficiency=None):
         fast, slow = (

@@ -8,12 +8,13 @@ import dataclasses
 import itertools
 import json
 import math
+from dataclasses import replace as replace_engine
 
 import pandas as pd
 import pytest
 from test_cli import table_headers
 
-from gpukit import bandwidth_rates, cli, cost, llm, prices, specs
+from gpukit import bandwidth_rates, cli, cost, llm, matmul_rates, prices, specs
 from gpukit import precision as prec
 from gpukit import workloads as wl
 from gpukit.errors import DataError, ParameterError
@@ -171,13 +172,15 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
 
     m = llm.resolve_model("llama-3-8b")
     row = catalogue[catalogue["gpu"] == "A40"].iloc[0]
-    s = llm.speeds(m, row, "f16", context=1024, batch=1)
+    # build 2824's profile: flash attention off, so the attention scores pass through memory
+    engine = llm.ENGINES["llama.cpp-2024"]
+    s = llm.speeds(m, row, "f16", context=1024, batch=1, engine=engine)
     weights = m.active_params() * 2
     kv = 1024 * m.kv_bytes_per_token("f16")
     # the A40 streams its datasheet 696 GB/s at the median share published copies reach (llm.default_efficiency)
     stream = 696e9 * bandwidth_rates.shipped_typical_share() * eff.stream
     memory_s = (weights + kv) / stream
-    fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
+    fixed = m.layers * engine.kernels_per_layer * engine.launch_s
     assert s["decode_step_s"] == pytest.approx(memory_s + fixed)
     assert s["decode_bound"] == "memory" and s["decode_tokens_per_s"] == pytest.approx(1 / (memory_s + fixed))
     # a professional card: FP16 accumulate at the same rate; the tensor cores at the share of the
@@ -203,7 +206,7 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
     )
     # llama.cpp's attention multiplies each chunk by the whole cache filled so far: 512, then 1024
     window = (512 * 512 + 1024 * 512) / 1024
-    assert llm.attention_window(1024) == window == 768
+    assert llm.attention_window(1024, engine) == window == 768
     attention = chunk * 4 * m.layers * m.q_dim * window / peak
     # per token and layer outside the matrix multiplies, llama.cpp's float32 activations (4 bytes):
     # norms 8h, rotary 2(q+kv), residual adds 6h, SiLU and product 5f, merging heads 2q; FP16
@@ -213,7 +216,7 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
     passes = 8 * h + 2 * (q + kv) + 6 * h + 5 * f + 2 * q
     converts = (3 * h + 2 * q + 2 * h + f) + (2 * q + 2 * kv + 2 * h + 2 * f) + 2 * kv
     traffic = m.layers * (4 * passes + 6 * converts + 24 * 32 * window)
-    assert llm.prefill_traffic_bytes(m, "llama.cpp", window) == pytest.approx(traffic)
+    assert llm.prefill_traffic_bytes(m, engine, window) == pytest.approx(traffic)
     # the output head: one matrix-vector product for the prompt's last token
     head = m.vocab * m.hidden * 2 / stream / 1024
     prefill = (m.layers * layer + attention + chunk * traffic / stream) / chunk + head
@@ -222,14 +225,65 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batches(
     assert llm.attention_window(1024, "vllm") == 512
     assert llm.prefill_traffic_bytes(m, "vllm", 512) == pytest.approx(m.layers * 2 * passes)
     # many short sequences at once: the weights are read once for all of them, so the step turns compute-bound
-    one = llm.speeds(m, row, "f16", context=64, batch=1)
-    big = llm.speeds(m, row, "f16", context=64, batch=512)
+    one = llm.speeds(m, row, "f16", context=64, batch=1, engine=engine)
+    big = llm.speeds(m, row, "f16", context=64, batch=512, engine=engine)
     compute_s = 512 * (2 * m.active_params() + 4 * m.layers * m.q_dim * 64) / peak
     assert big["decode_bound"] == "compute" and big["decode_step_s"] == pytest.approx(compute_s + fixed)
     assert big["decode_tokens_per_s"] > 50 * one["decode_tokens_per_s"]
     # a quantised format reads fewer bytes but pays its unpacking on the CUDA cores
-    q = llm.speeds(m, row, "q4_k_m", context=1024, batch=1)
+    q = llm.speeds(m, row, "q4_k_m", context=1024, batch=1, engine=engine)
     assert q["decode_tokens_per_s"] > s["decode_tokens_per_s"]
+
+
+def test_llama_cpp_2025_multiplies_a_quantised_prompt_on_the_int8_tensor_cores(catalogue, monkeypatch):
+    """A current llama.cpp build (the ``llama.cpp`` profile) gives a quantised prompt to its MMQ
+    kernels on Turing and later: the packed weights multiply on the int8 tensor cores at the
+    profile's share of the sustained int8 rate, and every weight is unpacked and rescaled on the
+    CUDA cores once per 128-token column tile. Volta has no int8 mma and unpacks for cuBLAS."""
+    m = llm.resolve_model("llama-3-8b")
+    e = llm.ENGINES["llama.cpp"]
+    assert e.quantised_prefill == "mmq" and e.flash_attention
+    rtx = catalogue[catalogue["gpu"] == "GeForce RTX 4090"].iloc[0]
+    # the memory-bound terms out of the way: what is left is the multiplies, the unpacking and the head
+    monkeypatch.setattr(llm.speed, "SCALAR_BYTES_PER_SM_S", float("inf"))
+    monkeypatch.setattr(llm.speed, "streaming_gbs", lambda row, measured: 1e9)  # GB/s: 1e18 bytes/s
+    s = llm.speeds(m, rtx, "q4_0", context=512, prompt=512, engine=e)
+    eff = llm.default_efficiency()
+    int8 = rtx["int8_tensor_tops"] * 1e12 * matmul_rates.tensor_share(rtx)[0] * e.mmq_tensor_share
+    cuda = rtx["fp32_tflops"] * 1e12 * eff.cuda
+    peak = prec.fp16_accumulate_tflops(rtx) * 1e12 * eff.tensor * matmul_rates.tensor_share(rtx)[0]
+    sms = specs.sm_count(rtx)
+    unpack = m.layers * m.layer_params() * 4 * e.mmq_ops_per_weight / cuda  # 512 tokens: 4 column tiles
+    gemms = m.layers * sum(
+        2 * o * i * 512 / (int8 * llm.wave_utilization(o, 512, sms))
+        for o, i in [(m.q_dim, m.hidden), (m.kv_dim, m.hidden), (m.kv_dim, m.hidden), (m.hidden, m.q_dim)]
+        + [(m.ffn, m.hidden)] * 2
+        + [(m.hidden, m.ffn)]
+    )
+    attention = 512 * 4 * m.layers * m.q_dim * 256 / peak  # flash attention: half the window
+    assert llm.attention_window(512, e) == 256
+    one_s = unpack + gemms + attention
+    bits = llm.weights_format("q4_0").bits_per_weight
+    # the output head: one matrix-vector product per pass, at the per-SM rate of llama.cpp's kernels
+    head = m.vocab * m.hidden * bits / 8 / llm.gemv_rate(rtx, e.gemv_bytes_per_sm_cycle)
+    traffic = 512 * llm.prefill_traffic_bytes(m, e, 256) / 1e18
+    read = m.layers * m.layer_params() * bits / 8 / 1e18
+    assert read < one_s  # the packed weights' read hides under the multiplies
+    assert s["prefill_tokens_per_s"] == pytest.approx(512 / (one_s + traffic + head), rel=1e-6)
+    # on Volta the same prompt is unpacked to FP16 and multiplied by cuBLAS, as build 2824 did
+    monkeypatch.undo()
+    v100 = catalogue[catalogue["gpu"] == "V100 SXM2 32GB"].iloc[0]
+    unpacked = replace_engine(e, quantised_prefill="unpack")
+    assert llm.speeds(m, v100, "q4_0", prompt=512, engine=e) == llm.speeds(
+        m, v100, "q4_0", prompt=512, engine=unpacked
+    )
+    # and on an Ada card the int8 path is the faster one
+    assert (
+        llm.speeds(m, rtx, "q4_0", prompt=512, engine=e)["prefill_tokens_per_s"]
+        > llm.speeds(m, rtx, "q4_0", prompt=512, engine=unpacked)["prefill_tokens_per_s"]
+    )
+    with pytest.raises(ParameterError, match="engine 'tgi'"):
+        llm.resolve_engine("tgi")
 
 
 def test_bf16_weights_do_not_run_on_volta_and_say_why(catalogue):
@@ -444,16 +498,18 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     a100 = catalogue[catalogue["gpu"] == "A100 PCIe 80GB"].iloc[0]
     assert specs.sm_count(a100) == 108  # 6912 CUDA cores, 64 FP32 lanes per SM at compute capability 8.0
     s = llm.speeds(m, a100, "f16", context=64)
-    capped = 108 * 1410e6 * llm.GEMV_BYTES_PER_SM_CYCLE  # SMs x boost clock x bytes per SM per cycle
-    assert a100["boost_clock_mhz"] == 1410 and llm.gemv_rate(a100) == pytest.approx(capped)
+    engine = llm.ENGINES["llama.cpp"]  # speeds' default: llama.cpp's 2025 profile
+    per_sm = engine.gemv_bytes_per_sm_cycle
+    capped = 108 * 1410e6 * per_sm  # SMs x boost clock x bytes per SM per cycle
+    assert a100["boost_clock_mhz"] == 1410 and llm.gemv_rate(a100, per_sm) == pytest.approx(capped)
     # no run measured this A100's streaming rate: the datasheet at the measured GPUs' median share
     assert capped < a100["memory_bandwidth_gbs"] * 1e9 * bandwidth_rates.shipped_typical_share() * eff.stream
     # the rate rises with the clock: an H100 PCIe's SMs (114 at 1755 MHz) each stream 1755/1410 an A100's
     h100 = catalogue[catalogue["gpu"] == "H100 PCIe"].iloc[0]
     assert specs.sm_count(h100) == 114
-    assert llm.gemv_rate(h100) / 114 == pytest.approx(capped / 108 * 1755 / 1410)
+    assert llm.gemv_rate(h100, per_sm) / 114 == pytest.approx(capped / 108 * 1755 / 1410)
     weights = m.active_params() * 2 + 64 * m.kv_bytes_per_token()
-    fixed = m.layers * llm.KERNELS_PER_LAYER * llm.LAUNCH_S
+    fixed = m.layers * engine.kernels_per_layer * engine.launch_s
     assert s["decode_step_s"] == pytest.approx(weights / capped + fixed)
     # GeForce runs FP16 accumulation at twice its FP32-accumulate rate; llama.cpp's prompts use it
     rtx = catalogue[catalogue["gpu"] == "GeForce RTX 4090"].iloc[0]
@@ -461,11 +517,17 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     assert prec.fp16_accumulate_tflops(a100) == a100["fp16_tensor_tflops"]
     # llama.cpp's prompt kernels other than the matrix multiplies load one element a thread: the
     # A100 streams them at its per-SM rate too, the RTX 4090 (128 SMs x 10 GB/s above its 1008 GB/s) not
-    prompt = {g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096)["prefill_tokens_per_s"] for g in (a100, rtx)}
+    # (build 2824's path: a quantised prompt unpacked to FP16 by those kernels before cuBLAS multiplies it)
+    old = llm.ENGINES["llama.cpp-2024"]
+    prompt = {
+        g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096, engine=old)["prefill_tokens_per_s"]
+        for g in (a100, rtx)
+    }
     with monkeypatch.context() as patch:
         patch.setattr(llm.speed, "SCALAR_BYTES_PER_SM_S", float("inf"))
         lifted = {
-            g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096)["prefill_tokens_per_s"] for g in (a100, rtx)
+            g["gpu"]: llm.speeds(m, g, "q4_k_m", prompt=4096, engine=old)["prefill_tokens_per_s"]
+            for g in (a100, rtx)
         }
     assert lifted["A100 PCIe 80GB"] > 1.1 * prompt["A100 PCIe 80GB"]
     assert lifted["GeForce RTX 4090"] == pytest.approx(prompt["GeForce RTX 4090"])
@@ -499,11 +561,10 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
     running_on = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192, gpus=4)
     tokens_per_s = 16 * llm.PROMPT_CHUNK / (t + 3 * hop + 15 * (9 * t / 32 + hop))
     assert running_on["prefill_tokens_per_s"] == pytest.approx(tokens_per_s)
-    monkeypatch.setitem(llm.ENGINES["llama.cpp"], "pipeline_across_passes", False)
-    drained = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192, gpus=4)
+    drained_engine = dataclasses.replace(llm.ENGINES["llama.cpp"], pipeline_across_passes=False)
+    drained = llm.speeds(m, rtx, "q4_k_m", context=512, prompt=8192, gpus=4, engine=drained_engine)
     tokens_per_s = 4 * llm.PROMPT_CHUNK / (t + 3 * hop + 3 * (9 * t / 32 + hop))
     assert drained["prefill_tokens_per_s"] == pytest.approx(tokens_per_s)
-    monkeypatch.setitem(llm.ENGINES["llama.cpp"], "pipeline_across_passes", True)
     # with more GPUs than copies the host's wait paces it: on 8 equal GPUs every 4 micro-batches take
     # one micro-batch's trip through all 8 (16 micro-batches: 32 stage times, against 16 + 8 - 1 without)
     assert llm.pipeline_makespan([1.0] * 8, 16) == 32 and llm.pipeline_makespan([1.0] * 8, 16, 10**6) == 23
@@ -513,7 +574,10 @@ def test_what_holds_fast_gpus_back_in_decode_and_prefill(catalogue, monkeypatch)
 
 
 def test_a_pair_one_source_measured_gets_its_published_ratio_beside_the_prediction():
-    _, verdicts = llm.pair_answers([("A100 PCIe 80GB", "RTX A6000")], ["llama-3-8b"], "q4_k_m", 8192)
+    # the one source of both ran llama.cpp builds of 2024
+    _, verdicts = llm.pair_answers(
+        [("A100 PCIe 80GB", "RTX A6000")], ["llama-3-8b"], "q4_k_m", 8192, engine="llama.cpp-2024"
+    )
     ref = llm.reference._graded_reference()
     run = ref[
         (ref["gpus"] == 1)
@@ -583,8 +647,16 @@ def test_tensor_parallel_decode_by_hand(catalogue):
     fixed = m.layers * llm.VLLM_KERNELS_PER_LAYER * llm.LAUNCH_S  # vLLM fuses more than llama.cpp
     assert two["link"] == "NVLink"
     memory_one = one["decode_step_s"] - fixed
-    allreduce = 2 * m.layers * llm.ALLREDUCE_LATENCY_S["nvlink"]
+    # each all-reduce: its latency, and one token's FP16 hidden state, 2(n-1)/n of it through each GPU,
+    # over half the catalogue's bidirectional NVLink figure
+    moved = m.hidden * 2 * 2 * (2 - 1) / 2
+    allreduce = 2 * m.layers * (llm.ALLREDUCE_LATENCY_S["nvlink"] + moved / (a100["nvlink_gbs"] / 2 * 1e9))
     assert two["decode_step_s"] == pytest.approx(memory_one / 2 + fixed + allreduce)
+    # at a batch of 512 the bytes outweigh the latency, and over PCIe the step is slower
+    assert 512 * moved / (a100["nvlink_gbs"] / 2 * 1e9) > llm.ALLREDUCE_LATENCY_S["nvlink"]
+    nvlink = llm.speeds(m, a100, "f16", context=1024, gpus=2, batch=512, engine="vllm")
+    pcie = llm.speeds(m, a100, "f16", context=1024, gpus=2, batch=512, engine="vllm", link="pcie")
+    assert nvlink["link"] == "NVLink" and pcie["decode_step_s"] > nvlink["decode_step_s"]
 
 
 def test_llm_grading_takes_each_sources_own_ratio():
@@ -658,8 +730,7 @@ def test_a_single_gpu_series_that_rises_with_length_is_left_out():
     assert "decode speed rises 4% from 512 to 1024" in why[16]
     # the shipped table: three runs, four series, and the grading leaves them out unless asked
     ref = llm.load_reference()
-    # (the prompts timed on another path than the model's are left out by a rule of their own, tested below)
-    out = ref[(llm.screened(ref) != "") & ~ref.index.isin(llm.other_prefill_path(ref).index)]
+    out = ref[llm.screened(ref) != ""]
     assert set(zip(out["gpu"], out["gpus"], out["model"], out["weights"], out["test"])) == {
         ("A100 SXM4 80GB", 1, "llama-3-8b", "f16", "pp"),
         ("L40S", 1, "llama-3-8b", "f16", "pp"),
@@ -759,13 +830,10 @@ def test_an_fp16_prompt_slower_than_its_unpacked_quantised_one_is_left_out():
         + series(4, "f16", "pp", (3000, 4000, 5000, 4500), build=4753, source="t")
     )  # MMQ: kept
     why = llm.screened(frame)
-    # (the MMQ build's quantised prompt is left out by its own rule: a path the model does not follow)
-    assert list(why != "") == [False] * 4 + [True] * 4 + [False] * 12 + [True] * 4 + [False] * 4
+    # (the MMQ build's quantised prompt is kept: its profile follows the int8 kernels)
+    assert list(why != "") == [False] * 4 + [True] * 4 + [False] * 20
     assert why[4].startswith(
         "its FP16 prefill is slower than its q4_k_m's (2500 against 9000 tokens/s at 1024"
-    )
-    assert why[20].startswith(
-        "build 4753 ran this prompt with its q4_k_m weights in llama.cpp's int8 kernels (MMQ"
     )
     # the comparison behind it, one row per run with both (the MMQ build's run is not one)
     runs = llm.fp16_against_unpacked(frame).set_index("gpus")
@@ -890,6 +958,7 @@ def test_a_published_run_that_set_its_micro_batches_is_predicted_with_them(tmp_p
             prompt=prompt,
             prompt_chunk=int(r["n_ubatch"]),
             prompt_batch=int(r["n_batch"]),
+            engine=llm.engine_of_run(r["engine"]),  # builds of 2024
         )
         assert llm.predict_reference(own.loc[[i]]).iloc[0] == pytest.approx(
             s["prefill_tokens_per_s"] if prompt else s["decode_tokens_per_s"]
@@ -956,14 +1025,17 @@ def test_only_llamacpps_decode_is_held_to_the_per_sm_rate():
     row = specs.load_catalogue().set_index("gpu").loc["H100 SXM5"]
     # the H100 SXM5's datasheet 3350 GB/s at the median share published copies reach
     stream = 3350e9 * bandwidth_rates.shipped_typical_share() * DEFAULT_EFFICIENCY.stream
-    capped = llm.gemv_rate({**row.to_dict(), "gpu": "H100 SXM5"})
+    cpp_engine = llm.ENGINES["llama.cpp"]
+    capped = llm.gemv_rate({**row.to_dict(), "gpu": "H100 SXM5"}, cpp_engine.gemv_bytes_per_sm_cycle)
     assert capped < stream
     vllm = llm.speeds(m, "H100 SXM5", "bf16", 64, engine="vllm")
     cpp = llm.speeds(m, "H100 SXM5", "bf16", 64, engine="llama.cpp")
     kv = 64 * m.kv_bytes_per_token("f16")
     weights = m.active_params() * 2
     assert vllm["decode_step_s"] == pytest.approx((weights + kv) / stream + m.layers * 11 * 5e-6, rel=1e-9)
-    assert cpp["decode_step_s"] == pytest.approx((weights + kv) / capped + m.layers * 14 * 5e-6, rel=1e-9)
+    fixed = m.layers * cpp_engine.kernels_per_layer * cpp_engine.launch_s
+    assert cpp_engine.kernels_per_layer == 14 and cpp_engine.launch_s == 4e-6
+    assert cpp["decode_step_s"] == pytest.approx((weights + kv) / capped + fixed, rel=1e-9)
 
 
 def _published_rows(**changes):
@@ -987,41 +1059,46 @@ def _published_rows(**changes):
 
 def test_published_check_takes_the_nearest_length_and_grades_the_prediction_there():
     ref = _published_rows()
-    got = llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 3000, "llama.cpp", reference=ref)
+    got = llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 3000, "llama.cpp-2024", reference=ref)
     assert got["published_source"] == "a-source" and got["published_tokens"] == 4096
     assert got["published_prefill_tokens_per_s"] == 2500.0 and got["published_decode_tokens_per_s"] == 70.0
     m = llm.resolve_model("llama-3-8b")
-    prefill = llm.speeds(m, "A40", "q4_k_m", 4096, prompt=4096)["prefill_tokens_per_s"]
-    decode = llm.speeds(m, "A40", "q4_k_m", 2048)[
+    prefill = llm.speeds(m, "A40", "q4_k_m", 4096, prompt=4096, engine="llama.cpp-2024")[
+        "prefill_tokens_per_s"
+    ]
+    decode = llm.speeds(m, "A40", "q4_k_m", 2048, engine="llama.cpp-2024")[
         "decode_tokens_per_s"
     ]  # 4096 generated: 2048 of context on average
     assert got["prefill_error_pct"] == pytest.approx(100 * (prefill / 2500 - 1))
     assert got["decode_error_pct"] == pytest.approx(100 * (decode / 70 - 1))
     assert (
-        llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 600, "llama.cpp", reference=ref)[
+        llm.published_check("llama-3-8b", "q4_k_m", "A40", 1, 600, "llama.cpp-2024", reference=ref)[
             "published_tokens"
         ]
         == 512
     )
     # several cards are another configuration; a batch of several sequences is not what was measured
-    four = llm.published_check("llama-3-8b", "q4_k_m", "A40", 4, 512, "llama.cpp", reference=ref)
+    four = llm.published_check("llama-3-8b", "q4_k_m", "A40", 4, 512, "llama.cpp-2024", reference=ref)
     assert four["published_prefill_tokens_per_s"] == 6000.0 and "published_decode_tokens_per_s" not in four
     batched = llm.published_check(
-        "llama-3-8b", "q4_k_m", "A40", 1, 512, "llama.cpp", decode=False, reference=ref
+        "llama-3-8b", "q4_k_m", "A40", 1, 512, "llama.cpp-2024", decode=False, reference=ref
     )
     assert "decode_error_pct" not in batched and batched["published_prefill_tokens_per_s"] == 3000.0
     # another engine, format, model or GPU: nothing to check against
     for args in (
         ("llama-3-8b", "q4_k_m", "A40", 1, 512, "vllm"),
-        ("llama-3-8b", "f16", "A40", 1, 512, "llama.cpp"),
-        ("llama-3-70b", "q4_k_m", "A40", 1, 512, "llama.cpp"),
-        ("llama-3-8b", "q4_k_m", "RTX A4000", 1, 512, "llama.cpp"),
+        ("llama-3-8b", "f16", "A40", 1, 512, "llama.cpp-2024"),
+        ("llama-3-70b", "q4_k_m", "A40", 1, 512, "llama.cpp-2024"),
+        ("llama-3-8b", "q4_k_m", "RTX A4000", 1, 512, "llama.cpp-2024"),
     ):
         assert llm.published_check(*args, reference=ref) == {}
 
 
 def test_the_table_shows_what_was_published_of_each_row(capsys):
-    table = llm.llm_table("llama-3-8b", "q4_k_m", 4096, 1, gpus=["A40", "RTX A4000"]).set_index("gpu")
+    # the one source of the A40 ran llama.cpp builds of 2024
+    table = llm.llm_table(
+        "llama-3-8b", "q4_k_m", 4096, 1, gpus=["A40", "RTX A4000"], engine="llama.cpp-2024"
+    ).set_index("gpu")
     a40, a4000 = table.loc["A40"], table.loc["RTX A4000"]
     shipped = llm.reference._graded_reference()
     row = shipped[
@@ -1036,7 +1113,10 @@ def test_the_table_shows_what_was_published_of_each_row(capsys):
     assert a40["published_tokens"] == 4096 and abs(a40["prefill_error_pct"]) < 50
     assert a4000[list(llm.PUBLISHED_COLUMNS)].isna().all()  # nobody published an RTX A4000 run
     assert (
-        cli.main(["llm", "--model", "llama-3-8b", "--context", "4096", "--gpu", "A40", "--gpu", "RTX A4000"])
+        cli.main(
+            ["llm", "--model", "llama-3-8b", "--context", "4096", "--engine", "llama.cpp-2024"]
+            + ["--gpu", "A40", "--gpu", "RTX A4000"]
+        )
         == 0
     )
     out = capsys.readouterr().out
@@ -1106,112 +1186,77 @@ def _rows_of_several_builds() -> list[list[str]]:
 
 
 def test_engine_scope_says_which_versions_graded_decode_and_prefill(tmp_path, monkeypatch):
-    """The speeds' scope is read off the reference rows: each source's llama.cpp builds as a range,
-    decode and prefill apart; a quantised prompt is modelled as the builds before MMQ run it, which
-    the text says a current build does not; vLLM's prefill, which no row times, is ungraded."""
+    """Each profile's scope: the versions and dates it describes, then the engine versions of the
+    reference rows it is graded on (each source's llama.cpp builds as a range), decode and prefill
+    apart; vLLM's prefill, which no row times, is ungraded."""
     rows = _rows_of_several_builds()
     vllm = rows[-1]
     col = {name: i for i, name in enumerate(rows[0])}
     path = tmp_path / "reference_llm.csv"
     _reference_lines(path, rows)
     monkeypatch.setattr(llm.reference, "REFERENCE_PATH", path)
-    caches = (llm.reference._graded_reference, llm.grading._other_path_summary)
-    for cached in caches:
-        cached.cache_clear()
+    llm.reference._graded_reference.cache_clear()
     try:
-        quantised = llm.engine_scope("llama.cpp", "q4_k_m")
-        f16 = llm.engine_scope("llama.cpp", "f16")
+        old = llm.engine_scope("llama.cpp-2024")
+        current = llm.engine_scope("llama.cpp")
         served = llm.engine_scope("vllm", "bf16")
+        trt = llm.engine_scope("trt-llm")
     finally:
-        for cached in caches:
-            cached.cache_clear()
-    assert quantised.startswith(
-        "llama.cpp's decode is graded on builds 2824-2843 and 4753, its prefill on build "
-        "2824 only (flash attention off). Its prefill of q4_k_m is modelled as those builds "
-        "run it: every weight unpacked to FP16"
+        llm.reference._graded_reference.cache_clear()
+    assert old == (
+        "The llama.cpp-2024 profile describes builds 2824-2843 (May 2024); its decode is graded on "
+        "builds 2824-2843, its prefill on build 2824."
     )
-    assert (
-        f"from build {llm.LLAMA_CPP_MMQ_BUILD} on llama.cpp multiplies a quantised prompt on the int8 tensor "
-        "cores (MMQ) instead"
-        in quantised
-        and quantised.endswith("outside what was graded.")
-    )
-    # 16-bit weights take the same path on every build: no caveat
-    assert (
-        f16 == "llama.cpp's decode is graded on builds 2824-2843 and 4753, its prefill on build 2824 only "
-        "(flash attention off)."
+    assert current == (
+        "The llama.cpp profile describes builds 4400 and later (2025 on); its decode is graded on build 4753; "
+        "its prefill is not graded: no source here times a prompt apart from serving it."
     )
     weights = vllm[col["weights"]]
     assert served == (
-        f"vLLM's decode is graded on vLLM 0.22.1 (weights {weights}); its prefill is not graded: "
-        "no source here times a prompt apart from serving it."
+        f"The vllm profile describes vLLM 0.22 (2026); its decode is graded on vLLM 0.22.1 (weights {weights}); "
+        "its prefill is not graded: no source here times a prompt apart from serving it."
     )
+    assert trt.startswith("The trt-llm profile describes TensorRT-LLM") and "its decode is not graded" in trt
     with pytest.raises(ParameterError, match="engine 'tgi'"):
         llm.engine_scope("tgi", "f16")
 
 
-def test_prompts_timed_on_another_path_are_left_out_with_what_differs():
-    """A current llama.cpp (SpareCores' build 4753) gives a quantised prompt to its int8 kernels (MMQ) on
-    Turing and later GPUs, and those runs had flash attention on; on the V100 the prompt still goes to
-    cuBLAS unpacked. The model's prefill is build 2824's, so those prompts are published beside the
-    grading, each with what differs; build 2824's prompts and every decode stay graded."""
+def test_a_current_builds_prompts_are_graded_under_its_own_profile():
+    """SpareCores' build 4753 ran its prompts with flash attention on and, on Turing and later, a
+    quantised prompt in the int8 kernels: the ``llama.cpp`` profile follows both, so those prompts are
+    graded, predicted with that profile and the flash attention their run names."""
     ref = llm.by_configuration(llm.load_reference())
-    other = llm.other_prefill_path(ref)
     why = llm.screened(ref)
-    current = ref["engine"].str.contains("build 4753")
-    assert set(other.index) == set(ref.index[current & (ref["test"] == "pp")]) and len(other) > 50
-    assert (why[other.index] == other).all()
-    cc = ref["gpu"].map(specs.load_catalogue().set_index("gpu")["compute_capability"].astype(float))
-    for i, text in other.items():
-        assert text.startswith("build 4753 ran this prompt with ") and text.endswith(
-            "flash attention on; the model follows build 2824 (weights unpacked to FP16 for cuBLAS, attention "
-            "scores through memory)"
-        )
-        assert ("int8 kernels (MMQ" in text) == (cc[i] >= 7.5), (ref.at[i, "gpu"], text)
-    assert {ref.at[i, "gpu"] for i, t in other.items() if "MMQ" not in t} == {
-        "V100 PCIe 16GB",
-        "V100 SXM2 16GB",
-        "V100 SXM2 32GB",
-    }
-    # build 2824's prompts are not touched by this rule (the other rules leave out a few), nor is any decode
+    current = ref[ref["engine"].str.contains("build 4753") & (ref["test"] == "pp")]
+    assert len(current) > 50 and (current["engine"].map(llm.engine_of_run) == "llama.cpp").all()
+    assert (why[current.index] == "").mean() > 0.9
+    r = current.iloc[0]
+    assert llm.reference.flash_attention_of(r["engine"]) is True
+    predicted = llm.predict_reference(current.iloc[[0]]).iloc[0]
+    by_hand = llm.speeds(
+        llm.resolve_model(r["model"]),
+        r["gpu"],
+        r["weights"],
+        int(r["tokens"]),
+        gpus=int(r["gpus"]),
+        prompt=int(r["tokens"]),
+        engine="llama.cpp",
+        flash_attention=True,
+    )["prefill_tokens_per_s"]
+    assert predicted == pytest.approx(by_hand)
+    # build 2824's rows belong to the 2024 profile
     old = ref[ref["source"] == "xiongjiedai-llama3"]
-    assert not set(other.index) & set(old.index) and not why[old.index].str.startswith("build ").any()
-    # of its 312 prompts, 248 are graded: this rule leaves out none of them
-    assert (why[old.index][old["test"] == "pp"] == "").sum() == 248
-    assert (ref.loc[other.index, "test"] == "pp").all()
+    assert (old["engine"].map(llm.engine_of_run) == "llama.cpp-2024").all()
 
 
 def test_gpukit_llm_says_what_its_speeds_describe(capsys):
-    assert cli.main(["llm", "--model", "llama-3-8b", "--weights", "q4_k_m", "--gpu", "A40"]) == 0
+    base = ["llm", "--model", "llama-3-8b", "--gpu", "A40"]
+    assert cli.main([*base, "--weights", "q4_k_m"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[2] == llm.engine_scope("llama.cpp", "q4_k_m") and "(MMQ)" in out[2]
-
-
-def test_the_prompts_on_another_path_are_set_against_the_model_per_gpu_and_length():
-    """other_path_table: per GPU the path its left-out prompts took and published over predicted at
-    each length, the median over its models (checked by hand for the T4 at 512 tokens);
-    other_path_grading: their pairs graded among themselves."""
-    ref = llm.by_configuration(llm.load_reference())
-    table = llm.other_path_table(ref).set_index("gpu")
-    assert list(table.columns[:3]) == ["compute_capability", "path", "configurations"]
-    assert [c for c in table.columns if c.startswith("pp")] == ["pp512", "pp1024", "pp4096", "pp16384"]
-    assert table.loc["T4", "path"] == "int8 kernels (MMQ), flash attention"
-    assert table.loc["V100 SXM2 16GB", "path"] == "unpacked to FP16 for cuBLAS, flash attention"
-    assert pd.isna(table.loc["T4", "pp16384"])  # SpareCores ran no 16384-token prompt on the T4
-    t4 = ref[
-        (ref["gpu"] == "T4")
-        & (ref["test"] == "pp")
-        & (ref["tokens"] == 512)
-        & ref.index.isin(llm.other_prefill_path(ref).index)
-    ]
-    by_hand = [
-        r.throughput_tokens_s
-        / llm.speeds(llm.resolve_model(r.model), "T4", r.weights, 512, prompt=512)["prefill_tokens_per_s"]
-        for r in t4.itertuples()
-    ]
-    assert len(by_hand) == 2 and table.loc["T4", "pp512"] == pytest.approx(sum(by_hand) / 2)  # two models
-    assert table["configurations"].sum() == len(llm.other_prefill_path(ref))
-    graded = llm.other_path_grading(ref)
-    rows = ref.loc[llm.other_prefill_path(ref).index]
-    assert graded == llm.summarize(llm.validation_table(rows, include_screened=True), "pp")
-    assert 0 < graded["within_tolerance"] < graded["pairs"]
+    assert "with llama.cpp (builds 4400 and later, flash attention on)" in out[0]
+    assert out[2] == llm.engine_scope("llama.cpp", "q4_k_m")
+    assert cli.main([*base, "--weights", "q4_k_m", "--flash-attention", "off"]) == 0
+    assert "flash attention off" in capsys.readouterr().out.splitlines()[0]
+    # a weights format the engine does not serve: which engines do
+    assert cli.main([*base, "--weights", "awq-4bit", "--engine", "llama.cpp"]) == 2
+    assert "llama.cpp does not serve awq-4bit weights" in capsys.readouterr().err

@@ -75,56 +75,20 @@ def test_a_layer_splits_single_micro_batch_is_set_against_one_card(page, monkeyp
     assert lines[8] == "| H | 2 | m | w | 1.00 | 1.00 | 0.25 | 1.00 |  |  |"
 
 
-def test_prompts_on_another_path_are_set_against_the_model_apart(page, monkeypatch):
-    """The prompts llm.other_prefill_path leaves out get a section of their own: the pairs among them
-    graded as the rest are, and per GPU the median of published over predicted at the shortest and
-    longest prompt, with the path each took (worked by hand on made-up rows)."""
-    engine = "llama.cpp build 4753 (commit x), flash attention on (-fa 1)"
-    published = {
-        ("T4", 512): 1200.0,
-        ("T4", 4096): 1000.0,
-        ("V100 SXM2 16GB", 512): 3000.0,
-        ("V100 SXM2 16GB", 4096): 2000.0,
+def test_the_engine_section_states_each_target_met_or_not(page):
+    """The current llama.cpp's targets (decode 90 % within ±20 %, prefill 75 % within ±25 %, winners
+    95 %) are stated against the grading, met or not; a profile with no runs of its own says so."""
+    engines = importlib.import_module("llm_page.engines")
+    graded = {
+        "tg": {"pairs": 100, "within_tolerance": 89, "decisive_pairs": 50, "winners_right": 48},
+        "pp": {"pairs": 10, "within_tolerance": 8, "decisive_pairs": 20, "winners_right": 18},
     }
-    predicted = {
-        ("T4", 512): 1000.0,
-        ("T4", 4096): 1000.0,
-        ("V100 SXM2 16GB", 512): 3000.0,
-        ("V100 SXM2 16GB", 4096): 2500.0,
-    }
-    ref = pd.DataFrame(
-        [
-            {
-                "source": "s",
-                "gpu": g,
-                "gpus": 1,
-                "split": "layer",
-                "model": "llama-1-7b",
-                "weights": "q4_k_m",
-                "test": "pp",
-                "tokens": t,
-                "throughput_tokens_s": v,
-                "engine": engine,
-            }
-            for (g, t), v in published.items()
-        ]
+    assert engines._targets(graded) == (
+        "Targets for a current llama.cpp: decode 89% within ±20% against a target of 90% (not met), winners 96% "
+        "against 95% (met); prefill 80% within ±25% against a target of 75% (met), winners 90% against 95% "
+        "(not met)."
     )
-    monkeypatch.setattr(
-        llm.grading,  # where other_path_table and other_path_grading look it up
-        "predict_reference",
-        lambda frame, *args, **kwargs: pd.Series(
-            [predicted[(r.gpu, r.tokens)] for r in frame.itertuples()], index=frame.index
-        ),
+    lines = engines.engine_section("trt-llm")
+    assert lines[1].startswith("### trt-llm (TensorRT-LLM") and lines[-1].startswith(
+        "No published single-GPU run"
     )
-    lines = page.current_build_section(ref)
-    assert lines[1] == "## Prompts on a current llama.cpp, beside the grading"
-    # pairs: at 512 V100/T4 published 2.5, predicted 3.0 (+20.0%: within); at 4096 2.0 against 2.5 (+25%: not)
-    assert "4 configurations' prompts from llama.cpp build 4753 (s)" in lines[3]
-    assert "1 of 2 pairs within ±20%, winners right in 2 of 2, median error 22.5%" in lines[3]
-    assert lines[5] == "| GPU | compute capability | path | configurations | pp512 | pp4096 |"
-    assert lines[7] == "| T4 | 7.5 | int8 kernels (MMQ), flash attention | 2 | 1.20 | 1.00 |"
-    assert (
-        lines[8]
-        == "| V100 SXM2 16GB | 7.0 | unpacked to FP16 for cuBLAS, flash attention | 2 | 1.00 | 0.80 |"
-    )
-    assert page.current_build_section(ref.assign(engine="llama.cpp build 2824 (commit y)")) == []

@@ -1348,11 +1348,18 @@ def test_llm_fit_heatmap_cells_are_the_share_of_memory_needed():
 def test_llm_decode_figure_points_are_the_predicted_decode_speeds(catalogue):
     from gpukit import llm
 
+    # the 2024 profile: its source published the A40, V100 and H100
     table = llm.llm_table(
-        "llama-3-8b", "q4_k_m", 4096, 1, ["A40", "RTX A4000", "V100 SXM2 32GB", "H100 SXM5"]
+        "llama-3-8b",
+        "q4_k_m",
+        4096,
+        1,
+        ["A40", "RTX A4000", "V100 SXM2 32GB", "H100 SXM5"],
+        engine="llama.cpp-2024",
     )
     ax = plots.llm_decode_figure(table, catalogue).axes[0]
     assert "llama-3-8b" in ax.get_title() and "memory bandwidth (GB/s)" in ax.get_xlabel()
+    assert ax.get_title().endswith("llama.cpp-2024 (builds 2824-2843, flash attention off)")
     assert "tokens/s" in ax.get_ylabel()
     bw = catalogue.set_index("gpu")["memory_bandwidth_gbs"]
     expected = [(bw[g], t) for g, t in zip(table["gpu"], table["decode_tokens_per_s"])]

@@ -8,18 +8,19 @@ variant itself.
 from .ablations import ablations_section
 from .baselines import baselines_section
 from .decoder_memory import decoder_memory_section
+from .engines import engines_section
 from .intro import intro_lines
 from .pairs import largest_errors_section, misses_section, seed_pairs_section, summary_section
 from .pipeline import several_gpus_section
 from .ratios import decode_ratio_section, prefill_ratio_section
-from .screened import current_build_section, screened_section
+from .screened import screened_section
 
 __all__ = [
     "ablations_section",
     "baselines_section",
-    "current_build_section",
     "decode_ratio_section",
     "decoder_memory_section",
+    "engines_section",
     "intro_lines",
     "largest_errors_section",
     "misses_section",

@@ -49,18 +49,15 @@ def intro_lines(rows, everything, why) -> list[str]:
         "elementwise kernels and dequantisation, llama.cpp's kernels loading one element a thread (the "
         "tables below show each GPU with and without it); and "
         f"{llm.LAYER_HOP_S * 1e6:g} µs per GPU boundary of a layer split.",
-        "- The SpareCores rows grade the model out of sample: the same constants on other builds, GPUs (the T4, "
-        "L4, A10 and three V100s among them) and models, and vLLM (`sparecores-vllm`: 16-bit weights, one request "
-        "at a time, tensor parallel on several GPUs) where the first source has only llama.cpp. Only their text "
-        "generation is graded. llama.cpp's prompt runs are in the data and left out of the grading (`gpukit.llm."
-        "other_prefill_path`; a section below sets them against the model): at build 4753 it multiplies a quantised "
-        "prompt on the int8 tensor cores of Turing and later GPUs (its MMQ kernels: `ggml_cuda_should_use_mmq` in "
-        "`ggml/src/ggml-cuda/mmq.cu`, read at build 4748; on the V100 a prompt still goes to cuBLAS), unpacking each "
-        "tile on chip and rescaling every 32-value block of the result on the CUDA cores, and these runs had flash "
-        "attention on, a path the model does not follow (it unpacks the weights to FP16 for cuBLAS and sends the "
-        "attention scores through memory, the first source's path). vLLM's prompt timings are not in the data: its "
-        "benchmark times the first token of a request served over HTTP, which adds the server's handling to the "
-        "prompt.",
+        "- Each row is predicted with the engine profile its run belongs to (`gpukit.llm.engine_of_run`): "
+        f"llama.cpp builds before {llm.LLAMA_CPP_2025_BUILD} with `llama.cpp-2024` (the constants above), later "
+        "builds with `llama.cpp`, whose profile follows their path: flash attention as the run set it, and a "
+        "quantised prompt multiplied on the int8 tensor cores of Turing and later GPUs (the MMQ kernels: "
+        "`ggml_cuda_should_use_mmq` in `ggml/src/ggml-cuda/mmq.cu`, read at build 4748; on the V100 a prompt "
+        "still goes to cuBLAS unpacked), each weight unpacked and rescaled on the CUDA cores once per column tile. "
+        "vLLM's rows (`sparecores-vllm`: 16-bit weights, one request at a time, tensor parallel on several GPUs) "
+        "are graded on decode only: its benchmark times the first token of a request served over HTTP, which "
+        "adds the server's handling to the prompt.",
         "- The per-SM cap belongs to llama.cpp's kernels: vLLM's decode is predicted at the streaming rate, "
         "as its runs show (the per-GPU decode table below gives both).",
         "",

@@ -26,9 +26,9 @@ def decode_ratio_section(ref, cat) -> list[str]:
     ]
     single = ref[(ref["gpus"] == 1) & (ref["test"] == "tg")]
     modelled = single["throughput_tokens_s"] / llm.predict_reference(single)
-    with engines("gemv_per_sm", True):
+    with engines("gemv_bytes_per_sm_cycle", llm.ENGINES["llama.cpp"].gemv_bytes_per_sm_cycle):
         capped = single["throughput_tokens_s"] / llm.predict_reference(single)
-    with engines("gemv_per_sm", False):
+    with engines("gemv_bytes_per_sm_cycle", None):
         uncapped = single["throughput_tokens_s"] / llm.predict_reference(single)
     for source, gpu in sorted(set(zip(single["source"], single["gpu"]))):
         sel = (single["gpu"] == gpu) & (single["source"] == source)

@@ -75,7 +75,7 @@ def screened_section(everything, why) -> list[str]:
         "",
         "## Left out of the grading",
         "",
-        "Four rules leave a series (one run, one test, every length) out whole (`gpukit.llm.screened`). "
+        "Three rules leave a series (one run, one test, every length) out whole (`gpukit.llm.screened`). "
         f"On one GPU, a series that rises by more than {llm.RISING_TOLERANCE:.0%} with the length: llama.cpp "
         "prefills a prompt in 512-token micro-batches one after another, each attending to more context, and "
         "decodes each token over a longer cache, so one GPU's speed can only fall."
@@ -83,13 +83,7 @@ def screened_section(everything, why) -> list[str]:
         + f" On one GPU or several, an FP16 prefill series slower than the same run's quantised one by more than "
         f"{llm.UNPACKED_TOLERANCE:.0%} at some length: before build {llm.LLAMA_CPP_MMQ_BUILD} llama.cpp unpacks "
         "a quantised prompt's weights to FP16 and multiplies them as FP16 (`ggml_cuda_op_mul_mat_cublas`), so "
-        "the FP16 prompt has less to do."
-        + _unpacked_text(everything)
-        + _power_text(everything)
-        + " And a llama.cpp prompt timed on a path the model's prefill does not follow "
-        "(`gpukit.llm.other_prefill_path`: flash attention on, or a quantised prompt in the int8 kernels of a "
-        f"build from {llm.LLAMA_CPP_MMQ_BUILD} on, on compute capability {llm.MMQ_COMPUTE_CAPABILITY:g} and "
-        "later), set against the model in the section after the table.",
+        "the FP16 prompt has less to do." + _unpacked_text(everything) + _power_text(everything),
         "",
         "| GPU | cards | model | weights | test | published tokens/s, shortest to longest | why |",
         "|---|---:|---|---|---|---|---|",
@@ -132,39 +126,3 @@ def screened_section(everything, why) -> list[str]:
             + ".",
         ]
     return lines
-
-
-def current_build_section(everything) -> list[str]:
-    """The prompts timed on a path the model does not follow (``llm.other_prefill_path``: a current
-    llama.cpp's int8 kernels, flash attention), set against the model: what grading them would give
-    (``llm.other_path_grading``), and each GPU's published over predicted speed at the shortest and
-    longest prompt (``llm.other_path_table``)."""
-    table = llm.other_path_table(everything)
-    if table.empty:
-        return []
-    rows = everything.loc[llm.other_prefill_flags(everything).index]
-    g = llm.other_path_grading(everything)
-    short, long = rows["tokens"].min(), rows["tokens"].max()
-    out = [
-        "",
-        "## Prompts on a current llama.cpp, beside the grading",
-        "",
-        f"{len(rows)} configurations' prompts from llama.cpp {llm.engine_versions(rows)} "
-        f"({', '.join(sorted(rows['source'].unique()))}), left out of the grading "
-        "above because the model's prefill follows build 2824's path. Graded as the rest are, among themselves: "
-        f"{g['within_tolerance']} of {g['pairs']} pairs within ±{llm.RATIO_TOLERANCE:.0%}, winners right in "
-        f"{g['winners_right']} of {g['decisive_pairs']}, median error {g['median_abs_error_pct']:.1f}%. Published "
-        "over predicted tokens/s per GPU (the median over its models; `gpukit.llm.other_path_table` gives every "
-        "length), and the path the run's prompt took there:",
-        "",
-        f"| GPU | compute capability | path | configurations | pp{short} | pp{long} |",
-        "|---|---:|---|---:|---:|---:|",
-    ]
-    for _, r in table.iterrows():
-        cells = [r[f"pp{n}"] for n in (short, long)]
-        out.append(
-            f"| {r['gpu']} | {r['compute_capability']} | {r['path']} | {r['configurations']} | "
-            + " | ".join("—" if c != c else f"{c:.2f}" for c in cells)
-            + " |"
-        )
-    return out

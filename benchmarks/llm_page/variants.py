@@ -4,24 +4,25 @@ per-GPU and pipeline sections of docs/llm-accuracy.md grade beside the model as 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 from gpukit import llm, specs
 
 
 @contextlib.contextmanager
 def engines(flag: str, value, names=None):
-    """``flag`` of :data:`gpukit.llm.ENGINES` set to ``value`` for ``names`` (every engine by default)
-    while the block runs: ``gemv_per_sm`` holds decode to the per-SM streaming cap, ``scalar_kernels``
-    the prompt's other kernels, ``pipeline_across_passes`` and ``sched_copies`` a layer split's pipeline."""
+    """``flag`` of the profiles of :data:`gpukit.llm.ENGINES` named ``names`` (every one by default) set
+    to ``value`` while the block runs: ``gemv_bytes_per_sm_cycle`` holds decode to a per-SM streaming
+    cap (None: none), ``scalar_kernels`` the prompt's other kernels, ``pipeline_across_passes`` and
+    ``sched_copies`` a layer split's pipeline."""
     chosen = list(llm.ENGINES) if names is None else list(names)
-    saved = {name: llm.ENGINES[name][flag] for name in chosen}
+    saved = {name: llm.ENGINES[name] for name in chosen}
     for name in chosen:
-        llm.ENGINES[name][flag] = value
+        llm.ENGINES[name] = dataclasses.replace(saved[name], **{flag: value})
     try:
         yield
     finally:
-        for name, old in saved.items():
-            llm.ENGINES[name][flag] = old
+        llm.ENGINES.update(saved)
 
 
 #: The decode cap as a rate per second per SM that fits the first source best (the model's form before
@@ -33,7 +34,7 @@ PER_SECOND_CAP = 9e9
 def decode_cap_per_second():
     """llama.cpp's decode cap at :data:`PER_SECOND_CAP` per SM whatever the GPU's clock."""
     saved = llm.speed.gemv_rate
-    llm.speed.gemv_rate = lambda row: specs.sm_count(row) * PER_SECOND_CAP
+    llm.speed.gemv_rate = lambda row, per_sm=None: specs.sm_count(row) * PER_SECOND_CAP
     try:
         yield
     finally:

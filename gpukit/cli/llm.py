@@ -86,7 +86,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--batch", type=int, default=1, help="sequences served at once (or per fine-tuning step)")
     p.add_argument("--mode", choices=("infer", "lora", "qlora", "full"), default="infer")
-    p.add_argument("--kv-cache", choices=("f16", "q8_0"), default="f16", help="KV cache format")
+    p.add_argument(
+        "--kv-cache",
+        choices=("f16", "q8_0", "fp8"),
+        default="f16",
+        help="KV cache format (fp8: TensorRT-LLM, vLLM)",
+    )
     p.add_argument("--lora-rank", type=int, default=16)
     p.add_argument(
         "--lora-targets",
@@ -102,9 +107,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--engine",
-        choices=("llama.cpp", "vllm"),
-        help="serving engine: llama.cpp (FP16-accumulate prompts, layer split) or vllm (FP32 accumulate, "
-        "tensor parallel); default llama.cpp for GGUF quantisations, vllm otherwise",
+        choices=tuple(llm.ENGINES),
+        help="serving engine, a dated profile: llama.cpp (builds of 2025 on; layer split), llama.cpp-2024 "
+        "(builds 2824-2843), vllm or trt-llm (tensor parallel); default llama.cpp for GGUF quantisations, "
+        "vllm otherwise",
+    )
+    p.add_argument(
+        "--flash-attention",
+        choices=("on", "off"),
+        help="run attention fused (on) or through memory (off); default: the engine's own",
     )
     add_gpu_option(p)
     p.add_argument("--prices", action="append", metavar="FILE", help="your own price file(s)")
@@ -132,17 +143,18 @@ def run(args: argparse.Namespace) -> int:
         args.gpus,
         args.prices,
         args.engine,
+        flash_attention=None if args.flash_attention is None else args.flash_attention == "on",
     )
     if emit(frame, args.format):
         return 0
     m = llm.resolve_model(args.model)
-    engine = args.engine or llm.default_engine(weights)
-    _print_heading(args, frame, m, engine)
+    engine = llm.resolve_engine(args.engine or llm.default_engine(weights))
+    _print_heading(args, frame, m, engine, frame.attrs.get("engine", engine.label))
     if args.mode == "infer":
         cols = list(SERVING_COLUMNS)
         # graded in each setting the rows ran in (a GPU too small for the model runs on several)
         print(llm.grading_statement([args.gpus, *frame.attrs["cards"]], m.name, weights))
-        print(llm.engine_scope(engine, weights))
+        print(llm.engine_scope(engine.name, weights))
     else:  # a memory answer; speed and cost are for serving
         cols = list(FINETUNE_COLUMNS)
         print(
@@ -175,11 +187,11 @@ def _weights_served(args: argparse.Namespace) -> str:
     return args.weights or DEFAULT_WEIGHTS
 
 
-def _print_heading(args: argparse.Namespace, frame, m, engine: str) -> None:
+def _print_heading(args: argparse.Namespace, frame, m, engine, label: str) -> None:
     """One line: the model, what it does (served with which engine, or fine-tuned), on how many GPUs."""
     what = "inference" if args.mode == "infer" else f"{args.mode} fine-tuning"
-    many = f" on {args.gpus} GPUs each (split by {llm.ENGINES[engine]['split']})" if args.gpus > 1 else ""
-    what += f" with {engine}" if args.mode == "infer" else ""
+    many = f" on {args.gpus} GPUs each (split by {engine.split})" if args.gpus > 1 else ""
+    what += f" with {label}" if args.mode == "infer" else ""
     print(
         f"{m.name} ({m.params() / 1e9:.1f} B parameters), {what}, {frame['weights'].iloc[0]}, context "
         f"{args.context}, batch {args.batch}{many}"

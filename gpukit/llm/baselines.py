@@ -6,6 +6,8 @@
   token for everything else (kernel launches, synchronisation, sampling). The fixed time is
   fitted to the very pairs it is graded on (:func:`fit_fixed_cost`), which flatters it: a model
   that does not beat it is not worth its parts.
+* for prefill, ``tensor peak``: tokens/s in proportion to the datasheet FP16 tensor peak
+  (:func:`peak_predictions`).
 
 Each is graded as the model is (:func:`gpukit.grading.grade_pairs`, ``LLM_SPEED``) on the rows of
 one GPU each, so the three sit side by side on ``docs/llm-accuracy.md``.
@@ -54,11 +56,20 @@ def predictions(rows: pd.DataFrame, fixed_s: float, catalogue: pd.DataFrame | No
     return 1.0 / (weights / bandwidth + fixed_s)
 
 
-def grade(rows: pd.DataFrame, predicted, groups) -> pd.DataFrame:
+def grade(
+    rows: pd.DataFrame, predicted, groups, tolerance: grading.Tolerance = grading.LLM_SPEED
+) -> pd.DataFrame:
     """The pairs of ``rows`` (one source, model, weights, test and length each) graded with ``predicted``."""
     return grading.grade_pairs(
-        rows, groups, rows["throughput_tokens_s"], predicted, grading.LLM_SPEED, each=("gpu", "gpus")
+        rows, groups, rows["throughput_tokens_s"], predicted, tolerance, each=("gpu", "gpus")
     )
+
+
+def peak_predictions(rows: pd.DataFrame, catalogue: pd.DataFrame | None = None) -> np.ndarray:
+    """Prefill's naive prediction: tokens/s in proportion to the GPU's datasheet FP16 tensor peak (a
+    prompt's multiplies are compute-bound: the bare compute estimate)."""
+    cat = (specs.load_catalogue() if catalogue is None else catalogue).set_index("gpu")
+    return rows["gpu"].map(cat["fp16_tensor_tflops"]).astype(float).to_numpy()
 
 
 def fit_fixed_cost(rows: pd.DataFrame, groups, catalogue: pd.DataFrame | None = None) -> float:

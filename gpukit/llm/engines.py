@@ -5,8 +5,10 @@ weights format by default, and the roofline's factors the LLM model takes."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import re
+from dataclasses import dataclass, replace
 
+from ..errors import ParameterError
 from ..perfmodel import DEFAULT_EFFICIENCY
 
 #: Tokens of the prompt processed per step (llama.cpp's default micro-batch, vLLM's chunked prefill).
@@ -60,51 +62,173 @@ GEMV_BYTES_PER_SM_CYCLE = 6.0
 #: from 8 to 11 GB/s the fit moves without a trend, so the round figure stands
 #: (``docs/llm-accuracy.md`` shows each GPU's prompts with and without it).
 SCALAR_BYTES_PER_SM_S = 10e9
-#: Engines: how they multiply in prefill, what their prompt's activations cost in memory traffic,
-#: and how they spread a model over several GPUs.
-#:
-#: * llama.cpp (the build of ``data/reference_llm.csv``, 2824) dequantises to FP16 and calls cuBLAS
-#:   with FP16 accumulation for prompts (``ggml_cuda_op_mul_mat_cublas``: ``CUBLAS_COMPUTE_16F``),
-#:   keeps activations in float32 and so converts each matrix multiply's input to FP16 and its
-#:   output back (``to_fp16_cuda``/``to_fp32_cuda``), runs attention without flash attention by
-#:   default (the scores written, widened, soft-maxed and narrowed: :data:`SCORE_BYTES`) over the
-#:   whole key-value window of the chunk, and splits a model by layer;
-#: * PyTorch engines (vLLM, TensorRT-LLM) accumulate in FP32, keep FP16 activations, use flash
-#:   attention (no scores in memory, the causal half of the window) and split by tensor.
-#:
-#: ``pipeline_across_passes``: whether a layer split's pipeline runs on from one pass of
-#: :data:`PROMPT_BATCH` tokens into the next: llama-bench at build 2824 calls ``llama_decode`` once a
-#: pass and synchronises only at the end of the prompt, so llama.cpp's does. ``sched_copies``: the
-#: copies of each GPU's inputs llama.cpp's scheduler keeps (:data:`SCHED_COPIES`; the pipeline as
-#: :func:`pipeline_makespan` runs it over :func:`layer_stages`), or None for an engine without it (m
-#: micro-batches through n equal stages in m + n - 1 stage times). Graded with each part undone in
-#: ``docs/llm-accuracy.md``: the published 8B runs pipeline about as the source allows, the 70B runs
-#: less, which nothing read in the source explains.
-ENGINES = {
-    "llama.cpp": {
-        "accumulate": "fp16",
-        "split": "layer",
-        "activation_bytes": 4,
-        "converts": True,
-        "flash_attention": False,
-        "scalar_kernels": True,
-        "gemv_per_sm": True,
-        "kernels_per_layer": KERNELS_PER_LAYER,
-        "pipeline_across_passes": True,
-        "sched_copies": SCHED_COPIES,
-    },
-    "vllm": {
-        "accumulate": "fp32",
-        "split": "tensor",
-        "activation_bytes": 2,
-        "converts": False,
-        "flash_attention": True,
-        "scalar_kernels": False,
-        "gemv_per_sm": False,
-        "kernels_per_layer": VLLM_KERNELS_PER_LAYER,
-        "pipeline_across_passes": False,
-        "sched_copies": None,
-    },
+#: Weights formats llama.cpp serves (GGUF); the others default to a PyTorch engine.
+GGUF = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m", "q5_k_m")
+#: Weights formats the PyTorch engines (vLLM, TensorRT-LLM) serve.
+PYTORCH_WEIGHTS = ("f32", "f16", "bf16", "int8", "fp8", "fp4", "gptq-4bit", "awq-4bit")
+#: Kernels a decoder layer launches per step in TensorRT-LLM, which fuses more than vLLM: the
+#: norm with the residual add (2), QKV with rotary embedding into the paged cache (1), attention
+#: (1), the output projection (1), gate-up with the activation (1) and down (1).
+TRT_KERNELS_PER_LAYER = 7
+#: llama.cpp from 2025 on (build 4753 measured): what ``benchmarks/llm_accuracy.py`` fits to
+#: SpareCores' runs with a GPU family held out (``docs/llm-accuracy.md`` gives the fit and the
+#: held-out error): the per-SM rate of its matrix-vector products, the fixed time per kernel of a
+#: decode step (CUDA graphs replay the step), the share of the int8 tensor rate its MMQ prompt
+#: kernels reach, and the CUDA-core operations per weight and 128-token column tile they spend
+#: unpacking and rescaling.
+LLAMA_CPP_2025 = {
+    "gemv_bytes_per_sm_cycle": 7.0,
+    "launch_s": 4e-6,
+    "mmq_tensor_share": 0.7,
+    "mmq_ops_per_weight": 24.0,
+}
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A serving engine as a dated profile: what it is (``name``, the ``versions`` and ``dates`` its
+    figures describe, the published ``sources`` it is calibrated and graded on) and how it runs a
+    model, the parts :func:`gpukit.llm.speeds` takes from it.
+
+    * ``accumulate``: the accumulator of its prompt's matrix multiplies (llama.cpp's cuBLAS path:
+      FP16, ``CUBLAS_COMPUTE_16F``; PyTorch engines: FP32); ``split``: how it spreads a model over
+      several GPUs (by ``layer`` or by ``tensor``);
+    * ``activation_bytes``, ``converts``: its activations' size, and whether each matrix multiply's
+      input is converted to FP16 and its output back (llama.cpp's float32 activations,
+      ``to_fp16_cuda``/``to_fp32_cuda``);
+    * ``flash_attention``: attention without the scores in memory, over the causal half of the
+      window (its default; ``--flash-attention`` sets it);
+    * ``scalar_kernels``: the prompt's elementwise kernels load one element a thread
+      (:data:`SCALAR_BYTES_PER_SM_S`); ``gemv_bytes_per_sm_cycle``: the per-SM rate its decode's
+      matrix-vector products stream at (None: at the streaming rate);
+    * ``kernels_per_layer`` and ``launch_s``: the kernels a decoder layer launches per step and the
+      fixed time each costs (launch, synchronisation, the tail of a small grid);
+    * ``pipeline_across_passes``, ``sched_copies``: a layer split's prompt pipeline as llama.cpp's
+      scheduler runs it (:func:`gpukit.llm.speed.pipeline_makespan`);
+    * ``quantised_prefill``: how a quantised prompt multiplies: ``unpack`` (to FP16, then cuBLAS)
+      or ``mmq`` (llama.cpp's int8 kernels on compute capability :data:`MMQ_COMPUTE_CAPABILITY`
+      and later: ``ggml_cuda_should_use_mmq``), with ``mmq_tensor_share`` of the int8 tensor rate
+      and ``mmq_ops_per_weight`` CUDA-core operations per weight and column tile to unpack and
+      rescale;
+    * ``weights``: the formats it serves (``None``: every format of ``data/llm_weights.csv``)."""
+
+    name: str
+    versions: str
+    dates: str
+    sources: tuple[str, ...]
+    accumulate: str
+    split: str
+    activation_bytes: int
+    converts: bool
+    flash_attention: bool
+    scalar_kernels: bool
+    gemv_bytes_per_sm_cycle: float | None
+    kernels_per_layer: int
+    launch_s: float
+    pipeline_across_passes: bool
+    sched_copies: int | None
+    quantised_prefill: str = "unpack"
+    mmq_tensor_share: float = 0.0
+    mmq_ops_per_weight: float = 0.0
+    weights: tuple[str, ...] | None = None
+
+    @property
+    def label(self) -> str:
+        """The engine with its versions, as every table and page names it."""
+        fa = (
+            ""
+            if not self.name.startswith("llama.cpp")
+            else f", flash attention {'on' if self.flash_attention else 'off'}"
+        )
+        return f"{self.name} ({self.versions}{fa})"
+
+
+#: The first llama.cpp build of the current profile: builds of 2025 on (build 4400 is of early
+#: January 2025); the published runs of earlier builds belong to ``llama.cpp-2024``.
+LLAMA_CPP_2025_BUILD = 4400
+#: The first CUDA compute capability llama.cpp's int8 prompt kernels (MMQ) run on (Turing's int8 ``mma``).
+MMQ_COMPUTE_CAPABILITY = 7.5
+
+#: Engines as dated profiles. ``llama.cpp`` is the current one (builds from 2025 on), fitted to
+#: SpareCores' runs of build 4753 by ``benchmarks/llm_accuracy.py`` with a GPU family held out
+#: (``docs/llm-accuracy.md``); ``llama.cpp-2024`` keeps the calibration of builds 2824-2843 for the
+#: runs it describes.
+ENGINES: dict[str, Engine] = {
+    "llama.cpp": Engine(
+        name="llama.cpp",
+        versions="builds 4400 and later",
+        dates="2025 on",
+        sources=("sparecores-llamacpp",),
+        accumulate="fp16",
+        split="layer",
+        activation_bytes=4,
+        converts=True,
+        flash_attention=True,
+        scalar_kernels=True,
+        gemv_bytes_per_sm_cycle=LLAMA_CPP_2025["gemv_bytes_per_sm_cycle"],
+        kernels_per_layer=KERNELS_PER_LAYER,
+        launch_s=LLAMA_CPP_2025["launch_s"],
+        pipeline_across_passes=True,
+        sched_copies=SCHED_COPIES,
+        quantised_prefill="mmq",
+        mmq_tensor_share=LLAMA_CPP_2025["mmq_tensor_share"],
+        mmq_ops_per_weight=LLAMA_CPP_2025["mmq_ops_per_weight"],
+        weights=GGUF,
+    ),
+    "llama.cpp-2024": Engine(
+        name="llama.cpp-2024",
+        versions="builds 2824-2843",
+        dates="May 2024",
+        sources=("xiongjiedai-llama3",),
+        accumulate="fp16",
+        split="layer",
+        activation_bytes=4,
+        converts=True,
+        flash_attention=False,
+        scalar_kernels=True,
+        gemv_bytes_per_sm_cycle=GEMV_BYTES_PER_SM_CYCLE,
+        kernels_per_layer=KERNELS_PER_LAYER,
+        launch_s=LAUNCH_S,
+        pipeline_across_passes=True,
+        sched_copies=SCHED_COPIES,
+        weights=GGUF,
+    ),
+    "vllm": Engine(
+        name="vllm",
+        versions="vLLM 0.22",
+        dates="2026",
+        sources=("sparecores-vllm",),
+        accumulate="fp32",
+        split="tensor",
+        activation_bytes=2,
+        converts=False,
+        flash_attention=True,
+        scalar_kernels=False,
+        gemv_bytes_per_sm_cycle=None,
+        kernels_per_layer=VLLM_KERNELS_PER_LAYER,
+        launch_s=LAUNCH_S,
+        pipeline_across_passes=False,
+        sched_copies=None,
+        weights=PYTORCH_WEIGHTS,
+    ),
+    "trt-llm": Engine(
+        name="trt-llm",
+        versions="TensorRT-LLM 0.17-1.0",
+        dates="2025",
+        sources=("nvidia-trtllm",),
+        accumulate="fp32",
+        split="tensor",
+        activation_bytes=2,
+        converts=False,
+        flash_attention=True,
+        scalar_kernels=False,
+        gemv_bytes_per_sm_cycle=None,
+        kernels_per_layer=TRT_KERNELS_PER_LAYER,
+        launch_s=LAUNCH_S,
+        pipeline_across_passes=False,
+        sched_copies=None,
+        weights=PYTORCH_WEIGHTS,
+    ),
 }
 #: How several GPUs can share a model: a slice of every layer each (``tensor``) or whole layers each (``layer``).
 SPLITS = ("tensor", "layer")
@@ -117,8 +241,29 @@ SCORE_BYTES = 24
 CONVERT_BYTES = 6
 
 
-#: Weights formats llama.cpp serves (GGUF); the others default to a PyTorch engine.
-GGUF = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m", "q5_k_m")
+def resolve_engine(engine: str | Engine, flash_attention: bool | None = None) -> Engine:
+    """The :class:`Engine` named ``engine`` (or ``engine`` itself), with flash attention set where
+    ``flash_attention`` is given; a clear error for a name not in :data:`ENGINES`."""
+    if isinstance(engine, Engine):
+        e = engine
+    elif engine in ENGINES:
+        e = ENGINES[engine]
+    else:
+        raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
+    return e if flash_attention is None else replace(e, flash_attention=bool(flash_attention))
+
+
+def engine_of_run(published_engine: str) -> str:
+    """The profile of :data:`ENGINES` a published run's ``engine`` text belongs to: llama.cpp builds
+    before :data:`LLAMA_CPP_2025_BUILD` to ``llama.cpp-2024``, later ones to ``llama.cpp``; vLLM and
+    TensorRT-LLM to theirs."""
+    text = str(published_engine)
+    build = re.search(r"llama\.cpp build (\d+)", text)
+    if build:
+        return "llama.cpp" if int(build.group(1)) >= LLAMA_CPP_2025_BUILD else "llama.cpp-2024"
+    if text.lower().startswith(("tensorrt", "trt")):
+        return "trt-llm"
+    return "vllm"
 
 
 def default_engine(weights: str) -> str:

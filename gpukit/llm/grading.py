@@ -1,8 +1,7 @@
 """How right the LLM speed predictions are: every row of the published runs predicted
 (:func:`predict_reference`), every pair of GPU configurations one source measured graded on its
 speedup (:func:`validation_table`, :func:`summarize`), the lines that quote the grading beside a
-prediction, what the engines' speeds describe, and the prompts timed on another path set against the
-model beside the grading. ``docs/llm-accuracy.md`` is the page these make."""
+prediction and what each engine's speeds describe. ``docs/llm-accuracy.md`` is the page these make."""
 
 from __future__ import annotations
 
@@ -17,18 +16,16 @@ import pandas as pd
 
 from .. import cache, grading, specs
 from .. import precision as prec
-from ..errors import ParameterError
 from . import reference
-from .engines import ENGINES
-from .models import resolve_model, weights_format
+from .engines import resolve_engine
+from .models import resolve_model
 from .reference import (
-    LLAMA_CPP_MMQ_BUILD,
     _engine_of,
     _graded_reference,
     by_configuration,
+    flash_attention_of,
     llama_cpp_build,
     load_reference,
-    other_prefill_flags,
     reference_shipped,
     screened,
 )
@@ -43,17 +40,18 @@ WINNER_MARGIN = grading.LLM_SPEED.winner_margin
 
 
 def predict_reference(
-    reference: pd.DataFrame, catalogue: pd.DataFrame | None = None, efficiency=None
+    reference: pd.DataFrame, catalogue: pd.DataFrame | None = None, efficiency=None, engine=None
 ) -> pd.Series:
     """The model's tokens/s for every row of a reference table (NaN where the GPU cannot run it);
-    ``efficiency``: the roofline's factors (default :func:`default_efficiency`)."""
+    ``efficiency``: the roofline's factors (default :func:`default_efficiency`); ``engine``: one
+    profile for every row (default: the profile each row's engine names, :func:`engine_of_run`)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     out = []
     for _, r in reference.iterrows():
         m = resolve_model(r["model"])
         # a prompt of n tokens is prefilled at context n; n generated tokens see n/2 of context on average
         context = int(r["tokens"]) if r["test"] == "pp" else max(1, int(r["tokens"]) // 2)
-        engine = _engine_of(r["engine"])
+        profile = _engine_of(r["engine"]) if engine is None else engine
         # a run's own micro-batch and pass sizes, where it set them (llama-bench -ub, -b)
         sizes = {
             k: int(r[c])
@@ -70,7 +68,8 @@ def predict_reference(
                 gpus=int(r["gpus"]),
                 split=r["split"],
                 prompt=int(r["tokens"]) if r["test"] == "pp" else None,
-                engine=engine,
+                engine=profile,
+                flash_attention=flash_attention_of(r["engine"]),
                 efficiency=efficiency,
                 catalogue=cat,
                 **sizes,
@@ -247,104 +246,22 @@ def engine_versions(rows: pd.DataFrame) -> str:
     return " and ".join(llama + other)
 
 
-def engine_scope(engine: str, weights: str) -> str:
-    """What the speeds of ``engine`` with ``weights`` describe, and where the published sources
-    graded them (the engine versions their rows name, read off the shipped reference): llama.cpp's
-    prefill of a quantised prompt is modelled as the builds before :data:`LLAMA_CPP_MMQ_BUILD` run
-    it, which a current build does not."""
-    if engine not in ENGINES:
-        raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
+def engine_scope(engine, weights: str | None = None) -> str:
+    """What the speeds of ``engine`` (a name of :data:`ENGINES` or an :class:`Engine`) describe: the
+    profile's versions and dates, and the engine versions of the shipped runs it was graded on,
+    decode and prefill apart (read off the shipped reference); ``weights`` names the weights it
+    was graded with where the engine serves more than one kind."""
+    e = resolve_engine(engine)
     ref = _graded_reference()
-    mine = ref[ref["engine"].map(_engine_of) == engine]
+    mine = ref[ref["engine"].map(_engine_of) == e.name]
     decode = engine_versions(mine[mine["test"] == "tg"])
     prefill = engine_versions(mine[mine["test"] == "pp"])
-    name = "llama.cpp" if engine == "llama.cpp" else "vLLM"
-    text = f"{name}'s decode is graded on {decode}" if decode else f"{name}'s decode is not graded"
-    if engine != "llama.cpp":
-        graded_weights = ", ".join(sorted(set(mine["weights"]))) or "none"
-        text += f" (weights {graded_weights})" if decode else ""
-        return (
-            text
-            + (
-                "; its prefill is not graded: no source here times a prompt apart from serving it"
-                if not prefill
-                else f", its prefill on {prefill}"
-            )
-            + "."
-        )
-    text += (
-        f", its prefill on {prefill} only (flash attention off)" if prefill else "; its prefill is not graded"
-    )
-    if weights_format(weights).dequantized:
-        text += (
-            f". Its prefill of {weights} is modelled as those builds run it: every weight unpacked to FP16 and "
-            f"multiplied by cuBLAS; from build {LLAMA_CPP_MMQ_BUILD} on llama.cpp multiplies a quantised "
-            "prompt on the int8 tensor cores (MMQ) instead, a path the model does not follow, so prefill on a "
-            "current build is outside what was graded"
-        )
-        beside = _other_path_summary()
-        if beside:
-            text += f" ({beside})"
+    text = f"The {e.name} profile describes {e.versions} ({e.dates}); "
+    text += f"its decode is graded on {decode}" if decode else "its decode is not graded"
+    if decode and weights is not None:
+        text += f" (weights {', '.join(sorted(set(mine['weights'])))})"
+    if prefill:
+        text += f", its prefill on {prefill}"
+    else:
+        text += "; its prefill is not graded: no source here times a prompt apart from serving it"
     return text + "."
-
-
-def _other_path_rows(everything: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The configurations (``everything``: :func:`by_configuration` rows, the shipped ones by default)
-    whose prompts :func:`other_prefill_flags` finds, and their flags."""
-    if everything is None:
-        everything = by_configuration(load_reference())
-    flags = other_prefill_flags(everything)
-    return everything.loc[flags.index], flags
-
-
-def other_path_grading(everything: pd.DataFrame | None = None) -> dict:
-    """The prompts :func:`other_prefill_path` leaves out of the grading, graded among themselves as the
-    rest are (:func:`summarize` of their pairs)."""
-    rows, _ = _other_path_rows(everything)
-    return summarize(validation_table(rows, include_screened=True) if len(rows) else pd.DataFrame(), "pp")
-
-
-def other_path_table(everything: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per GPU, the prompts :func:`other_prefill_path` leaves out of the grading set against the model:
-    its compute capability, the path its prompts took, how many configurations, and published over
-    predicted tokens/s at each prompt length (``pp512``, ...: the median over its models)."""
-    rows, flags = _other_path_rows(everything)
-    columns = ["gpu", "compute_capability", "path", "configurations"]
-    if rows.empty:
-        return pd.DataFrame(columns=columns)
-    ratio = rows["throughput_tokens_s"] / predict_reference(rows)
-    cc = specs.load_catalogue().set_index("gpu")["compute_capability"]
-    lengths = sorted(rows["tokens"].astype(int).unique())
-    out = []
-    for gpu in sorted(rows["gpu"].unique()):
-        mine = rows["gpu"] == gpu
-        path = ("int8 kernels (MMQ)" if flags.loc[mine, "mmq"].any() else "unpacked to FP16 for cuBLAS") + (
-            ", flash attention" if flags.loc[mine, "flash_attention"].any() else ""
-        )
-        cells = {f"pp{n}": ratio[mine & (rows["tokens"] == n)].median() for n in lengths}
-        out.append(
-            {
-                "gpu": gpu,
-                "compute_capability": cc[gpu],
-                "path": path,
-                "configurations": int(mine.sum()),
-                **cells,
-            }
-        )
-    return pd.DataFrame(out)
-
-
-@functools.lru_cache(maxsize=1)
-def _other_path_summary() -> str:
-    """How the model fares, pair by pair, on the shipped prompts :func:`other_prefill_path` leaves out of
-    the grading, as a clause ('' where there are none)."""
-    if not reference_shipped():
-        return ""
-    rows, _ = _other_path_rows(None)
-    if rows.empty:
-        return ""
-    s = other_path_grading()
-    return (
-        f"the published prompts of {engine_versions(rows)}, set against it beside the grading: "
-        f"{s['within_tolerance']} of {s['pairs']} pairs within ±{RATIO_TOLERANCE:.0%}, docs/llm-accuracy.md"
-    )

@@ -66,7 +66,7 @@ WEIGHTS_SCHEMA: tuple[Field, ...] = (
 )
 
 #: Bytes per element of the key-value cache.
-KV_CACHE_BYTES = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32}
+KV_CACHE_BYTES = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32, "fp8": 1.0}
 
 
 @dataclass(frozen=True)

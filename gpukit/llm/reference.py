@@ -17,6 +17,7 @@ from .. import specs
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, Problem
 from ..resources import DATA_DIR
+from .engines import engine_of_run
 from .models import load_models, load_weights, weights_format
 
 REFERENCE_PATH = DATA_DIR / "reference_llm.csv"
@@ -150,14 +151,8 @@ LLAMA_CPP_MMQ_BUILD = 3216
 #: is the faster of the two. An FP16 series slower than a quantised one of the same run by more than
 #: this share at some length was disturbed, and :func:`screened` leaves it out.
 UNPACKED_TOLERANCE = 0.10
-#: The first CUDA compute capability whose GPUs llama.cpp from :data:`LLAMA_CPP_MMQ_BUILD` on gives a
-#: quantised prompt to its int8 kernels (MMQ) at any size (``new_mma_available``: Turing's int8 mma);
-#: on Volta a prompt of 64 tokens or more still goes to cuBLAS unpacked (``ggml_cuda_should_use_mmq``
-#: in ``ggml/src/ggml-cuda/mmq.cu``, read at build 4748).
-MMQ_COMPUTE_CAPABILITY = 7.5
-#: What the model's llama.cpp prefill follows: build 2824's path, flash attention off, a quantised
-#: prompt unpacked to FP16 for cuBLAS. A prompt a run timed another way is published beside the
-#: graded ones and left out of the grading (:func:`screened`).
+#: What a published llama.cpp run's ``engine`` text says when it ran with flash attention on
+#: (:func:`flash_attention_of`); the prediction of that row follows it.
 FLASH_ATTENTION_ON = "flash attention on"
 #: A run whose GPUs' power limit (``power_limit_w``: the lowest nvidia-smi showed among them) sat below
 #: this share of the board's datasheet power (the catalogue's ``tdp_w``) ran its compute-bound prompts
@@ -166,6 +161,15 @@ FLASH_ATTENTION_ON = "flash attention on"
 #: so it stays in. (The H100 PCIe's datasheet lets its power be set from 300 to 350 W: 310 W is a
 #: stock setting, inside this share.)
 POWER_LIMIT_SHARE = 0.85
+
+
+def flash_attention_of(engine) -> bool | None:
+    """Whether a reference row's ``engine`` text says flash attention was on (True), off (False),
+    or neither (None: the engine's default)."""
+    text = str(engine)
+    if FLASH_ATTENTION_ON in text:
+        return True
+    return False if "flash attention off" in text else None
 
 
 def llama_cpp_build(engine) -> int | None:
@@ -227,54 +231,7 @@ def screened(reference: pd.DataFrame) -> pd.Series:
                 f"one GPU's {'prefill' if series['test'].iloc[0] == 'pp' else 'decode'} speed "
                 f"rises {up:.0%} from {a} to {b} tokens; it can only fall as the length grows"
             )
-    for i, why in other_prefill_path(reference).items():
-        reason[i] = why
     return reason
-
-
-def other_prefill_flags(reference: pd.DataFrame) -> pd.DataFrame:
-    """The llama.cpp prompts of ``reference`` timed on a path the model's prefill does not follow, one
-    row each (index labels of ``reference``) with what differs: ``mmq``, a quantised prompt given to
-    the int8 kernels of a build from :data:`LLAMA_CPP_MMQ_BUILD` on, on a GPU of compute capability
-    :data:`MMQ_COMPUTE_CAPABILITY` or later; ``flash_attention``, :data:`FLASH_ATTENTION_ON` in the
-    run's ``engine``; and the ``build``. The model's prefill is build 2824's, with neither."""
-    columns = ["build", "mmq", "flash_attention"]
-    if "engine" not in reference:
-        return pd.DataFrame(columns=columns)
-    pp = reference[(reference["test"] == "pp") & reference["engine"].astype(str).str.startswith("llama.cpp")]
-    cc = pp["gpu"].map(specs.load_catalogue().set_index("gpu")["compute_capability"].astype(float))
-    build = pp["engine"].map(llama_cpp_build)
-    quantised = pp["weights"].map(lambda w: weights_format(w).dequantized).astype(bool)
-    mmq = (build.fillna(0) >= LLAMA_CPP_MMQ_BUILD) & (cc >= MMQ_COMPUTE_CAPABILITY) & quantised
-    fa = pp["engine"].astype(str).str.contains(FLASH_ATTENTION_ON, regex=False)
-    flags = pd.DataFrame(
-        {"build": build, "mmq": mmq.astype(bool), "flash_attention": fa.astype(bool)}, index=pp.index
-    )
-    return flags[flags["mmq"] | flags["flash_attention"]]
-
-
-def other_prefill_path(reference: pd.DataFrame) -> pd.Series:
-    """Why each prompt :func:`other_prefill_flags` finds is left out of the grading (:func:`screened`),
-    as text; ``docs/llm-accuracy.md`` sets them against the model apart."""
-    out = pd.Series(dtype=object)
-    for i, r in other_prefill_flags(reference).iterrows():
-        how = " and ".join(
-            part
-            for part, on in (
-                (
-                    f"its {reference.at[i, 'weights']} weights in llama.cpp's int8 kernels (MMQ, from build "
-                    f"{LLAMA_CPP_MMQ_BUILD} on, on compute capability {MMQ_COMPUTE_CAPABILITY:g} and later)",
-                    r["mmq"],
-                ),
-                ("flash attention on", r["flash_attention"]),
-            )
-            if on
-        )
-        out[i] = (
-            f"build {r['build']:g} ran this prompt with {how}; the model follows build 2824 (weights unpacked to "
-            "FP16 for cuBLAS, attention scores through memory)"
-        )
-    return out
 
 
 def fp16_against_unpacked(reference: pd.DataFrame) -> pd.DataFrame:
@@ -354,4 +311,4 @@ def _graded_reference() -> pd.DataFrame:
 
 def _engine_of(published_engine: str) -> str:
     """The engine of :data:`gpukit.llm.engines.ENGINES` a reference row's ``engine`` names."""
-    return "llama.cpp" if str(published_engine).startswith("llama.cpp") else "vllm"
+    return engine_of_run(published_engine)

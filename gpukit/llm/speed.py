@@ -22,17 +22,18 @@ from ..perfmodel import interconnect
 from ..perfmodel.scaling import default_link
 from .engines import (
     CONVERT_BYTES,
-    ENGINES,
     GEMV_BYTES_PER_SM_CYCLE,
-    LAUNCH_S,
     LAYER_HOP_S,
+    MMQ_COMPUTE_CAPABILITY,
     PROMPT_BATCH,
     PROMPT_CHUNK,
     SCALAR_BYTES_PER_SM_S,
     SCHED_COPIES,
     SCORE_BYTES,
     SPLITS,
+    Engine,
     default_efficiency,
+    resolve_engine,
 )
 from .models import LLM, Weights, _check_positive, weights_format
 
@@ -57,12 +58,13 @@ def _gpu_row(gpu, catalogue: pd.DataFrame | None):
 
 
 def _compute_precision(weights: str) -> str:
-    """The math a format's matrix multiplies run at: quantised formats are unpacked to FP16, and
+    """The math a format's matrix multiplies run at: FP8 and FP4 weights on their own tensor cores
+    (activations quantised to match, as TensorRT-LLM and vLLM run them), quantised formats unpacked to FP16, and
     ``int8`` (LLM.int8()) is taken at the FP16 rate too, not the catalogue's INT8 tensor rate: its
     outlier columns multiply in FP16 and its activations are quantised on the fly, and no published
     int8 speed grades a faster rule."""
     key = weights.strip().lower()
-    return {"bf16": "bf16", "f32": "float32"}.get(key, "fp16")
+    return {"bf16": "bf16", "f32": "float32", "fp8": "fp8", "fp4": "fp4"}.get(key, "fp16")
 
 
 def wave_utilization(rows: int, cols: int, sms: int, tile: tuple[int, int] = GEMM_TILE) -> float:
@@ -111,19 +113,21 @@ def pipeline_makespan(stage_s: Sequence[float], microbatches: int, copies: int =
     return done[-1][-1]
 
 
-def layer_hop_s(model: LLM, row, gpus: int, tokens: int, engine: str = "llama.cpp") -> float:
+def layer_hop_s(model: LLM, row, gpus: int, tokens: int, engine: str | Engine = "llama.cpp") -> float:
     """Seconds to hand ``tokens`` tokens' hidden states from one GPU of a layer split to the next:
     :data:`LAYER_HOP_S`, plus their bytes over PCIe through host memory (llama.cpp copies between
     devices without peer access, which it enables only for row-split weights)."""
     _, host_gbs = interconnect(row, gpus, "host")
-    return LAYER_HOP_S + tokens * model.hidden * ENGINES[engine]["activation_bytes"] / (host_gbs * 1e9)
+    return LAYER_HOP_S + tokens * model.hidden * resolve_engine(engine).activation_bytes / (host_gbs * 1e9)
 
 
-def attention_window(prompt: int, engine: str = "llama.cpp", chunk: int = PROMPT_CHUNK) -> float:
+def attention_window(
+    prompt: int, engine: str | Engine = "llama.cpp-2024", chunk: int = PROMPT_CHUNK
+) -> float:
     """Mean key-value positions a prompt token's attention covers. llama.cpp without flash attention
     multiplies each ``chunk``'s queries by the whole cache filled so far (``kv_self.n``: the cells in
     use, padded to 256) and masks the rest; flash attention skips the masked half."""
-    if ENGINES[engine]["flash_attention"]:
+    if resolve_engine(engine).flash_attention:
         return prompt / 2
     total = 0
     for start in range(0, prompt, chunk):
@@ -132,7 +136,7 @@ def attention_window(prompt: int, engine: str = "llama.cpp", chunk: int = PROMPT
     return total / prompt
 
 
-def prefill_traffic_bytes(model: LLM, engine: str = "llama.cpp", window: float = 0.0) -> float:
+def prefill_traffic_bytes(model: LLM, engine: str | Engine = "llama.cpp-2024", window: float = 0.0) -> float:
     """Bytes of memory traffic per prompt token outside the matrix multiplies, over every layer.
 
     Elementwise passes over the activations (each element read or written once, at the engine's
@@ -141,22 +145,23 @@ def prefill_traffic_bytes(model: LLM, engine: str = "llama.cpp", window: float =
     float32 activations (llama.cpp), each matrix multiply's input is converted to FP16 and its
     output back, and the new keys and values are converted into the FP16 cache; without flash
     attention, ``window`` scores per head go through memory (:data:`SCORE_BYTES`)."""
-    e = ENGINES[engine]
+    e = resolve_engine(engine)
     h, q, kv, f, x = model.hidden, model.q_dim, model.kv_dim, model.ffn, model.experts_per_token
     passes = 8 * h + 2 * (q + kv) + 6 * h + 5 * f * x + 2 * q
     converts = 0
-    if e["converts"]:
+    if e.converts:
         inputs = 3 * h + q + q + (2 * h + f) * x  # Q/K/V, output projection, Q into Q.K^T, gate/up/down
         outputs = q + 2 * kv + h + q + (2 * f + h) * x  # the same multiplies' results, and P.V's
         converts = inputs + outputs + 2 * kv  # and the new keys and values into the cache
-    scores = 0 if e["flash_attention"] else model.heads * window * SCORE_BYTES
-    return model.layers * (passes * e["activation_bytes"] + converts * CONVERT_BYTES + scores)
+    scores = 0 if e.flash_attention else model.heads * window * SCORE_BYTES
+    return model.layers * (passes * e.activation_bytes + converts * CONVERT_BYTES + scores)
 
 
-def gemv_rate(row) -> float:
+def gemv_rate(row, bytes_per_sm_cycle: float = GEMV_BYTES_PER_SM_CYCLE) -> float:
     """Bytes per second llama.cpp's matrix-vector products stream on a GPU at batch 1, before the
-    streaming bandwidth caps them: SMs x boost clock x :data:`GEMV_BYTES_PER_SM_CYCLE`."""
-    return specs.sm_count(row) * float(row["boost_clock_mhz"]) * 1e6 * GEMV_BYTES_PER_SM_CYCLE
+    streaming bandwidth caps them: SMs x boost clock x ``bytes_per_sm_cycle`` (an engine's
+    ``gemv_bytes_per_sm_cycle``; by default build 2824's, :data:`GEMV_BYTES_PER_SM_CYCLE`)."""
+    return specs.sm_count(row) * float(row["boost_clock_mhz"]) * 1e6 * bytes_per_sm_cycle
 
 
 @dataclass(frozen=True)
@@ -164,7 +169,8 @@ class _GpuRates:
     """What one GPU's kernels reach per second as the LLM model takes them: ``peak`` tensor-core FLOPs
     at the weights' math, ``cuda`` CUDA-core FLOPs, ``stream`` bytes of a streaming kernel,
     ``bandwidth`` bytes of decode's matrix-vector products, ``elementwise`` bytes of the prompt's
-    kernels other than tiled matrix multiplies; and its ``sms``."""
+    kernels other than tiled matrix multiplies, ``int8`` int8 tensor-core operations (0 where the
+    engine's quantised prompts do not run on them); and its ``sms``."""
 
     peak: float
     cuda: float
@@ -172,13 +178,27 @@ class _GpuRates:
     stream: float
     bandwidth: float
     elementwise: float
+    int8: float = 0.0
 
 
-def _gpu_rates(row, weights: str, engine: str, eff) -> _GpuRates:
+def _mmq_rate(row, weights: str, e: Engine, eff) -> float:
+    """Int8 tensor-core operations per second a quantised prompt's MMQ kernels reach on ``row``:
+    the datasheet's int8 rate at the share of it the GPU sustains in a large multiply and the
+    engine's ``mmq_tensor_share``; 0 where the engine unpacks instead, for formats it does not
+    unpack, and on GPUs before :data:`MMQ_COMPUTE_CAPABILITY` (which go to cuBLAS)."""
+    if e.quantised_prefill != "mmq" or not weights_format(weights).dequantized:
+        return 0.0
+    if float(row["compute_capability"]) < MMQ_COMPUTE_CAPABILITY or pd.isna(row.get("int8_tensor_tops")):
+        return 0.0
+    share = tensor_share(row)[0] if eff.sustained else 1.0
+    return float(row["int8_tensor_tops"]) * 1e12 * share * e.mmq_tensor_share
+
+
+def _gpu_rates(row, weights: str, e: Engine, eff) -> _GpuRates:
     """:class:`_GpuRates` of a catalogue row serving ``weights`` with ``engine``, at the roofline's factors
     ``eff``; raises :class:`gpukit.precision.Unsupported` where the GPU cannot run the weights' math."""
     math_label, peak_tflops = prec.math_unit(row, _compute_precision(weights), True)
-    if ENGINES[engine]["accumulate"] == "fp16" and math_label.startswith("FP16"):
+    if e.accumulate == "fp16" and math_label.startswith("FP16"):
         peak_tflops = prec.fp16_accumulate_tflops(row) or peak_tflops
     peak = peak_tflops * 1e12 * eff.tensor * (tensor_share(row)[0] if eff.sustained else 1.0)
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
@@ -188,35 +208,44 @@ def _gpu_rates(row, weights: str, engine: str, eff) -> _GpuRates:
     stream = streaming_gbs(row, eff.measured_bandwidth) * 1e9 * eff.stream
     # what decode's matrix-vector products reach: llama.cpp's at the per-SM rate (GEMV_BYTES_PER_SM_CYCLE at
     # the boost clock), a PyTorch engine's at the streaming rate
-    bandwidth = min(stream, gemv_rate(row)) if ENGINES[engine]["gemv_per_sm"] else stream
+    per_sm = e.gemv_bytes_per_sm_cycle
+    bandwidth = min(stream, gemv_rate(row, per_sm)) if per_sm else stream
     # what the prompt's kernels other than tiled matrix multiplies reach
-    elementwise = min(stream, sms * SCALAR_BYTES_PER_SM_S) if ENGINES[engine]["scalar_kernels"] else stream
-    return _GpuRates(peak, cuda, sms, stream, bandwidth, elementwise)
+    elementwise = min(stream, sms * SCALAR_BYTES_PER_SM_S) if e.scalar_kernels else stream
+    return _GpuRates(peak, cuda, sms, stream, bandwidth, elementwise, _mmq_rate(row, weights, e, eff))
 
 
 def _micro_batch_s(
-    model: LLM, w: Weights, rates: _GpuRates, prompt: int, ubatch: int, nbatch: int, engine: str
+    model: LLM, w: Weights, rates: _GpuRates, prompt: int, ubatch: int, nbatch: int, e: Engine
 ) -> float:
     """Seconds one micro-batch of a ``prompt``-token prompt (``ubatch`` tokens, or the whole prompt if
-    shorter; passes of ``nbatch``) takes through every layer on one GPU. A quantised format is first
-    unpacked to FP16 (read the packed weights of every expert a micro-batch routes to, write FP16
-    ones), then each matrix multiply reads its FP16 weights once and runs on the tensor cores; the
-    activations' elementwise kernels, conversions and attention scores stream through memory; the
-    output head multiplies only the prompt's last token (one matrix-vector product per pass)."""
+    shorter; passes of ``nbatch``) takes through every layer on one GPU. On the unpacking path a
+    quantised format is first unpacked to FP16 (read the packed weights of every expert a
+    micro-batch routes to, write FP16 ones), then each matrix multiply reads its FP16 weights once
+    and runs on the tensor cores. On llama.cpp's MMQ path (``rates.int8``) the packed weights
+    multiply on the int8 tensor cores, each weight unpacked and rescaled on the CUDA cores once per
+    column tile of the result. The activations' elementwise kernels, conversions and attention
+    scores stream through memory; the output head multiplies only the prompt's last token (one
+    matrix-vector product per pass)."""
     chunk = min(ubatch, prompt)
     attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
     layer_weights = model.layers * model.layer_params()
-    unpack_s = layer_weights * (w.bits_per_weight / 8 + 2) / rates.elementwise if w.dequantized else 0.0
+    if rates.int8:
+        tiles = math.ceil(chunk / GEMM_TILE[1])
+        unpack_s = layer_weights * tiles * e.mmq_ops_per_weight / rates.cuda
+        rate, weight_bytes = rates.int8, w.bits_per_weight / 8
+    else:
+        unpack_s = layer_weights * (w.bits_per_weight / 8 + 2) / rates.elementwise if w.dequantized else 0.0
+        rate, weight_bytes = rates.peak, 2
     layer_s = sum(
-        2 * o * i * chunk / (rates.peak * wave_utilization(o, chunk, rates.sms))
-        for o, i in _layer_gemms(model)
+        2 * o * i * chunk / (rate * wave_utilization(o, chunk, rates.sms)) for o, i in _layer_gemms(model)
     )
-    window = attention_window(prompt, engine, ubatch)
+    window = attention_window(prompt, e, ubatch)
     matmul_s = model.layers * layer_s + chunk * attention_flops * window / rates.peak
-    gemm_s = max(matmul_s, model.layers * model.layer_params(model.experts_per_token) * 2 / rates.stream)
-    traffic_s = chunk * prefill_traffic_bytes(model, engine, window) / rates.elementwise
+    read_s = model.layers * model.layer_params(model.experts_per_token) * weight_bytes / rates.stream
+    traffic_s = chunk * prefill_traffic_bytes(model, e, window) / rates.elementwise
     head_s = model.vocab * model.hidden * w.bits_per_weight / 8 / rates.bandwidth / min(prompt, nbatch)
-    return unpack_s + gemm_s + traffic_s + head_s * chunk
+    return unpack_s + max(matmul_s, read_s) + traffic_s + head_s * chunk
 
 
 def _decode_terms(
@@ -228,7 +257,9 @@ def _decode_terms(
     the CUDA cores (``dequantization``)."""
     active = model.active_params()
     attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
-    weight_bytes = active * w.bits_per_weight / 8
+    # a step reads the experts its tokens reach: a mixture's whole weights, nearly, at a large batch
+    touched = model.layers * model.layer_params(experts_touched(model, batch)) + model.vocab * model.hidden
+    weight_bytes = touched * w.bits_per_weight / 8
     kv_bytes = batch * context * model.kv_bytes_per_token(kv)
     return {
         "memory": (weight_bytes + kv_bytes) / (rates.bandwidth * n),
@@ -237,28 +268,44 @@ def _decode_terms(
     }
 
 
-def _communication(model: LLM, row, n: int, split: str, link: str | None) -> tuple[float, str]:
-    """Seconds a step spends passing the hidden state between ``n`` GPUs, and the link's name: tensor
-    parallel all-reduces it twice per layer; a layer split hands it on once per GPU boundary."""
+def _communication(
+    model: LLM, row, n: int, split: str, link: str | None, tokens: int = 1, activation_bytes: int = 2
+) -> tuple[float, str]:
+    """Seconds a step of ``tokens`` tokens spends passing the hidden state between ``n`` GPUs, and the
+    link's name: tensor parallel all-reduces it twice per layer, each all-reduce a latency plus its
+    bytes over the link (a ring moves 2(n-1)/n of them through each GPU); a layer split hands it on
+    once per GPU boundary."""
     if n == 1:
         return 0.0, ""
     kind = default_link(row) if link is None else link
-    link_name, _ = interconnect(row, n, kind)
-    comm_s = 2 * model.layers * ALLREDUCE_LATENCY_S[kind] if split == "tensor" else (n - 1) * LAYER_HOP_S
-    return comm_s, link_name
+    link_name, link_gbs = interconnect(row, n, kind)
+    if split != "tensor":
+        return (n - 1) * LAYER_HOP_S, link_name
+    moved = tokens * model.hidden * activation_bytes * 2 * (n - 1) / n
+    return 2 * model.layers * (ALLREDUCE_LATENCY_S[kind] + moved / (link_gbs * 1e9)), link_name
 
 
-def _micro_batches(prompt: int, ubatch: int, nbatch: int, engine: str) -> int:
+def experts_touched(model: LLM, tokens: int) -> float:
+    """Experts of a layer that ``tokens`` tokens routed independently reach on average: each token
+    picks ``experts_per_token`` of ``experts``, so a batch reads more of a mixture's weights than one
+    token does (all of them, nearly, at a large batch); ``experts_per_token`` for a dense model."""
+    e, k = model.experts, model.experts_per_token
+    if e == 1:
+        return 1.0
+    return e * (1 - (1 - k / e) ** max(1, tokens))
+
+
+def _micro_batches(prompt: int, ubatch: int, nbatch: int, e: Engine) -> int:
     """Micro-batches of the prompt one pipeline runs: all of them where the engine's pipeline runs on
     from one pass into the next, else one pass's."""
     m = math.ceil(prompt / ubatch)
-    if not ENGINES[engine]["pipeline_across_passes"]:
+    if not e.pipeline_across_passes:
         m = min(m, nbatch // ubatch)
     return m
 
 
 def _prefill_token_s(
-    model: LLM, row, one_s: float, chunk: int, m: int, n: int, split: str, comm_s: float, engine: str
+    model: LLM, row, one_s: float, chunk: int, m: int, n: int, split: str, comm_s: float, e: Engine
 ) -> float:
     """Seconds per prompt token on ``n`` GPUs, a micro-batch of ``chunk`` tokens taking ``one_s`` on
     one and the prompt ``m`` micro-batches: tensor parallel divides each micro-batch n ways; a layer
@@ -268,10 +315,10 @@ def _prefill_token_s(
         return one_s / chunk
     if split == "tensor":
         return (one_s / n + comm_s) / chunk
-    copies = ENGINES[engine]["sched_copies"]
+    copies = e.sched_copies
     if copies:
         # llama.cpp's scheduler: each GPU's layers as llama.cpp assigns them, each hand-off on the sending GPU's stream
-        hop_s = layer_hop_s(model, row, n, chunk, engine)
+        hop_s = layer_hop_s(model, row, n, chunk, e)
         stage_s = [
             k * one_s / model.layers + (hop_s if s < n - 1 else 0.0)
             for s, k in enumerate(layer_stages(model.layers, n))
@@ -292,11 +339,12 @@ def speeds(
     link: str | None = None,
     split: str | None = None,
     prompt: int | None = None,
-    engine: str = "llama.cpp",
+    engine: str | Engine = "llama.cpp",
     efficiency=None,
     catalogue: pd.DataFrame | None = None,
     prompt_chunk: int = PROMPT_CHUNK,
     prompt_batch: int = PROMPT_BATCH,
+    flash_attention: bool | None = None,
 ) -> dict:
     """Predicted prefill and decode tokens per second of ``model`` on ``gpus`` x ``gpu``; raises
     :class:`gpukit.precision.Unsupported` where the GPU cannot run the weights' math (BF16 on Volta).
@@ -308,28 +356,30 @@ def speeds(
     (llama.cpp's: :func:`layer_stages`, :func:`pipeline_makespan`).
     ``prompt``: the prompt's length, for the prefill rate (default: the context); ``prompt_chunk`` and
     ``prompt_batch``: its tokens per micro-batch and per pass (llama.cpp's ``n_ubatch`` and
-    ``n_batch``; as llama.cpp does, a micro-batch is never larger than a pass)."""
-    if engine not in ENGINES:
-        raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
-    split = ENGINES[engine]["split"] if split is None else split
+    ``n_batch``; as llama.cpp does, a micro-batch is never larger than a pass).
+    ``engine``: a profile of :data:`gpukit.llm.ENGINES` (or its name), ``flash_attention`` overriding
+    its default where given."""
+    e = resolve_engine(engine, flash_attention)
+    split = e.split if split is None else split
     if split not in SPLITS:
         raise ParameterError(f"split {split!r}: use tensor or layer")
     eff = default_efficiency() if efficiency is None else efficiency
     row = _gpu_row(gpu, catalogue)
     w = weights_format(weights)
-    rates = _gpu_rates(row, weights, engine, eff)
+    rates = _gpu_rates(row, weights, e, eff)
     n = _check_positive("gpus", gpus)
     prompt = context if prompt is None else _check_positive("prompt", prompt)
     nbatch = _check_positive("prompt_batch", prompt_batch)
     ubatch = min(_check_positive("prompt_chunk", prompt_chunk), nbatch)
-    one_s = _micro_batch_s(model, w, rates, prompt, ubatch, nbatch, engine)
+    one_s = _micro_batch_s(model, w, rates, prompt, ubatch, nbatch, e)
     # tensor parallel divides every decode step's work n ways; a layer split runs the layers one GPU
     # after another
     decode = _decode_terms(model, w, rates, context, batch, kv, n if split == "tensor" else 1)
-    launch_s = model.layers * ENGINES[engine]["kernels_per_layer"] * LAUNCH_S
-    comm_s, link_name = _communication(model, row, n, split, link)
-    m = _micro_batches(prompt, ubatch, nbatch, engine)
-    prefill_s = _prefill_token_s(model, row, one_s, min(ubatch, prompt), m, n, split, comm_s, engine)
+    launch_s = model.layers * e.kernels_per_layer * e.launch_s
+    comm_s, link_name = _communication(model, row, n, split, link, batch)
+    chunk_comm_s, _ = _communication(model, row, n, split, link, min(ubatch, prompt))
+    m = _micro_batches(prompt, ubatch, nbatch, e)
+    prefill_s = _prefill_token_s(model, row, one_s, min(ubatch, prompt), m, n, split, chunk_comm_s, e)
     step = max(decode.values()) + launch_s + comm_s
     return {
         "gpu": row["gpu"],

@@ -16,7 +16,7 @@ from .. import precision as prec
 from ..errors import ParameterError
 from ..search import largest_passing
 from ..units import GIB
-from .engines import ENGINES, default_engine
+from .engines import ENGINES, Engine, default_engine, resolve_engine
 from .grading import decode_error_text, predict_reference
 from .memory import (
     FINETUNE_WEIGHTS,
@@ -81,7 +81,7 @@ class _Question:
     lora_targets: str
     checkpointing: bool
     count: int
-    engine: str
+    engine: Engine
 
     def need(self, context: int, batch: int) -> dict:
         """The memory the question needs at ``context`` and ``batch``: :func:`inference_memory` on
@@ -152,13 +152,13 @@ def _add_serving(q: _Question, g, row: dict, needed: int | None, cat: pd.DataFra
         ):  # the published runs kept their cache in FP16, and ran the shipped shapes
             row.update(
                 published_check(
-                    q.model.name, q.weights, g["gpu"], cards, q.context, q.engine, decode=q.batch == 1
+                    q.model.name, q.weights, g["gpu"], cards, q.context, q.engine.name, decode=q.batch == 1
                 )
             )
         if cards != q.count:
             cap = specs.memory_bytes(g["memory_gb"])
             row["note"] = (
-                f"speed and cost on {cards} GPUs ({q.engine}, split by {ENGINES[q.engine]['split']}): "
+                f"speed and cost on {cards} GPUs ({q.engine.name}, split by {q.engine.split}): "
                 f"one holds {cap / GIB:.0f} GiB"
             )
     except prec.Unsupported as exc:
@@ -200,22 +200,24 @@ def llm_table(
     checkpointing: bool = True,
     count: int = 1,
     price_files=None,
-    engine: str | None = None,
+    engine: str | Engine | None = None,
     catalogue: pd.DataFrame | None = None,
+    flash_attention: bool | None = None,
 ) -> pd.DataFrame:
     """One row per GPU: does ``model`` fit (``mode`` infer, full, lora or qlora), with what, the
     largest context and batch, how many GPUs it needs (fine-tuning: sharded, :func:`finetune_gpus_needed`),
     and to serve it how fast it prefills and decodes and what a million generated tokens cost
     renting and owning (decode at ``batch``; fine-tuning rows answer memory only). ``engine``
-    (:data:`ENGINES`; default :func:`default_engine`) decides how prompts multiply and how several
-    GPUs share a model."""
+    (a profile of :data:`ENGINES`; default :func:`default_engine`) decides how prompts multiply and
+    how several GPUs share a model; ``flash_attention`` overrides the profile's. The frame's
+    ``engine`` attribute is the profile's label, which every table of these speeds shows."""
     if mode not in LLM_MODES:
         raise ParameterError(f"mode {mode!r}: use one of {', '.join(LLM_MODES)}")
     m = model if isinstance(model, LLM) else resolve_model(model)
     weights_format(weights)
-    engine = default_engine(weights) if engine is None else engine
-    if engine not in ENGINES:
-        raise ParameterError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
+    engine = resolve_engine(default_engine(weights) if engine is None else engine, flash_attention)
+    if mode == "infer":
+        check_engine_weights(engine, weights)
     _check_positive("context", context)
     _check_positive("batch", batch)
     if context > m.max_context:
@@ -239,12 +241,25 @@ def llm_table(
     cards = sorted({int(c) for c in frame["cards"].dropna()})
     frame = frame[list(LLM_COLUMNS)]
     frame["published_tokens"] = frame["published_tokens"].astype("Int64")
+    frame.attrs["engine"] = engine.label
     frame.attrs["cards"] = cards  # the GPU counts the speeds ran on (one, or the fewest that hold the model)
     if mode == "infer":
         frame.attrs["bytes_per_token"] = m.active_params() * weights_format(
             weights
         ).bits_per_weight / 8 + batch * context * m.kv_bytes_per_token(kv)
     return frame
+
+
+def check_engine_weights(engine: Engine, weights: str) -> None:
+    """A clear error where ``engine`` does not serve ``weights`` (llama.cpp serves GGUF files, the
+    PyTorch engines their own formats), naming the engines that do."""
+    key = str(weights).strip().lower()
+    if key not in engine.weights:
+        serving = [e.name for e in ENGINES.values() if key in e.weights]
+        raise ParameterError(
+            f"{engine.name} does not serve {weights} weights (it serves {', '.join(engine.weights)}); "
+            + (f"use --engine {' or '.join(serving)}" if serving else "no engine here serves them")
+        )
 
 
 def published_check(
@@ -394,10 +409,11 @@ def pair_answers(
     batch: int = 1,
     catalogue: pd.DataFrame | None = None,
     price_files=None,
+    engine: str | Engine | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """For each pair of GPUs, model and GPU (one row each): does it fit, how many cards it needs,
-    at what decode speed and cost per million tokens; and one verdict per pair computed from
-    those rows."""
+    at what decode speed and cost per million tokens (served by ``engine``, default
+    :func:`default_engine`); and one verdict per pair computed from those rows."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     rows, verdicts = [], []
     for a, b in pairs:
@@ -406,9 +422,9 @@ def pair_answers(
         for name in models:
             m = resolve_model(name)
             ctx = min(context, m.max_context)
-            t = llm_table(m, weights, ctx, batch, [ga, gb], price_files=price_files, catalogue=cat).set_index(
-                "gpu"
-            )
+            t = llm_table(
+                m, weights, ctx, batch, [ga, gb], price_files=price_files, engine=engine, catalogue=cat
+            ).set_index("gpu")
             rows += [_pair_row(f"{ga} vs {gb}", m.name, ctx, g, t.loc[g]) for g in (ga, gb)]
             found.add(m.name, t.loc[ga], t.loc[gb])
         verdicts.append(_verdict(found, weights, context, batch))

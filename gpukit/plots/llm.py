@@ -51,9 +51,10 @@ def llm_decode_figure(table: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
         catalogue[["gpu", "memory_bandwidth_gbs"]], on="gpu", how="left"
     )
     first = table.iloc[0]
+    engine = table.attrs.get("engine")
     ax.set_title(
         f"Decode speed against memory bandwidth: {first['model']}, {first['weights']}, "
-        f"context {first['context']}, batch {first['batch']}"
+        f"context {first['context']}, batch {first['batch']}" + (f"\n{engine}" if engine else "")
     )
     if frame.empty:
         ax.text(0.5, 0.5, "no GPU can run this configuration", ha="center", transform=ax.transAxes)
