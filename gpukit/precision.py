@@ -58,6 +58,12 @@ _TABLE = (
         "bf16", "mixed_bfloat16", None, "bfloat16", 2, "mixed precision, BF16 with FP32 master weights"
     ),
     Precision("int8", None, None, "int8", 1, "8-bit integer tensor ops (catalogue figures)"),
+    Precision(
+        "fp8", None, None, "float8_e4m3fn", 1, "8-bit floating-point tensor ops (Ada, Hopper, Blackwell)"
+    ),
+    Precision(
+        "fp4", None, None, "float4_e2m1fn", 1, "4-bit floating-point tensor ops, NVFP4/MXFP4 (Blackwell)"
+    ),
 )
 #: Every precision by its canonical spelling, in the order reports list them.
 PRECISIONS: dict[str, Precision] = {p.name: p for p in _TABLE}
@@ -86,6 +92,8 @@ MATH_PEAK_COLUMN = {
     "BF16": "bf16_tensor_tflops",
     "FP64": "fp64_tflops",
     "INT8": "int8_tensor_tops",
+    "FP8": "fp8_tensor_tflops",
+    "FP4": "fp4_tensor_tflops",
 }
 #: Label of each math as tables and figures show it.
 MATH_LABEL = {
@@ -95,7 +103,11 @@ MATH_LABEL = {
     "BF16": "BF16 tensor",
     "FP64": "FP64",
     "INT8": "INT8 tensor",
+    "FP8": "FP8 tensor",
+    "FP4": "FP4 tensor",
 }
+#: Which GPUs have each low-precision math, for the error where one has not.
+_LOW_PRECISION_GPUS = {"FP8": "NVIDIA Ada, Hopper and Blackwell GPUs", "FP4": "NVIDIA Blackwell GPUs"}
 
 
 class Unsupported(GpukitError):
@@ -175,6 +187,8 @@ def math_of(precision: str, has_tf32: bool, has_bf16: bool, where: str = "this G
         "bf16": "BF16",
         "fp64": "FP64",
         "int8": "INT8",
+        "fp8": "FP8",
+        "fp4": "FP4",
     }[p]
 
 
@@ -197,6 +211,11 @@ def math_unit(gpu, precision: str, matmul: bool = True) -> tuple[str, float]:
         return MATH_LABEL["FP32"], float(gpu["fp32_tflops"])
     math = gpu_math(gpu, precision)
     peak = gpu.get(MATH_PEAK_COLUMN[math])
+    if not _present(peak) and math in _LOW_PRECISION_GPUS:
+        raise Unsupported(
+            f"{gpu['gpu']} ({gpu.get('architecture', '?')}) has no {MATH_LABEL[math]} cores "
+            f"({_LOW_PRECISION_GPUS[math]} have them)"
+        )
     if not _present(peak):
         raise Unsupported(f"{gpu['gpu']} has no {MATH_LABEL[math]} figure in the catalogue")
     return MATH_LABEL[math], float(peak)

@@ -253,8 +253,8 @@ def test_default_configs_by_device_and_names():
     ]
     with pytest.raises(ParameterError, match="unknown workload 'gemm'"):
         workloads.default_configs(CPU, workloads=["gemm"])
-    with pytest.raises(ParameterError, match="unknown precision 'fp8'"):
-        workloads.default_configs(CPU, precisions=["fp8"])
+    with pytest.raises(ParameterError, match="unknown precision 'fp6'"):
+        workloads.default_configs(CPU, precisions=["fp6"])
 
 
 # --------------------------------------------------------------------------- running

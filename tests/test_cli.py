@@ -393,7 +393,7 @@ def test_fit_seq_len_builds_a_token_model_at_that_length_and_says_where_it_canno
         ),
         (["--model", "bert-base", "--batch", "0"], "batch size 0 must be at least 1"),
         (["--model", "bert-base", "--batch", "8", "--optimizer", "adamm"], "unknown optimizer 'adamm'"),
-        (["--model", "bert-base", "--batch", "8", "--precision", "fp8"], "unknown precision 'fp8'"),
+        (["--model", "bert-base", "--batch", "8", "--precision", "fp6"], "unknown precision 'fp6'"),
         pytest.param(
             ["--model", "ResNet50", "--batch", "8", "--input-shape", "16,16,3"],
             "ResNet50 cannot take input shape",
@@ -464,7 +464,7 @@ def test_predict_table_says_where_its_factors_came_from(capsys, tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["predict", "--precision", "fp8"], "unknown precision 'fp8'"),
+        (["predict", "--precision", "fp6"], "unknown precision 'fp6'"),
         pytest.param(
             ["predict", "--workload", "resnet"], "unknown workload 'resnet'", marks=pytest.mark.tensorflow
         ),

@@ -210,7 +210,7 @@ def test_volta_and_turing_get_no_bf16_prediction(cat):
 
 def test_profile_bad_input():
     with pytest.raises(ParameterError, match="unknown precision"):
-        pm.profile("matmul", precision="fp8")
+        pm.profile("matmul", precision="fp6")
     with pytest.raises(ParameterError, match="catalogue figure"):
         pm.profile("matmul", precision="int8")
     with pytest.raises(ParameterError, match="batch size"):

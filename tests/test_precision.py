@@ -60,8 +60,8 @@ def test_what_each_precision_means():
 
 
 def test_bad_spellings_fail_in_one_line_with_a_suggestion():
-    with pytest.raises(ParameterError, match=r"unknown precision 'fp8'"):
-        prec.normalize("fp8")
+    with pytest.raises(ParameterError, match=r"unknown precision 'fp6'"):
+        prec.normalize("fp6")
     with pytest.raises(ParameterError, match="did you mean"):
         prec.normalize("mixed_flot16")
     with pytest.raises(ParameterError, match="catalogue figure"):

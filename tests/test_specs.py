@@ -292,7 +292,7 @@ def test_several_problems_are_all_collected(catalogue_copy):
         ),
         (
             {"extra_lines": ["Z1,NVIDIA,Ampere"]},
-            "has 3 fields, the header has 32; quote any value that contains a comma",
+            "has 3 fields, the header has 35; quote any value that contains a comma",
         ),
     ],
 )
