@@ -40,6 +40,13 @@ EXPLICIT = {
     "fitted": "fitted factors",
     "context": "context (tokens)",
     "max_context": "max context (tokens)",
+    "serving_tokens_per_s": "served (tokens/s)",
+    "batch1_tokens_per_s": "batch 1 (tokens/s)",
+    "usd_per_million_tokens_batch1": "USD per million tokens, batch 1",
+    "usd_per_million_tokens_served": "USD per million tokens, served",
+    "ttft_s": "first token (s)",
+    "tpot_ms": "per output token (ms)",
+    "max_batch": "max batch",
 }
 
 #: How single words of a name are spelled in a header: acronyms, and abbreviations spelled out.
@@ -51,6 +58,8 @@ WORDS = {
     "fp16": "FP16",
     "fp32": "FP32",
     "fp64": "FP64",
+    "fp8": "FP8",
+    "fp4": "FP4",
     "gpu": "GPU",
     "gpus": "GPUs",
     "int8": "INT8",

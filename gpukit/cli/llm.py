@@ -84,7 +84,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--context", type=int, default=4096, help="tokens of context (sequence length to fine-tune)"
     )
-    p.add_argument("--batch", type=int, default=1, help="sequences served at once (or per fine-tuning step)")
+    p.add_argument(
+        "--batch",
+        type=_batch,
+        default=None,
+        metavar="N|max",
+        help="sequences served at once (or per fine-tuning step; default 1); max: as many as the KV cache "
+        "holds, served at batch",
+    )
+    p.add_argument(
+        "--input-tokens",
+        type=int,
+        metavar="I",
+        help="serve at batch: prompt tokens per request (default 1024 with --output-tokens or --batch max)",
+    )
+    p.add_argument(
+        "--output-tokens",
+        type=int,
+        metavar="O",
+        help="serve at batch: generated tokens per request (default 256 with --input-tokens or --batch max)",
+    )
     p.add_argument("--mode", choices=("infer", "lora", "qlora", "full"), default="infer")
     p.add_argument(
         "--kv-cache",
@@ -124,10 +143,32 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _batch(text: str):
+    """``--batch``: a whole number of sequences, or ``max``."""
+    if str(text).strip().lower() == "max":
+        return "max"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of sequences or max") from None
+
+
+def _serving(args: argparse.Namespace) -> bool:
+    """Whether the question is serving at batch: lengths given, or the largest batch asked for."""
+    return args.mode == "infer" and (
+        args.input_tokens is not None or args.output_tokens is not None or args.batch == "max"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list:
         _print_shipped()
         return 0
+    if _serving(args):
+        return _run_serving(args)
+    if args.batch == "max":
+        raise ParameterError("--batch max serves at batch (--mode infer); fine-tuning takes a number")
+    args.batch = 1 if args.batch is None else args.batch
     weights = _weights_served(args)
     frame = llm.llm_table(
         args.model,
@@ -208,3 +249,59 @@ def _print_published(frame) -> None:
             "error: predicted against published there, in %:"
         )
         print(format_table(rounded(checked[cols].to_dict(orient="records")), cols))
+
+
+#: Columns of the serving-at-batch table.
+SERVED_COLUMNS = (
+    "gpu",
+    "batch",
+    "max_batch",
+    "serving_tokens_per_s",
+    "ttft_s",
+    "tpot_ms",
+    "batch1_tokens_per_s",
+    "usd_per_million_tokens",
+    "usd_per_million_tokens_batch1",
+    "note",
+)
+
+
+def _run_serving(args: argparse.Namespace) -> int:
+    """``--batch max`` or lengths given: every GPU serving many sequences at once, its largest batch,
+    throughput, latencies and cost per million output tokens beside batch 1."""
+    weights = args.weights or DEFAULT_WEIGHTS
+    batch = "max" if args.batch is None else args.batch
+    frame = llm.serving_table(
+        args.model,
+        weights,
+        args.engine,
+        args.gpu,
+        args.gpus,
+        batch,
+        1024 if args.input_tokens is None else args.input_tokens,
+        256 if args.output_tokens is None else args.output_tokens,
+        args.kv_cache,
+        args.prices,
+    )
+    served = frame.dropna(subset=["serving_tokens_per_s"])
+    if served.empty:
+        # nothing can serve it: the reason, once, as the error
+        raise ParameterError(
+            frame["note"].iloc[0] if len(frame) == 1 else "; ".join(frame["gpu"] + ": " + frame["note"])
+        )
+    if emit(frame, args.format):
+        return 0
+    m = llm.resolve_model(args.model)
+    first = served.iloc[0]
+    many = f" on {args.gpus} GPUs each (tensor parallel)" if args.gpus > 1 else ""
+    print(
+        f"{m.name} ({m.params() / 1e9:.1f} B parameters) served at batch with {frame.attrs['engine']}, {weights}, "
+        f"{int(first['input_tokens'])} prompt + {int(first['output_tokens'])} output tokens per request{many}"
+    )
+    print(llm.serving_bottom_line(frame))
+    print(llm.serving_error_text(frame.attrs["engine_name"]))
+    if frame.attrs.get("moe"):
+        print(frame.attrs["moe"][0].upper() + frame.attrs["moe"][1:] + ".")
+    cols = list(SERVED_COLUMNS)
+    print(format_table(rounded(frame[cols].to_dict(orient="records")), cols))
+    return 0

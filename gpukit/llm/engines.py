@@ -70,6 +70,15 @@ PYTORCH_WEIGHTS = ("f32", "f16", "bf16", "int8", "fp8", "fp4", "gptq-4bit", "awq
 #: norm with the residual add (2), QKV with rotary embedding into the paged cache (1), attention
 #: (1), the output projection (1), gate-up with the activation (1) and down (1).
 TRT_KERNELS_PER_LAYER = 7
+#: TensorRT-LLM serving at batch, fitted by ``benchmarks/llm_accuracy.py`` to NVIDIA's published
+#: max-throughput runs (``data/reference_serving.csv``; ``docs/llm-accuracy.md`` gives the fit and
+#: each page version held out): the most sequences its scheduler keeps in flight, and the share of
+#: the link's bandwidth a tensor-parallel all-reduce reaches.
+TRT_LLM_SERVING = {"max_batch": 512, "link_share": 0.6}
+#: Tokens one TensorRT-LLM step may hold (``Max Runtime Tokens: 8192`` in the trtllm-bench report the
+#: performance overview prints, NVIDIA/TensorRT-LLM@258c7540 docs/source/performance/perf-overview.md):
+#: its activations' workspace is sized for them.
+TRT_MAX_NUM_TOKENS = 8192
 #: llama.cpp from 2025 on (build 4753 measured): what ``benchmarks/llm_accuracy.py`` fits to
 #: SpareCores' runs with a GPU family held out (``docs/llm-accuracy.md`` gives the fit and the
 #: held-out error): the per-SM rate of its matrix-vector products, the fixed time per kernel of a
@@ -131,6 +140,14 @@ class Engine:
     mmq_tensor_share: float = 0.0
     mmq_ops_per_weight: float = 0.0
     weights: tuple[str, ...] | None = None
+    #: serving at batch: the most sequences the scheduler runs at once (None: as many as fit), and
+    #: the share of the streaming rate its attention kernels read the KV cache at
+    max_batch: int | None = None
+    kv_read_share: float = 1.0
+    #: tensor parallel: the share of the link's bandwidth its all-reduces reach
+    link_share: float = 1.0
+    #: tokens one step of a serving batch may hold (its activations' workspace; None: one prompt chunk)
+    step_tokens: int | None = None
 
     @property
     def label(self) -> str:
@@ -213,9 +230,14 @@ ENGINES: dict[str, Engine] = {
     ),
     "trt-llm": Engine(
         name="trt-llm",
-        versions="TensorRT-LLM 0.17-1.0",
-        dates="2025",
-        sources=("nvidia-trtllm",),
+        versions="TensorRT-LLM 0.14-1.0",
+        dates="late 2024 to 2025",
+        sources=(
+            "trtllm-perf-overview-v0.14",
+            "trtllm-perf-overview-v0.17",
+            "trtllm-perf-overview-v0.20",
+            "trtllm-perf-overview-v1.0",
+        ),
         accumulate="fp32",
         split="tensor",
         activation_bytes=2,
@@ -228,6 +250,9 @@ ENGINES: dict[str, Engine] = {
         pipeline_across_passes=False,
         sched_copies=None,
         weights=PYTORCH_WEIGHTS,
+        max_batch=TRT_LLM_SERVING["max_batch"],
+        link_share=TRT_LLM_SERVING["link_share"],
+        step_tokens=TRT_MAX_NUM_TOKENS,
     ),
 }
 #: How several GPUs can share a model: a slice of every layer each (``tensor``) or whole layers each (``layer``).

@@ -249,7 +249,7 @@ def _micro_batch_s(
 
 
 def _decode_terms(
-    model: LLM, w: Weights, rates: _GpuRates, context: int, batch: int, kv: str, n: int
+    model: LLM, w: Weights, rates: _GpuRates, context: int, batch: int, kv: str, n: int, kv_share: float = 1.0
 ) -> dict[str, float]:
     """Seconds of a decode step (one token for each of ``batch`` sequences at ``context`` tokens), its
     work divided over ``n`` GPUs, by what bounds it: reading every active weight and the whole
@@ -262,14 +262,21 @@ def _decode_terms(
     weight_bytes = touched * w.bits_per_weight / 8
     kv_bytes = batch * context * model.kv_bytes_per_token(kv)
     return {
-        "memory": (weight_bytes + kv_bytes) / (rates.bandwidth * n),
+        "memory": (weight_bytes + kv_bytes / kv_share) / (rates.bandwidth * n),
         "compute": batch * (2 * active + attention_flops * context) / (rates.peak * n),
         "dequantization": active * DEQUANT_OPS / (rates.cuda * n) if w.dequantized else 0.0,
     }
 
 
 def _communication(
-    model: LLM, row, n: int, split: str, link: str | None, tokens: int = 1, activation_bytes: int = 2
+    model: LLM,
+    row,
+    n: int,
+    split: str,
+    link: str | None,
+    tokens: int = 1,
+    activation_bytes: int = 2,
+    link_share: float = 1.0,
 ) -> tuple[float, str]:
     """Seconds a step of ``tokens`` tokens spends passing the hidden state between ``n`` GPUs, and the
     link's name: tensor parallel all-reduces it twice per layer, each all-reduce a latency plus its
@@ -282,7 +289,7 @@ def _communication(
     if split != "tensor":
         return (n - 1) * LAYER_HOP_S, link_name
     moved = tokens * model.hidden * activation_bytes * 2 * (n - 1) / n
-    return 2 * model.layers * (ALLREDUCE_LATENCY_S[kind] + moved / (link_gbs * 1e9)), link_name
+    return 2 * model.layers * (ALLREDUCE_LATENCY_S[kind] + moved / (link_gbs * 1e9 * link_share)), link_name
 
 
 def experts_touched(model: LLM, tokens: int) -> float:
@@ -374,10 +381,12 @@ def speeds(
     one_s = _micro_batch_s(model, w, rates, prompt, ubatch, nbatch, e)
     # tensor parallel divides every decode step's work n ways; a layer split runs the layers one GPU
     # after another
-    decode = _decode_terms(model, w, rates, context, batch, kv, n if split == "tensor" else 1)
+    decode = _decode_terms(
+        model, w, rates, context, batch, kv, n if split == "tensor" else 1, e.kv_read_share
+    )
     launch_s = model.layers * e.kernels_per_layer * e.launch_s
-    comm_s, link_name = _communication(model, row, n, split, link, batch)
-    chunk_comm_s, _ = _communication(model, row, n, split, link, min(ubatch, prompt))
+    comm_s, link_name = _communication(model, row, n, split, link, batch, link_share=e.link_share)
+    chunk_comm_s, _ = _communication(model, row, n, split, link, min(ubatch, prompt), link_share=e.link_share)
     m = _micro_batches(prompt, ubatch, nbatch, e)
     prefill_s = _prefill_token_s(model, row, one_s, min(ubatch, prompt), m, n, split, chunk_comm_s, e)
     step = max(decode.values()) + launch_s + comm_s

@@ -1,0 +1,220 @@
+"""Published serving-at-batch runs (``data/reference_serving.csv``) and how right the serving model
+is on them: every run predicted at the largest batch its KV cache allows (:func:`predict_serving`),
+every pair of GPU configurations one source measured on the same model, weights and lengths graded
+on its ratio (:func:`serving_validation`). The runs are max-throughput benchmarks: all requests
+queued at once, the engine batching as many as fit."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import itertools
+import os
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import grading, specs
+from .. import precision as prec
+from .._csv import Field, parse_rows, to_frame
+from ..errors import DataError, ParameterError, Problem
+from .engines import ENGINES
+from .models import KV_CACHE_BYTES, load_models, load_weights
+from .serving import serve
+
+SERVING_REFERENCE_PATH = Path(__file__).resolve().parents[2] / "data" / "reference_serving.csv"
+
+SERVING_SCHEMA: tuple[Field, ...] = (
+    Field("source", "text", help="one publication and version: its rows are compared with each other only"),
+    Field("gpu", "text", help="a GPU name the catalogue knows"),
+    Field("source_gpu_name", "text"),
+    Field("gpus", "int", low=1, high=1024, help="GPUs of the group that served, tensor parallel"),
+    Field("tensor_parallel", "int", low=1, high=1024),
+    Field("engine", "text", help="the engine and version, e.g. TensorRT-LLM 0.17"),
+    Field("model", "text", help="a model of data/llm_models.csv"),
+    Field("weights", "text", help="a format of data/llm_weights.csv"),
+    Field("kv_cache", "choice", choices=tuple(KV_CACHE_BYTES), help="the KV cache's format"),
+    Field("input_tokens", "int", low=1, high=10_000_000),
+    Field("output_tokens", "int", low=1, high=10_000_000),
+    Field(
+        "requests",
+        "int",
+        required=False,
+        low=1,
+        high=100_000_000,
+        help="requests the run served, where the source gives it (blank: as many as a steady state needs)",
+    ),
+    Field("output_tokens_per_s", "float", low=1e-6, high=1e9, help="output tokens/s of the whole group"),
+    Field("source_url", "url"),
+    Field("retrieved", "date"),
+    Field("quote", "text", required=False),
+    Field("note", "text", required=False),
+)
+#: What makes one measured configuration of a source.
+SERVING_CONFIGURATION = ("source", "gpu", "gpus", "model", "weights", "input_tokens", "output_tokens")
+#: A source's configurations compared with each other: same model, weights and lengths.
+SERVING_PAIRED = ("source", "model", "weights", "input_tokens", "output_tokens")
+#: How near a predicted serving ratio must land: ±25 %, the winner called past a 15 % gap.
+SERVING_TOLERANCE = grading.Tolerance(speedup=0.25, winner_margin=0.15)
+
+
+def load_serving_reference(
+    path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
+) -> pd.DataFrame:
+    """The published serving runs, validated: sourced, dated, naming catalogue GPUs, shipped models
+    and formats, tensor parallel over every GPU of the group, one row per configuration."""
+    p = Path(path) if path else SERVING_REFERENCE_PATH
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    parsed, problems = parse_rows(p, SERVING_SCHEMA, today or date.today(), "measurement")
+    models, formats = load_models(), load_weights()
+    for line, r in parsed:
+        if r["model"].lower() not in models:
+            problems.append(
+                Problem(p, line, "model", f"{r['model']!r} is not in data/llm_models.csv; add it there")
+            )
+        if r["weights"].lower() not in formats:
+            problems.append(Problem(p, line, "weights", f"{r['weights']!r} is not in data/llm_weights.csv"))
+        if r["tensor_parallel"] != r["gpus"]:
+            problems.append(
+                Problem(
+                    p, line, "tensor_parallel", "the model serves one tensor-parallel group: set it to gpus"
+                )
+            )
+    records = specs.resolve_rows(
+        p,
+        parsed,
+        cat,
+        lambda r: tuple(r[k] for k in SERVING_CONFIGURATION),
+        problems,
+        "same source, GPU, count, model, weights and lengths",
+    )
+    if problems:
+        raise DataError(problems)
+    return to_frame(records, SERVING_SCHEMA)
+
+
+def _engine(text: str) -> str:
+    return "trt-llm" if str(text).lower().startswith("tensorrt") else "vllm"
+
+
+def predict_serving(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every row of a serving reference predicted at the largest batch its GPUs' memory allows: the
+    predicted output tokens/s (NaN where the model cannot serve it) and the batch."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    out = []
+    for _, r in reference.iterrows():
+        try:
+            s = serve(
+                r["model"],
+                r["gpu"],
+                r["weights"],
+                _engine(r["engine"]),
+                int(r["gpus"]),
+                "max",
+                int(r["input_tokens"]),
+                int(r["output_tokens"]),
+                r["kv_cache"],
+                cat,
+                requests=None if pd.isna(r["requests"]) else int(r["requests"]),
+            )
+            out.append({"predicted_tokens_per_s": s["serving_tokens_per_s"], "batch": s["batch"]})
+        except (ParameterError, prec.Unsupported):
+            out.append({"predicted_tokens_per_s": np.nan, "batch": np.nan})
+    return pd.DataFrame(out, index=reference.index)
+
+
+def serving_validation(
+    reference: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Every pair of GPU configurations one source measured on the same model, weights and lengths:
+    published and predicted ratio, the error, and whether the winner is right."""
+    ref = _shipped() if reference is None else reference
+    pred = predict_serving(ref, catalogue)
+    return grading.grade_pairs(
+        ref,
+        SERVING_PAIRED,
+        ref["output_tokens_per_s"],
+        pred["predicted_tokens_per_s"],
+        SERVING_TOLERANCE,
+        each=("gpu", "gpus"),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> pd.DataFrame:
+    return load_serving_reference()
+
+
+@functools.lru_cache(maxsize=1)
+def serving_summary() -> dict:
+    """:func:`gpukit.grading.summarize` of the shipped runs' pairs (cached)."""
+    return grading.summarize(serving_validation())
+
+
+def serving_error_text(engine: str = "trt-llm") -> str:
+    """One line: how right the serving speeds are on the shipped runs, for every table that shows them
+    (served by ``engine``: only TensorRT-LLM's serving is graded)."""
+    s = serving_summary()
+    graded = (
+        f"{s['within_tolerance']} of {s['pairs']} same-source pairs of TensorRT-LLM's published max-throughput "
+        f"runs within ±{SERVING_TOLERANCE.speedup:.0%}, winners right in {s['winners_right']} of "
+        f"{s['decisive_pairs']}, median error {s['median_abs_error_pct']:.0f}% (docs/llm-accuracy.md)"
+    )
+    if engine == "trt-llm":
+        return f"Serving at batch graded: {graded}."
+    return (
+        f"Serving at batch is graded on TensorRT-LLM only ({graded}); {engine}'s serving at batch is outside "
+        "what was graded."
+    )
+
+
+#: The TensorRT-LLM profile's serving constants and the values :func:`fit_serving` tries; the shipped
+#: values (:data:`gpukit.llm.engines.TRT_LLM_SERVING`) are its best point on every source.
+SERVING_GRID = {"max_batch": (256, 512, 1024, None), "link_share": (0.4, 0.5, 0.6, 0.7, 1.0)}
+
+
+def _with(engine: str, values: dict):
+    """A context in which profile ``engine`` takes ``values``."""
+
+    @contextlib.contextmanager
+    def swapped():
+        saved = ENGINES[engine]
+        ENGINES[engine] = dataclasses.replace(saved, **values)
+        try:
+            yield
+        finally:
+            ENGINES[engine] = saved
+
+    return swapped()
+
+
+def fit_serving(
+    reference: pd.DataFrame, grid: dict = SERVING_GRID, engine: str = "trt-llm"
+) -> tuple[dict, dict]:
+    """The point of ``grid`` whose profile puts the most pairs of ``reference`` within tolerance (the
+    more winners right, then the lower median error, among equals), and its summary."""
+    best = None
+    for point in itertools.product(*grid.values()):
+        values = dict(zip(grid, point))
+        with _with(engine, values):
+            s = grading.summarize(serving_validation(reference))
+        key = (-s["within_tolerance"], -s["winners_right"], s["median_abs_error_pct"])
+        if best is None or key < best[0]:
+            best = (key, values, s)
+    return best[1], best[2]
+
+
+def held_out_sources(reference: pd.DataFrame | None = None, grid: dict = SERVING_GRID) -> pd.DataFrame:
+    """Each source held out in turn: the grid fitted on the others, then the held-out source's pairs
+    graded with those values."""
+    ref = _shipped() if reference is None else reference
+    rows = []
+    for source in sorted(ref["source"].unique()):
+        values, _ = fit_serving(ref[ref["source"] != source].reset_index(drop=True), grid)
+        with _with("trt-llm", values):
+            s = grading.summarize(serving_validation(ref[ref["source"] == source].reset_index(drop=True)))
+        rows.append({"source": source, "values": values, **s})
+    return pd.DataFrame(rows)
