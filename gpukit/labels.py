@@ -47,6 +47,7 @@ EXPLICIT = {
     "ttft_s": "first token (s)",
     "tpot_ms": "per output token (ms)",
     "max_batch": "max batch",
+    "times_cheaper_served": "served, times cheaper",
 }
 
 #: How single words of a name are spelled in a header: acronyms, and abbreviations spelled out.

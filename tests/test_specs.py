@@ -38,6 +38,7 @@ REQUIRED = [
     "A30",
     "B200",
     "RTX 5000 Ada Generation",
+    "GeForce RTX 3080",
 ]
 
 
@@ -114,7 +115,24 @@ DATASHEET = {
     ("H200 SXM", "memory_gb"): 141,
     ("T4", "fp16_tensor_tflops"): 65,
     ("L4", "tdp_w"): 72,
+    # The RTX 3080 from its own device query (68 SMs, 1710 MHz, 320-bit at 19 Gbps): source_kind says so.
+    ("GeForce RTX 3080", "cuda_cores"): 8704,
+    ("GeForce RTX 3080", "memory_bandwidth_gbs"): 760,
+    ("GeForce RTX 3080", "l2_cache_mib"): 5,
+    # Dense FP8 and FP4, half the datasheets' sparse figures; FP8 with FP32 accumulate on GeForce.
+    ("H100 SXM5", "fp8_tensor_tflops"): 1979,
+    ("L40S", "fp8_tensor_tflops"): 733,
+    ("GeForce RTX 4090", "fp8_tensor_tflops"): 330.3,
+    ("B200", "fp4_tensor_tflops"): 9000,
+    ("GeForce RTX 5090", "fp4_tensor_tflops"): 1676,
 }
+
+
+def test_a_row_not_from_a_vendor_datasheet_says_what_its_source_is(catalogue):
+    kinds = catalogue.set_index("gpu")["source_kind"].fillna("")
+    assert kinds["GeForce RTX 3080"] == "device-query"
+    assert (kinds.drop("GeForce RTX 3080") == "").all()
+    assert set(kinds) <= {"", *specs.catalogue.SOURCE_KINDS}
 
 
 @pytest.mark.parametrize("gpu_name, column, value", [(g, c, v) for (g, c), v in DATASHEET.items()])
@@ -157,7 +175,18 @@ def test_a_catalogue_written_before_the_l2_columns_still_loads(catalogue_copy):
     """A user's own catalogue in the layout before ``l2_cache_mib`` and ``l2_source_url`` loads as it
     is, every GPU without an L2 size (the cache term then leaves them out)."""
     frame = specs.validate_catalogue(catalogue_copy(drop_columns=["l2_cache_mib", "l2_source_url"]))
-    assert len(frame) == 27 and frame["l2_cache_mib"].isna().all() and frame["l2_source_url"].isna().all()
+    assert (
+        len(frame) == len(REQUIRED)
+        and frame["l2_cache_mib"].isna().all()
+        and frame["l2_source_url"].isna().all()
+    )
+
+
+def test_a_catalogue_written_before_the_fp8_and_source_kind_columns_still_loads(catalogue_copy):
+    """The columns added with FP8 and FP4 (and ``source_kind``) are optional in a user's catalogue."""
+    new = ["fp8_tensor_tflops", "fp4_tensor_tflops", "low_precision_source_url", "source_kind"]
+    frame = specs.validate_catalogue(catalogue_copy(drop_columns=new))
+    assert len(frame) == len(REQUIRED) and frame["fp8_tensor_tflops"].isna().all()
 
 
 def test_fp32_matches_cores_times_clock_for_every_row(catalogue):
@@ -292,7 +321,7 @@ def test_several_problems_are_all_collected(catalogue_copy):
         ),
         (
             {"extra_lines": ["Z1,NVIDIA,Ampere"]},
-            "has 3 fields, the header has 35; quote any value that contains a comma",
+            "has 3 fields, the header has 36; quote any value that contains a comma",
         ),
     ],
 )

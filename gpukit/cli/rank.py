@@ -164,11 +164,16 @@ def run(args: argparse.Namespace) -> int:
     print(rank.headline(frame))
     print(rank.basis(frame))
     print()
-    columns = RENTING_COLUMNS if frame.attrs["price"].renting else BUYING_COLUMNS
+    columns = list(RENTING_COLUMNS if frame.attrs["price"].renting else BUYING_COLUMNS)
+    if "usd_per_million_tokens_served" in frame:  # an LLM: serving at batch beside one sequence at a time
+        at = columns.index("usd_per_million_items") + 1
+        columns[at:at] = ["served_batch", "usd_per_million_tokens_served"]
     unit = frame.attrs["unit"]
     named = _unit_headers(unit)
     rows = rounded(frame[list(columns)].rename(columns=named).to_dict(orient="records"))
     print(format_table(rows, [named.get(c, c) for c in columns]))
+    if frame.attrs.get("serving"):
+        print("\n" + frame.attrs["serving"])
     print(
         "\nthroughput: predicted, of all --gpus together; error (%): the "
         "model's median error on published same-source speedups of its kind. Price sources: "

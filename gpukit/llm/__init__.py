@@ -69,6 +69,7 @@ from .engines import (
     SCORE_BYTES,
     SPLITS,
     TRT_KERNELS_PER_LAYER,
+    TRT_LLM_SERVING,
     VLLM_KERNELS_PER_LAYER,
     Engine,
     default_efficiency,
@@ -151,6 +152,7 @@ from .serving import (
     max_batch,
     serve,
     serving_bottom_line,
+    serving_costs,
     serving_table,
 )
 from .serving_reference import (
@@ -163,6 +165,7 @@ from .serving_reference import (
     load_serving_reference,
     predict_serving,
     serving_error_text,
+    serving_short_error,
     serving_summary,
     serving_validation,
 )
@@ -263,6 +266,7 @@ __all__ = [
     "MMQ_COMPUTE_CAPABILITY",
     "LLAMA_CPP_2025",
     "LLAMA_CPP_2025_BUILD",
+    "TRT_LLM_SERVING",
     "PYTORCH_WEIGHTS",
     "TRT_KERNELS_PER_LAYER",
     "Engine",
@@ -274,6 +278,7 @@ __all__ = [
     "max_batch",
     "serve",
     "serving_bottom_line",
+    "serving_costs",
     "serving_table",
     "SERVING_GRID",
     "SERVING_REFERENCE_PATH",
@@ -284,6 +289,7 @@ __all__ = [
     "load_serving_reference",
     "predict_serving",
     "serving_error_text",
+    "serving_short_error",
     "serving_summary",
     "serving_validation",
     "FLASH_ATTENTION_ON",

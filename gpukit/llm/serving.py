@@ -301,3 +301,29 @@ def serving_bottom_line(frame: pd.DataFrame) -> str:
         times = one / best["usd_per_million_tokens"]
         text += f"; one sequence at a time the same tokens cost ${one:.3g} ({times:.0f}x)"
     return text + "."
+
+
+#: Columns of :func:`serving_costs`.
+COST_COLUMNS = (
+    "gpu",
+    "batch",
+    "serving_tokens_per_s",
+    "usd_per_million_tokens",
+    "batch1_tokens_per_s",
+    "usd_per_million_tokens_batch1",
+    "times_cheaper_served",
+    "note",
+)
+
+
+def serving_costs(frame: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`serving_table` as the cost of a million output tokens served beside one sequence at a
+    time, cheapest served first (GPUs without a price, then those that cannot serve, last)."""
+    out = frame.assign(
+        times_cheaper_served=frame["usd_per_million_tokens_batch1"] / frame["usd_per_million_tokens"],
+        _serves=frame["serving_tokens_per_s"].notna(),
+    )
+    out = out.sort_values(["_serves", "usd_per_million_tokens"], ascending=[False, True], na_position="last")
+    out = out[list(COST_COLUMNS)].reset_index(drop=True)
+    out.attrs.update(frame.attrs)
+    return out

@@ -171,6 +171,17 @@ def serving_error_text(engine: str = "trt-llm") -> str:
     )
 
 
+def serving_short_error(engine: str = "trt-llm") -> str:
+    """A clause for a line that already quotes the batch-1 error: how right serving at batch is."""
+    s = serving_summary()
+    share = s["within_tolerance"] / s["pairs"] if s["pairs"] else float("nan")
+    tolerance = SERVING_TOLERANCE.speedup
+    graded = f"{share:.0%} of {s['pairs']} published TensorRT-LLM serving ratios within ±{tolerance:.0%}"
+    if engine == "trt-llm":
+        return f"served at batch, {graded}"
+    return f"served at batch, graded on TensorRT-LLM only ({graded}), not on {engine}"
+
+
 #: The TensorRT-LLM profile's serving constants and the values :func:`fit_serving` tries; the shipped
 #: values (:data:`gpukit.llm.engines.TRT_LLM_SERVING`) are its best point on every source.
 SERVING_GRID = {"max_batch": (256, 512, 1024, None), "link_share": (0.4, 0.5, 0.6, 0.7, 1.0)}

@@ -342,6 +342,10 @@ def rank(
     return out
 
 
+#: Output tokens of a request when ``rank --llm`` prices serving at batch.
+SERVED_OUTPUT_TOKENS = 256
+
+
 @dataclass(frozen=True)
 class LLMJob:
     """An LLM served on each GPU: generating one sequence's tokens (decode at batch 1) with an
@@ -352,6 +356,12 @@ class LLMJob:
     engine: str | None = None  # None: the weights' usual engine (llm.default_engine)
     context: int = 4096
     gpus: int = 1
+
+    def serving_lengths(self) -> tuple[int, int]:
+        """Prompt and output tokens of a request when the job is served at batch: a sequence fills
+        the context, the last :data:`SERVED_OUTPUT_TOKENS` of it generated."""
+        output = min(SERVED_OUTPUT_TOKENS, self.context // 2)
+        return self.context - output, output
 
     def describe(self) -> str:
         engine = self.engine or llm.default_engine(self.weights)
@@ -399,15 +409,45 @@ def rank_llm(
     error = decode["median_abs_error_pct"] if decode["pairs"] else None
     book = prices.load_prices(price_files)
     out, budget_note = _join(speeds, price, book, "fp16", cat, job.gpus, error, years, utilization)
+    served = _served(job, cat, price_files)
+    # the same price over the tokens served at batch: the cost falls as the throughput rises
+    served_tokens_s = out["gpu"].map(served["serving_tokens_per_s"])
+    out["usd_per_million_tokens_served"] = out["usd_per_million_items"] * out["throughput"] / served_tokens_s
+    out["served_batch"] = out["gpu"].map(served["batch"]).astype("Int64")
     out.attrs.update(
         job=job,
         price=price,
         unit="tokens/s",
         budget_note=budget_note,
-        accuracy=llm.decode_error_text(),
+        accuracy=llm.decode_error_text() + "; " + llm.serving_short_error(served.attrs["engine_name"]),
         input_label=f"{job.context} tokens of context",
+        serving=(
+            f"USD per million tokens served: the same price over the tokens served with {job.serving_lengths()[0]} "
+            f"prompt + {job.serving_lengths()[1]} output tokens a request, as many at once as the KV cache holds "
+            f"(served batch). " + llm.serving_error_text(served.attrs["engine_name"])
+        ),
     )
     return out
+
+
+def _served(job: LLMJob, cat: pd.DataFrame, price_files) -> pd.DataFrame:
+    """The job served at batch on every GPU kind (:func:`gpukit.llm.serving_table`), by GPU."""
+    prompt, output = job.serving_lengths()
+    table = llm.serving_table(
+        job.model,
+        job.weights,
+        job.engine,
+        list(cat["gpu"]),
+        job.gpus,
+        "max",
+        prompt,
+        output,
+        price_files=price_files,
+        catalogue=cat,
+    )
+    frame = table.set_index("gpu")
+    frame.attrs.update(table.attrs)
+    return frame
 
 
 def _num(value) -> float | None:
@@ -443,6 +483,6 @@ def with_budget(ranking: pd.DataFrame, budget_usd: float | None) -> pd.DataFrame
     frame = ranking.drop(columns="rank")
     frame.loc[frame["standing"] == "over budget", "standing"] = "ranked"
     cut, note = _apply_budget(frame, price)
-    out = _order(cut, price)[list(COLUMNS)]
+    out = _order(cut, price)[list(COLUMNS) + [c for c in cut.columns if c not in COLUMNS]]
     out.attrs.update({**ranking.attrs, "price": price, "budget_note": note})
     return out

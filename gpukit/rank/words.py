@@ -75,8 +75,14 @@ def _asked(price: Price) -> str:
 
 def _per_dollar(row: pd.Series, price: Price, unit: str) -> str:
     if price.renting:
-        return f"${figure(row['usd_per_million_items'])} per million {unit.split('/')[0]}"
-    return f"{figure(row['throughput_per_1k_usd'])} {unit} per $1,000"
+        text = f"${figure(row['usd_per_million_items'])} per million {unit.split('/')[0]}"
+    else:
+        text = f"{figure(row['throughput_per_1k_usd'])} {unit} per $1,000"
+    served = row.get("usd_per_million_tokens_served")
+    if served is not None and served == served:  # an LLM: the same price over the tokens served at batch
+        paid = "renting" if price.renting else "owning"
+        text += f"; ${figure(served)} per million tokens {paid}, served {int(row['served_batch'])} at once"
+    return text
 
 
 #: The columns of :func:`choice`'s row, and their headers on a page.

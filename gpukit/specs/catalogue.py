@@ -18,6 +18,9 @@ from ..units import GIB
 CATALOGUE_PATH = DATA_DIR / "gpus.csv"
 
 
+#: What a row's ``source_url`` is where no vendor datasheet was in reach (``source_kind``).
+SOURCE_KINDS = ("device-query", "vendor-page-copy")
+
 SCHEMA: tuple[Field, ...] = (
     Field("gpu", "text", help="canonical name, e.g. 'V100 SXM2 32GB'"),
     Field("vendor", "choice", choices=("NVIDIA", "AMD", "Intel")),
@@ -86,6 +89,16 @@ SCHEMA: tuple[Field, ...] = (
     Field("l2_source_url", "url", required=False, default=""),
     Field("retrieved", "date", help="when the figures were checked against the source, YYYY-MM-DD"),
     Field("notes", "text", required=False),
+    Field(
+        "source_kind",
+        "choice",
+        required=False,
+        choices=SOURCE_KINDS,
+        default="",
+        help="what source_url is where no vendor datasheet was in reach (empty: the vendor's datasheet or "
+        "whitepaper): device-query (a dump of the card's own device query) or vendor-page-copy (the vendor's "
+        "page preserved in a public repository)",
+    ),
 )
 COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA)
 
