@@ -35,6 +35,7 @@ def markdown(measure: bool = True) -> str:
     out = page.intro_lines(rows, everything, why)
     out += page.summary_section(table)
     out += page.engines_section()
+    out += page.serving_section()
     out += page.misses_section(table)
     out += page.ablations_section(ref)
     out += page.baselines_section(ref)

@@ -14,6 +14,7 @@ from .pairs import largest_errors_section, misses_section, seed_pairs_section, s
 from .pipeline import several_gpus_section
 from .ratios import decode_ratio_section, prefill_ratio_section
 from .screened import screened_section
+from .serving import serving_section
 
 __all__ = [
     "ablations_section",
@@ -27,6 +28,7 @@ __all__ = [
     "prefill_ratio_section",
     "screened_section",
     "seed_pairs_section",
+    "serving_section",
     "several_gpus_section",
     "summary_section",
 ]

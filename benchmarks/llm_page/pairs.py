@@ -60,7 +60,9 @@ def summary_section(table) -> list[str]:
             )
     out += [
         "",
-        "Per source (only `xiongjiedai-llama3` set a constant of the model; `sparecores-vllm` on several GPUs "
+        "Per source (each sets the constants of its own engine profile: `xiongjiedai-llama3` llama.cpp-2024's, "
+        "`sparecores-llamacpp` llama.cpp's, with a family held out in the next section; `sparecores-vllm` on "
+        "several GPUs "
         "splits by tensor, the others by layer):",
         "",
         "| source | test | compared | pairs | within ±20 % | winners right | median abs. error |",

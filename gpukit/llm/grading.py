@@ -264,4 +264,10 @@ def engine_scope(engine, weights: str | None = None) -> str:
         text += f", its prefill on {prefill}"
     else:
         text += "; its prefill is not graded: no source here times a prompt apart from serving it"
+    # (imported here: serving_reference builds on the tables, which build on this module)
+    from .serving_reference import shipped_serving_reference
+
+    served = sorted(set(shipped_serving_reference()["engine"][lambda s: s.map(_engine_of) == e.name]))
+    if served:
+        text += f"; its serving at batch is graded on {', '.join(served)}"
     return text + "."

@@ -21,7 +21,7 @@ from .. import grading, specs
 from .. import precision as prec
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, ParameterError, Problem
-from .engines import ENGINES
+from .engines import ENGINES, engine_of_run
 from .models import KV_CACHE_BYTES, load_models, load_weights
 from .serving import serve
 
@@ -97,7 +97,7 @@ def load_serving_reference(
 
 
 def _engine(text: str) -> str:
-    return "trt-llm" if str(text).lower().startswith("tensorrt") else "vllm"
+    return engine_of_run(text)
 
 
 def predict_serving(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -131,7 +131,7 @@ def serving_validation(
 ) -> pd.DataFrame:
     """Every pair of GPU configurations one source measured on the same model, weights and lengths:
     published and predicted ratio, the error, and whether the winner is right."""
-    ref = _shipped() if reference is None else reference
+    ref = shipped_serving_reference() if reference is None else reference
     pred = predict_serving(ref, catalogue)
     return grading.grade_pairs(
         ref,
@@ -144,7 +144,8 @@ def serving_validation(
 
 
 @functools.lru_cache(maxsize=1)
-def _shipped() -> pd.DataFrame:
+def shipped_serving_reference() -> pd.DataFrame:
+    """The shipped serving runs, loaded once."""
     return load_serving_reference()
 
 
@@ -221,7 +222,7 @@ def fit_serving(
 def held_out_sources(reference: pd.DataFrame | None = None, grid: dict = SERVING_GRID) -> pd.DataFrame:
     """Each source held out in turn: the grid fitted on the others, then the held-out source's pairs
     graded with those values."""
-    ref = _shipped() if reference is None else reference
+    ref = shipped_serving_reference() if reference is None else reference
     rows = []
     for source in sorted(ref["source"].unique()):
         values, _ = fit_serving(ref[ref["source"] != source].reset_index(drop=True), grid)
