@@ -155,3 +155,17 @@ def test_serving_is_graded_on_same_source_pairs_and_each_source_held_out():
         ref[ref["source"] == "trtllm-perf-overview-v1.0"], {"link_share": (0.3, 0.6)}
     )
     assert values["link_share"] in (0.3, 0.6) and fitted["pairs"] > 0
+
+
+def test_a_mixture_says_so_under_every_llm_heading(capsys):
+    m = llm.resolve_model("mixtral-8x7b")
+    assert cli.main(["llm", "--model", "mixtral-8x7b", "--gpu", "A40"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == llm.moe_note(m)[0].upper() + llm.moe_note(m)[1:] + "."
+    assert (
+        cli.main(
+            ["llm", "--model", "mixtral-8x7b", "--weights", "fp8", "--gpu", "H100 SXM5", "--batch", "max"]
+        )
+        == 0
+    )
+    assert "Mixture of experts: all 8 experts held in memory" in capsys.readouterr().out
+    assert llm.moe_note(llm.resolve_model("llama-3-8b")) == ""

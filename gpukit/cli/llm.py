@@ -237,6 +237,8 @@ def _print_heading(args: argparse.Namespace, frame, m, engine, label: str) -> No
         f"{m.name} ({m.params() / 1e9:.1f} B parameters), {what}, {frame['weights'].iloc[0]}, context "
         f"{args.context}, batch {args.batch}{many}"
     )
+    if llm.moe_note(m):
+        print(llm.moe_note(m)[0].upper() + llm.moe_note(m)[1:] + ".")
 
 
 def _print_published(frame) -> None:

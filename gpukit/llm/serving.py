@@ -209,7 +209,8 @@ def serve(
     }
 
 
-def _moe_note(m: LLM) -> str:
+def moe_note(m: LLM) -> str:
+    """How a mixture of experts is held and read, as a clause ("" for a dense model)."""
     if m.experts == 1:
         return ""
     return (
@@ -254,7 +255,7 @@ def serving_table(
     _add_costs(frame, price_files, cat)
     frame.attrs["engine"] = e.label
     frame.attrs["engine_name"] = e.name
-    frame.attrs["moe"] = _moe_note(m)
+    frame.attrs["moe"] = moe_note(m)
     return frame
 
 
