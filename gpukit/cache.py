@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from . import _atomic
+from .price_refresh import refreshed_path
 from .resources import DATA_DIR
 
 T = TypeVar("T")
@@ -49,8 +50,9 @@ def code_fingerprint() -> str:
 
 
 def data_files() -> list[Path]:
-    """The shipped data files (``data/*.csv``): what a result derived from the shipped data reads."""
-    return sorted(DATA_DIR.glob("*.csv"))
+    """The shipped data files (``data/*.csv``) and the refreshed cloud prices (``gpukit prices
+    refresh``): what a result derived from the kit's data reads."""
+    return sorted(DATA_DIR.glob("*.csv")) + [refreshed_path()]
 
 
 def _key(name: str, inputs: Iterable[str | os.PathLike]) -> str:

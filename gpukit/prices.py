@@ -24,6 +24,7 @@ import pandas as pd
 from . import specs
 from ._csv import Field, parse_rows, read_rows, to_frame
 from .errors import DataError, Problem, UnknownGPUError
+from .price_refresh import refreshed_path
 from .resources import DATA_DIR
 
 PURCHASE_PATH = DATA_DIR / "prices.csv"
@@ -53,6 +54,9 @@ CLOUD_SCHEMA: tuple[Field, ...] = (
     Field("date", "date", help="when the price was seen, YYYY-MM-DD"),
     Field("source_url", "url"),
     Field("note", "text", required=False),
+    Field(
+        "region", "text", required=False, default="", help="the provider's region or zone, where it gives one"
+    ),
 )
 #: Why a GPU has no price of a kind: what was searched, and when.
 GAPS_SCHEMA: tuple[Field, ...] = (
@@ -62,7 +66,7 @@ GAPS_SCHEMA: tuple[Field, ...] = (
     Field("checked", "date", help="when the sources were last searched, YYYY-MM-DD"),
 )
 #: What one price is: a user's row replaces the shipped rows of the same price.
-_KEYS = {"purchase": ("gpu", "kind"), "cloud": ("gpu", "provider", "offering", "kind")}
+_KEYS = {"purchase": ("gpu", "kind"), "cloud": ("gpu", "provider", "offering", "kind", "region")}
 #: What one row is: a price on a day (a history has several days).
 
 
@@ -194,6 +198,8 @@ def read_price_file(
     if problems:
         raise DataError(sorted(problems, key=lambda p: p.line or 0))
     frame = to_frame(kept, schema)
+    if kind == "cloud":  # a file without regions: one offer per provider and offering
+        frame["region"] = frame["region"].fillna("")
     frame["origin"] = str(path)
     return frame
 
@@ -213,7 +219,9 @@ def load_prices(
     catalogue=None,
     as_of: date | str | None = None,
 ) -> Prices:
-    """The shipped prices, overridden and extended by the user's own price files; with ``as_of``
+    """The shipped prices, overridden and extended by the refreshed cloud offers (``gpukit prices
+    refresh``: :func:`gpukit.price_refresh.refreshed_path`, where there are any) and then by the
+    user's own price files; with ``as_of``
     (a date or YYYY-MM-DD), the prices that held on that day (:meth:`Prices.as_of`)."""
     if max_age_days is None or max_age_days < 1:
         from .errors import ParameterError
@@ -223,6 +231,9 @@ def load_prices(
     today = today or date.today()
     purchase = read_price_file(PURCHASE_PATH, "purchase", cat, today)
     cloud = read_price_file(CLOUD_PATH, "cloud", cat, today)
+    refreshed = refreshed_path()
+    if refreshed.is_file():  # `gpukit prices refresh`'s offers, over the shipped ones
+        cloud = _merge(cloud, read_price_file(refreshed, "cloud", cat, today), "cloud")
     if isinstance(user_files, (str, os.PathLike)):
         user_files = [user_files]
     for f in user_files or []:
@@ -258,4 +269,4 @@ def latest(frame: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
     """The newest row of each price (``keys``): what holds on the day the frame was cut at."""
     if frame.empty:
         return frame
-    return frame.sort_values("date").groupby(list(keys), sort=False).tail(1)
+    return frame.sort_values("date").groupby(list(keys), sort=False, dropna=False).tail(1)

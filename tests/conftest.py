@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpukit import cache, specs
+from gpukit import cache, price_refresh, specs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,6 +64,8 @@ def _a_cache_of_the_tests_own(tmp_path_factory):
     import os
 
     os.environ[cache.ENV] = str(tmp_path_factory.mktemp("gpukit-cache"))
+    # and never read the user's refreshed cloud prices (gpukit prices refresh)
+    os.environ[price_refresh.ENV] = str(tmp_path_factory.mktemp("gpukit-prices"))
 
 
 @pytest.fixture(autouse=True)
