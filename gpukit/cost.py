@@ -12,10 +12,10 @@ import statistics
 import pandas as pd
 
 from . import precision as prec
-from . import specs
+from . import price_checks, specs
 from .errors import ParameterError
 from .matmul_rates import sustained_tflops
-from .prices import CLOUD_KINDS, PRICE_KINDS, Prices, latest
+from .prices import CLOUD_KEYS, CLOUD_KINDS, PRICE_KINDS, Prices, latest
 
 HOURS_PER_YEAR = 8766  # 365.25 days
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
@@ -109,11 +109,13 @@ def _market_now(rows: pd.DataFrame) -> pd.Series:
     return ~rows["stale"] & (rows["kind"] != "msrp")
 
 
-def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
-    """The purchase price of ``gpu`` that holds (the newest of its history) of ``kind``; for
-    ``any`` the first kind of :data:`ANY_ORDER` with a market price that still holds (a street or
-    used price, not stale), or where there is none, the first that has a price."""
-    rows = latest(prices.purchase[prices.purchase["gpu"] == gpu], ("gpu", "kind"))
+def _unflagged(frame: pd.DataFrame) -> pd.Series:
+    """Which rows passed the price checks (:mod:`gpukit.price_checks`)."""
+    return frame["flag"].fillna("") == "" if "flag" in frame else pd.Series(True, index=frame.index)
+
+
+def _pick_purchase(rows: pd.DataFrame, kind: str) -> dict | None:
+    rows = latest(rows, ("gpu", "kind"))
     order = ANY_ORDER if kind == "any" else (kind,)
     for pool in (rows[_market_now(rows)], rows):
         for k in order:
@@ -123,6 +125,25 @@ def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
     return None
 
 
+def purchase_left_out(prices: Prices, gpu: str, kind: str) -> str:
+    """The purchase price of ``gpu`` the checks flagged that would otherwise have been chosen, and
+    why, as a clause ("" where none was)."""
+    would = _pick_purchase(prices.purchase[prices.purchase["gpu"] == gpu], kind)
+    if would is None or not would.get("flag"):
+        return ""
+    return f"flagged {would['kind']} price left out (${float(would['usd']):,.0f}, {would['date']}: {would['flag']})"
+
+
+def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
+    """The purchase price of ``gpu`` that holds (the newest of its history) of ``kind``; for
+    ``any`` the first kind of :data:`ANY_ORDER` with a market price that still holds (a street or
+    used price, not stale), or where there is none, the first that has a price. A price the checks
+    flagged (:mod:`gpukit.price_checks`) is never chosen; :func:`purchase_left_out` says where one
+    would have been."""
+    rows = prices.purchase[prices.purchase["gpu"] == gpu]
+    return _pick_purchase(rows[_unflagged(rows)], kind)
+
+
 def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> dict | None:
     """The cloud price of ``gpu`` of ``kind`` (never another kind): the cheapest, the median or a
     named provider's, each offering at the newest price of its history, among the offerings whose
@@ -130,9 +151,11 @@ def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> di
     gone, and a current one is what can be rented. Only where every price is stale does a stale
     one serve, and its note says so."""
     rows = prices.cloud[(prices.cloud["gpu"] == gpu) & (prices.cloud["kind"] == kind)]
-    rows = latest(rows, ("gpu", "provider", "offering", "kind"))
+    rows = latest(rows, CLOUD_KEYS)
     if choice not in ("cheapest", "median"):
         rows = rows[rows["provider"].str.casefold() == choice.casefold()]
+    flagged = int((~_unflagged(rows)).sum())
+    rows = rows[_unflagged(rows)]
     if rows.empty:
         return None
     if not rows["stale"].all():
@@ -146,9 +169,11 @@ def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> di
             "date": min(rows["date"]),
             "stale": bool(rows["stale"].any()),
             "source_url": f"{len(rows)} sources",
+            "left_out": price_checks.left_out_note(flagged),
         }
     # the cheapest (of a named provider's offerings, or of all); of equal prices the newest
-    return rows.sort_values(["usd_per_hour", "date"], ascending=[True, False]).iloc[0].to_dict()
+    cheapest = rows.sort_values(["usd_per_hour", "date"], ascending=[True, False]).iloc[0].to_dict()
+    return {**cheapest, "left_out": price_checks.left_out_note(flagged)}
 
 
 def rented_variant(
@@ -160,7 +185,7 @@ def rented_variant(
     r = gpu.resolution
     if not r.defaulted:
         return gpu, None
-    held = latest(prices.cloud[prices.cloud["kind"] == kind], ("gpu", "provider", "offering", "kind"))
+    held = latest(prices.cloud[prices.cloud["kind"] == kind], CLOUD_KEYS)
     offers = {v: int((held["gpu"] == v).sum()) for v in r.matches}
     most = max(r.matches, key=lambda v: (offers[v], v == r.gpu))
     if most == gpu.name:
@@ -279,6 +304,11 @@ def _cost_notes(
     for label, src, into in (("purchase", buy, bought), ("cloud", rent, rented)):
         if _stale(src):
             into.append(f"{label} price is stale ({src['date']})")
+    if price_kind != "cloud":
+        left = purchase_left_out(prices, g["gpu"], price_kind)
+        bought += [left] if left else []
+    if rent and rent.get("left_out"):
+        rented.append(rent["left_out"])
     return mode, bought, rented
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import specs
+from . import price_checks, specs
 from ._csv import Field, parse_rows, read_rows, to_frame
 from .errors import DataError, Problem, UnknownGPUError
 from .price_refresh import refreshed_path
@@ -67,6 +67,8 @@ GAPS_SCHEMA: tuple[Field, ...] = (
 )
 #: What one price is: a user's row replaces the shipped rows of the same price.
 _KEYS = {"purchase": ("gpu", "kind"), "cloud": ("gpu", "provider", "offering", "kind", "region")}
+#: What one cloud offer is: its history has a row per date.
+CLOUD_KEYS = _KEYS["cloud"]
 #: What one row is: a price on a day (a history has several days).
 
 
@@ -191,6 +193,7 @@ def read_price_file(
     schema = PURCHASE_SCHEMA if kind == "purchase" else CLOUD_SCHEMA
     cat = specs.load_catalogue() if catalogue is None else catalogue
     rows, problems = parse_rows(path, schema, today or date.today(), what="price")
+    lines = {id(row): line for line, row in rows}
     keys = _KEYS[kind] + ("date",)
     kept = specs.resolve_rows(
         path, rows, cat, lambda r: tuple(r[k] for k in keys), problems, f"same {', '.join(keys)}"
@@ -198,6 +201,7 @@ def read_price_file(
     if problems:
         raise DataError(sorted(problems, key=lambda p: p.line or 0))
     frame = to_frame(kept, schema)
+    frame["line"] = [lines[id(row)] for row in kept]  # where a finding about the row points
     if kind == "cloud":  # a file without regions: one offer per provider and offering
         frame["region"] = frame["region"].fillna("")
     frame["origin"] = str(path)
@@ -245,6 +249,11 @@ def load_prices(
             purchase = _merge(purchase, frame, kind)
         else:
             cloud = _merge(cloud, frame, kind)
+    # the sanity checks: a row that fails keeps its place, with the reason, and is never used silently
+    purchase = purchase.assign(flag=price_checks.flag_purchase(purchase.reset_index(drop=True)).to_numpy())
+    cloud = cloud.assign(
+        flag=price_checks.flag_cloud(cloud.reset_index(drop=True), purchase.reset_index(drop=True)).to_numpy()
+    )
     book = Prices(
         _aged(purchase, today, max_age_days, purchase=True),
         _aged(cloud, today, max_age_days),
@@ -269,4 +278,5 @@ def latest(frame: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
     """The newest row of each price (``keys``): what holds on the day the frame was cut at."""
     if frame.empty:
         return frame
-    return frame.sort_values("date").groupby(list(keys), sort=False, dropna=False).tail(1)
+    present = [k for k in keys if k in frame]  # a frame built before regions were recorded has none
+    return frame.sort_values("date").groupby(present, sort=False, dropna=False).tail(1)

@@ -30,6 +30,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     refresh.set_defaults(func=run_refresh)
     where = actions.add_parser("where", help="where the refreshed prices are, and how many")
     where.set_defaults(func=run_where)
+    check = actions.add_parser(
+        "check",
+        help="the prices the sanity checks flag, with file, line and reason",
+        description="Every price the checks flag as it loads (gpukit.price_checks): a price many times its "
+        "variant siblings' of the same kind and year, used above new, a kind that does not fit its source, an "
+        "hourly rate above what a new card costs over a few hundred hours. Flagged rows are kept and never "
+        "used silently: cheapest and median leave them out and say so.",
+    )
+    check.add_argument(
+        "--prices", action="append", metavar="FILE", help="your own price file(s), checked too"
+    )
+    check.set_defaults(func=run_check)
 
 
 def run_refresh(args: argparse.Namespace) -> int:
@@ -67,3 +79,25 @@ def run_where(args: argparse.Namespace) -> int:
         f"dated {frame['date'].min()} to {frame['date'].max()}, merged over the shipped cloud prices."
     )
     return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    book = prices.load_prices(args.prices)
+    found = [
+        (str(r["origin"]), int(r["line"]), r["gpu"], label, r["flag"])
+        for frame, label in ((book.purchase, "purchase"), (book.cloud, "cloud"))
+        for _, r in frame[frame["flag"].fillna("") != ""].iterrows()
+    ]
+    if not found:
+        print("No price is flagged.")
+        return 0
+    print(f"{len(found)} prices flagged; each is kept and left out of every answer, which says so:")
+    for origin, line, gpu, label, why in sorted(found):
+        print(f"{_short(origin)}, line {line} ({gpu}, {label}): {why}")
+    return 0
+
+
+def _short(path: str) -> str:
+    """A shipped file by its place in the project (data/prices.csv), any other as given."""
+    p = Path(path)
+    return f"data/{p.name}" if p.parent == prices.DATA_DIR else str(p)

@@ -1,0 +1,99 @@
+"""The sanity checks prices pass as they load: a failing row is kept with its reason, never used,
+and every answer that would have used it says how many it left out."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from gpukit import cli, cost, price_checks, prices
+
+TODAY = date(2026, 12, 5)
+
+
+def _file(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_chart_input_is_not_a_street_price_and_is_left_out_with_its_reason():
+    book = prices.load_prices(today=TODAY)
+    v100 = book.purchase[(book.purchase["gpu"] == "V100 SXM2 16GB") & (book.purchase["kind"] == "street")]
+    chart = v100[v100["usd"] == 9937.5].iloc[0]
+    assert chart["flag"] == (
+        "a benchmark script's price per GPU for a performance-per-dollar chart, not a street price"
+    )
+    assert chart["line"] > 1 and chart["origin"].endswith("prices.csv")
+    assert cost._purchase(book, "V100 SXM2 16GB", "street") is None
+    assert cost.purchase_left_out(book, "V100 SXM2 16GB", "street").startswith(
+        "flagged street price left out ($9,938, 2023-01-12: a benchmark script's price per GPU"
+    )
+    # every shipped flag is one of the four reasons, and no shipped cloud rate fails
+    reasons = book.purchase.loc[book.purchase["flag"] != "", "flag"]
+    assert reasons.str.match(r"a benchmark script's|used above new|\d+x its variant siblings'").all()
+    assert (book.cloud["flag"] == "").all()
+
+
+def test_siblings_used_above_new_and_renting_dearer_than_buying(tmp_path):
+    mine = _file(
+        tmp_path,
+        "quotes.csv",
+        "gpu,kind,usd,date,source_url,note\n"
+        "V100 PCIe 16GB,used,500,2024-03-01,https://example.com/a,\n"
+        "V100 SXM2 16GB,used,600,2024-03-01,https://example.com/b,\n"
+        "V100 SXM2 32GB,used,5000,2024-03-01,https://example.com/c,\n"
+        "RTX A4000,street,900,2026-11-01,https://example.com/d,\n"
+        "RTX A4000,used,1000,2026-11-15,https://example.com/e,\n",
+    )
+    rates = _file(
+        tmp_path,
+        "rates.csv",
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "RTX A4000,Dear,1x A4000,on-demand,1,3.5,2026-11-20,https://example.com/f,\n"
+        "RTX A4000,Fair,1x A4000,on-demand,1,0.2,2026-11-20,https://example.com/g,\n",
+    )
+    book = prices.load_prices([mine, rates], today=TODAY)
+    flag = {(r.gpu, r.kind, r.usd): r.flag for r in book.purchase.itertuples() if r.origin == str(mine)}
+    assert (
+        flag[("V100 SXM2 32GB", "used", 5000)] == "9x its variant siblings' used prices of 2024 (median $550)"
+    )
+    assert flag[("V100 PCIe 16GB", "used", 500)] == "" and flag[("RTX A4000", "street", 900)] == ""
+    assert (
+        flag[("RTX A4000", "used", 1000)] == "used above new: $1,000 used against $900 street on 2026-11-01"
+    )
+    dear = book.cloud[book.cloud["provider"] == "Dear"].iloc[0]
+    assert dear["flag"] == (
+        f"{price_checks.RENT_HOURS} hours at $3.50/hour cost more than buying the card ($900 street on 2026-11-01)"
+    )
+    # cheapest and median leave the flagged rate out, and say so
+    for choice in ("cheapest", "median"):
+        picked = cost._cloud(book, "RTX A4000", choice)
+        assert picked["left_out"] == "1 flagged price left out (gpukit prices check)"
+    table = cost.cost_table(book, ["RTX A4000"], ["fp16"], cloud="median")
+    assert "1 flagged price left out (gpukit prices check)" in table["note"].iloc[0]
+
+
+def test_gpukit_prices_check_names_file_line_and_reason(tmp_path, capsys):
+    mine = _file(
+        tmp_path,
+        "quotes.csv",
+        "gpu,kind,usd,date,source_url,note\nRTX A4000,street,900,2026-11-01,https://example.com/d,\n"
+        "RTX A4000,used,1000,2026-11-15,https://example.com/e,\n",
+    )
+    assert cli.main(["prices", "check", "--prices", str(mine)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("prices flagged; each is kept and left out of every answer, which says so:")
+    assert (
+        f"{mine}, line 3 (RTX A4000, purchase): used above new: $1,000 used against $900 street on 2026-11-01"
+        in out
+    )
+    assert any(
+        line.startswith("data/prices.csv, line ") and "performance-per-dollar chart" in line for line in out
+    )
+
+
+@pytest.mark.parametrize("multiple", [price_checks.SIBLING_MULTIPLE])
+def test_the_thresholds_are_what_the_docs_say(multiple):
+    assert multiple == 3.0 and price_checks.RENT_HOURS == 300
