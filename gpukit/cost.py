@@ -144,6 +144,11 @@ def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
     return _pick_purchase(rows[_unflagged(rows)], kind)
 
 
+#: Which cloud rate an answer takes by default: the market's, the median of the fresh offers (one
+#: provider's cheapest is not what most renters pay); ``cheapest`` and a provider's name are there too.
+DEFAULT_CLOUD = "median"
+
+
 def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> dict | None:
     """The cloud price of ``gpu`` of ``kind`` (never another kind): the cheapest, the median or a
     named provider's, each offering at the newest price of its history, among the offerings whose
@@ -162,11 +167,12 @@ def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> di
         rows = rows[~rows["stale"]]
     if choice == "median":
         med = statistics.median(rows["usd_per_hour"])
+        low, high = rows["usd_per_hour"].min(), rows["usd_per_hour"].max()
         return {
-            "provider": f"median of {len(rows)}",
-            "offering": "",
+            "provider": f"median of {len(rows)} offers (${low:.2f}-${high:.2f})",
+            "offering": f"{rows['provider'].nunique()} providers",
             "usd_per_hour": med,
-            "date": min(rows["date"]),
+            "date": max(rows["date"]),  # no offer newer than this
             "stale": bool(rows["stale"].any()),
             "source_url": f"{len(rows)} sources",
             "left_out": price_checks.left_out_note(flagged),
@@ -206,7 +212,7 @@ def cost_table(
     years: float = DEFAULTS["years"],
     utilization: float = DEFAULTS["utilization"],
     pue: float = DEFAULTS["pue"],
-    cloud: str = "cheapest",
+    cloud: str = DEFAULT_CLOUD,
     throughput_items_per_s=None,
     catalogue=None,
     cloud_kind: str = "on-demand",
@@ -385,7 +391,7 @@ def work_cost_table(
     years: float = DEFAULTS["years"],
     utilization: float = DEFAULTS["utilization"],
     pue: float = DEFAULTS["pue"],
-    cloud: str = "cheapest",
+    cloud: str = DEFAULT_CLOUD,
     catalogue=None,
 ) -> pd.DataFrame:
     """Dollars per million units of work, renting and owning, for each GPU of ``throughput``.

@@ -65,8 +65,14 @@ def test_cost_table_values(tmp_path, gpu):
     on_demand = book.current().cloud
     on_demand = on_demand[(on_demand["gpu"] == "A40") & (on_demand["kind"] == "on-demand")]["usd_per_hour"]
     if len(on_demand):
-        assert a40.loc["fp32", "cloud_usd_per_hour"] == on_demand.min()
-        assert a40.loc["fp16", "cloud_usd_per_tflop_hour"] == pytest.approx(on_demand.min() / fp16)
+        # the market's rate by default: the median of the fresh offers, with their number and range
+        fresh = on_demand[~book.current().cloud.loc[on_demand.index, "stale"]]
+        pool = fresh if len(fresh) else on_demand
+        assert a40.loc["fp32", "cloud_usd_per_hour"] == pytest.approx(pool.median())
+        assert a40.loc["fp16", "cloud_usd_per_tflop_hour"] == pytest.approx(pool.median() / fp16)
+        assert a40.loc["fp32", "cloud_provider"] == (
+            f"median of {len(pool)} offers (${pool.min():.2f}-${pool.max():.2f})"
+        )
     else:
         assert (
             a40["cloud_usd_per_hour"].isna().all() and "no on-demand cloud price" in a40.loc["fp32", "note"]
@@ -116,7 +122,7 @@ def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path, gpu)
         }
     )
     table = cost.work_cost_table(
-        book, work, electricity_usd_per_kwh=0.2, years=2, utilization=0.25
+        book, work, electricity_usd_per_kwh=0.2, years=2, utilization=0.25, cloud="cheapest"
     ).set_index("gpu")
     a40 = table.loc["A40"]
     assert a40["basis"] == "measured" and a40["throughput"] == 400.0
@@ -324,7 +330,10 @@ def test_staleness_is_counted_from_the_day_asked_about(book):
 
 
 def test_cloud_kinds_are_never_mixed_and_each_offering_takes_its_newest_price(book):
-    by_kind = {k: cost.cost_table(book, ["A5000"], ["fp32"], cloud_kind=k) for k in prices.CLOUD_KINDS}
+    by_kind = {
+        k: cost.cost_table(book, ["A5000"], ["fp32"], cloud_kind=k, cloud="cheapest")
+        for k in prices.CLOUD_KINDS
+    }
     assert by_kind["on-demand"]["cloud_usd_per_hour"].item() == 0.40  # not the cheaper spot or serverless
     assert by_kind["spot"]["cloud_usd_per_hour"].item() == 0.15
     assert by_kind["serverless"]["cloud_usd_per_hour"].item() == 0.10
@@ -343,7 +352,7 @@ def test_a_current_cloud_price_beats_a_cheaper_stale_one(tmp_path, monkeypatch, 
         "RTX A6000,Gone,vm,on-demand,1,0.35,2025-07-13,https://example.com/gone-vm,\n"
     )
     both = prices.load_prices([tmp_path / "buy.csv", tmp_path / "rent.csv", old], today=TODAY)
-    table = cost.cost_table(both, ["A5000", "A6000"], ["fp32"]).set_index("gpu")
+    table = cost.cost_table(both, ["A5000", "A6000"], ["fp32"], cloud="cheapest").set_index("gpu")
     # the RTX A5000's 2025 offer is older than a year: the cheapest price that holds is Cheap's 0.40
     a5000 = table.loc["RTX A5000"]
     assert a5000["cloud_usd_per_hour"] == 0.40 and a5000["cloud_provider"] == "Cheap"

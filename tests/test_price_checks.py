@@ -97,3 +97,27 @@ def test_gpukit_prices_check_names_file_line_and_reason(tmp_path, capsys):
 @pytest.mark.parametrize("multiple", [price_checks.SIBLING_MULTIPLE])
 def test_the_thresholds_are_what_the_docs_say(multiple):
     assert multiple == 3.0 and price_checks.RENT_HOURS == 300
+
+
+def test_a_cloud_answer_is_the_market_median_with_its_offers_range_and_newest_date(tmp_path, capsys):
+    rates = _file(
+        tmp_path,
+        "rates.csv",
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "RTX A4000,One,a,on-demand,1,0.16,2026-10-01,https://example.com/1,\n"
+        "RTX A4000,Two,b,on-demand,1,0.30,2026-11-01,https://example.com/2,\n"
+        "RTX A4000,Three,c,on-demand,1,0.44,2026-11-20,https://example.com/3,\n",
+    )
+    book = prices.load_prices([rates], today=TODAY)
+    shipped = book.current().cloud
+    pool = shipped[(shipped["gpu"] == "RTX A4000") & (shipped["kind"] == "on-demand") & ~shipped["stale"]]
+    assert cost.DEFAULT_CLOUD == "median"
+    picked = cost._cloud(book, "RTX A4000", cost.DEFAULT_CLOUD)
+    assert picked["usd_per_hour"] == pytest.approx(pool["usd_per_hour"].median())
+    assert picked["provider"] == (
+        f"median of {len(pool)} offers (${pool['usd_per_hour'].min():.2f}-${pool['usd_per_hour'].max():.2f})"
+    )
+    assert picked["date"] == pool["date"].max()
+    assert cost._cloud(book, "RTX A4000", "cheapest")["usd_per_hour"] == pytest.approx(0.16)
+    assert cli.main(["cost", "--gpu", "RTX A4000", "--price-kind", "cloud", "--prices", str(rates)]) == 0
+    assert f"median of {len(pool)} offers" in capsys.readouterr().out

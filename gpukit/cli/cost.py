@@ -56,7 +56,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=1.0,
         help="power usage effectiveness (1.0 at a desk, ~1.4 in a data centre)",
     )
-    p.add_argument("--cloud", default="cheapest", help="cheapest, median or a provider's name")
+    p.add_argument(
+        "--cloud",
+        default=cost.DEFAULT_CLOUD,
+        help="median (the default: the median of fresh offers, with their number and range), cheapest or a "
+        "provider's name",
+    )
     p.add_argument(
         "--cloud-kind",
         default="on-demand",

@@ -9,7 +9,7 @@ import io
 import sys
 from pathlib import Path
 
-from .. import _atomic, rank
+from .. import _atomic, cost, rank
 from ..errors import ParameterError
 from ..llm import ENGINES
 from .formatting import emit, format_table, rounded
@@ -95,7 +95,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--cloud-kind", default="on-demand", choices=rank.CLOUD_KINDS)
     p.add_argument(
-        "--cloud", default="cheapest", help="with --price-kind cloud: cheapest, median or a provider"
+        "--cloud",
+        default=cost.DEFAULT_CLOUD,
+        help="with --price-kind cloud: median (the default: of fresh offers), cheapest or a provider",
     )
     p.add_argument("--prices", action="append", metavar="FILE", help="your own price file(s)")
     p.add_argument("--plot", metavar="FILE", help="also draw throughput against price to FILE (.png, .svg)")

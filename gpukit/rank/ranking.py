@@ -79,7 +79,7 @@ class Price:
 
     kind: str = "street"  # msrp, street, used or cloud
     cloud_kind: str = "on-demand"
-    cloud: str = "cheapest"  # cheapest, median or a provider's name
+    cloud: str = cost.DEFAULT_CLOUD  # median (of fresh offers), cheapest or a provider's name
     budget_usd: float | None = None  # purchase: for all the GPUs; cloud: per hour for all of them
 
     def __post_init__(self) -> None:
