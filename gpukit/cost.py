@@ -307,9 +307,10 @@ def _cost_notes(
             + ("" if anywhere else f" from {cloud}")
             + (f": {why}" if why else "")
         )
-    for label, src, into in (("purchase", buy, bought), ("cloud", rent, rented)):
-        if _stale(src):
-            into.append(f"{label} price is stale ({src['date']})")
+    if _stale(buy):
+        bought.append(f"purchase price is stale ({buy['date']})")
+    if _stale(rent):  # a stale offer may be gone: say how old the newest one is
+        rented.append(f"no {cloud_kind} offer newer than {rent['date']}")
     if price_kind != "cloud":
         left = purchase_left_out(prices, g["gpu"], price_kind)
         bought += [left] if left else []

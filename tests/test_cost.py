@@ -360,7 +360,7 @@ def test_a_current_cloud_price_beats_a_cheaper_stale_one(tmp_path, monkeypatch, 
     # the RTX A6000 has nothing newer: its cheapest stale price serves, and says so
     a6000 = table.loc["RTX A6000"]
     assert a6000["cloud_usd_per_hour"] == 0.30
-    assert a6000["cloud_note"] == "cloud price is stale (2025-07-13)"
+    assert a6000["cloud_note"] == "no on-demand offer newer than 2025-07-13"
     median = cost.cost_table(both, ["A5000"], ["fp32"], cloud="median")
     assert median["cloud_usd_per_hour"].item() == pytest.approx((0.40 + 0.60) / 2)  # the stale 0.16 left out
     assert cost.cost_table(both, ["A5000"], ["fp32"], cloud="gone")["cloud_usd_per_hour"].item() == 0.16
