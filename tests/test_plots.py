@@ -1157,7 +1157,7 @@ def test_work_cost_figure_bars_are_dollars_per_million_items(book, speeds, catal
     assert ax.get_xlabel() == "USD per million images"
     assert "measured and predicted" in ax.get_title()
     labels = {
-        "cloud_usd_per_million_items": "rent (cheapest cloud)",
+        "cloud_usd_per_million_items": "rent (cloud, median of offers)",
         "owned_usd_per_million_items": "own (TCO)",
     }
     hatch_note = ["hatched: predicted speed"] if (work["basis"] == "predicted").any() else []

@@ -195,7 +195,7 @@ def break_even_figure(costs: pd.DataFrame) -> Figure:
 def work_cost_figure(work: pd.DataFrame) -> Figure:
     """Dollars per million units of work per GPU, renting and owning (hatched: predicted speed)."""
     cols = {
-        "cloud_usd_per_million_items": "rent (cheapest cloud)",
+        "cloud_usd_per_million_items": "rent (cloud, median of offers)",
         "owned_usd_per_million_items": "own (TCO)",
     }
     long = work.melt(id_vars=["gpu", "basis"], value_vars=list(cols), var_name="how", value_name="usd")
@@ -215,7 +215,7 @@ def work_cost_figure(work: pd.DataFrame) -> Figure:
         order=order,
         ax=ax,
         orient="h",
-        palette={"rent (cheapest cloud)": "#4C72B0", "own (TCO)": "#DD8452"},
+        palette={"rent (cloud, median of offers)": "#4C72B0", "own (TCO)": "#DD8452"},
     )
     predicted = {g for g, b in zip(work["gpu"], work["basis"]) if b == "predicted"}
     for container in ax.containers:  # one per hue level, one bar per GPU in `order`
