@@ -165,12 +165,14 @@ def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> di
         return None
     if not rows["stale"].all():
         rows = rows[~rows["stale"]]
-    if choice == "median":
+    if choice == "median" and len(rows) > 1:  # (the median of one offer is that offer)
         med = statistics.median(rows["usd_per_hour"])
         low, high = rows["usd_per_hour"].min(), rows["usd_per_hour"].max()
+        providers = rows["provider"].nunique()
         return {
-            "provider": f"median of {len(rows)} offers (${low:.2f}-${high:.2f})",
-            "offering": f"{rows['provider'].nunique()} providers",
+            "provider": f"median of {len(rows)} offers from {providers} provider{'s' if providers > 1 else ''} "
+            f"(${low:.2f}-${high:.2f})",
+            "offering": "",
             "usd_per_hour": med,
             "date": max(rows["date"]),  # no offer newer than this
             "stale": bool(rows["stale"].any()),

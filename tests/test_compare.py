@@ -195,7 +195,16 @@ def test_no_price_means_no_cost_verdict():
     assert owning["verdict"] == "No verdict: no price for A40, V100 PCIe 16GB."
 
 
-def test_cost_verdicts_to_buy_own_rent_and_per_unit_of_work(tmp_path, gpu):
+def test_cost_verdicts_to_buy_own_rent_and_per_unit_of_work(tmp_path, gpu, monkeypatch):
+    from gpukit import prices
+
+    # the test's own rates alone: the shipped offers would join the market median
+    only = tmp_path / "no-shipped-rent.csv"
+    only.write_text(
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "T4,P,t4,on-demand,1,0.3,2026-01-01,https://example.com/t,\n"
+    )
+    monkeypatch.setattr(prices, "CLOUD_PATH", only)
     buy = tmp_path / "buy.csv"
     buy.write_text(
         "gpu,kind,usd,date,source_url,note\n"
@@ -507,8 +516,18 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
 
 @pytest.fixture(scope="module")
 def priced_pair(tmp_path_factory):
-    """RTX A4000 against RTX A5000 training BERT-base at 128 tokens, at the test's own prices."""
+    """RTX A4000 against RTX A5000 training BERT-base at 128 tokens, at the test's own prices (the
+    shipped cloud offers set aside: they would join the market median)."""
+    from gpukit import prices
+
     folder = tmp_path_factory.mktemp("prices")
+    patch = pytest.MonkeyPatch()
+    only = folder / "no-shipped-rent.csv"
+    only.write_text(
+        "gpu,provider,offering,kind,gpus_per_offering,usd_per_hour,date,source_url,note\n"
+        "T4,P,t4,on-demand,1,0.3,2026-01-01,https://example.com/t,\n"
+    )
+    patch.setattr(prices, "CLOUD_PATH", only)
     buy, rent = folder / "buy.csv", folder / "rent.csv"
     buy.write_text(
         "gpu,kind,usd,date,source_url,note\n"
@@ -530,7 +549,8 @@ def priced_pair(tmp_path_factory):
         price_files=[buy, rent],
         price_kind="street",
     )
-    return result
+    yield result
+    patch.undo()
 
 
 def test_per_dollar_is_what_rank_says_at_the_prices_given(priced_pair):
