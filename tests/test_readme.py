@@ -1,0 +1,89 @@
+"""Every ``gpukit`` command the README shows runs as written and answers (exit status 0), and every
+relative link in the README and docs/ resolves."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpukit import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+
+def readme_commands() -> list[list[str]]:
+    """The arguments of each ``.venv/bin/gpukit`` line in the README's shell blocks (comments dropped)."""
+    text = README.read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    out = []
+    for block in blocks:
+        for line in block.splitlines():
+            line = line.strip()
+            if line.startswith(".venv/bin/gpukit "):
+                words = shlex.split(line, comments=True)
+                out.append(words[1:])
+    return out
+
+
+COMMANDS = readme_commands()
+FAST = [c for c in COMMANDS if c[0] not in ("bench", "report")]
+
+
+def test_the_readme_shows_questions_and_their_commands():
+    assert len(COMMANDS) >= 12
+    assert {c[0] for c in COMMANDS} >= {
+        "rank",
+        "compare",
+        "specs",
+        "fit",
+        "predict",
+        "cost",
+        "llm",
+        "claims",
+        "bench",
+    }
+
+
+@pytest.mark.tensorflow  # a CNN's layer walk, where the cache has none, builds the Keras model
+@pytest.mark.parametrize("args", FAST, ids=[" ".join(c)[:60] for c in FAST])
+def test_a_readme_command_answers(args, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # where --plot writes
+    assert cli.main(args) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.strip()
+
+
+@pytest.mark.slow
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("args", [c for c in COMMANDS if c[0] == "bench"])
+def test_the_readme_benchmark_command_answers(args, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "gpukit", *args], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip()
+
+
+def _links(path: Path) -> list[str]:
+    text = path.read_text()
+    text = re.sub(r"```.*?```", "", text, flags=re.S)  # not inside code
+    return [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+:|#", t)]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [README, ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))],
+    ids=lambda p: p.name,
+)
+def test_every_relative_link_resolves(page):
+    missing = [
+        target
+        for target in _links(page)
+        if not (page.parent / target.split("#")[0]).exists() and not (ROOT / target.split("#")[0]).exists()
+    ]
+    assert not missing, f"{page.relative_to(ROOT)} links to what is not there: {missing}"
