@@ -461,10 +461,13 @@ def price_history(
 ) -> pd.DataFrame:
     """Every dated purchase price of the GPUs (all with a price by default) as dollars per dense
     peak TFLOPS at ``precision``: one row per GPU, kind and date, oldest first. GPUs that cannot
-    run the precision are left out."""
+    run the precision are left out, and so are the prices the checks flagged (their count is the
+    frame's ``flagged_left_out`` attribute)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     p = prec.normalize(precision)
     rows = prices.purchase[prices.purchase["kind"].isin(kinds)]
+    flagged = int((~_unflagged(rows)).sum())
+    rows = rows[_unflagged(rows)]
     if gpus:
         rows = rows[rows["gpu"].isin(set(specs.select(cat, gpus)["gpu"]))]
     out = []
@@ -485,4 +488,6 @@ def price_history(
                 }
             )
     cols = ["gpu", "kind", "date", "usd", "peak_tflops", "usd_per_tflop", "precision", "stale", "source_url"]
-    return pd.DataFrame(out, columns=cols).sort_values(["gpu", "kind", "date"]).reset_index(drop=True)
+    frame = pd.DataFrame(out, columns=cols).sort_values(["gpu", "kind", "date"]).reset_index(drop=True)
+    frame.attrs["flagged_left_out"] = flagged
+    return frame

@@ -124,3 +124,17 @@ def test_a_cloud_answer_is_the_market_median_with_its_offers_range_and_newest_da
     )
     assert cli.main(["cost", "--gpu", "RTX A4000", "--price-kind", "cloud", "--prices", str(rates)]) == 0
     assert f"median of {len(pool)} offers" in capsys.readouterr().out
+
+
+def test_the_price_history_leaves_flagged_prices_out_and_its_figure_says_how_many():
+    from gpukit import plots
+
+    book = prices.load_prices(today=TODAY)
+    history = cost.price_history(book)
+    flagged = book.purchase[
+        (book.purchase["flag"] != "") & book.purchase["kind"].isin(["street", "used", "msrp"])
+    ]
+    assert history.attrs["flagged_left_out"] == len(flagged) > 0
+    assert not ((history["gpu"] == "V100 SXM2 16GB") & (history["usd"] == 9937.5)).any()
+    title = plots.price_history_figure(history).axes[0].get_title()
+    assert title.endswith(f"{len(flagged)} flagged prices left out (gpukit prices check)")

@@ -146,8 +146,14 @@ def price_history_figure(history: pd.DataFrame) -> Figure:
     precision = history["precision"].iloc[0]
     ax.set_ylabel(f"USD per peak {precision} TFLOPS, dense (log scale)")
     ax.set_xlabel("date the price held")
+    flagged = history.attrs.get("flagged_left_out", 0)
     ax.set_title(
         f"Purchase price per {precision} TFLOPS over time (solid: new, dashed: used, diamond: launch)"
+        + (
+            f"\n{flagged} flagged price{'s' if flagged > 1 else ''} left out (gpukit prices check)"
+            if flagged
+            else ""
+        )
     )
     # one legend entry per GPU (its colour) and one per kind of price (its line), not one per pair
     kinds = {"street": "new (street)", "used": "used", "msrp": "launch price"}
