@@ -1,7 +1,9 @@
-"""The serving engines as data: how llama.cpp and vLLM multiply a prompt, what their activations
-cost in memory traffic, how they spread a model over several GPUs, the kernels they launch and the
-rates their kernels stream at (:data:`ENGINES` and the constants it draws on), which engine serves a
-weights format by default, and the roofline's factors the LLM model takes."""
+"""The serving engines as dated profiles (:class:`Engine`, :data:`ENGINES`: ``llama.cpp`` of 2025 on,
+``llama.cpp-2024``, ``vllm``, ``trt-llm``): how each multiplies a prompt, what its activations cost
+in memory traffic, how it spreads a model over several GPUs, the kernels it launches and the rates
+they stream at, how its scheduler serves at batch, which published runs it describes
+(:func:`engine_of_run`), which engine serves a weights format by default, and the roofline's
+factors the LLM model takes."""
 
 from __future__ import annotations
 
@@ -119,7 +121,11 @@ class Engine:
       and later: ``ggml_cuda_should_use_mmq``), with ``mmq_tensor_share`` of the int8 tensor rate
       and ``mmq_ops_per_weight`` CUDA-core operations per weight and column tile to unpack and
       rescale;
-    * ``weights``: the formats it serves (``None``: every format of ``data/llm_weights.csv``)."""
+    * ``weights``: the formats it serves (``None``: every format of ``data/llm_weights.csv``);
+    * ``max_batch``, ``kv_read_share``, ``link_share``, ``step_tokens``: serving at batch
+      (:mod:`gpukit.llm.serving`): the most sequences its scheduler runs at once, the share of the
+      streaming rate its attention reads the KV cache at, the share of the link's bandwidth its
+      all-reduces reach, and the tokens one step's activations are reserved for."""
 
     name: str
     versions: str
