@@ -28,7 +28,7 @@ define install
 { test -x $(BIN)/uv && $(UV) $(1); } || { echo "gpukit: uv could not install the packages; pip will (slower)"; $(PIP) $(1); }
 endef
 
-.PHONY: setup browser report test test-fast lint format lab clean help
+.PHONY: setup browser report test test-fast lint format lab docs clean help
 
 help:
 	@echo "make report   render the report into outputs/latest/index.html"
@@ -38,7 +38,8 @@ help:
 	@echo "make format   rewrite the tree in the house format (ruff format, then ruff check --fix)"
 	@echo "make setup    create .venv, install pinned requirements, gpukit and its Jupyter kernel"
 	@echo "make lab      JupyterLab on notebooks/"
-	@echo "make clean    remove .venv (outputs/ is kept)"
+	@echo "make docs     build docs/ into site/ with MkDocs (strict: a broken link fails)"
+	@echo "make clean    remove .venv, .venv-docs and site/ (outputs/ is kept)"
 
 setup: $(STAMP)
 
@@ -62,11 +63,24 @@ test-fast: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not notebooks and not tensorflow and not slow" $(PYTEST_ARGS)
 
 # Style is ruff's, configured in pyproject.toml: the formatter's layout and the linter's rules.
-LINT_PATHS := gpukit benchmarks tests
+LINT_PATHS := gpukit benchmarks tests tools
 
 lint: setup
 	$(BIN)/ruff format --check --quiet $(LINT_PATHS)
 	$(BIN)/ruff check --quiet $(LINT_PATHS)
+
+# The docs site: MkDocs and its theme in their own environment (.venv-docs), pinned in
+# requirements-docs.txt, so the kit's pins never meet them. Strict: a warning fails the build.
+DOCS_VENV := .venv-docs
+DOCS_STAMP := $(DOCS_VENV)/.gpukit-docs
+
+$(DOCS_STAMP): requirements-docs.txt
+	@test -x $(DOCS_VENV)/bin/python || $(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-docs.txt
+	@touch $@
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict --quiet
 
 format: setup
 	$(BIN)/ruff format --quiet $(LINT_PATHS)
@@ -88,4 +102,4 @@ lab: setup
 	$(BIN)/jupyter lab notebooks/ $(LAB_ARGS)
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(DOCS_VENV) site

@@ -11,7 +11,7 @@ The report (``gpukit report``, every notebook with its defaults) runs once with 
 then ``--report-runs`` more times; its target is 60 s.
 
     .venv/bin/python benchmarks/answer_speed.py                           # print the tables
-    .venv/bin/python benchmarks/answer_speed.py --write docs/answer-speed.md
+    .venv/bin/python benchmarks/answer_speed.py --write docs/accuracy/answer-speed.md
 """
 
 from __future__ import annotations

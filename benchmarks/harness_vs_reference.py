@@ -12,7 +12,7 @@ The harness is honest when its figure is within a few percent of the bare loop (
 by more than noise) and at least NumPy's.
 
     .venv/bin/python benchmarks/harness_vs_reference.py                # print the table
-    .venv/bin/python benchmarks/harness_vs_reference.py --write docs/benchmarks.md
+    .venv/bin/python benchmarks/harness_vs_reference.py --write docs/accuracy/harness.md
 """
 
 from __future__ import annotations

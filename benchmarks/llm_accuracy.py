@@ -7,7 +7,7 @@ configurations one source measured on the same model, weights and test; then mea
 benchmark decoder's memory on this device against the estimate. Writes Markdown, each section
 of the page a function of ``llm_page`` (beside this script).
 
-    .venv/bin/python benchmarks/llm_accuracy.py --write docs/llm-accuracy.md
+    .venv/bin/python benchmarks/llm_accuracy.py --write docs/accuracy/llm.md
 """
 
 from __future__ import annotations

@@ -14,18 +14,21 @@ inference, in float32 (at batch 2 adam only); and at batch 8 the two mixed polic
 and inference); and the encoder and the decoder at 512 tokens, where attention's scores outweigh
 everything else (``--long`` measures only those).
 
-    .venv/bin/python benchmarks/memory_accuracy.py --write docs/memory-accuracy.md --bands data/memory_error.csv \
-        --raw docs/memory-accuracy-runs.json
+    .venv/bin/python benchmarks/memory_accuracy.py --write docs/accuracy/memory.md --bands data/memory_error.csv \
+        --raw benchmarks/runs/memory-accuracy-runs.json
     .venv/bin/python benchmarks/memory_accuracy.py --models keras-encoder --batches 4 --repeats 1
-    .venv/bin/python benchmarks/memory_accuracy.py --long --raw docs/memory-accuracy-runs-long.json
-    .venv/bin/python benchmarks/memory_accuracy.py --from-raw a.json b.json --write docs/memory-accuracy.md
-    .venv/bin/python benchmarks/memory_accuracy.py --models keras-lstm --merge-into docs/memory-accuracy-runs-zoo.json
+    .venv/bin/python benchmarks/memory_accuracy.py --long --raw benchmarks/runs/memory-accuracy-runs-long.json
+    .venv/bin/python benchmarks/memory_accuracy.py --from-raw a.json b.json --write docs/accuracy/memory.md
+    .venv/bin/python benchmarks/memory_accuracy.py --models keras-lstm \
+        --merge-into benchmarks/runs/memory-accuracy-runs-zoo.json
     .venv/bin/python benchmarks/memory_accuracy.py --models DenseNet121 --raw /tmp/densenet.json --resume
-    .venv/bin/python benchmarks/memory_accuracy.py --from-raw docs/memory-accuracy-runs-*.json \
-        --kernels docs/memory-kernels-other-runs.json --other-cpu docs/memory-cpu-other-runs.json \
-        --outside docs/memory-outside-grid-runs.json --write docs/memory-accuracy.md --bands data/memory_error.csv \
-        --model-bands data/memory_error_models.csv
-    .venv/bin/python benchmarks/memory_accuracy.py --models keras-cnn --raw docs/memory-outside-grid-runs.json
+    .venv/bin/python benchmarks/memory_accuracy.py --from-raw benchmarks/runs/memory-accuracy-runs-*.json \
+        --kernels benchmarks/runs/memory-kernels-other-runs.json \
+        --other-cpu benchmarks/runs/memory-cpu-other-runs.json \
+        --outside benchmarks/runs/memory-outside-grid-runs.json --write docs/accuracy/memory.md \
+        --bands data/memory_error.csv --model-bands data/memory_error_models.csv
+    .venv/bin/python benchmarks/memory_accuracy.py --models keras-cnn \
+        --raw benchmarks/runs/memory-outside-grid-runs.json
 
 Every measurement runs oneDNN's CPU kernels (``gpukit.memory.MEASURE_ONEDNN``), a model with
 LSTM or GRU layers Eigen's (``MEASURE_ONEDNN_RECURRENT``); ``--kernels`` compares a raw file of
@@ -59,7 +62,7 @@ CNNS = {
 #: Zoo models measured like the grid's but kept out of its statistics and error bands (``--outside``
 #: reports them in a section of their own). keras-cnn, a plain image classifier: its float16 training
 #: on a CPU without float16 convolutions runs the convolution gradients through Eigen's kernels and
-#: peaks far above the estimate (docs/memory-accuracy.md, "Outside the grid"), a path no GPU takes; in
+#: peaks far above the estimate (docs/accuracy/memory.md, "Outside the grid"), a path no GPU takes; in
 #: the CNN band it would call every CNN's fit borderline far beyond any GPU's error.
 OUTSIDE_GRID = ("keras-cnn",)
 MODELS = {**CNNS, **{name: None for name in zoo.ZOO if name not in OUTSIDE_GRID}}
@@ -220,7 +223,7 @@ def markdown(
     other_cpu: tuple[dict, str] | None = None,
     outside: tuple[list[dict], str] | None = None,
 ) -> str:
-    """The report (``docs/memory-accuracy.md``): the grid's figures, per family and mode, the refitted
+    """The report (``docs/accuracy/memory.md``): the grid's figures, per family and mode, the refitted
     update terms, what the estimate counts and cannot see, the comparisons given (``kernels``,
     ``other_cpu``: a ``--raw`` file and its path; ``outside``: re-estimated rows and their path) and
     every case."""

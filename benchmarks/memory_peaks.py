@@ -4,7 +4,7 @@ the tensors alive at the peak sorted by the phase of the op that made them (forw
 optimizer's update) and listed largest first, beside the estimate and the terms the memory model
 gives them. It is how the estimate's terms are checked against what a real step holds.
 
-    .venv/bin/python benchmarks/memory_peaks.py --write docs/memory-peaks.md
+    .venv/bin/python benchmarks/memory_peaks.py --write docs/accuracy/memory-peaks.md
     .venv/bin/python benchmarks/memory_peaks.py --case VGG16:8:fp32:momentum:train:64x64x3 --top 12
 """
 
@@ -91,7 +91,7 @@ def markdown(rows: list[dict], notes: dict[str, str]) -> str:
         f"Written by `benchmarks/memory_peaks.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on "
         f"{info['kind'].upper()} {info['name']} (TensorFlow {env['tensorflow']}, Keras {env['keras']}; 16-bit "
         f"dot products: {', '.join(device.cpu_native_16bit()) or 'none'}). Each case is one step measured as "
-        "`docs/memory-accuracy.md` measures it (a fresh process, `gpukit.memory.measure_env`), under "
+        "`docs/accuracy/memory.md` measures it (a fresh process, `gpukit.memory.measure_env`), under "
         "TensorFlow's profiler: the allocator's events give the tensors alive when its use peaked, each by the op "
         "that made it, and the chunks it held them in (the BFC allocator does not split a free chunk "
         "smaller than twice a request; the measured peak counts chunks). Where its count at that moment "

@@ -7,7 +7,7 @@ source's single GPU (scaling); refits the efficiency factors, and checks that fi
 each GPU out and each source out. Writes Markdown, each section of the page a function of
 ``perfmodel_page`` (beside this script).
 
-    .venv/bin/python benchmarks/perfmodel_accuracy.py --write docs/perfmodel-accuracy.md
+    .venv/bin/python benchmarks/perfmodel_accuracy.py --write docs/accuracy/perfmodel.md
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def _share(s: dict, tolerance: float) -> str:
 def rows() -> list[tuple[str, str, str]]:
     """(what is predicted, its measured error, the page that grades it)."""
     out = [
-        (f"training speed, {name}", perfmodel.accuracy_text(family), "docs/perfmodel-accuracy.md")
+        (f"training speed, {name}", perfmodel.accuracy_text(family), "docs/accuracy/perfmodel.md")
         for name, family in (("CNNs", "CNN"), ("transformers", "transformer"), ("several GPUs", "scaling"))
     ]
     for (family, mode), band in sorted(error_bands().items()):
@@ -48,7 +48,7 @@ def rows() -> list[tuple[str, str, str]]:
                 f"training memory, {family}",
                 f"median error {band['median_abs_error']:.0%}, {band['error_low']:+.0%} to {band['error_high']:+.0%} "
                 f"over {band['cases']} measured cases",
-                "docs/memory-accuracy.md",
+                "docs/accuracy/memory.md",
             )
         )
     engine = llm.ENGINES["llama.cpp"]
@@ -58,14 +58,14 @@ def rows() -> list[tuple[str, str, str]]:
             (
                 f"LLM {what}, {engine.label}",
                 _share(s, calibrate.TOLERANCES[test].speedup),
-                "docs/llm-accuracy.md",
+                "docs/accuracy/llm.md",
             )
         )
     out.append(
         (
             "LLM serving at batch, TensorRT-LLM",
             _share(llm.serving_summary(), llm.SERVING_TOLERANCE.speedup),
-            "docs/llm-accuracy.md",
+            "docs/accuracy/llm.md",
         )
     )
     return out
@@ -74,7 +74,9 @@ def rows() -> list[tuple[str, str, str]]:
 def table() -> str:
     """The Markdown table between the README's markers."""
     lines = ["| prediction | measured error | graded on |", "|---|---|---|"]
-    lines += [f"| {what} | {error} | [{Path(page).name}]({page}) |" for what, error, page in rows()]
+    lines += [
+        f"| {what} | {error} | [{page.removeprefix('docs/')}]({page}) |" for what, error, page in rows()
+    ]
     return "\n".join(lines)
 
 

@@ -17,11 +17,16 @@ per-step activations linearly), batches 2/8/32, plain SGD training, each case in
 layers, Eigen's); ``--busy N`` keeps N busy processes running beside the measurements, as a
 loaded machine (CI, a second job) does.
 
-    .venv/bin/python benchmarks/rnn_runahead.py --kernels onednn --write docs/memory-rnn-runahead.md \
-        --raw docs/memory-rnn-runahead-runs.json
+Each set of runs is kept as a ``--raw`` document under ``benchmarks/runs/``; the page is written
+from all of them, a section each:
+
+    .venv/bin/python benchmarks/rnn_runahead.py --kernels onednn \
+        --raw benchmarks/runs/memory-rnn-runahead-runs.json
     .venv/bin/python benchmarks/rnn_runahead.py --hidden 256 --batches 2 --optimizer adam --repeats 4 \
-        --busy 2 --kernels onednn --write docs/memory-rnn-runahead-busy-onednn.md \
-        --raw docs/memory-rnn-runahead-busy-onednn-runs.json  # and --kernels eigen: ...-busy-eigen*
+        --busy 2 --kernels onednn --raw benchmarks/runs/memory-rnn-runahead-busy-onednn-runs.json
+    (and --kernels eigen --raw benchmarks/runs/memory-rnn-runahead-busy-eigen-runs.json)
+    .venv/bin/python benchmarks/rnn_runahead.py --from-raw benchmarks/runs/memory-rnn-runahead*-runs.json \
+        --write docs/accuracy/rnn-runahead.md
 """
 
 from __future__ import annotations
@@ -116,29 +121,25 @@ def _kernels(rows: list[dict]) -> str:
     return " and ".join(said[k] for k in sorted(used, key=str))
 
 
-def markdown(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str | None = None) -> str:
-    info = device.describe_attached()
+def _many(rows: list[dict]) -> str:
     threads = sorted({t for r in rows for t in r["default_threads"] if t})
-    many = "/".join(map(str, threads)) or "the default number of"
+    return "/".join(map(str, threads)) or "the default number of"
+
+
+def section(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str | None = None) -> list[str]:
+    """One set of runs: its conditions, a row per case, and how often two threads kept up."""
+    many = _many(rows)
+    load = (
+        f"{busy} busy-looping processes beside every measurement (a loaded machine)"
+        if busy
+        else "an idle machine"
+    )
     lines = [
-        "# Recurrent layers: the backward loop running ahead",
+        f"## {_kernels(rows)} kernels, {optimizer}, {load.split(' (')[0]}",
         "",
-        f"Written by `benchmarks/rnn_runahead.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC "
-        + (f"from runs measured on {measured_on} " if measured_on else "")
-        + f"on {info['kind'].upper()} {info['name']}; every figure is what a run measured. "
-        f"`gpukit.zoo.lstm` (two LSTMs over 64 embedded tokens), {optimizer} training, each case in a fresh "
-        "process; measured is the allocator's peak over one step "
-        "(as in `docs/memory-accuracy.md`), predicted is `gpukit.memory`'s `tensor_bytes`. Each case ran with "
-        f"one inter-op thread (TensorFlow's executor pool) and with {many}, as every measurement of the kit "
-        "does (`gpukit.memory.measure_env`: at least two); TensorFlow's CPU kernels: "
-        + _kernels(rows)
-        + "."
-        + (
-            f" {busy} busy-looping processes ran beside every measurement (a loaded machine)." if busy else ""
-        ),
-        "",
-        "The excess is (measured - predicted) in units of the LSTM kernels' float32 size: how many extra "
-        "kernel-sized gradients were alive at the peak.",
+        f"{optimizer} training; TensorFlow's CPU kernels: {_kernels(rows)}; {load}"
+        + (f"; measured on {measured_on}" if measured_on else "")
+        + ".",
         "",
         f"| hidden | batch | kernels MiB | predicted MiB | one thread: measured MiB (each run) | excess, kernels "
         f"| {many} threads: measured MiB | excess, kernels |",
@@ -161,19 +162,47 @@ def markdown(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str |
         "",
         f"Largest excess with one thread: {largest['one']:+.1f} kernels"
         + (f" (at batch {top}: {big:+.1f})" if len({r["batch"] for r in rows}) > 1 else "")
-        + "; "
-        f"with {many}: {largest['default']:+.1f} kernels.",
+        + f"; with {many}: {largest['default']:+.1f} kernels. With {many} threads the loop kept up in "
+        f"{runs - ahead} of {runs} runs ({ahead} hold more than {RUN_AHEAD_KERNELS} extra kernels).",
         "",
-        "Reading it: with one inter-op thread the executor runs the backward loop's ready steps one after "
+    ]
+    return lines
+
+
+def markdown(sets: list[dict]) -> str:
+    """The page: what was measured and how, a section per set of runs (a ``--raw`` document each),
+    and how to read them."""
+    info = device.describe_attached()
+    many = _many([r for s in sets for r in s["rows"]])
+    lines = [
+        "# Recurrent layers: the backward loop running ahead",
+        "",
+        f"Written by `benchmarks/rnn_runahead.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC "
+        f"on {info['kind'].upper()} {info['name']}; every figure is what a run measured. "
+        "`gpukit.zoo.lstm` (two LSTMs over 64 embedded tokens), each case in a fresh "
+        "process; measured is the allocator's peak over one step "
+        "(as in `docs/accuracy/memory.md`), predicted is `gpukit.memory`'s `tensor_bytes`. Each case ran with "
+        f"one inter-op thread (TensorFlow's executor pool) and with {many}, as every measurement of the kit "
+        "does (`gpukit.memory.measure_env`: at least two).",
+        "",
+        "The excess is (measured - predicted) in units of the LSTM kernels' float32 size: how many extra "
+        "kernel-sized gradients were alive at the peak.",
+        "",
+    ]
+    for s in sets:
+        lines += section(s["rows"], s["optimizer"], s.get("busy", 0), s.get("measured_on"))
+    lines += [
+        "## Reading it",
+        "",
+        "With one inter-op thread the executor runs the backward loop's ready steps one after "
         "another, so the steps' kernel gradients pile up ahead of the serial accumulation, more of them the "
         "larger the kernels (Keras runs the loop with `parallel_iterations=32`, so at most 32 steps are in "
-        f"flight); with {many} it keeps up in {runs - ahead} of {runs} runs ({ahead} hold more than "
-        f"{RUN_AHEAD_KERNELS} extra kernels), and where it keeps up the peak is the one gradient a serial loop "
-        "holds, which the estimate counts. Two or more is TensorFlow's default wherever there are two cores, "
-        "so the kit measures with at least two (`gpukit.memory.MEASURE_INTER_OP_THREADS`) whatever the machine's core "
-        "count; a process limited to one thread, or run where TensorFlow sees one core, holds the excess in "
-        "the first columns. Under oneDNN's CPU kernels two threads run ahead in more runs than under Eigen's, "
-        "so the kit measures models with LSTM or GRU layers with Eigen's "
+        f"flight); with {many} it mostly keeps up, and where it keeps up the peak is the one gradient a serial "
+        "loop holds, which the estimate counts. Two or more is TensorFlow's default wherever there are two "
+        "cores, so the kit measures with at least two (`gpukit.memory.MEASURE_INTER_OP_THREADS`) whatever the "
+        "machine's core count; a process limited to one thread, or run where TensorFlow sees one core, holds "
+        "the excess in the first columns. Under oneDNN's CPU kernels two threads run ahead in more runs than "
+        "under Eigen's, so the kit measures models with LSTM or GRU layers with Eigen's "
         "(`gpukit.memory.MEASURE_ONEDNN_RECURRENT`; `--kernels` here picks either). On a GPU, Keras runs a "
         "default-configured LSTM or GRU as cuDNN's fused kernel, "
         "which has no per-step loop to run ahead. A loop that does run on a GPU (a non-default configuration) "
@@ -193,7 +222,10 @@ def main(argv=None) -> int:
     parser.add_argument("--write", metavar="FILE", help="write the Markdown report here (atomically)")
     parser.add_argument("--raw", metavar="FILE", help="also write every measured run (JSON), for --from-raw")
     parser.add_argument(
-        "--from-raw", metavar="FILE", help="measure nothing: write the report of a --raw file"
+        "--from-raw",
+        nargs="+",
+        metavar="FILE",
+        help="measure nothing: write the page of these --raw files, a section each",
     )
     parser.add_argument(
         "--kernels",
@@ -210,9 +242,7 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     if args.from_raw:
-        raw = json.loads(Path(args.from_raw).read_text())
-        rows, optimizer, busy = raw["rows"], raw["optimizer"], raw.get("busy", 0)
-        measured_on = raw.get("measured_on")
+        sets = [json.loads(Path(f).read_text()) for f in args.from_raw]
     else:
         if KERNELS[args.kernels] is not None:
             os.environ["TF_ENABLE_ONEDNN_OPTS"] = KERNELS[args.kernels]  # measure_env keeps a user's setting
@@ -222,16 +252,11 @@ def main(argv=None) -> int:
         finally:
             for hog in hogs:
                 hog.kill()
-        optimizer, busy = args.optimizer, args.busy
         measured_on = f"{datetime.now(UTC):%Y-%m-%d}"
-    if args.raw:
-        _atomic.write_text(
-            args.raw,
-            json.dumps(
-                {"optimizer": optimizer, "busy": busy, "measured_on": measured_on, "rows": rows}, indent=1
-            ),
-        )
-    publish(markdown(rows, optimizer, busy, measured_on), args.write)
+        sets = [{"optimizer": args.optimizer, "busy": args.busy, "measured_on": measured_on, "rows": rows}]
+        if args.raw:
+            _atomic.write_text(args.raw, json.dumps(sets[0], indent=1))
+    publish(markdown(sets), args.write)
     return 0
 
 

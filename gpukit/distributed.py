@@ -57,7 +57,7 @@ def check(devices: int, strategy: str, workloads) -> list[str]:
         if not cfg:
             raise ParameterError(
                 "--strategy multiworker needs TF_CONFIG (the cluster's workers and this "
-                "process's index); see docs/commands.md, 'Several GPUs'"
+                "process's index); see docs/how-to/fleet.md"
             )
         try:
             doc = json.loads(cfg)

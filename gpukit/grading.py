@@ -7,7 +7,7 @@ runs, the faster first by the published figure, with the published and predicted
 faster over the slower. A :class:`Tolerance` says how near a predicted speedup must land, from
 what gap on a winner is called, and what share of a group's pairs must land near for it to meet
 its target; :data:`TRAINING_THROUGHPUT` and :data:`LLM_SPEED` are the two the kit grades with
-(docs/perfmodel-accuracy.md and docs/llm-accuracy.md report them).
+(docs/accuracy/perfmodel.md and docs/accuracy/llm.md report them).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Precisions: one vocabulary for every command, notebook, data file and results record.
 
-One meaning per spelling (docs/commands.md's precision table shows what each runs where):
+One meaning per spelling (docs/reference/precisions.md shows what each runs where):
 
 ========== ===================================================== =====================
 spelling   means                                                 accepted aliases

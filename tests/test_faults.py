@@ -1,5 +1,5 @@
 """Faults injected on purpose: the kernel dying mid-report, two reports at once, a writer killed
-mid-write. Each test fails if the behaviour in docs/robustness.md breaks."""
+mid-write. Each test fails if the behaviour in docs/explanation/robustness.md breaks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The naive baselines the LLM decode model is graded against (docs/llm-accuracy.md)."""
+"""The naive baselines the LLM decode model is graded against (docs/accuracy/llm.md)."""
 
 from __future__ import annotations
 

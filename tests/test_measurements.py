@@ -4,7 +4,7 @@ allocator peak against the estimate (a small slice of benchmarks/memory_accuracy
 
 They live in one file so that ``make test`` (pytest-xdist, ``--dist loadfile``) runs them on one
 worker, one after another: a measurement beside another is a busier machine than the estimate
-was graded on (``docs/memory-rnn-runahead-busy-*.md`` shows what load does to a recurrent loop).
+was graded on (``docs/accuracy/rnn-runahead.md`` shows what load does to a recurrent loop).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.tensorflow
 
 #: Token-level models whose loss sometimes cannot write the logits' gradient into the logits' buffer
 #: (the estimate's common case): such a run holds one more logits-sized buffer (keras-bert's at batch 8:
-#: the float32 logits of 8 x 128 tokens x 8000 words). docs/memory-accuracy.md shows both modes in the
+#: the float32 logits of 8 x 128 tokens x 8000 words). docs/accuracy/memory.md shows both modes in the
 #: ranges of their runs at batch 8 (keras-bert with momentum against SGD); a run in the other mode is
 #: judged with the buffer added.
 LOGITS_MAY_BE_HELD_TWICE = frozenset({"keras-bert", "keras-decoder"})
@@ -39,10 +39,10 @@ LOGITS_MAY_BE_HELD_TWICE = frozenset({"keras-bert", "keras-decoder"})
         ("keras-bert", None, 8, "adam", "train", "bf16"),
         ("keras-bigru", None, 8, "adam", "train", "fp32"),
         # with one inter-op thread, or with two under oneDNN's CPU kernels in some runs, its backward loop
-        # runs ahead far above the estimate (docs/memory-rnn-runahead*.md): measure_env gives it Eigen's
+        # runs ahead far above the estimate (docs/accuracy/rnn-runahead.md): measure_env gives it Eigen's
         ("keras-lstm", None, 2, "adam", "train", "fp32"),
         ("keras-vit", None, 32, "none", "infer", "fp32"),
-        # with TensorFlow's Eigen CPU kernels this case peaks far above the estimate (docs/memory-accuracy.md
+        # with TensorFlow's Eigen CPU kernels this case peaks far above the estimate (docs/accuracy/memory.md
         # compares the kernels): measure_env sets oneDNN's
         ("keras-vit", None, 2, "adam", "train", "fp32"),
         ("keras-textcnn", None, 8, "none", "infer", "fp16"),
@@ -99,7 +99,7 @@ def test_fit_measure_prints_measured_next_to_predicted(capsys):
         measured
     )
     assert float(row["estimate_error"]) == pytest.approx(predicted / measured - 1)
-    # docs/memory-accuracy.md's runs of this case lie -0.3% to +3.0% from the estimate: 5 points of margin
+    # docs/accuracy/memory.md's runs of this case lie -0.3% to +3.0% from the estimate: 5 points of margin
     assert abs(predicted / measured - 1) <= 0.08
     if row["measured_device"] == "CPU:0":
         assert "bisection on a GPU only" in err and row["measured_largest_batch"] == ""
@@ -140,7 +140,7 @@ def test_momentums_waiting_temporaries_are_the_weights_bytes_at_the_peak():
 def test_a_file_saved_in_float32_is_measured_in_the_precision_asked_for(tmp_path):
     """A ``.keras`` file saved in float32 pins its layers to float32; asked for in bfloat16, the measured
     step computes in bfloat16, as the estimate counts it (models.load_in_global_policy). Loaded as saved,
-    it would peak as the float32 step does, far outside the threshold (docs/memory-accuracy.md measures
+    it would peak as the float32 step does, far outside the threshold (docs/accuracy/memory.md measures
     keras-encoder's float32 and bfloat16 Adam steps at batch 8)."""
     path = tmp_path / "encoder.keras"
     with models.keras_policy("float32"):

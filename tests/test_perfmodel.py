@@ -327,7 +327,7 @@ def test_reference_data_is_sourced_and_dated(cat):
 
 @pytest.mark.tensorflow
 def test_each_family_stays_this_accurate(validation):
-    """Regression limits per workload family, set from what docs/perfmodel-accuracy.md reports today
+    """Regression limits per workload family, set from what docs/accuracy/perfmodel.md reports today
     with a stated margin: a change that makes a family worse fails here."""
     fams = pm.summarize_by_family(validation).set_index("family")
     assert set(fams.index) == {"CNN", "transformer"}
@@ -496,7 +496,7 @@ def test_the_pairs_this_kit_exists_for(validation, gpu):
     assert len(cnn) == 4  # A5000/A4000 and A40/V100, each in float32 and fp16
     assert cnn["within_tolerance"].all(), cnn[["gpu_a", "gpu_b", "precision", "error_pct"]]
     # BERT: both pairs are published by one source (the A40 and V100 in Lambda's 2021 table); the
-    # A5000/A4000 winner is right, the size of the gap less so (docs/perfmodel-accuracy.md lists each
+    # A5000/A4000 winner is right, the size of the gap less so (docs/accuracy/perfmodel.md lists each
     # pair); the limits are the page's largest errors, +22.2 % and 31.4 %, with 3 points of margin
     bert = keys[keys["workload"] != "resnet50"]
     assert len(bert) == 8 and set(bert["gpu_a"]) == {"RTX A5000", "A40"}

@@ -73,8 +73,8 @@ def _links(path: Path) -> list[str]:
 
 @pytest.mark.parametrize(
     "page",
-    [README, ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))],
-    ids=lambda p: p.name,
+    [README, ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))],
+    ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_every_relative_link_resolves(page):
     # relative to the page itself, as GitHub and a docs site resolve it

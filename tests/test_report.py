@@ -247,7 +247,7 @@ def test_llm_notebook(tmp_path):
         "A40 vs V100 PCIe 16GB:",
         "only A40 holds llama-3-70b",
         ">decode (tokens/s)<",
-        "Graded (docs/llm-accuracy.md)",
+        "Graded (docs/accuracy/llm.md)",
     ):
         assert text in page
     index = (tmp_path / "latest" / "index.html").read_text()

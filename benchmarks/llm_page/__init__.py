@@ -1,4 +1,4 @@
-"""The sections of docs/llm-accuracy.md, each a function that returns its Markdown lines.
+"""The sections of docs/accuracy/llm.md, each a function that returns its Markdown lines.
 
 ``benchmarks/llm_accuracy.py`` grades the model, measures the benchmark decoder and joins these in
 the page's order; a section that grades the model with a part changed (:mod:`.variants`) runs that

@@ -1,4 +1,4 @@
-"""The grading with one part of the model changed at a time, a line each (docs/llm-accuracy.md)."""
+"""The grading with one part of the model changed at a time, a line each (docs/accuracy/llm.md)."""
 
 from __future__ import annotations
 

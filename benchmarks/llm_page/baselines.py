@@ -1,4 +1,4 @@
-"""The model against two naive baselines on the same single-GPU decode pairs (docs/llm-accuracy.md)."""
+"""The model against two naive baselines on the same single-GPU decode pairs (docs/accuracy/llm.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The benchmark decoder's memory as measured on this device against the estimate (docs/llm-accuracy.md)."""
+"""The benchmark decoder's memory as measured on this device against the estimate (docs/accuracy/llm.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Each engine profile graded on its own runs, in sample and with a GPU family held out, beside the
-naive baselines on the same pairs (the first section of docs/llm-accuracy.md after the summary)."""
+naive baselines on the same pairs (the first section of docs/accuracy/llm.md after the summary)."""
 
 from __future__ import annotations
 

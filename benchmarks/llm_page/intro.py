@@ -1,4 +1,4 @@
-"""The head of docs/llm-accuracy.md: what it grades, each source and how its rows were read, the
+"""The head of docs/accuracy/llm.md: what it grades, each source and how its rows were read, the
 model's constants and where each was read."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The graded pairs of docs/llm-accuracy.md: per test, setting and source against the target, where
+"""The graded pairs of docs/accuracy/llm.md: per test, setting and source against the target, where
 the misses are, the largest errors, and the pairs with the seed cards."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Prefill on several GPUs (docs/llm-accuracy.md): published over predicted per configuration, the
+"""Prefill on several GPUs (docs/accuracy/llm.md): published over predicted per configuration, the
 overlap of a layer split's micro-batches, and the pipeline graded with each of its parts undone."""
 
 from __future__ import annotations

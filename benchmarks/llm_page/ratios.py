@@ -1,5 +1,5 @@
 """Single-GPU decode and prefill, published over predicted per GPU, as modelled and with parts of
-the model changed (docs/llm-accuracy.md)."""
+the model changed (docs/accuracy/llm.md)."""
 
 from __future__ import annotations
 

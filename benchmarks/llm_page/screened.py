@@ -1,4 +1,4 @@
-"""What docs/llm-accuracy.md leaves out of the grading and why (``gpukit.llm.screened``), and the
+"""What docs/accuracy/llm.md leaves out of the grading and why (``gpukit.llm.screened``), and the
 prompts of a current llama.cpp set against the model beside it."""
 
 from __future__ import annotations

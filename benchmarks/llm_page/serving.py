@@ -1,4 +1,4 @@
-"""Serving at batch graded on published max-throughput runs (a section of docs/llm-accuracy.md)."""
+"""Serving at batch graded on published max-throughput runs (a section of docs/accuracy/llm.md)."""
 
 from __future__ import annotations
 

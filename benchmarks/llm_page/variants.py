@@ -1,5 +1,5 @@
 """The model with one part changed while a block runs, each a context manager: what the ablation,
-per-GPU and pipeline sections of docs/llm-accuracy.md grade beside the model as it is."""
+per-GPU and pipeline sections of docs/accuracy/llm.md grade beside the model as it is."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The sections of docs/memory-accuracy.md, each a function that returns its Markdown lines, and the
+"""The sections of docs/accuracy/memory.md, each a function that returns its Markdown lines, and the
 bands files beside it.
 
 ``benchmarks/memory_accuracy.py`` measures the grid (or reads saved runs), estimates every case again

@@ -39,7 +39,7 @@ def conditions_lines(rows: list[dict]) -> list[str]:
     return [
         "- TensorFlow's inter-op threads in the measuring process (`gpukit.memory.measure_env`: at least "
         f"{memory.MEASURE_INTER_OP_THREADS}; with one, a recurrent layer's backward loop runs ahead, "
-        f"`docs/memory-rnn-runahead.md`): {_per_family(rows, _recorded('inter_op_threads'))}",
+        f"`docs/accuracy/rnn-runahead.md`): {_per_family(rows, _recorded('inter_op_threads'))}",
         "- its CPU kernels (`gpukit.memory.MEASURE_ONEDNN`: oneDNN's, as TensorFlow's Eigen kernels, its default "
         "on CPUs without AVX-512 VNNI/BF16, AVX-VNNI or AMX, hold convolution-gradient buffers a GPU does not; "
         "Eigen's for models with LSTM or GRU layers, `MEASURE_ONEDNN_RECURRENT`, as under oneDNN's an LSTM's "

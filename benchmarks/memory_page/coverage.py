@@ -20,8 +20,8 @@ def counted_lines(kernels: bool) -> list[str]:
         "`rho * velocity`): TensorFlow runs them as the step starts, and each waits for its variable's gradient, so "
         "the forward pass and the backward pass hold one variable-sized temporary for every weight not yet updated "
         "(`gpukit.memory.PENDING_UPDATE_TEMPORARIES`; TensorFlow's profiler shows them at the peak, as many bytes as "
-        "the trainable weights: `docs/memory-peaks.md`, made by `benchmarks/memory_peaks.py`, lists what a few "
-        "cases hold at their peaks). The fitted update terms count the rest.",
+        "the trainable weights: `docs/accuracy/memory-peaks.md`, made by `benchmarks/memory_peaks.py`, lists what "
+        "a few cases hold at their peaks). The fitted update terms count the rest.",
         "- Run-to-run spread is seen where the loss may write the logits' gradient into the logits' buffer "
         "(only when nothing else still holds them: a logits-sized difference, large for token-level heads; "
         "seen at batch 8, not at 2 or 32). The estimate takes the common case; the rest is the family's band, "
@@ -30,7 +30,7 @@ def counted_lines(kernels: bool) -> list[str]:
         "layer's backward loop runs its time steps ahead of the weight-gradient accumulation, each holding a "
         "kernel-sized gradient (up to 32, Keras's `parallel_iterations`), and an LSTM peaks at two to seven "
         "times what it does with two or more, at every batch, more the larger its kernels; "
-        "`benchmarks/rnn_runahead.py` measures both (`docs/memory-rnn-runahead.md`). Every measurement runs "
+        "`benchmarks/rnn_runahead.py` measures both (`docs/accuracy/rnn-runahead.md`). Every measurement runs "
         "at least two (TensorFlow's default on two or "
         "more cores), and the estimate counts the one gradient a loop then holds. With oneDNN's kernels some "
         "two-thread runs still run ahead (keras-lstm at batch 32 with RMSprop: one run of 112 MiB against 67-68, "
@@ -49,8 +49,8 @@ def counted_lines(kernels: bool) -> list[str]:
         "- The allocator rounds too: TensorFlow's BFC allocator (the one GPUs use) does not split a free chunk "
         "smaller than twice a request, so a tensor can hold up to twice its bytes. Small models show it most: "
         "an LSTM's weights alone are held in more than their size, because the orthogonal initialiser's "
-        "temporaries leave free chunks that the kernels then fill whole. `docs/memory-peaks.md` gives, at each "
-        "profiled peak, the live tensors' own bytes and the chunks the allocator holds them in.",
+        "temporaries leave free chunks that the kernels then fill whole. `docs/accuracy/memory-peaks.md` gives, at "
+        "each profiled peak, the live tensors' own bytes and the chunks the allocator holds them in.",
         "- Inference holds what a step has in flight, not what a backward pass keeps: TensorFlow's einsum "
         "kernel transposes its operands into copies of its own beside the projections' outputs, Keras's own "
         "attention path (with dropout) transposes its scores into a second tensor, and scaling and softmax "
@@ -87,7 +87,7 @@ def unseen_lines(other_cpu: bool) -> list[str]:
         "above says what each run's CPU had): they hold the copies, which the estimate, counting what a GPU "
         "holds, does not count, so they stay in the families' bands (the encoder's float16 inference). "
         "Nor has oneDNN float16 convolutions here: their gradients run Eigen's kernels, with buffers of their own "
-        "(MobileNetV2's float16 training holds two at its peak, `docs/memory-peaks.md`).",
+        "(MobileNetV2's float16 training holds two at its peak, `docs/accuracy/memory-peaks.md`).",
         "- float16 training is measured on a step that updates the weights: the dynamic loss scale skips the "
         "first steps' updates, and a skipped step holds no optimizer state.",
         "- A training step is measured with the optimizer's slots made inside the first, unmeasured step "

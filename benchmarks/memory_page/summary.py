@@ -1,4 +1,4 @@
-"""The head of docs/memory-accuracy.md: where and how the grid was measured, its figures against the
+"""The head of docs/accuracy/memory.md: where and how the grid was measured, its figures against the
 targets, then the figures per family and per family and mode."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def summary_lines(rows: list[dict]) -> list[str]:
         "# Memory-fit accuracy",
         "",
         f"Written by `benchmarks/memory_accuracy.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
-        "every measured figure is what a run of it measured (the runs: `docs/memory-accuracy-runs-*.json`, "
+        "every measured figure is what a run of it measured (the runs: `benchmarks/runs/memory-accuracy-runs-*.json`, "
         "which `--from-raw` estimates again after a change to the estimate).",
         "",
         f"- device: {info['kind'].upper()} {info['name']}; TensorFlow {env['tensorflow']}, Keras {env['keras']}",

@@ -1,4 +1,4 @@
-"""The sections of docs/perfmodel-accuracy.md, each a function that returns its Markdown lines.
+"""The sections of docs/accuracy/perfmodel.md, each a function that returns its Markdown lines.
 
 ``benchmarks/perfmodel_accuracy.py`` grades the model and joins these in the page's order; a
 section that grades a variant of the model (a term scanned, a rate left out) runs that variant

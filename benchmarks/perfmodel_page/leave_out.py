@@ -1,5 +1,5 @@
 """The efficiency fit checked on what it never saw: one GPU, then one publication, left out
-(docs/perfmodel-accuracy.md)."""
+(docs/accuracy/perfmodel.md)."""
 
 from __future__ import annotations
 

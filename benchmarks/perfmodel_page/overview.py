@@ -1,4 +1,4 @@
-"""The head of docs/perfmodel-accuracy.md: what was graded, each family against its target, the pairs
+"""The head of docs/accuracy/perfmodel.md: what was graded, each family against its target, the pairs
 the kit exists for, the largest errors and what they point to."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The published matmul rates and streaming bandwidths the model runs each GPU at, and the grading
-with and without them (docs/perfmodel-accuracy.md)."""
+with and without them (docs/accuracy/perfmodel.md)."""
 
 from __future__ import annotations
 

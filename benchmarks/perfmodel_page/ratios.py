@@ -1,5 +1,5 @@
 """Each single-GPU measurement over its prediction, per GPU, and how far one factor per GPU would
-take the grading (docs/perfmodel-accuracy.md)."""
+take the grading (docs/accuracy/perfmodel.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The table rows several sections of docs/perfmodel-accuracy.md share: a graded pair of GPUs, an error."""
+"""The table rows several sections of docs/accuracy/perfmodel.md share: a graded pair of GPUs, an error."""
 
 from __future__ import annotations
 

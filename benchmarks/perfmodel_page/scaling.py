@@ -1,4 +1,4 @@
-"""The N-GPU speedups of docs/perfmodel-accuracy.md: their grading, the largest errors, and what the
+"""The N-GPU speedups of docs/accuracy/perfmodel.md: their grading, the largest errors, and what the
 SQuAD runs processed against what they printed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""How each source's software ran its runs, graded both ways (docs/perfmodel-accuracy.md): the
+"""How each source's software ran its runs, graded both ways (docs/accuracy/perfmodel.md): the
 optimizer's update, the framework version of each run, TF32 in the float32 runs."""
 
 from __future__ import annotations

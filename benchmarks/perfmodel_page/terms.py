@@ -1,4 +1,4 @@
-"""The model's terms graded one at a time (docs/perfmodel-accuracy.md): elementwise work at the SMs'
+"""The model's terms graded one at a time (docs/accuracy/perfmodel.md): elementwise work at the SMs'
 issue rate, the SMs' loads and stores, the L2 cache and the host's time per layer operation, each
 scanned or set against the model without it."""
 

@@ -15,7 +15,7 @@ from .tables import fit_models, fit_table, sequence_lengths, spec_table, through
 from .verdicts import cost_verdicts, fit_verdicts, link_verdict, speed_verdicts, value_verdicts
 
 #: ResNet-50 and BERT-base fine-tuned on SQuAD (384 tokens): the CNN and the transformer that
-#: publications measure across GPUs, so their speedups are graded (docs/perfmodel-accuracy.md).
+#: publications measure across GPUs, so their speedups are graded (docs/accuracy/perfmodel.md).
 DEFAULT_WORKLOADS = ("resnet50", "bert-base-squad")
 DEFAULT_PRECISIONS = ("float32", "fp16")
 DEFAULT_FIT_BATCHES = (16, 64, 256)

@@ -44,7 +44,7 @@ The package's modules, one concern each: :mod:`.models` (the architectures and w
 :mod:`.memory` (what serving and fine-tuning need), :mod:`.engines` (llama.cpp and vLLM as data),
 :mod:`.speed` (prefill and decode speeds), :mod:`.tables` (the answers per GPU and per pair),
 :mod:`.reference` (the published runs and the rules that screen them), :mod:`.grading` (the
-predictions graded against them: ``docs/llm-accuracy.md``) and :mod:`.measure` (the benchmark
+predictions graded against them: ``docs/accuracy/llm.md``) and :mod:`.measure` (the benchmark
 decoder's memory measured here).
 """
 

@@ -10,7 +10,7 @@
   (:func:`peak_predictions`).
 
 Each is graded as the model is (:func:`gpukit.grading.grade_pairs`, ``LLM_SPEED``) on the rows of
-one GPU each, so the three sit side by side on ``docs/llm-accuracy.md``.
+one GPU each, so the three sit side by side on ``docs/accuracy/llm.md``.
 """
 
 from __future__ import annotations

@@ -50,19 +50,19 @@ SCHED_COPIES = 4
 #: GPU whose streaming bandwidth (:func:`gpukit.bandwidth_rates.streaming_gbs`) exceeds SMs x boost
 #: clock x this cannot reach it at batch 1 (the HBM data-centre cards). Read off the first source's
 #: decode measurements (``xiongjiedai-llama3``), where it fits more pairs than half a byte either
-#: side of it, and more than the best rate per second does (``docs/llm-accuracy.md`` grades the
+#: side of it, and more than the best rate per second does (``docs/accuracy/llm.md`` grades the
 #: model with that per-second form): the H100 PCIe (1755 MHz) then streams 25 % more per SM than the
 #: A100 (1410 MHz), as SpareCores' measurements of both, which it was not fitted to, show. It belongs
 #: to llama.cpp's kernels (``ENGINES[...]["gemv_per_sm"]``). A PyTorch engine's decode streams at the
 #: streaming rate: vLLM's runs in ``data/reference_llm.csv`` decode on the HBM cards faster than
-#: predicted with the cap (``docs/llm-accuracy.md``'s per-GPU decode table gives both).
+#: predicted with the cap (``docs/accuracy/llm.md``'s per-GPU decode table gives both).
 GEMV_BYTES_PER_SM_CYCLE = 6.0
 #: Bytes per second one SM streams through kernels that load one element a thread (``scalar_kernels``):
 #: llama.cpp's conversions (``convert_unary``) and dequantisation (one warp a block) at the
 #: benchmarked build, between a prompt's matrix multiplies. Read off the first source's prefill
 #: measurements: as a rate per second it fits them better than the best rate per clock cycle, and
 #: from 8 to 11 GB/s the fit moves without a trend, so the round figure stands
-#: (``docs/llm-accuracy.md`` shows each GPU's prompts with and without it).
+#: (``docs/accuracy/llm.md`` shows each GPU's prompts with and without it).
 SCALAR_BYTES_PER_SM_S = 10e9
 #: Weights formats llama.cpp serves (GGUF); the others default to a PyTorch engine.
 GGUF = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m", "q5_k_m")
@@ -73,7 +73,7 @@ PYTORCH_WEIGHTS = ("f32", "f16", "bf16", "int8", "fp8", "fp4", "gptq-4bit", "awq
 #: (1), the output projection (1), gate-up with the activation (1) and down (1).
 TRT_KERNELS_PER_LAYER = 7
 #: TensorRT-LLM serving at batch, fitted by ``benchmarks/llm_accuracy.py`` to NVIDIA's published
-#: max-throughput runs (``data/reference_serving.csv``; ``docs/llm-accuracy.md`` gives the fit and
+#: max-throughput runs (``data/reference_serving.csv``; ``docs/accuracy/llm.md`` gives the fit and
 #: each page version held out): the most sequences its scheduler keeps in flight, and the share of
 #: the link's bandwidth a tensor-parallel all-reduce reaches.
 TRT_LLM_SERVING = {"max_batch": 512, "link_share": 0.6}
@@ -82,7 +82,7 @@ TRT_LLM_SERVING = {"max_batch": 512, "link_share": 0.6}
 #: its activations' workspace is sized for them.
 TRT_MAX_NUM_TOKENS = 8192
 #: llama.cpp from 2025 on (build 4753 measured): what ``benchmarks/llm_accuracy.py`` fits to
-#: SpareCores' runs with a GPU family held out (``docs/llm-accuracy.md`` gives the fit and the
+#: SpareCores' runs with a GPU family held out (``docs/accuracy/llm.md`` gives the fit and the
 #: held-out error): the per-SM rate of its matrix-vector products, the fixed time per kernel of a
 #: decode step (CUDA graphs replay the step), the share of the int8 tensor rate its MMQ prompt
 #: kernels reach, and the CUDA-core operations per weight and 128-token column tile they spend
@@ -174,7 +174,7 @@ MMQ_COMPUTE_CAPABILITY = 7.5
 
 #: Engines as dated profiles. ``llama.cpp`` is the current one (builds from 2025 on), fitted to
 #: SpareCores' runs of build 4753 by ``benchmarks/llm_accuracy.py`` with a GPU family held out
-#: (``docs/llm-accuracy.md``); ``llama.cpp-2024`` keeps the calibration of builds 2824-2843 for the
+#: (``docs/accuracy/llm.md``); ``llama.cpp-2024`` keeps the calibration of builds 2824-2843 for the
 #: runs it describes.
 ENGINES: dict[str, Engine] = {
     "llama.cpp": Engine(
@@ -310,6 +310,6 @@ def default_efficiency():
     reads one array and writes another; decode reads its weights and writes next to nothing, and a
     GPU's read rate is not its copy rate (te42kyfo's gpu-stream in ``data/bandwidth_rates.csv``'s
     sources: an H100 PCIe reads at 1942 GB/s and scales at 1704, an A40 679 and 652). Graded both
-    ways (``docs/llm-accuracy.md`` gives both counts), each GPU's copy share fits fewer pairs, in
+    ways (``docs/accuracy/llm.md`` gives both counts), each GPU's copy share fits fewer pairs, in
     decode and in prefill."""
     return replace(DEFAULT_EFFICIENCY, measured_bandwidth=False)

@@ -1,7 +1,7 @@
 """How right the LLM speed predictions are: every row of the published runs predicted
 (:func:`predict_reference`), every pair of GPU configurations one source measured graded on its
 speedup (:func:`validation_table`, :func:`summarize`), the lines that quote the grading beside a
-prediction and what each engine's speeds describe. ``docs/llm-accuracy.md`` is the page these make."""
+prediction and what each engine's speeds describe. ``docs/accuracy/llm.md`` is the page these make."""
 
 from __future__ import annotations
 
@@ -228,7 +228,7 @@ def grading_statement(
             f"of {s['decisive_pairs']}"
         )
     return (
-        "Graded (docs/llm-accuracy.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
+        "Graded (docs/accuracy/llm.md): " + "; ".join(parts) if parts else "Not graded: no pairs to compare"
     )
 
 

@@ -76,7 +76,7 @@ REFERENCE_SCHEMA: tuple[Field, ...] = (
     ),
 )
 #: What a pair compares: one GPU against one, or several GPUs on at least one side (a layer
-#: split's pipeline is the least certain part of the model: docs/llm-accuracy.md).
+#: split's pipeline is the least certain part of the model: docs/accuracy/llm.md).
 
 
 def reference_shipped() -> bool:

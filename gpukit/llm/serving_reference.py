@@ -162,7 +162,7 @@ def serving_error_text(engine: str = "trt-llm") -> str:
     graded = (
         f"{s['within_tolerance']} of {s['pairs']} same-source pairs of TensorRT-LLM's published max-throughput "
         f"runs within ±{SERVING_TOLERANCE.speedup:.0%}, winners right in {s['winners_right']} of "
-        f"{s['decisive_pairs']}, median error {s['median_abs_error_pct']:.0f}% (docs/llm-accuracy.md)"
+        f"{s['decisive_pairs']}, median error {s['median_abs_error_pct']:.0f}% (docs/accuracy/llm.md)"
     )
     if engine == "trt-llm":
         return f"Serving at batch graded: {graded}."

@@ -16,7 +16,8 @@ optimizer's update from :mod:`.update` (its temporaries, and the one fitted part
 family's measured error band and what it makes of a fit (fits, borderline, does not fit).
 :mod:`.tables` lays the estimates out per model, batch size and GPU; :mod:`.measure`, the only module
 that imports TensorFlow (inside its functions), runs a real step in a fresh process and reads the
-allocator's peak. How right the estimate is: docs/memory-accuracy.md.
+allocator's peak. The model explained: docs/explanation/memory-model.md; how right it is:
+docs/accuracy/memory.md.
 
 GPU memory is binary: a catalogue "24 GB" card holds 24 GiB (:func:`gpukit.specs.memory_bytes`).
 """

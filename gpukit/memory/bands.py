@@ -2,7 +2,7 @@
 and what it makes of a fit: ``fits``, ``borderline`` or ``does not fit``, and the range of largest batches.
 
 ``benchmarks/memory_accuracy.py`` measures the bands and writes them to :data:`ERROR_BANDS_PATH` and
-:data:`MODEL_BANDS_PATH`; docs/memory-accuracy.md shows how they were measured.
+:data:`MODEL_BANDS_PATH`; docs/accuracy/memory.md shows how they were measured.
 """
 
 from __future__ import annotations

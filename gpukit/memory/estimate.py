@@ -309,7 +309,7 @@ def _training_forward(step: _Step, saved: dict[int, int], pending: int) -> _Forw
                 live.pop(t)
     # The loss (TensorFlow's fused softmax cross-entropy) writes the gradient of the logits into
     # the logits' own buffer and keeps it for the backward pass. (At some sizes a run now and then
-    # holds both: docs/memory-accuracy.md shows it in the token-level models' ranges.)
+    # holds both: docs/accuracy/memory.md shows it in the token-level models' ranges.)
     loss_kept = logits_bytes(graph, batch)
     for t in graph.outputs:
         live.pop(t, None)

@@ -158,7 +158,7 @@ def _step_of(tf, model, batch: int, precision: str, optimizer: str, mode: str) -
     if precision == "fp16":
         opt = keras.mixed_precision.LossScaleOptimizer(opt)
     # The optimizer's slots are made inside the first (untimed) step, as the grid of
-    # docs/memory-accuracy.md was measured; made beforehand, as Keras's fit() does, some models peak
+    # docs/accuracy/memory.md was measured; made beforehand, as Keras's fit() does, some models peak
     # a few per cent lower (that page says which).
     return train_step(tf, model, loss_for(model), opt, x, y, xla=False, build_first=False), opt
 
@@ -290,7 +290,7 @@ def onednn_enabled() -> bool | None:
 #: decides the order a recurrent loop's ready steps run in: with one, an LSTM's backward loop
 #: runs its time steps far ahead of its weight-gradient accumulation, each step holding a
 #: kernel-sized gradient, and peaks at several times what it does with two or more, at every
-#: batch, more the larger its kernels (``benchmarks/rnn_runahead.py``, docs/memory-rnn-runahead.md).
+#: batch, more the larger its kernels (``benchmarks/rnn_runahead.py``, docs/accuracy/rnn-runahead.md).
 #: Two or more is TensorFlow's default wherever there are two cores; a measurement takes at least
 #: two so that a one-core machine measures the same.
 MEASURE_INTER_OP_THREADS = 2
@@ -299,7 +299,7 @@ MEASURE_INTER_OP_THREADS = 2
 #: turns them on by default only on x86 CPUs with AVX-512 VNNI/BF16, AVX-VNNI or AMX
 #: (``DefaultOneDnnPolicy`` in ``tensorflow/core/util/util.cc``); elsewhere its Eigen kernels run,
 #: and their convolution gradients hold buffers of their own that the estimate does not count and
-#: a GPU does not allocate (docs/memory-accuracy.md compares the grid's cases under both kernels). A
+#: a GPU does not allocate (docs/accuracy/memory.md compares the grid's cases under both kernels). A
 #: measurement runs oneDNN wherever it runs, so that two machines measure the same kernels; models
 #: with LSTM or GRU layers run Eigen's (:data:`MEASURE_ONEDNN_RECURRENT`).
 MEASURE_ONEDNN = "1"
@@ -308,7 +308,7 @@ MEASURE_ONEDNN = "1"
 #: Eigen's kernels. With oneDNN's, the LSTM's backward loop runs its steps ahead of its
 #: weight-gradient accumulation in some runs even with two inter-op threads, each step holding a
 #: kernel-sized gradient, far above the estimate on a busy machine; with Eigen's it keeps up
-#: (docs/memory-rnn-runahead-busy-*.md measures both). A GPU runs these layers as one cuDNN kernel
+#: (docs/accuracy/rnn-runahead.md measures both). A GPU runs these layers as one cuDNN kernel
 #: and accumulates nothing per step; Eigen's kernels reproduce the loop that keeps up, which the
 #: estimate counts.
 MEASURE_ONEDNN_RECURRENT = "0"

@@ -195,7 +195,7 @@ def with_measurements(
     """``frame`` (from :func:`fit_table`) with the measured peak of each model x batch on the
     attached device and the estimate's error. Each batch is measured ``repeats`` times, each run
     in a fresh process (``probe``, default :func:`measure_in_subprocess`): the allocator's peak
-    moves from run to run (docs/memory-accuracy.md shows by how much), so the estimate is compared
+    moves from run to run (docs/accuracy/memory.md shows by how much), so the estimate is compared
     with the median run and the lowest and highest are shown (:func:`summarize_runs`)."""
     if repeats < 1:
         raise ParameterError(f"--repeats {repeats} must be at least 1")

@@ -27,14 +27,14 @@ from ..errors import ParameterError
 #: the activations are small (small models, small batches) that is the step's peak: TensorFlow's
 #: profiler shows keras-textcnn's Adam step peaking at ``adam/UnsortedSegmentSum`` with its two
 #: table-sized densified gradients alive, and keras-encoder at batch 2 peaking in the backward pass
-#: with none of the update's temporaries (``benchmarks/memory_peaks.py``, docs/memory-peaks.md).
+#: with none of the update's temporaries (``benchmarks/memory_peaks.py``, docs/accuracy/memory-peaks.md).
 #: The only fitted figures of the estimate: least squares on the float32 training cases of
 #: ``benchmarks/memory_accuracy.py`` (every case recording how it was measured), with the waiting
 #: temporaries counted, each term held within what the update can physically hold
 #: (:func:`update_term_bounds`). Only Adam's fit takes the update after the backward pass (the two
 #: densified gradients and the allocator's chunks around them). No term constant in the batch follows
 #: where the allocator places those chunks, which moves keras-textcnn's peak after the backward pass
-#: from batch to batch. docs/memory-accuracy.md gives the grid's error with these terms, their refit
+#: from batch to batch. docs/accuracy/memory.md gives the grid's error with these terms, their refit
 #: on its last run and the error when a family is left out of the fit.
 UPDATE_WORKSPACE_FIT = {
     "sgd": (0.51, 1.00, 0.60, 0.0),
@@ -49,7 +49,7 @@ UPDATE_WORKSPACE_FIT = {
 #: starts and each waits for its variable's gradient, so all are alive through the forward pass and go
 #: as the backward pass reaches each layer (:func:`gpukit.memory.estimate.simulate`). TensorFlow's
 #: profiler shows them at the peak, as many bytes as the trainable weights (VGG16 and keras-encoder with
-#: momentum or RMSprop: ``benchmarks/memory_peaks.py``, docs/memory-peaks.md).
+#: momentum or RMSprop: ``benchmarks/memory_peaks.py``, docs/accuracy/memory-peaks.md).
 PENDING_UPDATE_TEMPORARIES = {"momentum": 1, "rmsprop": 1}
 #: The most variable-sized temporaries one variable's update keeps alive at once, counted in
 #: Keras 3.15's ``update_step``: plain SGD makes one (``gradient * learning_rate``); momentum

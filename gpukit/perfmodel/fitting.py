@@ -4,7 +4,7 @@ The factors are chosen on a grid (:data:`FIT_GRID`) by the mean absolute log err
 same-source pair's predicted speedup (:func:`fit_error`); a refit replaces the defaults only where
 it is clearly better (:func:`refit_verdict`); leaving each GPU (:func:`leave_one_gpu_out`) and
 each publication (:func:`leave_one_source_out`) out in turn grades the fit on pairs it never saw.
-docs/perfmodel-accuracy.md reports all of it.
+docs/accuracy/perfmodel.md reports all of it.
 """
 
 from __future__ import annotations

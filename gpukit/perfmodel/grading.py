@@ -6,7 +6,7 @@ its speedup (:func:`validation_table`, with :mod:`gpukit.grading`'s training-thr
 per workload family (:func:`summarize_by_family`); every multi-GPU run by its speedup over the same
 source's single GPU (:func:`scaling_validation`). The family's measured accuracy goes with every
 prediction in a sentence (:func:`accuracy_text`, :func:`grading_statement`), the figures
-docs/perfmodel-accuracy.md reports.
+docs/accuracy/perfmodel.md reports.
 """
 
 from __future__ import annotations
@@ -332,14 +332,14 @@ def grading_statement(workload: str, count: int = 1, table: pd.DataFrame | None 
     if key in SYNTHETIC:
         return (
             f"Not graded: {key} is a synthetic kernel; no publication measures it the same way "
-            "(docs/perfmodel-accuracy.md grades ResNet-50, BERT and multi-GPU scaling)"
+            "(docs/accuracy/perfmodel.md grades ResNet-50, BERT and multi-GPU scaling)"
         )
     fam = "scaling" if count > 1 else family(key)
     a = family_accuracy(fam)
     if not a["pairs"]:
         return f"Not graded: no published {fam} measurement to check these predictions against"
     on = ", ".join(a["workloads"])
-    line = f"Graded ({fam}, on {on}): {accuracy_text(fam)} (docs/perfmodel-accuracy.md)"
+    line = f"Graded ({fam}, on {on}): {accuracy_text(fam)} (docs/accuracy/perfmodel.md)"
     if key not in a["workloads"] and fam != "scaling":
         line += f"; {key} itself has no published measurement"
     if table is not None and "graded" in table:

@@ -208,7 +208,7 @@ def with_processed_throughput(frame: pd.DataFrame) -> pd.DataFrame:
     That is the published ``throughput`` unless the row gives its harness loop (:data:`HARNESS_LOOP`),
     whose steps :func:`squad_steps` works out. Where the row also gives two timestamped steps
     (:data:`TIMED`), ``steady_throughput`` is the rate between them, without the first steps' warm-up
-    (autotuning, allocation) that the published time includes (docs/perfmodel-accuracy.md says how
+    (autotuning, allocation) that the published time includes (docs/accuracy/perfmodel.md says how
     much); NaN elsewhere."""
     steps, rate, steady = [], [], []
     for _, r in frame.iterrows():

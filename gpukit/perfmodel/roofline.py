@@ -44,7 +44,7 @@ class Efficiency:
       because indexing, type conversion and reductions cost far more instructions than the
       maths they serve. The issue rate, not the FP32 peak: those instructions are mostly not FP32
       ones, so the second FP32 datapath of GA10x, Ada and Hopper SMs, which doubled their FP32
-      peak, does not speed them up (``docs/perfmodel-accuracy.md`` shows the fit both ways);
+      peak, does not speed them up (``docs/accuracy/perfmodel.md`` shows the fit both ways);
     * ``memory``: fraction of the GPU's streaming bandwidth (the datasheet bandwidth times the
       share a published copy or triad kernel measured on that GPU reaches, :mod:`gpukit.bandwidth_rates`)
       at which the model's minimal traffic (every operand read once, every result written once)
@@ -55,7 +55,7 @@ class Efficiency:
     * ``host_op_s``: host time per layer operation of a model's step (a layer's forward, its
       backward, its update: the framework's dispatch and bookkeeping that the device waits for),
       which single-kernel workloads do not pay. Read off the published measurements by the fit's
-      log error (:func:`gpukit.perfmodel.scan_error`; ``docs/perfmodel-accuracy.md`` scans it);
+      log error (:func:`gpukit.perfmodel.scan_error`; ``docs/accuracy/perfmodel.md`` scans it);
       on a fast GPU it is a large share of the step;
     * ``sm_bytes_per_cycle``: bytes one SM moves per clock cycle through an elementwise kernel's
       loads and stores (normalisation, activation, pooling, residual adds: the ops that are not
@@ -64,7 +64,7 @@ class Efficiency:
       in series do, rather than the slower alone setting the pace. It lets a GPU with many fast
       SMs against its bandwidth (the RTX 4090) through these kernels faster than its bandwidth
       alone says, and one with a wide memory against few SMs (the HBM cards) slower. Scanned
-      against the published measurements like ``host_op_s`` (``docs/perfmodel-accuracy.md``);
+      against the published measurements like ``host_op_s`` (``docs/accuracy/perfmodel.md``);
       0 leaves the term out;
     * ``l2_share``: the share of a GPU's L2 cache (``l2_cache_mib`` in the catalogue) a tensor may
       take and still be read from it by the kernel after the one that wrote it: an elementwise
@@ -72,7 +72,7 @@ class Efficiency:
       pass, its output gradient in the backward) then moves no DRAM bytes (its bytes still pass
       through the SMs' loads and stores). Writes still reach DRAM, as the cache writes back what it
       evicts. 1 by default: a tensor no larger than the L2 is read from it, a physical bound rather
-      than a fitted figure; ``docs/perfmodel-accuracy.md`` scans smaller shares against the published
+      than a fitted figure; ``docs/accuracy/perfmodel.md`` scans smaller shares against the published
       measurements. 0 leaves the term out, as does a GPU the catalogue gives no L2 size;
     * ``sustained``: the tensor cores at the share of their datasheet peak the GPU sustains
       (:func:`gpukit.matmul_rates.tensor_share`; False: at the datasheet peak, to show what the
@@ -88,7 +88,7 @@ class Efficiency:
     (:func:`gpukit.perfmodel.fit_efficiency`; a refit replaces them only where it lowers the fit's
     error by more than :data:`gpukit.perfmodel.REFIT_MARGIN` and calls no more winners wrong,
     :func:`gpukit.perfmodel.refit_verdict`; ``benchmarks/perfmodel_accuracy.py``
-    refits them and checks the fit by leaving each GPU out, in ``docs/perfmodel-accuracy.md``).
+    refits them and checks the fit by leaving each GPU out, in ``docs/accuracy/perfmodel.md``).
     ``source`` says where a set of factors came from.
     """
 

@@ -380,7 +380,7 @@ def rank_llm(
     """Every catalogue GPU for an LLM job, ranked by generated tokens per dollar at ``price``
     (:data:`COLUMNS`; throughput is decode at batch 1, ``largest_batch`` the most sequences the
     memory holds at the context). ``error_pct`` is the decode model's median error on published
-    same-source speedups (``docs/llm-accuracy.md``)."""
+    same-source speedups (``docs/accuracy/llm.md``)."""
     price = price or Price()
     cat = specs.load_catalogue() if catalogue is None else catalogue
     table = llm.llm_table(
