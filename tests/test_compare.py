@@ -624,6 +624,18 @@ def test_the_bottom_line_answers_per_dollar_speed_memory_and_price(priced_pair):
     assert buying["advantage"] == pytest.approx(k) and memory_row["advantage"] < 1
 
 
+def test_a_gpu_no_published_run_graded_quotes_its_wider_band():
+    from gpukit.compare.bottom_line import _model_error
+
+    # the A4000 and A5000 are graded: the family's error alone; the L40S is not: its band beside it
+    graded = _model_error("bert-base", "predicted", ("RTX A4000", "RTX A5000"))
+    assert "published transformer speedups" in graded and "not graded" not in graded
+    band = pm.error_bands("bert-base", ["L40S"])["L40S"]
+    mixed = _model_error("bert-base", "predicted", ("RTX A4000", "L40S"))
+    assert mixed.endswith(f"; L40S ±{band.error_pct:.0f}% (not graded; Ada Lovelace GPUs held out)")
+    assert _model_error("bert-base", "measured", ("RTX A4000", "L40S")) == "measured"
+
+
 def test_a_published_check_that_misses_beyond_the_tolerance_says_so():
     from gpukit.compare.bottom_line import _published_check
 

@@ -114,10 +114,41 @@ def test_owning_cost_per_million_items_spreads_the_tco_over_the_hours_worked(buy
     assert row["usd_per_million_items"] == pytest.approx(per_hour / (row["throughput"] * 3600) * 1e6)
 
 
-def test_the_error_beside_each_row_is_the_familys_measured_error(buying):
-    expected = perfmodel.family_accuracy("transformer")["median_abs_error_pct"]
-    assert buying["error_pct"].tolist() == pytest.approx([expected] * len(buying))
+def test_the_error_beside_each_row_is_the_familys_or_its_architectures(buying, cat):
+    family = perfmodel.family_accuracy("transformer")["median_abs_error_pct"]
+    graded = buying[buying["graded"]]
+    assert len(graded) and graded["error_pct"].tolist() == pytest.approx([family] * len(graded))
+    # an ungraded GPU quotes its architecture's held-out error, never less than the family's
+    bands = perfmodel.error_bands("bert-base", list(buying["gpu"]), cat)
+    ungraded = buying[~buying["graded"]]
+    assert len(ungraded)
+    assert ungraded["error_pct"].tolist() == pytest.approx([bands[g].error_pct for g in ungraded["gpu"]])
+    assert (ungraded["error_pct"] >= family).all()
     assert "median error" in buying.attrs["accuracy"]
+
+
+def test_neighbours_within_each_others_error_are_marked(buying):
+    ranked = buying[buying["standing"] == "ranked"].reset_index(drop=True)
+    per = ranked["throughput_per_1k_usd"].astype(float)
+    for i in range(1, len(ranked)):
+        ratio = per[i - 1] / per[i]
+        bands = (1 + ranked.at[i - 1, "error_pct"] / 100) * (1 + ranked.at[i, "error_pct"] / 100)
+        marked = ranked.at[i, "within_error_of"]
+        assert marked == (ranked.at[i - 1, "gpu"] if ratio <= bands else ""), ranked.at[i, "gpu"]
+        assert ("within error of" in ranked.at[i, "note"]) == bool(marked)
+    assert ranked.at[0, "within_error_of"] == ""
+    assert (buying.loc[buying["standing"] != "ranked", "within_error_of"] == "").all()
+
+
+def test_the_headline_says_when_the_best_two_are_within_error(buying):
+    close = buying.copy()
+    close.attrs = buying.attrs
+    close.loc[1, "within_error_of"] = close.loc[0, "gpu"]
+    assert f"{close.loc[1, 'gpu']} is within error of it" in rank.headline(close)
+    apart = buying.copy()
+    apart.attrs = buying.attrs
+    apart.loc[1, "within_error_of"] = ""
+    assert "within error" not in rank.headline(apart)
 
 
 def test_a_budget_leaves_out_what_costs_more_and_says_so(cat, price_files):

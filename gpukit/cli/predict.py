@@ -31,6 +31,7 @@ TABLE_COLUMNS = (
     "l2_cache_mib",
     "measured_throughput",
     "graded",
+    "error_band",
     "note",
 )
 
@@ -114,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         link=args.link,
         **extra,
     )
+    frame = perfmodel.with_error_bands(frame, str(frame.iloc[0]["workload"]), args.gpus)
     if emit(frame, args.format):
         say_variants(named, args.format)
         return 0

@@ -48,16 +48,20 @@ def _compared(names: tuple[str, str], values: tuple[float | None, float | None],
     return {"wins": wins, "advantage": advantage}
 
 
-def _model_error(workload: str, basis: str) -> str:
+def _model_error(workload: str, basis: str, gpus: tuple[str, str]) -> str:
     """How far to trust a throughput, in a few words: measured, or the model's median error on the
-    published speedups of the workload's family."""
+    published speedups of the workload's family, and the wider band of a GPU no published run
+    graded (:func:`gpukit.perfmodel.error_bands`)."""
     if basis == "measured":
         return "measured"
     family = perfmodel.family(workload)
     acc = perfmodel.family_accuracy(family)
     if not acc.get("pairs"):
         return "predicted, not graded"
-    return f"predicted: median error {acc['median_abs_error_pct']:.1f}% on {acc['pairs']} published {family} speedups"
+    text = f"predicted: median error {acc['median_abs_error_pct']:.1f}% on {acc['pairs']} published {family} speedups"
+    bands = perfmodel.error_bands(workload, list(gpus))
+    wider = [f"{g} {bands[g].text}" for g in gpus if bands[g].basis != "graded"]
+    return "; ".join([text, *wider])
 
 
 def _published_check(row: pd.Series) -> str:
@@ -78,7 +82,7 @@ def _value_rows(c: Comparison) -> list[dict]:
     rows = []
     for _, r in c.value.iterrows():
         unit, items = r["unit"], r["unit"].split("/")[0]
-        error = _model_error(r["workload"], r["basis"])
+        error = _model_error(r["workload"], r["basis"], (c.a, c.b))
         rows.append(
             {
                 "what": f"{r['workload']} {r['precision']}: {unit} per $1,000, buying",
@@ -104,7 +108,7 @@ def _speed_rows(c: Comparison) -> list[dict]:
     rows = []
     for _, r in _one_precision_each(c.throughput).iterrows():
         basis = "measured" if {r["basis_a"], r["basis_b"]} == {"measured"} else "predicted"
-        error = _model_error(r["workload"], basis)
+        error = _model_error(r["workload"], basis, (c.a, c.b))
         check = _published_check(r)
         rows.append(
             {

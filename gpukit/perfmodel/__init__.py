@@ -16,6 +16,7 @@ grade the predictions per workload family and on several GPUs (:mod:`.grading`, 
 """
 
 from ..models import MODES
+from .bands import Band, error_bands, with_error_bands, within_error
 from .calibration import calibrate
 from .fitting import (
     FIT_GRID,
@@ -74,6 +75,10 @@ from .scaling import (
 )
 
 __all__ = [
+    "Band",
+    "error_bands",
+    "with_error_bands",
+    "within_error",
     "calibrate",
     "FAMILY_TARGET",
     "FIT_GRID",

@@ -345,5 +345,8 @@ def grading_statement(workload: str, count: int = 1, table: pd.DataFrame | None 
     if table is not None and "graded" in table:
         outside = [str(g) for g, ok in zip(table["gpu"], table["graded"]) if not ok]
         if outside:
-            line += f"; outside what was graded: {', '.join(outside)}"
+            line += (
+                f"; outside what was graded: {', '.join(outside)} (each with the error of GPUs of its "
+                "architecture held out of the fit, the error band column)"
+            )
     return line

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -48,6 +49,7 @@ COLUMNS = (
     "usd_per_million_items",
     "error_pct",
     "graded",
+    "within_error_of",
     "note",
     "price_note",
 )
@@ -270,13 +272,14 @@ def _join(
     precision: str,
     catalogue: pd.DataFrame,
     count: int,
-    error: float | None,
+    error: float | dict | None,
     years: float,
     utilization: float,
 ) -> tuple[pd.DataFrame, str]:
     """Each GPU's fit and speed (``speeds``, indexed by GPU: fits, largest_batch, batch_size,
     throughput, throughput_unit, graded, note) joined with its price of the one kind asked for,
-    work per dollar, standing and note; ordered, and cut to the budget (with what the cut says)."""
+    work per dollar, standing and note; ordered, and cut to the budget (with what the cut says).
+    ``error`` is the prediction's median error, one for every GPU or a mapping of GPU to its own."""
     priced = _price_rows(price, book, precision, catalogue)
     rows = []
     for gpu in catalogue["gpu"]:
@@ -296,7 +299,7 @@ def _join(
             "cloud_provider": p["cloud_provider"] if price.renting else None,
             "price_date": p["cloud_date"] if price.renting else p["price_date"],
             "price_source_url": p["cloud_source_url"] if price.renting else p["price_source_url"],
-            "error_pct": error,
+            "error_pct": error.get(gpu) if isinstance(error, dict) else error,
             "graded": bool(s["graded"]),
         }
         row.update(_work_per_dollar(row, price, count, years, utilization))
@@ -305,7 +308,36 @@ def _join(
         row["note"] = _note(row, s["note"], row["price_note"])
         rows.append(row)
     frame, budget_note = _apply_budget(pd.DataFrame(rows), price)
-    return _order(frame, price)[list(COLUMNS)], budget_note
+    return _within_error(_order(frame, price), price)[list(COLUMNS)], budget_note
+
+
+def _within_error(frame: pd.DataFrame, price: Price) -> pd.DataFrame:
+    """Each ranked GPU whose work per dollar lies within the error bands of the GPU ranked above it
+    (:func:`gpukit.perfmodel.within_error`) names that GPU in ``within_error_of``: the bands cannot
+    settle their order."""
+    key = "usd_per_million_items" if price.renting else "throughput_per_1k_usd"
+    marks = [""] * len(frame)
+    ranked = [i for i in range(len(frame)) if frame.at[i, "standing"] == "ranked"]
+    for above, below in zip(ranked, ranked[1:], strict=False):
+        bands = [
+            perfmodel.Band(_num(frame.at[i, "error_pct"]), "", "") if _num(frame.at[i, "error_pct"]) else None
+            for i in (above, below)
+        ]
+        if None not in bands and perfmodel.within_error(
+            float(frame.at[above, key]), float(frame.at[below, key]), *bands
+        ):
+            marks[below] = frame.at[above, "gpu"]
+    out = frame.copy()
+    out["within_error_of"] = marks
+    out["note"] = [
+        "; ".join(
+            p
+            for p in (f"within error of {m}" if m else "", re.sub(r"^within error of [^;]*(; )?", "", n))
+            if p
+        )
+        for m, n in zip(marks, out["note"], strict=True)
+    ]
+    return out
 
 
 def rank(
@@ -326,8 +358,8 @@ def rank(
     cat = specs.load_catalogue() if catalogue is None else catalogue
     speeds = job_speeds(job, cat, runtime_reserve_bytes)
     family = perfmodel.family(job.workload)
-    accuracy = perfmodel.family_accuracy(family)
-    error = accuracy.get("median_abs_error_pct") if accuracy.get("pairs") else None
+    bands = perfmodel.error_bands(job.workload, list(cat["gpu"]), cat)  # per GPU, one GPU's family
+    error = {gpu: band.error_pct for gpu, band in bands.items()}
     book = prices.load_prices(price_files)
     out, budget_note = _join(speeds, price, book, job.precision, cat, job.gpus, error, years, utilization)
     unit = speeds["throughput_unit"].dropna().iloc[0] if speeds["throughput_unit"].notna().any() else ""
@@ -483,6 +515,7 @@ def with_budget(ranking: pd.DataFrame, budget_usd: float | None) -> pd.DataFrame
     frame = ranking.drop(columns="rank")
     frame.loc[frame["standing"] == "over budget", "standing"] = "ranked"
     cut, note = _apply_budget(frame, price)
-    out = _order(cut, price)[list(COLUMNS) + [c for c in cut.columns if c not in COLUMNS]]
+    ordered = _within_error(_order(cut, price), price)
+    out = ordered[list(COLUMNS) + [c for c in cut.columns if c not in COLUMNS]]
     out.attrs.update({**ranking.attrs, "price": price, "budget_note": note})
     return out

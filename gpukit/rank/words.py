@@ -35,6 +35,10 @@ def headline(ranking: pd.DataFrame) -> str:
         else f"{figure(best['throughput_per_1k_usd'])} {unit} per $1,000"
     )
     line = f"Best per dollar: {best['gpu']}, {rate} for {_price_text(best)}: {per}."
+    if len(ranked) > 1 and ranked.iloc[1].get("within_error_of") == best["gpu"]:
+        line += (
+            f" {ranked.iloc[1]['gpu']} is within error of it: the predictions cannot settle which is better."
+        )
     if price.budget_usd is not None:
         fastest = ranked.loc[ranked["throughput"].astype(float).idxmax()]
         unit_budget = "/hour" if price.renting else ""
@@ -122,5 +126,7 @@ def choice(ranking: pd.DataFrame, runners_up: int = 2) -> dict:
         "per_dollar": _per_dollar(best, price, unit),
         "next_best": ", ".join(ranked["gpu"].iloc[1 : 1 + runners_up]),
         "fastest": f"{fastest['gpu']}, {figure(fastest['throughput'])} {unit} for {_price_text(fastest)}",
-        "error": f"median {error:.1f}%" if error == error and error is not None else "not graded",
+        "error": (f"median {error:.1f}%" + ("" if best["graded"] else ", not graded on it"))
+        if error == error and error is not None
+        else "not graded",
     }

@@ -1,0 +1,107 @@
+"""How wide each GPU's speed prediction is: the error band an answer quotes beside it.
+
+A GPU that published runs graded (:func:`gpukit.perfmodel.graded_gpus`) takes its family's median
+error on published same-source speedups. A GPU no run graded has not earned that band: it takes the
+error the model made on GPUs of its architecture when each was left out of a fit to its family's
+other pairs (:func:`gpukit.perfmodel.leave_one_gpu_out`), the largest of them, since a GPU the fit never saw is
+what each held-out GPU stood in for. Where no GPU of its architecture was graded either (a Turing
+T4, Blackwell's RTX 5090), it takes the largest held-out error of any GPU. A band is never narrower
+than the family's.
+
+Two GPUs whose work per dollar differ by less than their bands allow are "within error of each
+other": :func:`within_error` says so, and ``gpukit rank`` marks such neighbours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .. import cache, specs
+from .fitting import leave_one_gpu_out
+from .grading import family_accuracy
+from .reference import REFERENCE_PATH, cached_reference, family
+
+
+@dataclass(frozen=True)
+class Band:
+    """A prediction's error band: ``error_pct`` (a median absolute error, %; None: not graded at
+    all), what it rests on (``basis``: graded, architecture, any architecture) and ``text``, the
+    phrase an answer prints."""
+
+    error_pct: float | None
+    basis: str
+    text: str
+
+
+#: The families a single-GPU band is graded per; several GPUs are graded as one scaling family.
+SINGLE_GPU_FAMILIES = ("CNN", "transformer")
+
+
+def _held_out(family_name: str) -> dict[str, float]:
+    """Each graded GPU's median error in ``family_name`` when it was left out of a fit to the
+    family's other pairs. Fitted within the family, as the family's own grading is, so a
+    transformer's band needs no TensorFlow (a CNN's walks ResNet-50); kept between runs."""
+
+    def compute() -> dict[str, float]:
+        ref = cached_reference(str(REFERENCE_PATH))
+        ref = ref[[family(w) == family_name for w in ref["workload"]]]
+        held = leave_one_gpu_out(reference=ref)
+        rows = held[held["family"] == family_name]
+        return dict(zip(rows["held_out"], rows["median_abs_error_pct"].astype(float), strict=True))
+
+    return cache.cached(f"perfmodel-bands-{family_name}", [*cache.data_files(), REFERENCE_PATH], compute)
+
+
+def error_bands(
+    workload: str, gpus, catalogue: pd.DataFrame | None = None, count: int = 1
+) -> dict[str, Band]:
+    """Each of ``gpus``' error band for a prediction of ``workload`` on ``count`` GPUs."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    fam = "scaling" if count > 1 else family(workload)
+    acc = family_accuracy(fam) if fam in (*SINGLE_GPU_FAMILIES, "scaling") else {"pairs": 0}
+    if not acc.get("pairs"):
+        return {g: Band(None, "not graded", "not graded") for g in gpus}
+    median = float(acc["median_abs_error_pct"])
+    if fam == "scaling":
+        return {g: Band(median, "graded", f"±{median:.0f}% (N-GPU speedups)") for g in gpus}
+    graded = set(acc["gpus"])
+    held = _held_out(fam)
+    arch = dict(zip(cat["gpu"], cat["architecture"], strict=True))
+    worst = max(held.values(), default=median)
+    out = {}
+    for g in gpus:
+        if g in graded:
+            out[g] = Band(median, "graded", f"±{median:.0f}% (graded on it)")
+            continue
+        kin = [e for h, e in held.items() if arch.get(h) == arch.get(g)]
+        if kin:
+            e = max(max(kin), median)
+            out[g] = Band(e, "architecture", f"±{e:.0f}% (not graded; {arch.get(g)} GPUs held out)")
+        else:
+            e = max(worst, median)
+            out[g] = Band(e, "any architecture", f"±{e:.0f}% (not graded, nor any {arch.get(g)} GPU)")
+    return out
+
+
+def with_error_bands(frame: pd.DataFrame, workload: str, count: int = 1) -> pd.DataFrame:
+    """A :func:`gpukit.perfmodel.predict_table` frame with each GPU's band beside its prediction:
+    ``error_band_pct`` and ``error_band`` (the phrase, saying what the band rests on)."""
+    found = error_bands(workload, list(frame["gpu"]), count=count)
+    out = frame.copy()
+    out["error_band_pct"] = [found[g].error_pct for g in out["gpu"]]
+    out["error_band"] = [found[g].text for g in out["gpu"]]
+    return out
+
+
+def within_error(value_a: float, value_b: float, band_a: Band, band_b: Band) -> bool:
+    """Whether two predicted figures (work per dollar, throughput) lie within their bands of each
+    other: the larger over the smaller is no more than ``(1 + e_a)(1 + e_b)``."""
+    if not (value_a > 0 and value_b > 0) or band_a.error_pct is None or band_b.error_pct is None:
+        return False
+    hi, lo = max(value_a, value_b), min(value_a, value_b)
+    return hi / lo <= (1 + band_a.error_pct / 100) * (1 + band_b.error_pct / 100)
+
+
+__all__ = ["Band", "error_bands", "with_error_bands", "within_error"]
