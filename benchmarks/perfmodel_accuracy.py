@@ -42,6 +42,7 @@ def markdown() -> str:
         page.overview(ref, table, fitted, cat)
         + page.family_section(fams, scaling)
         + page.key_pairs_section(keys)
+        + page.current_section(table, cat)
         + page.largest_errors(table, fams)
         + page.DIAGNOSIS
         + page.issue_section(ref, table, cat)

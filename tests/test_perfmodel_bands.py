@@ -25,7 +25,7 @@ def graded(monkeypatch):
         "CNN": {"A100": 3.0, "A40": 4.0, "H100": 2.0},
     }
     monkeypatch.setattr(bands, "family_accuracy", lambda fam: accuracy)
-    monkeypatch.setattr(bands, "_held_out", held.__getitem__)
+    monkeypatch.setattr(bands, "held_out_errors", held.__getitem__)
 
 
 def test_graded_gpus_quote_the_family_and_ungraded_ones_their_architecture(graded):
@@ -78,6 +78,6 @@ def test_the_held_out_errors_are_fitted_within_the_family(monkeypatch, tmp_path)
     """The shipped transformer runs, each GPU left out of a fit to the other transformer pairs:
     without TensorFlow (the fast tier fails a test that imports it)."""
     monkeypatch.setenv("GPUKIT_CACHE_DIR", str(tmp_path))
-    held = bands._held_out("transformer")
+    held = bands.held_out_errors("transformer")
     assert {"A100 SXM4 80GB", "H100 SXM5", "RTX A5000"} <= set(held)
     assert all(0 < e < 50 for e in held.values())

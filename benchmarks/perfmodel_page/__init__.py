@@ -5,6 +5,7 @@ section that grades a variant of the model (a term scanned, a rate left out) run
 itself.
 """
 
+from .current import current_section
 from .leave_out import leave_out_sections
 from .overview import DIAGNOSIS, family_section, key_pairs_section, largest_errors, overview
 from .rates import bandwidth_section, sustained_section
@@ -16,6 +17,7 @@ from .terms import host_section, issue_section, l2_section, sm_bytes_section
 __all__ = [
     "DIAGNOSIS",
     "bandwidth_section",
+    "current_section",
     "family_section",
     "gpu_factor_section",
     "host_section",

@@ -16,7 +16,7 @@ grade the predictions per workload family and on several GPUs (:mod:`.grading`, 
 """
 
 from ..models import MODES
-from .bands import Band, error_bands, with_error_bands, within_error
+from .bands import Band, error_bands, held_out_errors, with_error_bands, within_error
 from .calibration import calibrate
 from .fitting import (
     FIT_GRID,
@@ -77,6 +77,7 @@ from .scaling import (
 __all__ = [
     "Band",
     "error_bands",
+    "held_out_errors",
     "with_error_bands",
     "within_error",
     "calibrate",

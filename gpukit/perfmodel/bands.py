@@ -39,7 +39,7 @@ class Band:
 SINGLE_GPU_FAMILIES = ("CNN", "transformer")
 
 
-def _held_out(family_name: str) -> dict[str, float]:
+def held_out_errors(family_name: str) -> dict[str, float]:
     """Each graded GPU's median error in ``family_name`` when it was left out of a fit to the
     family's other pairs. Fitted within the family, as the family's own grading is, so a
     transformer's band needs no TensorFlow (a CNN's walks ResNet-50); kept between runs."""
@@ -67,7 +67,7 @@ def error_bands(
     if fam == "scaling":
         return {g: Band(median, "graded", f"±{median:.0f}% (N-GPU speedups)") for g in gpus}
     graded = set(acc["gpus"])
-    held = _held_out(fam)
+    held = held_out_errors(fam)
     arch = dict(zip(cat["gpu"], cat["architecture"], strict=True))
     worst = max(held.values(), default=median)
     out = {}
@@ -104,4 +104,4 @@ def within_error(value_a: float, value_b: float, band_a: Band, band_b: Band) -> 
     return hi / lo <= (1 + band_a.error_pct / 100) * (1 + band_b.error_pct / 100)
 
 
-__all__ = ["Band", "error_bands", "with_error_bands", "within_error"]
+__all__ = ["Band", "error_bands", "held_out_errors", "with_error_bands", "within_error"]

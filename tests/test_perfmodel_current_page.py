@@ -1,0 +1,69 @@
+"""The current-generation section of docs/accuracy/perfmodel.md (benchmarks/perfmodel_page/current.py):
+only pairs of two current GPUs, the model graded beside the two bare-ratio baselines on the same pairs."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpukit import perfmodel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def current(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    module = importlib.import_module("perfmodel_page.current")
+    monkeypatch.setattr(perfmodel, "held_out_errors", lambda fam: {"H100": 6.0})
+    bands = {g: perfmodel.Band(5.0, "graded", "±5% (graded on it)") for g in ("H100", "H200")}
+    bands["L40S"] = perfmodel.Band(9.0, "architecture", "±9% (not graded; Ada Lovelace GPUs held out)")
+    monkeypatch.setattr(perfmodel, "error_bands", lambda workload, gpus, cat: {g: bands[g] for g in gpus})
+    return module
+
+
+CAT = pd.DataFrame(
+    {
+        "gpu": ["H100", "H200", "L40S", "A100"],
+        "architecture": ["Hopper", "Hopper", "Ada Lovelace", "Ampere"],
+        "fp16_tensor_tflops": [800.0, 800.0, 360.0, 312.0],
+        "memory_bandwidth_gbs": [2000.0, 4800.0, 864.0, 2000.0],
+        "compute_capability": [9.0, 9.0, 8.9, 8.0],
+        "fp32_tflops": [51.0, 67.0, 91.6, 19.5],
+    }
+)
+
+
+def test_only_pairs_of_two_current_gpus_are_graded_beside_the_baselines(current):
+    table = pd.DataFrame(
+        {
+            "source": ["s", "s"],
+            "family": ["transformer", "transformer"],
+            "precision": ["fp16", "fp16"],
+            "gpu_a": ["H200", "H100"],
+            "gpu_b": ["H100", "A100"],  # the second pair has an Ampere GPU: left out
+            "published_speedup": [1.5, 3.0],
+            "predicted_speedup": [1.6, 3.0],
+        }
+    )
+    lines = "\n".join(current.current_section(table, CAT))
+    # the model: 1.6/1.5 - 1 = 6.7%, within ±20%, winner right (gap 50% > 15%)
+    assert "| transformer | 1 | the model | 1 of 1 | 6.7% | 1 of 1 |" in lines
+    # tensor peaks are equal: 1.0x, 33.3% off, no winner
+    assert "| transformer | 1 | tensor-peak ratio | 0 of 1 | 33.3% | 0 of 1 |" in lines
+    # bandwidth 4800/2000 = 2.4x: 60% off, winner right
+    assert "| transformer | 1 | bandwidth ratio | 0 of 1 | 60.0% | 1 of 1 |" in lines
+    assert "Graded in these pairs: H100, H200; the sources: s." in lines
+    assert "| H100 | transformer | 6.0% |" in lines
+    assert "In no graded pair: L40S." in lines
+
+
+def test_no_current_pair_says_so(current):
+    table = pd.DataFrame(
+        columns=["source", "family", "precision", "gpu_a", "gpu_b", "published_speedup", "predicted_speedup"]
+    )
+    lines = current.current_section(table, CAT)
+    assert "No published source measured two of these GPUs the same way." in lines
