@@ -25,6 +25,7 @@ def graded(monkeypatch):
         "CNN": {"A100": 3.0, "A40": 4.0, "H100": 2.0},
     }
     monkeypatch.setattr(bands, "family_accuracy", lambda fam: accuracy)
+    monkeypatch.setattr(bands, "graded_gpus", lambda fam: set(accuracy["gpus"]))
     monkeypatch.setattr(bands, "held_out_errors", held.__getitem__)
 
 
@@ -64,14 +65,12 @@ def test_a_synthetic_kernel_has_no_band(graded):
     ],
 )
 def test_within_error_compares_the_ratio_with_both_bands(a, b, e_a, e_b, within):
-    band = lambda e: bands.Band(e, "graded", "")  # noqa: E731
-    assert bands.within_error(a, b, band(e_a), band(e_b)) is within
+    assert bands.within_error(a, b, e_a, e_b) is within
 
 
 def test_within_error_needs_two_figures_and_two_bands():
-    band = bands.Band(10.0, "graded", "")
-    assert not bands.within_error(0, 100, band, band)
-    assert not bands.within_error(100, 100, band, bands.Band(None, "not graded", "not graded"))
+    assert not bands.within_error(0, 100, 10.0, 10.0)
+    assert not bands.within_error(100, 100, 10.0, None)
 
 
 def test_the_held_out_errors_are_fitted_within_the_family(monkeypatch, tmp_path):

@@ -135,7 +135,6 @@ def test_neighbours_within_each_others_error_are_marked(buying):
         bands = (1 + ranked.at[i - 1, "error_pct"] / 100) * (1 + ranked.at[i, "error_pct"] / 100)
         marked = ranked.at[i, "within_error_of"]
         assert marked == (ranked.at[i - 1, "gpu"] if ratio <= bands else ""), ranked.at[i, "gpu"]
-        assert ("within error of" in ranked.at[i, "note"]) == bool(marked)
     assert ranked.at[0, "within_error_of"] == ""
     assert (buying.loc[buying["standing"] != "ranked", "within_error_of"] == "").all()
 
@@ -247,6 +246,27 @@ def test_cli_answers_first_then_the_table(capsys, price_files):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("Best per dollar: ") and out[1].startswith("bert-base training (fp16, adam)")
     assert "cost more than $2,000" in out[1]
+
+
+def test_cli_table_shows_which_gpu_each_is_within_error_of(capsys, buying, tmp_path):
+    # price the A5000 so that its work per dollar lies 3% below the A4000's: within any band
+    per = buying.set_index("gpu")
+    a5000 = per.at["RTX A5000", "throughput"] / (per.at["RTX A4000", "throughput_per_1k_usd"] * 0.97) * 1000
+    quotes = tmp_path / "quotes.csv"
+    quotes.write_text(
+        "gpu,kind,usd,date,source_url,note\n"
+        f"RTX A4000,street,{PRICES['RTX A4000']},2026-11-01,https://example.com/a,\n"
+        f"RTX A5000,street,{a5000:.2f},2026-11-01,https://example.com/b,\n"
+    )
+    ranking = rank.rank(JOB, rank.Price("street"), [str(quotes)])
+    marked = ranking[ranking["within_error_of"] != ""]
+    assert len(marked)
+    assert main(["rank", "--workload", "bert-base", "--seq-len", "128", "--prices", str(quotes)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any("within error of" in line for line in lines[:6])  # the column's header
+    for _, row in marked.iterrows():
+        (line,) = [x for x in lines if x.split() and x.split()[0] == str(row["rank"])]
+        assert row["within_error_of"] in [cell.strip() for cell in line.split("  ")]
 
 
 def test_cli_json_carries_every_column_and_the_plot_is_written(capsys, price_files, tmp_path):

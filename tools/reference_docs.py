@@ -55,7 +55,7 @@ def _option(action: argparse.Action, formatter: argparse.HelpFormatter) -> tuple
 
 
 def cli() -> str:
-    from gpukit.cli import COMMANDS, build_parser
+    from gpukit.cli import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -66,7 +66,6 @@ def cli() -> str:
         *(f"| [`gpukit {n}`](#gpukit-{n}) | {_cell(helps.get(n, ''))} |" for n in sub.choices),
         "",
     ]
-    assert len(sub.choices) == len(COMMANDS)
     for name, command in sub.choices.items():
         formatter = command._get_formatter()
         lines += [f"## gpukit {name}", ""]
@@ -87,13 +86,19 @@ def cli() -> str:
 # --------------------------------------------------------------------------- the notebooks
 
 
-def notebook_parameters() -> str:
+def _pages():
+    """Each notebook with the title and question the report's index gives its page."""
     from gpukit.report.front import SECTIONS
+
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        yield (nb, *SECTIONS.get(nb.stem[3:], (nb.stem, "")))
+
+
+def notebook_parameters() -> str:
     from gpukit.report.parameters import declared_parameters
 
     lines = []
-    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        title, question = SECTIONS.get(nb.stem[3:], (nb.stem, ""))
+    for nb, title, question in _pages():
         lines += [f"## {nb.stem}: {title}", ""]
         if question:
             lines += [f"Answers: {question}.", ""]
@@ -181,13 +186,7 @@ def results_schema() -> str:
 
 def report_pages() -> str:
     """The README's list of the report's pages, one line each, from the questions the index shows."""
-    from gpukit.report.front import SECTIONS
-
-    lines = []
-    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        title, question = SECTIONS.get(nb.stem[3:], (nb.stem, ""))
-        lines.append(f"- **{title}** (`{nb.stem}`): {question}.")
-    return "\n".join(lines)
+    return "\n".join(f"- **{title}** (`{nb.stem}`): {question}." for nb, title, question in _pages())
 
 
 #: Each page (from the repository's root) and the blocks it holds.

@@ -8,11 +8,12 @@ import pandas as pd
 
 from gpukit import perfmodel
 from gpukit import precision as prec
+from gpukit.grading import Tolerance
 
 #: The architectures a buyer sees at the top of most lists today.
 CURRENT = ("Hopper", "Blackwell", "Ada Lovelace")
-#: The target for current-generation pairs: this share within ±20%, every winner right past a 15% gap.
-TOLERANCE, TARGET_SHARE, DECISIVE_GAP = 0.20, 0.85, 0.15
+#: The target for current-generation pairs: 85% within ±20%, every winner right past a 15% gap.
+TOLERANCE = Tolerance(speedup=0.20, winner_margin=0.15, target_share=0.85)
 
 
 def _baseline(row: pd.Series, gpus: pd.DataFrame, column: str | None) -> float:
@@ -25,14 +26,13 @@ def _baseline(row: pd.Series, gpus: pd.DataFrame, column: str | None) -> float:
 
 
 def _grade(published: pd.Series, predicted: pd.Series) -> dict:
-    miss = predicted / published - 1
-    decisive = (published - 1).abs() > DECISIVE_GAP
-    right = (predicted > 1) == (published > 1)
+    """``published`` speedups (the faster over the slower) against ``predicted`` ones."""
+    decisive = TOLERANCE.decisive(published)
     return {
-        "within": int((miss.abs() <= TOLERANCE).sum()),
-        "median": float(miss.abs().median() * 100),
+        "within": int(TOLERANCE.within(published, predicted).sum()),
+        "median": float((predicted / published - 1).abs().median() * 100),
         "decisive": int(decisive.sum()),
-        "right": int((right & decisive).sum()),
+        "right": int((decisive & (predicted > 1)).sum()),
     }
 
 
@@ -54,16 +54,16 @@ def current_section(table: pd.DataFrame, cat: pd.DataFrame) -> list[str]:
         "## The current generation",
         "",
         f"GPUs of the {', '.join(CURRENT)} architectures, graded on the same-source pairs whose two GPUs are "
-        f"both of them. Target: {TARGET_SHARE:.0%} within ±{TOLERANCE:.0%}, and every winner right where the "
-        f"published gap exceeds {DECISIVE_GAP:.0%}. The baselines are a bare ratio of the datasheet tensor "
-        "peaks at the pair's precision and a bare ratio of memory bandwidths.",
+        f"both of them. Target: {TOLERANCE.target_share:.0%} within ±{TOLERANCE.speedup:.0%}, and every winner "
+        f"right where the published gap exceeds {TOLERANCE.winner_margin:.0%}. The baselines are a bare ratio "
+        "of the datasheet tensor peaks at the pair's precision and a bare ratio of memory bandwidths.",
         "",
     ]
     if pairs.empty:
         return [*lines, "No published source measured two of these GPUs the same way.", ""]
     lines += [
-        f"| family | pairs | predictor | within ±{TOLERANCE:.0%} | median error | winners right "
-        f"(gap > {DECISIVE_GAP:.0%}) |",
+        f"| family | pairs | predictor | within ±{TOLERANCE.speedup:.0%} | median error | winners right "
+        f"(gap > {TOLERANCE.winner_margin:.0%}) |",
         "|---|---:|---|---:|---:|---:|",
     ]
     for fam, group in pairs.groupby("family", sort=True):

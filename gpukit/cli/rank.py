@@ -29,6 +29,7 @@ BUYING_COLUMNS = (
     "throughput_per_1k_usd",
     "usd_per_million_items",
     "error_pct",
+    "within_error_of",
     "note",
 )
 RENTING_COLUMNS = (
@@ -43,6 +44,7 @@ RENTING_COLUMNS = (
     "price_date",
     "usd_per_million_items",
     "error_pct",
+    "within_error_of",
     "note",
 )
 #: Options that only a model's job takes, and only an LLM's (checked against what was asked).

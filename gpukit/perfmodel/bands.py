@@ -21,7 +21,7 @@ import pandas as pd
 from .. import cache, specs
 from .fitting import leave_one_gpu_out
 from .grading import family_accuracy
-from .reference import REFERENCE_PATH, cached_reference, family
+from .reference import REFERENCE_PATH, cached_reference, family, graded_gpus
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def error_bands(
     median = float(acc["median_abs_error_pct"])
     if fam == "scaling":
         return {g: Band(median, "graded", f"±{median:.0f}% (N-GPU speedups)") for g in gpus}
-    graded = set(acc["gpus"])
+    graded = graded_gpus(fam)  # what predict's `graded` column says
     held = held_out_errors(fam)
     arch = dict(zip(cat["gpu"], cat["architecture"], strict=True))
     worst = max(held.values(), default=median)
@@ -95,13 +95,14 @@ def with_error_bands(frame: pd.DataFrame, workload: str, count: int = 1) -> pd.D
     return out
 
 
-def within_error(value_a: float, value_b: float, band_a: Band, band_b: Band) -> bool:
-    """Whether two predicted figures (work per dollar, throughput) lie within their bands of each
-    other: the larger over the smaller is no more than ``(1 + e_a)(1 + e_b)``."""
-    if not (value_a > 0 and value_b > 0) or band_a.error_pct is None or band_b.error_pct is None:
+def within_error(value_a: float, value_b: float, error_a: float | None, error_b: float | None) -> bool:
+    """Whether two predicted figures (work per dollar, throughput) lie within their error bands
+    (``error_a``, ``error_b``: %, a :attr:`Band.error_pct`) of each other: the larger over the
+    smaller is no more than ``(1 + e_a)(1 + e_b)``. False where a figure or a band is missing."""
+    if not (value_a > 0 and value_b > 0) or error_a is None or error_b is None:
         return False
     hi, lo = max(value_a, value_b), min(value_a, value_b)
-    return hi / lo <= (1 + band_a.error_pct / 100) * (1 + band_b.error_pct / 100)
+    return hi / lo <= (1 + error_a / 100) * (1 + error_b / 100)
 
 
 __all__ = ["Band", "error_bands", "held_out_errors", "with_error_bands", "within_error"]

@@ -33,6 +33,7 @@ SUMMARY_COLUMNS = {
         "price_date",
         "throughput_per_1k_usd",
         "error_pct",
+        "within_error_of",
     ),
     True: (
         "rank",
@@ -44,6 +45,7 @@ SUMMARY_COLUMNS = {
         "price_date",
         "usd_per_million_items",
         "error_pct",
+        "within_error_of",
     ),
 }
 

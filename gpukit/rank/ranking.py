@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -312,32 +311,18 @@ def _join(
 
 
 def _within_error(frame: pd.DataFrame, price: Price) -> pd.DataFrame:
-    """Each ranked GPU whose work per dollar lies within the error bands of the GPU ranked above it
-    (:func:`gpukit.perfmodel.within_error`) names that GPU in ``within_error_of``: the bands cannot
-    settle their order."""
+    """``frame`` with ``within_error_of``: for each ranked GPU whose work per dollar lies within
+    the error bands of the GPU ranked above it (:func:`gpukit.perfmodel.within_error`), that GPU;
+    the bands cannot settle their order. Empty elsewhere."""
     key = "usd_per_million_items" if price.renting else "throughput_per_1k_usd"
     marks = [""] * len(frame)
     ranked = [i for i in range(len(frame)) if frame.at[i, "standing"] == "ranked"]
     for above, below in zip(ranked, ranked[1:], strict=False):
-        bands = [
-            perfmodel.Band(_num(frame.at[i, "error_pct"]), "", "") if _num(frame.at[i, "error_pct"]) else None
-            for i in (above, below)
-        ]
-        if None not in bands and perfmodel.within_error(
-            float(frame.at[above, key]), float(frame.at[below, key]), *bands
-        ):
+        value = [float(frame.at[i, key]) for i in (above, below)]
+        error = [_num(frame.at[i, "error_pct"]) for i in (above, below)]
+        if perfmodel.within_error(*value, *error):
             marks[below] = frame.at[above, "gpu"]
-    out = frame.copy()
-    out["within_error_of"] = marks
-    out["note"] = [
-        "; ".join(
-            p
-            for p in (f"within error of {m}" if m else "", re.sub(r"^within error of [^;]*(; )?", "", n))
-            if p
-        )
-        for m, n in zip(marks, out["note"], strict=True)
-    ]
-    return out
+    return frame.assign(within_error_of=marks)
 
 
 def rank(
