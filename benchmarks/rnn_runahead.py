@@ -129,15 +129,12 @@ def _many(rows: list[dict]) -> str:
 def section(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str | None = None) -> list[str]:
     """One set of runs: its conditions, a row per case, and how often two threads kept up."""
     many = _many(rows)
-    load = (
-        f"{busy} busy-looping processes beside every measurement (a loaded machine)"
-        if busy
-        else "an idle machine"
-    )
+    load = f"{busy} busy-looping processes beside every measurement" if busy else "an idle machine"
     lines = [
-        f"## {_kernels(rows)} kernels, {optimizer}, {load.split(' (')[0]}",
+        f"## {_kernels(rows)} kernels, {optimizer}, {load}",
         "",
         f"{optimizer} training; TensorFlow's CPU kernels: {_kernels(rows)}; {load}"
+        + (" (a loaded machine)" if busy else "")
         + (f"; measured on {measured_on}" if measured_on else "")
         + ".",
         "",
