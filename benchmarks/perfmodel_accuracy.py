@@ -2,10 +2,10 @@
 
 Predicts every row of ``data/reference_benchmarks.csv`` at its source's batch size, sequence
 length, precision and GPU count; compares predicted with published speedups for every pair of
-GPUs from one source, per workload family (CNN, transformer), and every N-GPU run with the same
-source's single GPU (scaling); refits the efficiency factors, and checks that fit by leaving
-each GPU out and each source out. Writes Markdown, each section of the page a function of
-``perfmodel_page`` (beside this script).
+GPUs from one source, per workload family (CNN, transformer), every N-GPU run with the same
+source's single GPU (scaling), and every pair of multi-GPU systems of different GPUs; refits the
+efficiency factors, and checks that fit by leaving each GPU out and each source out. Writes
+Markdown, each section of the page a function of ``perfmodel_page`` (beside this script).
 
     .venv/bin/python benchmarks/perfmodel_accuracy.py --write docs/accuracy/perfmodel.md
 """
@@ -33,6 +33,8 @@ def markdown() -> str:
     fams = perfmodel.summarize_by_family(table)
     scaling = perfmodel.scaling_validation(ref, d, cat)
     scaling_backward = perfmodel.scaling_validation(ref, d, cat, overlap="backward")
+    systems = perfmodel.system_validation(ref, d, cat)
+    systems_held = perfmodel.held_out_systems(page.current_pairs(systems, cat), ref, cat)
     fitted = perfmodel.fit_efficiency(ref, cat)
     logo = perfmodel.leave_one_gpu_out(ref, cat)
     loso = perfmodel.leave_one_source_out(ref, cat)
@@ -42,7 +44,8 @@ def markdown() -> str:
         page.overview(ref, table, fitted, cat)
         + page.family_section(fams, scaling)
         + page.key_pairs_section(keys)
-        + page.current_section(table, cat)
+        + page.current_section(table, cat, systems, systems_held)
+        + page.stack_section(systems, ref, cat)
         + page.largest_errors(table, fams)
         + page.DIAGNOSIS
         + page.issue_section(ref, table, cat)
@@ -57,6 +60,7 @@ def markdown() -> str:
         + page.tf32_section(ref[ref["gpus"] == 1], d, cat)
         + page.host_section(ref, d, cat, fams)
         + page.several_gpus_section(ref, d, cat, scaling, scaling_backward)
+        + page.systems_section(systems)
         + page.leave_out_sections(logo, loso)
     )
     out += ["", f"Total time: {time.perf_counter() - t0:.1f} s.", ""]

@@ -1,6 +1,7 @@
-"""Each GPU's error band (gpukit.perfmodel.bands): a graded GPU quotes its family's median error, an
-ungraded one the largest error of its architecture's GPUs held out of the fit, or of any GPU where no
-GPU of its architecture was graded; never narrower than the family's."""
+"""Each GPU's error band (gpukit.perfmodel.bands): a graded GPU quotes its family's median error,
+or its own held-out error where larger; an ungraded one the largest error of its architecture's
+GPUs held out of the fit, or of any GPU where no GPU of its architecture was graded; never
+narrower than the family's."""
 
 from __future__ import annotations
 
@@ -31,13 +32,16 @@ def graded(monkeypatch):
 
 def test_graded_gpus_quote_the_family_and_ungraded_ones_their_architecture(graded):
     out = bands.error_bands("bert-base", list(CATALOGUE["gpu"]), CATALOGUE)
-    assert out["A100"] == bands.Band(7.0, "graded", "±7% (graded on it)")
+    assert out["A100"] == bands.Band(7.0, "graded", "±7% (graded on it)", ("A100",))
+    # the A40 is graded, but erred by 12% when left out of the fit: its own error, not the family's 7%
+    assert out["A40"] == bands.Band(12.0, "graded", "±12% (graded on it)", ("A40",))
     # H200: Hopper's one held-out GPU, the H100, erred by 9% when left out
     assert out["H200"].error_pct == 9.0 and out["H200"].basis == "architecture"
-    assert out["H200"].text == "±9% (not graded; Hopper GPUs held out)"
+    assert out["H200"].text == "±9% (not graded; Hopper GPUs held out)" and out["H200"].graded_on == ("H100",)
     # no Turing or Blackwell GPU was graded: the worst held-out GPU of any architecture, the A40's 12%
     assert out["T4"].error_pct == out["RTX 5090"].error_pct == 12.0
     assert out["RTX 5090"].text == "±12% (not graded, nor any Blackwell GPU)"
+    assert out["RTX 5090"].graded_on == out["T4"].graded_on == ("A40",)
 
 
 def test_a_band_is_never_narrower_than_the_family(graded):
@@ -80,3 +84,13 @@ def test_the_held_out_errors_are_fitted_within_the_family(monkeypatch, tmp_path)
     held = bands.held_out_errors("transformer")
     assert {"A100 SXM4 80GB", "H100 SXM5", "RTX A5000"} <= set(held)
     assert all(0 < e < 50 for e in held.values())
+
+
+def test_the_prediction_table_names_the_gpus_each_band_was_graded_on(graded):
+    frame = pd.DataFrame({"gpu": ["A100", "H200 SXM"], "throughput": [1.0, 2.0]})
+    out = bands.with_error_bands(frame, "bert-base")
+    assert out["error_band_pct"].tolist() == [7.0, 12.0]
+    # the A100 on its own pairs; the H200, of an architecture none of the held-out GPUs shares, on
+    # the GPU held out that erred most
+    assert out["graded_on"].tolist() == ["A100", "A40"]
+    assert out["throughput"].tolist() == [1.0, 2.0] and "graded_on" not in frame

@@ -50,15 +50,60 @@ def test_only_pairs_of_two_current_gpus_are_graded_beside_the_baselines(current)
         }
     )
     lines = "\n".join(current.current_section(table, CAT))
-    # the model: 1.6/1.5 - 1 = 6.7%, within ±20%, winner right (gap 50% > 15%)
-    assert "| transformer | 1 | the model | 1 of 1 | 6.7% | 1 of 1 |" in lines
-    # tensor peaks are equal: 1.0x, 33.3% off, no winner
-    assert "| transformer | 1 | tensor-peak ratio | 0 of 1 | 33.3% | 0 of 1 |" in lines
-    # bandwidth 4800/2000 = 2.4x: 60% off, winner right
-    assert "| transformer | 1 | bandwidth ratio | 0 of 1 | 60.0% | 1 of 1 |" in lines
+    # the model: 1.6/1.5 - 1 = 6.7%, within ±20%, winner right (gap 50% > 15%); the tensor peaks
+    # are equal (1.0x, 33% off) and the bandwidths 4800/2000 = 2.4x (60% off): neither within
+    assert "| transformer | s | 1 | 1 of 1 (100%) | 6.7% | 1 of 1 | 0 of 1 | 0 of 1 |" in lines
     assert "Graded in these pairs: H100, H200; the sources: s." in lines
-    assert "| H100 | transformer | 6.0% |" in lines
-    assert "In no graded pair: L40S." in lines
+    assert "| H100 | transformer | 6.0% | — | — |" in lines
+    assert (
+        "In no graded single-GPU pair: L40S. Their predictions are quoted with the wider band above." in lines
+    )
+    assert "Whole systems" not in lines
+
+
+def test_system_pairs_are_graded_per_publisher_with_their_held_out_errors(current):
+    table = pd.DataFrame(
+        {
+            "source": ["s"],
+            "family": ["CNN"],
+            "precision": ["fp16"],
+            "gpu_a": ["H200"],
+            "gpu_b": ["H100"],
+            "published_speedup": [1.1],
+            "predicted_speedup": [1.1],
+        }
+    )
+    systems = pd.DataFrame(
+        {
+            "source": ["acme-mlperf-v4.0", "beta-mlperf-v4.0", "lambda-2024"],
+            "family": ["CNN"] * 3,
+            "precision": ["fp16"] * 3,
+            "gpu_a": ["H100", "H100", "H200"],
+            "gpu_b": ["L40S", "L40S", "H100"],
+            "gpus_a": [8, 4, 8],
+            "gpus_b": [8, 8, 8],
+            "published_speedup": [4.0, 4.0, 1.1],
+            "predicted_speedup": [2.8, 4.2, 1.1],  # 30% off, 5% off, exact
+        }
+    )
+    held = pd.DataFrame(
+        [{"held_out": "L40S", "family": "CNN", "median_abs_error_pct": 17.5, "within_15_pct": "1/2"}]
+    )
+    lines = "\n".join(current.current_section(table, CAT, systems, held))
+    # the two MLPerf submitters are one publisher: 1 of 2 within ±20%, median of 30% and 5%
+    assert "| CNN | MLPerf Training | 2 | 1 of 2 (50%) | 17.5% | 2 of 2 |" in lines
+    assert "| CNN | lambda | 1 | 1 of 1 (100%) | 0.0% |" in lines
+    assert "| CNN | all | 3 | 2 of 3 (67%) |" in lines
+    assert "| L40S | CNN | — | 17.5% | 1/2 |" in lines
+    assert "L40S only in the system pairs above." in lines
+
+
+@pytest.mark.parametrize(
+    "source, name",
+    [("nvidia-mlperf-v4.0", "MLPerf Training"), ("lambda-2023", "lambda"), ("nikolasent-2025", "nikolasent")],
+)
+def test_a_publisher_is_the_source_without_its_year(current, source, name):
+    assert current.publisher(source) == name
 
 
 def test_no_current_pair_says_so(current):

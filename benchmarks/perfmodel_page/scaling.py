@@ -173,3 +173,29 @@ def steady_section(ref, d, cat) -> list[str]:
                 f"{pct(b['error_pct'])} |"
             )
     return out
+
+
+def systems_section(systems: pd.DataFrame) -> list[str]:
+    """Every pair of multi-GPU systems of different GPUs (:func:`gpukit.perfmodel.system_validation`),
+    per source and family, with the single-GPU target."""
+    if systems.empty:
+        return []
+    out = [
+        "",
+        "## Whole systems",
+        "",
+        "Every pair of multi-GPU systems of different GPUs one source measured alike, by throughput per GPU: "
+        "the two at each GPU count both were run on, or the largest of each where they share none. A "
+        "system's error holds its GPU's and its scaling's, so these grade the two together.",
+        "",
+        f"| source | family | pairs | within ±{perfmodel.RATIO_TOLERANCE:.0%} | median abs error | winners right |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for (source, fam), group in systems.groupby(["source", "family"], sort=True):
+        s = perfmodel.summarize_validation(group)
+        out.append(
+            f"| {source} | {fam} | {s['pairs']} | {s['within_tolerance']} of {s['pairs']} "
+            f"({s['within_tolerance'] / s['pairs']:.0%}) | {s['median_abs_error_pct']:.1f}% | "
+            f"{s['winners_right']} of {s['decisive_pairs']} |"
+        )
+    return out

@@ -1,7 +1,9 @@
 """How wide each GPU's speed prediction is: the error band an answer quotes beside it.
 
 A GPU that published runs graded (:func:`gpukit.perfmodel.graded_gpus`) takes its family's median
-error on published same-source speedups. A GPU no run graded has not earned that band: it takes the
+error on published same-source speedups, or its own error when it was left out of a fit to its
+family's other pairs (:func:`gpukit.perfmodel.leave_one_gpu_out`) where that is larger: a GPU only
+a few pairs graded has not earned the family's band by them. A GPU no run graded has not earned that band: it takes the
 error the model made on GPUs of its architecture when each was left out of a fit to its family's
 other pairs (:func:`gpukit.perfmodel.leave_one_gpu_out`), the largest of them, since a GPU the fit never saw is
 what each held-out GPU stood in for. Where no GPU of its architecture was graded either (a Turing
@@ -28,11 +30,14 @@ from .reference import REFERENCE_PATH, cached_reference, family, graded_gpus
 class Band:
     """A prediction's error band: ``error_pct`` (a median absolute error, %; None: not graded at
     all), what it rests on (``basis``: graded, architecture, any architecture) and ``text``, the
-    phrase an answer prints."""
+    phrase an answer prints, and ``graded_on``, the GPUs it was graded on."""
 
     error_pct: float | None
     basis: str
     text: str
+    #: The GPUs whose graded errors the band is: the GPU itself, its architecture's GPUs held out
+    #: of the fit, or the held-out GPU of any architecture that erred most (empty: a family's band).
+    graded_on: tuple[str, ...] = ()
 
 
 #: The families a single-GPU band is graded per; several GPUs are graded as one scaling family.
@@ -71,27 +76,33 @@ def error_bands(
     arch = dict(zip(cat["gpu"], cat["architecture"], strict=True))
     worst = max(held.values(), default=median)
     out = {}
+    worst_gpu = tuple(h for h, e in held.items() if e == worst)[:1]
     for g in gpus:
         if g in graded:
-            out[g] = Band(median, "graded", f"±{median:.0f}% (graded on it)")
+            e = max(held.get(g, median), median)
+            out[g] = Band(e, "graded", f"±{e:.0f}% (graded on it)", (g,))
             continue
-        kin = [e for h, e in held.items() if arch.get(h) == arch.get(g)]
+        kin = {h: e for h, e in held.items() if arch.get(h) == arch.get(g)}
         if kin:
-            e = max(max(kin), median)
-            out[g] = Band(e, "architecture", f"±{e:.0f}% (not graded; {arch.get(g)} GPUs held out)")
+            e = max(max(kin.values()), median)
+            text = f"±{e:.0f}% (not graded; {arch.get(g)} GPUs held out)"
+            out[g] = Band(e, "architecture", text, tuple(sorted(kin)))
         else:
             e = max(worst, median)
-            out[g] = Band(e, "any architecture", f"±{e:.0f}% (not graded, nor any {arch.get(g)} GPU)")
+            text = f"±{e:.0f}% (not graded, nor any {arch.get(g)} GPU)"
+            out[g] = Band(e, "any architecture", text, worst_gpu)
     return out
 
 
 def with_error_bands(frame: pd.DataFrame, workload: str, count: int = 1) -> pd.DataFrame:
     """A :func:`gpukit.perfmodel.predict_table` frame with each GPU's band beside its prediction:
-    ``error_band_pct`` and ``error_band`` (the phrase, saying what the band rests on)."""
+    ``error_band_pct``, ``error_band`` (the phrase, saying what the band rests on) and
+    ``graded_on`` (the GPUs whose graded errors it is; "" for a family's band)."""
     found = error_bands(workload, list(frame["gpu"]), count=count)
     out = frame.copy()
     out["error_band_pct"] = [found[g].error_pct for g in out["gpu"]]
     out["error_band"] = [found[g].text for g in out["gpu"]]
+    out["graded_on"] = [", ".join(found[g].graded_on) for g in out["gpu"]]
     return out
 
 

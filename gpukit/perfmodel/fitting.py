@@ -3,7 +3,8 @@
 The factors are chosen on a grid (:data:`FIT_GRID`) by the mean absolute log error of every
 same-source pair's predicted speedup (:func:`fit_error`); a refit replaces the defaults only where
 it is clearly better (:func:`refit_verdict`); leaving each GPU (:func:`leave_one_gpu_out`) and
-each publication (:func:`leave_one_source_out`) out in turn grades the fit on pairs it never saw.
+each publication (:func:`leave_one_source_out`) out in turn grades the fit on pairs it never saw,
+as does grading whole systems with each GPU left out (:func:`held_out_systems`).
 docs/accuracy/perfmodel.md reports all of it.
 """
 
@@ -18,8 +19,15 @@ import pandas as pd
 
 from .. import cache, specs
 from ..errors import ParameterError
-from .grading import pairs_of, place_runs, run_throughputs, summarize_validation, validation_table
-from .reference import REFERENCE_PATH, load_reference, processed_rate, single_gpu
+from .grading import (
+    pairs_of,
+    place_runs,
+    run_throughputs,
+    summarize_validation,
+    system_validation,
+    validation_table,
+)
+from .reference import REFERENCE_PATH, family, load_reference, processed_rate, single_gpu
 from .roofline import DEFAULT_EFFICIENCY, Efficiency
 
 #: The grid :func:`fit_efficiency` searches.
@@ -249,3 +257,52 @@ def leave_one_source_out(
     framework version, batch sizes and data pipeline, never seen by the fit), per family. With
     the shipped reference, catalogue and factors (no arguments), kept between runs (:mod:`gpukit.cache`)."""
     return _held_out("source", reference, catalogue, base, grid)
+
+
+def held_out_systems(
+    systems: pd.DataFrame,
+    reference: pd.DataFrame | None = None,
+    catalogue: pd.DataFrame | None = None,
+    base: Efficiency = DEFAULT_EFFICIENCY,
+    grid: dict | None = None,
+) -> pd.DataFrame:
+    """``systems`` (rows of :func:`gpukit.perfmodel.system_validation`) graded with each of their GPUs
+    left out: fit on the family's single-GPU pairs without that GPU, then predict its system pairs
+    again. One row per GPU and family, as :func:`leave_one_gpu_out` gives; the fit never reads a
+    multi-GPU run, so the factors are never fitted to the systems themselves."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    full = load_reference(catalogue=cat) if reference is None else reference
+    rows = []
+    for fam, group in systems.groupby("family", sort=True):
+        ref = single_gpu(full[[family(w) == fam for w in full["workload"]]])
+        cases, pairs = place_runs(ref, cat), pairs_of(ref)
+        rate = processed_rate(ref)
+        published = np.array([rate[i] / rate[j] for i, j in pairs])
+        predicted = _grid_throughputs(cases, base, grid or FIT_GRID)
+        multi = full[full["gpus"].fillna(1).astype(int) > 1]
+        for gpu in sorted(set(group["gpu_a"]) | set(group["gpu_b"])):
+            rest = [k for k, (i, j) in enumerate(pairs) if gpu not in (ref.at[i, "gpu"], ref.at[j, "gpu"])]
+            if not rest:
+                continue
+            eff, _ = _fit(predicted, [pairs[k] for k in rest], published[rest], base)
+            mine = group[(group["gpu_a"] == gpu) | (group["gpu_b"] == gpu)]
+            keep = multi["source"].isin(mine["source"]) & multi["workload"].isin(mine["workload"])
+            again = system_validation(multi[keep], eff, cat)
+            again = again.merge(
+                mine[["source", "workload", "precision", "gpu_a", "gpus_a", "gpu_b", "gpus_b"]]
+            )
+            s = summarize_validation(again)
+            rows.append(
+                {
+                    "held_out": gpu,
+                    "family": fam,
+                    "pairs": s["pairs"],
+                    "median_abs_error_pct": s["median_abs_error_pct"],
+                    "max_abs_error_pct": s["max_abs_error_pct"],
+                    "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
+                    "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
+                    "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
+                    f"memory {eff.memory:g}",
+                }
+            )
+    return pd.DataFrame(rows)

@@ -4,7 +4,9 @@ Each single-GPU run of ``data/reference_benchmarks.csv`` (:mod:`.reference`) is 
 on its GPU and its throughput predicted; every pair of GPUs one source measured alike is graded by
 its speedup (:func:`validation_table`, with :mod:`gpukit.grading`'s training-throughput tolerance),
 per workload family (:func:`summarize_by_family`); every multi-GPU run by its speedup over the same
-source's single GPU (:func:`scaling_validation`). The family's measured accuracy goes with every
+source's single GPU (:func:`scaling_validation`); every pair of multi-GPU systems of different GPUs
+one source measured alike by its speedup per GPU (:func:`system_validation`, what a publisher of
+whole servers such as MLPerf Training grades). The family's measured accuracy goes with every
 prediction in a sentence (:func:`accuracy_text`, :func:`grading_statement`), the figures
 docs/accuracy/perfmodel.md reports.
 """
@@ -19,6 +21,7 @@ import pandas as pd
 
 from .. import cache, specs
 from .. import precision as prec
+from ..errors import ParameterError
 from ..grading import TRAINING_THROUGHPUT, faster_first, pair_table, summarize, summarize_by
 from .profiles import Profile, profile
 from .reference import (
@@ -252,6 +255,102 @@ def scaling_validation(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def system_throughputs(
+    systems: pd.DataFrame,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+    catalogue: pd.DataFrame | None = None,
+    overlap: str = "none",
+) -> np.ndarray:
+    """Predicted items per second of each multi-GPU row, at its own GPU count, batch per GPU and
+    link (:func:`gpukit.perfmodel.scaling.predict_scaling`; NaN where its GPU cannot run it or its
+    link cannot join that many)."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    out = []
+    for _, r in systems.iterrows():
+        try:
+            out.append(
+                predict_scaling(
+                    _profile_of(r),
+                    specs.row(cat, r["gpu"]),
+                    int(r["gpus"]),
+                    efficiency,
+                    link=source_link(r.get("link")),
+                    overlap=overlap,
+                )["throughput"]
+            )
+        except (prec.Unsupported, ParameterError):
+            out.append(np.nan)
+    return np.array(out, float)
+
+
+def _system_pairs(systems: pd.DataFrame) -> list[tuple[int, int]]:
+    """Positions of the systems to compare: for each two GPUs of one source, workload, precision and
+    mode, their systems of each GPU count both have, or, with no count in common, the largest of
+    each (a source's 4- against its 8-GPU server)."""
+    pairs = []
+    for _, column in systems.groupby(PAIR_KEYS, sort=False):
+        by_gpu = {g: dict(zip(rows["gpus"], rows.index)) for g, rows in column.groupby("gpu", sort=False)}
+        gpus = list(by_gpu)
+        for x, g in enumerate(gpus):
+            for h in gpus[x + 1 :]:
+                common = sorted(set(by_gpu[g]) & set(by_gpu[h]))
+                if common:
+                    pairs += [(by_gpu[g][n], by_gpu[h][n]) for n in common]
+                else:
+                    pairs.append((by_gpu[g][max(by_gpu[g])], by_gpu[h][max(by_gpu[h])]))
+    return pairs
+
+
+def system_validation(
+    reference: pd.DataFrame | None = None,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+    catalogue: pd.DataFrame | None = None,
+    overlap: str = "none",
+    predicted: Sequence[float] | None = None,
+) -> pd.DataFrame:
+    """Every pair of multi-GPU systems of different GPUs one source measured alike (workload,
+    precision, mode), graded by their throughput per GPU: published and predicted speedup of the
+    faster system's GPU (``gpu_a`` on ``gpus_a`` of them) over the slower's, each system predicted
+    at its own GPU count, batch per GPU and link (:func:`system_throughputs`, or ``predicted``, one
+    figure per multi-GPU row). Two GPUs are compared at each GPU count both were run on, or, with
+    none in common, on the largest system of each: per GPU, so that a source's 4-GPU server and its
+    8-GPU one compare. Some publishers run only whole servers (MLPerf Training's results are 4- and
+    8-GPU systems): this grades the model on them. One GPU on several and on one is
+    :func:`scaling_validation`'s."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    ref = load_reference(catalogue=cat) if reference is None else reference
+    counts = ref["gpus"].fillna(1).astype(int) if "gpus" in ref else pd.Series(1, index=ref.index)
+    systems = ref[counts > 1].reset_index(drop=True)
+    systems = systems.assign(gpus=systems["gpus"].astype(int), family=systems["workload"].map(family))
+    if systems.empty:
+        return pd.DataFrame()
+    candidates = _system_pairs(systems)
+    if not candidates:
+        return pd.DataFrame()
+    if predicted is None:  # only the systems a pair compares: a GPU run alone is never profiled
+        needed = sorted({k for pair in candidates for k in pair})
+        pred = np.full(len(systems), np.nan)
+        pred[needed] = system_throughputs(systems.iloc[needed], efficiency, cat, overlap)
+    else:
+        pred = np.asarray(predicted, float)
+    per_gpu = processed_rate(systems).to_numpy() / systems["gpus"].to_numpy()
+    pred_per_gpu = pred / systems["gpus"].to_numpy()
+    pairs = [
+        (i, j) if per_gpu[i] >= per_gpu[j] else (j, i)
+        for i, j in candidates
+        if np.isfinite(pred_per_gpu[i]) and np.isfinite(pred_per_gpu[j])
+    ]
+    return pair_table(
+        systems,
+        pairs,
+        per_gpu,
+        pred_per_gpu,
+        TOLERANCE,
+        shared=("source", "family", "workload", "precision", "mode"),
+        each=("gpu", "gpus"),
+    )
 
 
 @functools.lru_cache(maxsize=4)

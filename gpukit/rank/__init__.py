@@ -13,8 +13,8 @@ A job is a model trained or served at a precision (:class:`Job`), or an LLM serv
 Work per dollar is throughput per $1,000 of purchase price, or dollars per million items
 (images, sequences, tokens) renting or owning. GPUs that do not fit, or have no price of the
 kind asked for, are listed after the ranked ones and say why; none is dropped silently. Every
-row carries the measured error of its prediction (the family's median error on published
-same-source speedups, ``docs/accuracy/perfmodel.md``).
+row carries the measured error of its prediction (its error band,
+:func:`gpukit.perfmodel.error_bands`: ``docs/accuracy/perfmodel.md`` grades it).
 
 :mod:`.ranking` ranks (the jobs, the prices, the join and the order), :mod:`.words` says a
 ranking's bottom line and basis, :mod:`.pages` makes pages and the report's index of rankings.
