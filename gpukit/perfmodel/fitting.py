@@ -197,22 +197,24 @@ def _leave_out(
             continue
         eff, _ = _fit(predicted, [pairs[k] for k in rest], published[rest], base)
         table = validation_table(ref, eff, cat, predicted=run_throughputs(cases, eff)).iloc[held]
-        for fam, group in table.groupby("family", sort=True):
-            s = summarize_validation(group)
-            rows.append(
-                {
-                    "held_out": label,
-                    "family": fam,
-                    "pairs": s["pairs"],
-                    "median_abs_error_pct": s["median_abs_error_pct"],
-                    "max_abs_error_pct": s["max_abs_error_pct"],
-                    "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
-                    "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
-                    "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
-                    f"memory {eff.memory:g}",
-                }
-            )
+        rows += [_held_out_row(label, fam, group, eff) for fam, group in table.groupby("family", sort=True)]
     return pd.DataFrame(rows)
+
+
+def _held_out_row(label: str, fam: str, graded: pd.DataFrame, eff: Efficiency) -> dict:
+    """One row of a held-out grading: what was held out, the family, how ``graded`` (pairs the fit
+    ``eff`` never saw) came out, and the factors fitted."""
+    s = summarize_validation(graded)
+    return {
+        "held_out": label,
+        "family": fam,
+        "pairs": s["pairs"],
+        "median_abs_error_pct": s["median_abs_error_pct"],
+        "max_abs_error_pct": s["max_abs_error_pct"],
+        "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
+        "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
+        "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, memory {eff.memory:g}",
+    }
 
 
 def leave_one_gpu_out(
@@ -274,10 +276,9 @@ def held_out_systems(
     full = load_reference(catalogue=cat) if reference is None else reference
     rows = []
     for fam, group in systems.groupby("family", sort=True):
-        ref = single_gpu(full[[family(w) == fam for w in full["workload"]]])
-        cases, pairs = place_runs(ref, cat), pairs_of(ref)
-        rate = processed_rate(ref)
-        published = np.array([rate[i] / rate[j] for i, j in pairs])
+        ref, cases, pairs, published = _pair_inputs(
+            full[[family(w) == fam for w in full["workload"]]], cat, "fit to"
+        )
         predicted = _grid_throughputs(cases, base, grid or FIT_GRID)
         multi = full[full["gpus"].fillna(1).astype(int) > 1]
         for gpu in sorted(set(group["gpu_a"]) | set(group["gpu_b"])):
@@ -291,18 +292,5 @@ def held_out_systems(
             again = again.merge(
                 mine[["source", "workload", "precision", "gpu_a", "gpus_a", "gpu_b", "gpus_b"]]
             )
-            s = summarize_validation(again)
-            rows.append(
-                {
-                    "held_out": gpu,
-                    "family": fam,
-                    "pairs": s["pairs"],
-                    "median_abs_error_pct": s["median_abs_error_pct"],
-                    "max_abs_error_pct": s["max_abs_error_pct"],
-                    "within_15_pct": f"{s['within_tolerance']}/{s['pairs']}",
-                    "winners_right": f"{s['winners_right']}/{s['decisive_pairs']}",
-                    "fitted": f"tensor {eff.tensor:g}, cuda {eff.cuda:g}, elementwise {eff.elementwise:g}, "
-                    f"memory {eff.memory:g}",
-                }
-            )
+            rows.append(_held_out_row(gpu, fam, again, eff))
     return pd.DataFrame(rows)
