@@ -627,9 +627,17 @@ def test_the_bottom_line_answers_per_dollar_speed_memory_and_price(priced_pair):
 def test_a_gpu_no_published_run_graded_quotes_its_wider_band():
     from gpukit.compare.bottom_line import _model_error
 
-    # the A4000 and A5000 are graded: the family's error alone; the L40S is not: its band beside it
+    # the A4000 and A5000 are graded, but each erred more than the family's median when held out of
+    # the fit: that wider error beside the family's; the L40S is not graded: its band beside it
     graded = _model_error("bert-base", "predicted", ("RTX A4000", "RTX A5000"))
     assert "published transformer speedups" in graded and "not graded" not in graded
+    own = pm.error_bands("bert-base", ["RTX A4000", "RTX A5000"])
+    family = pm.family_accuracy("transformer")["median_abs_error_pct"]
+    for gpu in ("RTX A4000", "RTX A5000"):
+        assert own[gpu].error_pct > family
+        assert f"{gpu} ±{own[gpu].error_pct:.0f}% (graded on it; its error held out of the fit)" in graded
+    h100 = _model_error("bert-base", "predicted", ("H100 SXM5", "RTX A4000"))
+    assert "H100 SXM5 ±" not in h100  # the H100 SXM5 held out erred less than the family's median
     band = pm.error_bands("bert-base", ["L40S"])["L40S"]
     mixed = _model_error("bert-base", "predicted", ("RTX A4000", "L40S"))
     assert mixed.endswith(f"; L40S ±{band.error_pct:.0f}% (not graded; Ada Lovelace GPUs held out)")

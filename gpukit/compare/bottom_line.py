@@ -51,7 +51,7 @@ def _compared(names: tuple[str, str], values: tuple[float | None, float | None],
 def _model_error(workload: str, basis: str, gpus: tuple[str, str]) -> str:
     """How far to trust a throughput, in a few words: measured, or the model's median error on the
     published speedups of the workload's family, and the wider band of a GPU no published run
-    graded (:func:`gpukit.perfmodel.error_bands`)."""
+    graded, or one that erred more when held out of the fit (:func:`gpukit.perfmodel.error_bands`)."""
     if basis == "measured":
         return "measured"
     family = perfmodel.family(workload)
@@ -60,7 +60,8 @@ def _model_error(workload: str, basis: str, gpus: tuple[str, str]) -> str:
         return "predicted, not graded"
     text = f"predicted: median error {acc['median_abs_error_pct']:.1f}% on {acc['pairs']} published {family} speedups"
     bands = perfmodel.error_bands(workload, list(gpus))
-    wider = [f"{g} {bands[g].text}" for g in gpus if bands[g].basis != "graded"]
+    median = float(acc["median_abs_error_pct"])
+    wider = [f"{g} {bands[g].text}" for g in gpus if (bands[g].error_pct or 0) > median]
     return "; ".join([text, *wider])
 
 
