@@ -635,7 +635,7 @@ def test_a_gpu_no_published_run_graded_quotes_its_wider_band():
     family = pm.family_accuracy("transformer")["median_abs_error_pct"]
     for gpu in ("RTX A4000", "RTX A5000"):
         assert own[gpu].error_pct > family
-        assert f"{gpu} ±{own[gpu].error_pct:.0f}% (graded on it; its error held out of the fit)" in graded
+        assert f"{gpu} ±{own[gpu].error_pct:.0f}% (graded; its held-out error)" in graded
     h100 = _model_error("bert-base", "predicted", ("H100 SXM5", "RTX A4000"))
     assert "H100 SXM5 ±" not in h100  # the H100 SXM5 held out erred less than the family's median
     band = pm.error_bands("bert-base", ["L40S"])["L40S"]

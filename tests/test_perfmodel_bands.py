@@ -34,9 +34,7 @@ def test_graded_gpus_quote_the_family_and_ungraded_ones_their_architecture(grade
     out = bands.error_bands("bert-base", list(CATALOGUE["gpu"]), CATALOGUE)
     assert out["A100"] == bands.Band(7.0, "graded", "±7% (graded on it)", ("A100",))
     # the A40 is graded, but erred by 12% when left out of the fit: its own error, not the family's 7%
-    assert out["A40"] == bands.Band(
-        12.0, "graded", "±12% (graded on it; its error held out of the fit)", ("A40",)
-    )
+    assert out["A40"] == bands.Band(12.0, "graded", "±12% (graded; its held-out error)", ("A40",))
     # H200: Hopper's one held-out GPU, the H100, erred by 9% when left out
     assert out["H200"].error_pct == 9.0 and out["H200"].basis == "architecture"
     assert out["H200"].text == "±9% (not graded; Hopper GPUs held out)" and out["H200"].graded_on == ("H100",)

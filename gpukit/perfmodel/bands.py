@@ -80,7 +80,7 @@ def error_bands(
     for g in gpus:
         if g in graded:
             e = max(held.get(g, median), median)
-            how = "graded on it" if e == median else "graded on it; its error held out of the fit"
+            how = "graded on it" if e == median else "graded; its held-out error"
             out[g] = Band(e, "graded", f"±{e:.0f}% ({how})", (g,))
             continue
         kin = {h: e for h, e in held.items() if arch.get(h) == arch.get(g)}
