@@ -52,8 +52,12 @@ def test_only_pairs_of_two_current_gpus_are_graded_beside_the_baselines(current)
     lines = "\n".join(current.current_section(table, CAT))
     # the model: 1.6/1.5 - 1 = 6.7%, within ±20%, winner right (gap 50% > 15%); the tensor peaks
     # are equal (1.0x, 33% off) and the bandwidths 4800/2000 = 2.4x (60% off): neither within
-    assert "| transformer | s | 1 | 1 of 1 (100%) | 6.7% | 1 of 1 | 0 of 1 | 0 of 1 |" in lines
+    assert "| transformer | s | 1 | 1 of 1 (100.0%) | 6.7% | 1 of 1 | 0 of 1 | 0 of 1 |" in lines
     assert "Graded in these pairs: H100, H200; the sources: s." in lines
+    assert (
+        "- **One GPU against another:** 1 of 1 within ±20% (100.0%), winners right in 1 of 1: the target is met."
+        in lines
+    )
     assert "| H100 | transformer | 6.0% | — | — |" in lines
     assert (
         "In no graded single-GPU pair: L40S. Their predictions are quoted with the wider band above." in lines
@@ -91,11 +95,18 @@ def test_system_pairs_are_graded_per_publisher_with_their_held_out_errors(curren
     )
     lines = "\n".join(current.current_section(table, CAT, systems, held))
     # the two MLPerf submitters are one publisher: 1 of 2 within ±20%, median of 30% and 5%
-    assert "| CNN | MLPerf Training | 2 | 1 of 2 (50%) | 17.5% | 2 of 2 |" in lines
-    assert "| CNN | lambda | 1 | 1 of 1 (100%) | 0.0% |" in lines
-    assert "| CNN | all | 3 | 2 of 3 (67%) |" in lines
+    assert "| CNN | MLPerf Training | 2 | 1 of 2 (50.0%) | 17.5% | 2 of 2 |" in lines
+    assert "| CNN | lambda | 1 | 1 of 1 (100.0%) | 0.0% |" in lines
+    assert "| CNN | all | 3 | 2 of 3 (66.7%) |" in lines
     assert "| L40S | CNN | — | 17.5% | 1/2 |" in lines
     assert "L40S only in the system pairs above." in lines
+    assert "Outside ±20%: 1 of 3 pairs; the GPUs in them, with how many: H100 1, L40S 1." in lines
+    assert "Every pair lands within the band." in lines  # the one single-GPU pair
+    # 2 of 3 within (66.7%), both winners past the 15% gap right: below the 85% target
+    assert (
+        "- **Whole systems:** 2 of 3 within ±20% (66.7%), winners right in 2 of 2: the target is not met."
+        in lines
+    )
 
 
 @pytest.mark.parametrize(

@@ -82,11 +82,37 @@ def _pair_rows(pairs: pd.DataFrame, gpus: pd.DataFrame) -> list[str]:
         bandwidth = _grade(published, group.apply(_baseline, axis=1, args=(gpus, "memory_bandwidth_gbs")))
         n = len(group)
         lines.append(
-            f"| {fam} | {name} | {n} | {model['within']} of {n} ({model['within'] / n:.0%}) | "
+            f"| {fam} | {name} | {n} | {model['within']} of {n} ({model['within'] / n:.1%}) | "
             f"{model['median']:.1f}% | {model['right']} of {model['decisive']} | "
             f"{peak['within']} of {n} | {bandwidth['within']} of {n} |"
         )
     return lines
+
+
+def _bottom_line(name: str, pairs: pd.DataFrame) -> str:
+    """One line of a kind of pair against the target: the share within, and the winners."""
+    g = _grade(pairs["published_speedup"].astype(float), pairs["predicted_speedup"].astype(float))
+    share = g["within"] / len(pairs)
+    met = share >= TOLERANCE.target_share and g["right"] == g["decisive"]
+    return (
+        f"- **{name}:** {g['within']} of {len(pairs)} within ±{TOLERANCE.speedup:.0%} ({share:.1%}), winners right "
+        f"in {g['right']} of {g['decisive']}: the target is {'met' if met else 'not met'}."
+    )
+
+
+def _misses(pairs: pd.DataFrame) -> str:
+    """How many pairs land outside the target's band, and the GPUs in them, most often first."""
+    out = pairs[
+        ~TOLERANCE.within(pairs["published_speedup"].astype(float), pairs["predicted_speedup"].astype(float))
+    ]
+    if out.empty:
+        return "Every pair lands within the band."
+    counts = pd.concat([out["gpu_a"], out["gpu_b"]]).value_counts()
+    named = ", ".join(f"{g} {n}" for g, n in counts.items())
+    return (
+        f"Outside ±{TOLERANCE.speedup:.0%}: {len(out)} of {len(pairs)} pairs; the GPUs in them, with how many: "
+        f"{named}."
+    )
 
 
 def _sources(pairs: pd.DataFrame) -> str:
@@ -121,8 +147,23 @@ def current_section(
     ]
     if pairs.empty and system_pairs.empty:
         return [*lines, "No published source measured two of these GPUs the same way.", ""]
+    lines += [
+        _bottom_line(name, frame)
+        for name, frame in (("One GPU against another", pairs), ("Whole systems", system_pairs))
+        if not frame.empty
+    ]
+    lines.append("")
     if not pairs.empty:
-        lines += ["### One GPU against another", "", *_pair_rows(pairs, gpus), "", _sources(pairs), ""]
+        lines += [
+            "### One GPU against another",
+            "",
+            *_pair_rows(pairs, gpus),
+            "",
+            _sources(pairs),
+            "",
+            _misses(pairs),
+            "",
+        ]
     if not system_pairs.empty:
         lines += [
             "### Whole systems against each other",
@@ -134,6 +175,8 @@ def current_section(
             *_pair_rows(system_pairs, gpus),
             "",
             _sources(system_pairs),
+            "",
+            _misses(system_pairs),
             "",
         ]
     graded = set(pairs["gpu_a"]) | set(pairs["gpu_b"]) if not pairs.empty else set()
