@@ -720,10 +720,16 @@ def test_predict_says_what_was_graded_and_what_was_not(capsys):
         "outside what was graded: L4 (each with the error of GPUs of its architecture" in out
         and "A40" not in out.split("outside what was graded:")[1].split("(")[0]
     )
-    # the ungraded L4 quotes the held-out error of the Ada GPUs, the graded A40 its family's median
+    # the ungraded L4 quotes the held-out error of the Ada GPUs; the graded A40 its own held-out
+    # error, wider than its family's median
     l4 = next(line for line in out.splitlines() if line.startswith("L4 "))
     a40 = next(line for line in out.splitlines() if line.startswith("A40 "))
-    assert "(not graded; Ada Lovelace GPUs held out)" in l4 and "(graded on it)" in a40
+    held = pm.held_out_errors("transformer")["A40"]
+    assert held > pm.family_accuracy("transformer")["median_abs_error_pct"]
+    assert (
+        "(not graded; Ada Lovelace GPUs held out)" in l4
+        and f"±{held:.0f}% (graded; its held-out error)" in a40
+    )
     # both run at a published matmul run's share; a GPU no run names is said to be at the median share
     assert "tensor_share" in out and "no run measured" not in out
     assert cli.main(["predict", "--workload", "bert-base-squad", "--gpu", "A10", "--format", "csv"]) == 0
