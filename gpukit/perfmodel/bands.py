@@ -1,14 +1,12 @@
 """How wide each GPU's speed prediction is: the error band an answer quotes beside it.
 
 A GPU that published runs graded (:func:`gpukit.perfmodel.graded_gpus`) takes its family's median
-error on published same-source speedups, or its own error when it was left out of a fit to its
-family's other pairs (:func:`gpukit.perfmodel.leave_one_gpu_out`) where that is larger: a GPU only
-a few pairs graded has not earned the family's band by them. A GPU no run graded has not earned that band: it takes the
-error the model made on GPUs of its architecture when each was left out of a fit to its family's
-other pairs (:func:`gpukit.perfmodel.leave_one_gpu_out`), the largest of them, since a GPU the fit never saw is
-what each held-out GPU stood in for. Where no GPU of its architecture was graded either (a Turing
-T4, Blackwell's RTX 5090), it takes the largest held-out error of any GPU. A band is never narrower
-than the family's.
+error on published same-source speedups, or, where larger, its own error when it was left out of a
+fit to its family's other pairs (:func:`gpukit.perfmodel.leave_one_gpu_out`): a few pairs do not
+earn a GPU the family's band. A GPU no run graded takes the largest of those held-out errors among
+its architecture's GPUs, since a GPU the fit never saw is what each held-out GPU stood in for; where
+no GPU of its architecture was graded either (a Turing T4, a B200 on BERT), the largest held-out
+error of any GPU. A band is never narrower than the family's.
 
 Two GPUs whose work per dollar differ by less than their bands allow are "within error of each
 other": :func:`within_error` says so, and ``gpukit rank`` marks such neighbours.
@@ -75,8 +73,8 @@ def error_bands(
     held = held_out_errors(fam)
     arch = dict(zip(cat["gpu"], cat["architecture"], strict=True))
     worst = max(held.values(), default=median)
-    out = {}
     worst_gpu = tuple(h for h, e in held.items() if e == worst)[:1]
+    out = {}
     for g in gpus:
         if g in graded:
             e = max(held.get(g, median), median)

@@ -324,8 +324,6 @@ def system_validation(
     counts = ref["gpus"].fillna(1).astype(int) if "gpus" in ref else pd.Series(1, index=ref.index)
     systems = ref[counts > 1].reset_index(drop=True)
     systems = systems.assign(gpus=systems["gpus"].astype(int), family=systems["workload"].map(family))
-    if systems.empty:
-        return pd.DataFrame()
     candidates = _system_pairs(systems)
     if not candidates:
         return pd.DataFrame()

@@ -271,14 +271,14 @@ def _join(
     precision: str,
     catalogue: pd.DataFrame,
     count: int,
-    error: float | dict | None,
+    error: dict[str, float | None],
     years: float,
     utilization: float,
 ) -> tuple[pd.DataFrame, str]:
     """Each GPU's fit and speed (``speeds``, indexed by GPU: fits, largest_batch, batch_size,
     throughput, throughput_unit, graded, note) joined with its price of the one kind asked for,
     work per dollar, standing and note; ordered, and cut to the budget (with what the cut says).
-    ``error`` is the prediction's median error, one for every GPU or a mapping of GPU to its own."""
+    ``error`` maps each GPU to its prediction's error band (%, None where not graded)."""
     priced = _price_rows(price, book, precision, catalogue)
     rows = []
     for gpu in catalogue["gpu"]:
@@ -298,7 +298,7 @@ def _join(
             "cloud_provider": p["cloud_provider"] if price.renting else None,
             "price_date": p["cloud_date"] if price.renting else p["price_date"],
             "price_source_url": p["cloud_source_url"] if price.renting else p["price_source_url"],
-            "error_pct": error.get(gpu) if isinstance(error, dict) else error,
+            "error_pct": error.get(gpu),
             "graded": bool(s["graded"]),
         }
         row.update(_work_per_dollar(row, price, count, years, utilization))
@@ -423,7 +423,8 @@ def rank_llm(
         }
     )
     decode = llm.decode_summary()
-    error = decode["median_abs_error_pct"] if decode["pairs"] else None
+    median = decode["median_abs_error_pct"] if decode["pairs"] else None
+    error = dict.fromkeys(cat["gpu"], median)  # the decode model's one median error for every GPU
     book = prices.load_prices(price_files)
     out, budget_note = _join(speeds, price, book, "fp16", cat, job.gpus, error, years, utilization)
     served = _served(job, cat, price_files)
