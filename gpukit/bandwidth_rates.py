@@ -7,9 +7,10 @@ streaming measurements put a T4 (GDDR6, 70 W) at about 73 % of its datasheet, th
 about 77 %, the A10 at 81 %, and an RTX 4090 or a V100 at about 90 %. ``data/bandwidth_rates.csv`` holds such
 measurements, one row per published run with its source, kernel and harness: BabelStream's Copy
 and Triad, CUDA's bandwidthTest device to device, PyTorch tensor copies, nvbandwidth's device-local
-copy on cloud machines (doubled: nvbandwidth counts the bytes copied once), each counting the bytes
-read and written. A GPU's rate is the median of its runs (:func:`rates`), its **share** that rate
-over the catalogue's ``memory_bandwidth_gbs``. ECC on a GDDR6 card costs it about 15 % of that
+copy on cloud machines (doubled: nvbandwidth counts the bytes copied once), mt4g's load-only and
+store-only main-memory kernels, each counting the bytes read and written. A GPU's rate is the
+median of its runs (:func:`rates`), its **share** that rate over the catalogue's
+``memory_bandwidth_gbs``. ECC on a GDDR6 card costs it about 15 % of that
 (an L40S streams 657 GB/s with it on and 763 with it off on the same provider's harness); the runs
 mix both, mostly on, as cloud machines run them, and each row's note says which where the source does.
 
@@ -35,7 +36,7 @@ from .resources import DATA_DIR
 
 PATH = DATA_DIR / "bandwidth_rates.csv"
 #: What the kernel does per element; every figure counts the bytes it reads and writes.
-KERNELS = ("copy", "mul", "add", "triad", "d2d")
+KERNELS = ("copy", "mul", "add", "triad", "d2d", "read", "write")
 SCHEMA: tuple[Field, ...] = _rates.run_schema(
     Field(
         "kernel",
@@ -43,7 +44,8 @@ SCHEMA: tuple[Field, ...] = _rates.run_schema(
         choices=KERNELS,
         help="copy and mul read one array and write one; add and triad read two and write one; "
         "d2d is cudaMemcpy device to device (bandwidthTest; nvbandwidth's device_local_copy doubled), "
-        "counting the read and the write",
+        "counting the read and the write; read and write only load or only store one array "
+        "(mt4g's main-memory kernels)",
     ),
     Field("gbs", "float", low=1, high=100_000, help="GB/s (10^9 bytes a second) read plus written"),
     Field(

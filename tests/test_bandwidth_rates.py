@@ -47,6 +47,18 @@ def test_gddr6_inference_cards_stream_less_of_their_datasheet_than_hbm_and_gddr6
     assert min(share["V100 PCIe 16GB"], share["A100 SXM4 40GB"], share["GeForce RTX 4090"]) > 0.88
 
 
+def test_a_load_only_and_a_store_only_kernel_each_count_the_bytes_they_move(table):
+    """mt4g's main-memory kernels on the H100 NVL: one loads, one stores, each over a quarter of
+    its 94 GB; the figures are GiB/s (2853.07 and 3334.19), the rows GB/s."""
+    nvl = table.set_index("gpu").loc["H100 NVL"]
+    read, write = 2853.0717133773824 * 2**30 / 1e9, 3334.1914340057683 * 2**30 / 1e9
+    assert (nvl["low"], nvl["high"]) == (pytest.approx(read, abs=0.05), pytest.approx(write, abs=0.05))
+    assert nvl["share"] == pytest.approx((read + write) / 2 / 3900, abs=1e-4)
+    # between the H100 PCIe's and the H100 SXM5's, as HBM3 on a Hopper GPU should be
+    share = table.set_index("gpu")["share"]
+    assert share["H100 PCIe"] - 0.01 < nvl["share"] < share["H100 SXM5"]
+
+
 def test_ecc_costs_a_gddr6_card_bandwidth_and_the_runs_say_which_they_had(catalogue):
     """The same harness (nvbandwidth) on cloud machines of one provider each: an L40S or a T4 with
     ECC on streams 15-20 % less than one with it off (GDDR6 keeps its check bits in the data)."""
@@ -113,15 +125,15 @@ def test_bad_rows_name_file_line_column_and_the_fix(tmp_path, catalogue):
     header, good = first_row(br.PATH)
     assert (good["gpu"], good["gbs"]) == ("A10", "484.526")
     cached = {**good, "gbs": "900"}  # 150 % of the A10's 600 GB/s: another card's, or a cache
-    read_only = {**good, "kernel": "read"}
+    unnamed = {**good, "kernel": "stream"}  # a harness, not what the kernel does
     unknown = {**good, "gpu": "RTX Z9000"}
     undated = {**good, "retrieved": ""}
     with pytest.raises(DataError) as info:
-        br.load(_write(tmp_path, header, [cached, read_only, unknown, undated]), catalogue)
+        br.load(_write(tmp_path, header, [cached, unnamed, unknown, undated]), catalogue)
     text = problems_text(info.value)
     assert "bandwidth.csv, line 2 (A10), column gbs: 900 is 150% of A10's datasheet 600" in text
     assert "cache" in text
-    assert "line 3" in text and "column kernel" in text and "'read'" in text
+    assert "line 3" in text and "column kernel" in text and "'stream'" in text
     assert "line 4" in text and "column gpu" in text and "Z9000" in text
     assert "line 5" in text and "column retrieved" in text
     # the same source, GPU and address may hold several kernels (one table row), not one twice
