@@ -1,5 +1,5 @@
-"""Measured memory bandwidth: what a GPU's device memory streams in a plain copy or triad kernel,
-against its datasheet.
+"""Measured memory bandwidth: what a GPU's device memory streams in a plain streaming kernel (a
+copy, a triad, a load or a store), against its datasheet.
 
 A datasheet's bandwidth is the memory interface's peak: bus width times data rate. What a
 kernel reaches depends on the memory technology, the controllers and the clocks: published

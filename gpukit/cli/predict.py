@@ -40,7 +40,7 @@ MEASURED_SHARES = (
     ("tensor_share", "tensor peak each GPU sustains in a large matrix multiply", "data/matmul_rates.csv"),
     (
         "bandwidth_share",
-        "memory bandwidth each GPU streams in a copy or triad kernel",
+        "memory bandwidth each GPU streams in a published streaming kernel (copy, triad, load, store)",
         "data/bandwidth_rates.csv",
     ),
 )

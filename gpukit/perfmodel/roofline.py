@@ -46,7 +46,7 @@ class Efficiency:
       ones, so the second FP32 datapath of GA10x, Ada and Hopper SMs, which doubled their FP32
       peak, does not speed them up (``docs/accuracy/perfmodel.md`` shows the fit both ways);
     * ``memory``: fraction of the GPU's streaming bandwidth (the datasheet bandwidth times the
-      share a published copy or triad kernel measured on that GPU reaches, :mod:`gpukit.bandwidth_rates`)
+      share a published streaming kernel measured on that GPU reaches, :mod:`gpukit.bandwidth_rates`)
       at which the model's minimal traffic (every operand read once, every result written once)
       moves; real kernels move more bytes than that minimum, so this is well under 1;
     * ``stream``: fraction of the streaming bandwidth a plain streaming kernel (the ``bandwidth``
