@@ -23,8 +23,9 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / 12
 #: Defaults of the cost model (every one is a parameter).
 DEFAULTS = {"electricity_usd_per_kwh": 0.15, "years": 3.0, "utilization": 0.5, "pue": 1.0}
 PRICE_CHOICES = PRICE_KINDS + ("cloud", "any")
-#: Which purchase price "any" takes first: what a buyer would pay today, then the launch price
-#: (among the prices that still hold, where a card has any).
+#: Which purchase price "any" takes where no street or used price still holds: the newest market
+#: price of these kinds in this order, then the launch price. Where one does hold, "any" takes the
+#: cheaper of the card's street and used prices that hold: what a buyer would pay today.
 ANY_ORDER = ("street", "used", "msrp")
 
 
@@ -116,6 +117,10 @@ def _unflagged(frame: pd.DataFrame) -> pd.Series:
 
 def _pick_purchase(rows: pd.DataFrame, kind: str) -> dict | None:
     rows = latest(rows, ("gpu", "kind"))
+    if kind == "any":  # the cheaper of the street and used prices that still hold
+        market = rows[_market_now(rows)]
+        if len(market):
+            return market.sort_values(["usd", "kind"]).iloc[0].to_dict()
     order = ANY_ORDER if kind == "any" else (kind,)
     for pool in (rows[_market_now(rows)], rows):
         for k in order:
@@ -136,8 +141,8 @@ def purchase_left_out(prices: Prices, gpu: str, kind: str) -> str:
 
 def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
     """The purchase price of ``gpu`` that holds (the newest of its history) of ``kind``; for
-    ``any`` the first kind of :data:`ANY_ORDER` with a market price that still holds (a street or
-    used price, not stale), or where there is none, the first that has a price. A price the checks
+    ``any`` the cheaper of its street and used prices that still hold (not stale), or where none
+    does, the first kind of :data:`ANY_ORDER` that has a price. A price the checks
     flagged (:mod:`gpukit.price_checks`) is never chosen; :func:`purchase_left_out` says where one
     would have been."""
     rows = prices.purchase[prices.purchase["gpu"] == gpu]

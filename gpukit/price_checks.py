@@ -5,6 +5,9 @@ leaves one out says how many).
 * a purchase price many times its variant siblings' of the same kind and year
   (:data:`SIBLING_MULTIPLE`; the V100 SXM2 beside the V100 PCIe);
 * a used price above the same GPU's new (street) price of the same year;
+* a used price above the new (street) price a newer card had in the :data:`RIVAL_DAYS` before it,
+  where that card is at least as good on every figure a buyer weighs: dense tensor (or FP32)
+  throughput, memory and bandwidth (a used A100 PCIe 80GB dearer than a new H100 PCIe);
 * a kind that does not fit its source: a benchmark script's price per GPU for a performance-per-dollar
   chart, or a share of a whole system's price, is not what one card sells for on the street;
 * an hourly rate above what a new card costs to buy over :data:`RENT_HOURS` hours.
@@ -31,8 +34,9 @@ def _money(x: float) -> str:
     return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
 
 
-def flag_purchase(purchase: pd.DataFrame) -> pd.Series:
-    """Why each purchase row is not to be used ("" where it passes), by the checks above."""
+def flag_purchase(purchase: pd.DataFrame, catalogue: pd.DataFrame | None = None) -> pd.Series:
+    """Why each purchase row is not to be used ("" where it passes), by the checks above (the one
+    across cards with ``catalogue``)."""
     reason = pd.Series("", index=purchase.index, dtype=object)
     if purchase.empty:
         return reason
@@ -64,7 +68,57 @@ def flag_purchase(purchase: pd.DataFrame) -> pd.Series:
                 f"used above new: {_money(row['usd'])} used against {_money(purchase.at[top, 'usd'])} street "
                 f"on {purchase.at[top, 'date']}"
             )
+    if catalogue is not None:
+        _flag_dominated(purchase, usable[reason[usable.index] == ""], catalogue, reason)
     return reason
+
+
+#: How many days before a used price a newer card's street price may be to still be what it sold for.
+RIVAL_DAYS = 365
+#: The figures a newer card must match or beat for its new price to cap an older card's used one.
+_BUYER_FIGURES = ("memory_gb", "memory_bandwidth_gbs")
+
+
+def _throughput(spec: pd.Series) -> float:
+    """A card's dense tensor FP16 peak, else its FP32 peak (a card without tensor cores)."""
+    tensor = spec.get("fp16_tensor_tflops")
+    return float(tensor) if tensor == tensor and tensor is not None else float(spec["fp32_tflops"])
+
+
+def _better_newer(catalogue: pd.DataFrame) -> dict[str, list[str]]:
+    """For each GPU, the newer GPUs at least as good on throughput, memory and bandwidth."""
+    specs = catalogue.set_index("gpu")
+    out: dict[str, list[str]] = {}
+    for gpu, spec in specs.iterrows():
+        out[gpu] = [
+            other
+            for other, o in specs.iterrows()
+            if o["launch"] > spec["launch"]
+            and _throughput(o) >= _throughput(spec)
+            and all(o[c] >= spec[c] for c in _BUYER_FIGURES)
+        ]
+    return out
+
+
+def _flag_dominated(purchase: pd.DataFrame, usable: pd.DataFrame, catalogue: pd.DataFrame, reason) -> None:
+    """Flag a used price above a street price of the :data:`RIVAL_DAYS` before it (what the card sold
+    for then) of a newer card at least as good on every figure (:func:`_better_newer`); the cheapest
+    such street price is named."""
+    better = _better_newer(catalogue)
+    street = usable[usable["kind"] == "street"]
+    days = pd.to_datetime(purchase["date"])
+    for i, row in usable[usable["kind"] == "used"].iterrows():
+        before = (days[i] - days[street.index]).dt.days
+        near = (before >= 0) & (before <= RIVAL_DAYS)
+        rivals = street[near & street["gpu"].isin(better.get(row["gpu"], []))]
+        rivals = rivals[rivals["usd"] < row["usd"]]
+        if rivals.empty:
+            continue
+        j = rivals["usd"].idxmin()
+        reason[i] = (
+            f"used above a newer, faster card's new price: {_money(row['usd'])} used against the "
+            f"{purchase.at[j, 'gpu']}'s {_money(purchase.at[j, 'usd'])} street on {purchase.at[j, 'date']}"
+        )
 
 
 def flag_cloud(cloud: pd.DataFrame, purchase: pd.DataFrame) -> pd.Series:

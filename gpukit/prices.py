@@ -250,7 +250,9 @@ def load_prices(
         else:
             cloud = _merge(cloud, frame, kind)
     # the sanity checks: a row that fails keeps its place, with the reason, and is never used silently
-    purchase = purchase.assign(flag=price_checks.flag_purchase(purchase.reset_index(drop=True)).to_numpy())
+    purchase = purchase.assign(
+        flag=price_checks.flag_purchase(purchase.reset_index(drop=True), cat).to_numpy()
+    )
     cloud = cloud.assign(
         flag=price_checks.flag_cloud(cloud.reset_index(drop=True), purchase.reset_index(drop=True)).to_numpy()
     )

@@ -40,7 +40,7 @@ def _link_label(url: str) -> str:
 
 #: Tables longer than this scroll inside a box of about that many rows, their header kept in
 #: view, so a page of several long tables stays readable and every row is still on the page
-#: (the whole catalogue, one row a GPU, still shows without scrolling).
+#: (each segment of the catalogue, one row a GPU, still shows without scrolling).
 SCROLL_ROWS = 30
 
 
@@ -240,3 +240,19 @@ class Answers(list):
 
     def _repr_html_(self) -> str:
         return "".join(a._repr_html_() for a in self)
+
+
+class Tables(list):
+    """Several tables one after another, each under its caption (one cell's output)."""
+
+    def _repr_html_(self) -> str:
+        return "".join(t.to_html() for t in self)
+
+
+def grouped(frame: pd.DataFrame, by: str, caption: str) -> Tables:
+    """A table per value of ``by`` in the order met (a catalogue's segments), each captioned
+    ``caption`` formatted with ``group`` (the value) and ``count`` (its rows)."""
+    return Tables(
+        show(rows.reset_index(drop=True), caption.format(group=value, count=len(rows)))
+        for value, rows in frame.groupby(by, sort=False)
+    )

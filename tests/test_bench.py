@@ -410,7 +410,8 @@ def test_catalogue_match_of_gpu_names():
     assert match_catalogue("NVIDIA GeForce RTX 4090")[0] == "GeForce RTX 4090"
     assert match_catalogue("Tesla V100-SXM2", memory_mib=32510)[0] == "V100 SXM2 32GB"
     assert match_catalogue("NVIDIA RTX 6000 Ada Generation")[0] == "RTX 6000 Ada Generation"
-    gpu, note = match_catalogue("NVIDIA GeForce RTX 4080 SUPER")
+    assert match_catalogue("NVIDIA GeForce RTX 4080 SUPER")[0] == "GeForce RTX 4080 Super"
+    gpu, note = match_catalogue("NVIDIA GeForce RTX 4060")  # the 8 GB card the catalogue leaves out
     assert gpu is None and "not in the catalogue: measured" in note
 
 

@@ -169,8 +169,9 @@ WINDOW = {"width": 1280, "height": 900}
 
 #: Tables of the whole report that may be wider than their box (scrolling sideways inside it):
 #: most fit once their text wraps, those of many columns cannot. Set from today's count with a
-#: margin of three, so that text pushing tables wider again fails the check.
-MOST_SCROLLING = 16
+#: margin of three, so that text pushing tables wider again fails the check (the specs page shows
+#: every column of the catalogue in a table per segment: three where it was one).
+MOST_SCROLLING = 22
 
 #: Each table of a page as the browser lays it out: its box, whether its columns are wider than
 #: the box and how the box overflows, the text of its column headers (a thead, or a first row all

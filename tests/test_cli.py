@@ -78,9 +78,17 @@ def test_specs_table_and_single_gpu_card(capsys, catalogue, gpu):
     code, out, _ = run(capsys, "specs")
     assert code == 0
     lines = out.splitlines()
-    assert table_headers(out)[:4] == ["GPU", "architecture", "memory (GB)", "memory bandwidth (GB/s)"]
+    assert table_headers(out)[:4] == ["GPU", "architecture", "launch", "memory (GB)"]
     assert any(line.startswith("GeForce RTX 4090") for line in lines)
     assert f"{len(catalogue)} GPU(s)" in out
+    # grouped by segment, consumer first, each group sorted by dense FP16 tensor, largest first
+    heads = [i for i, line in enumerate(lines) if line.split(":")[0] in specs.SEGMENTS]
+    assert [lines[i].split(":")[0] for i in heads] == list(specs.SEGMENTS)
+    counts = catalogue["segment"].value_counts()
+    assert all(f"({counts[lines[i].split(':')[0]]}, by FP16 tensor (TFLOPS))" in lines[i] for i in heads)
+    consumer = [line.split("  ")[0] for line in lines[heads[0] + 1 : heads[1]]]
+    want = catalogue[catalogue["segment"] == "consumer"].sort_values("fp16_tensor_tflops", ascending=False)
+    assert consumer == list(want["gpu"])
     code, out, _ = run(capsys, "specs", "--gpu", "T4")
     assert code == 0
     card = dict((re.split(r"\s{2,}", line, maxsplit=1) + [""])[:2] for line in out.splitlines())
@@ -88,6 +96,18 @@ def test_specs_table_and_single_gpu_card(capsys, catalogue, gpu):
         card["FP16 tensor (TFLOPS)"] == f"{gpu('T4').fp16_tensor_tflops:g}"
         and card["TF32 tensor (TFLOPS)"] == ""
     )
+
+
+def test_specs_filters_by_segment_and_sorts_by_the_figure_asked(capsys, catalogue):
+    code, out, _ = run(capsys, "specs", "--segment", "workstation", "--sort", "memory_gb", "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert {r["segment"] for r in rows} == {"workstation"}
+    assert len(rows) == (catalogue["segment"] == "workstation").sum()
+    memory = [float(r["memory_gb"]) for r in rows]
+    assert memory == sorted(memory, reverse=True) and memory[0] == 96
+    code, out, err = run(capsys, "specs", "--sort", "fp16_tflops")
+    assert code == 2 and err.count("\n") == 1 and "cannot sort by 'fp16_tflops'; did you mean" in err
 
 
 def test_text_tables_read_labels_yes_no_and_rounded_numbers():
@@ -130,10 +150,10 @@ def test_llm_table_reads_yes_where_csv_and_json_keep_names_and_values(capsys):
 
 
 def test_unknown_gpu_is_one_line_and_exit_2(capsys):
-    code, out, err = run(capsys, "specs", "--gpu", "A4500")
+    code, out, err = run(capsys, "specs", "--gpu", "A4600")
     assert code == 2 and out == ""
     assert err.count("\n") == 1
-    assert err.startswith("gpukit: error: unknown GPU 'A4500'; did you mean RTX A5000")
+    assert err.startswith("gpukit: error: unknown GPU 'A4600'; did you mean RTX A6000")
 
 
 def test_bad_catalogue_file_is_one_line(capsys, catalogue_copy):
@@ -400,7 +420,7 @@ def test_fit_seq_len_builds_a_token_model_at_that_length_and_says_where_it_canno
             marks=pytest.mark.tensorflow,
         ),
         (["--model", "ResNet50", "--batch", "8", "--input-shape", "big"], "is not height,width,channels"),
-        (["--model", "bert-base", "--batch", "8", "--gpu", "A4500"], "unknown GPU 'A4500'"),
+        (["--model", "bert-base", "--batch", "8", "--gpu", "A4600"], "unknown GPU 'A4600'"),
     ],
 )
 def test_fit_bad_input_is_one_line(capsys, argv, message):

@@ -50,6 +50,7 @@ def test_cost_table_values(tmp_path, gpu):
         book,
         ["A40", "V100"],
         ["fp32", "tf32", "fp16"],
+        "street",  # the quote's kind ("any" would take a cheaper used price where one holds)
         electricity_usd_per_kwh=0.2,
         years=2,
         utilization=0.25,
@@ -125,7 +126,7 @@ def test_cost_per_unit_of_work_uses_measurements_over_predictions(tmp_path, gpu)
         }
     )
     table = cost.work_cost_table(
-        book, work, electricity_usd_per_kwh=0.2, years=2, utilization=0.25, cloud="cheapest"
+        book, work, "street", electricity_usd_per_kwh=0.2, years=2, utilization=0.25, cloud="cheapest"
     ).set_index("gpu")
     a40 = table.loc["A40"]
     assert a40["basis"] == "measured" and a40["throughput"] == 400.0
@@ -181,8 +182,8 @@ def test_stale_prices_are_flagged_not_hidden(tmp_path):
     "content, expected",
     [
         (
-            "gpu,kind,usd,date,source_url,note\nA4500,street,900,2026-01-01,https://x.com/a,\n",
-            ["line 2 (A4500), column gpu: unknown GPU 'A4500'; did you mean"],
+            "gpu,kind,usd,date,source_url,note\nA4600,street,900,2026-01-01,https://x.com/a,\n",
+            ["line 2 (A4600), column gpu: unknown GPU 'A4600'; did you mean"],
         ),
         (
             "gpu,kind,usd,date,source_url,note\nA40,retail,900,2026-01-01,https://x.com/a,\n",
@@ -474,3 +475,19 @@ def test_a_missing_price_says_why(tmp_path):
     bad.write_text("gpu,what,reason,checked\nH100 NVX,purchase,none found,2026-11-01\n")
     with pytest.raises(DataError, match=r"gaps.csv, line 2 \(H100 NVX\), column gpu"):
         prices.load_gaps(path=bad)
+
+
+def test_any_takes_the_cheaper_of_the_street_and_used_prices_that_hold(tmp_path):
+    mine = tmp_path / "mine.csv"
+    mine.write_text(
+        "gpu,kind,usd,date,source_url,note\n"
+        "RTX A5000,street,2100,2026-11-01,https://example.com/new,\n"
+        "RTX A5000,used,1300,2026-11-10,https://example.com/used,\n"
+        "RTX A6000,street,4200,2026-11-01,https://example.com/new6,\n"
+        "RTX A6000,used,4600,2026-11-10,https://example.com/used6,\n"
+    )
+    book = prices.load_prices([mine], today=TODAY)
+    table = cost.cost_table(book, ["RTX A5000", "RTX A6000"], ["fp16"], "any").set_index("gpu")
+    assert table.loc["RTX A5000", "price_usd"] == 1300 and table.loc["RTX A5000", "price_kind"] == "used"
+    # a used price above the same card's new one is flagged and left out: the new one is cheaper anyway
+    assert table.loc["RTX A6000", "price_usd"] == 4200 and table.loc["RTX A6000", "price_kind"] == "street"

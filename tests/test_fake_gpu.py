@@ -356,8 +356,22 @@ def test_a_newer_catalogued_gpu_is_matched(monkeypatch):
     assert info["catalogue_row"]["fp32_tflops"] == specs.lookup("RTX 6000 Ada Generation")["fp32_tflops"]
 
 
+def without(monkeypatch, name: str) -> None:
+    """The shipped catalogue less one GPU: a recorded card the catalogue does not know."""
+    shipped = specs.load_catalogue()
+    monkeypatch.setattr(specs, "load_catalogue", lambda path=None: shipped[shipped["gpu"] != name].copy())
+
+
+def test_the_4080_super_capture_is_matched_to_its_catalogue_row(monkeypatch):
+    fake_gpu(monkeypatch, "geforce-rtx-4080-super", cc=(8, 9))
+    info = device.describe_attached()
+    assert info["catalogue_gpu"] == "GeForce RTX 4080 Super"
+    assert info["catalogue_row"]["memory_gb"] == specs.lookup("RTX 4080 Super")["memory_gb"]
+
+
 @pytest.mark.parametrize("smi_file, cc", [("geforce-rtx-4080-super", (8, 9))])
 def test_uncatalogued_gpu_is_measured_without_a_peak(monkeypatch, smi_file, cc):
+    without(monkeypatch, "GeForce RTX 4080 Super")
     fake_gpu(monkeypatch, smi_file, cc=cc)
     info = device.describe_attached()
     name = RECORDED_ROWS[smi_file][0][0]
@@ -522,6 +536,7 @@ def test_plan_on_a_fake_v100(monkeypatch):
 
 
 def test_plan_on_an_uncatalogued_gpu_has_no_peaks(monkeypatch):
+    without(monkeypatch, "GeForce RTX 4080 Super")
     fake_gpu(monkeypatch, "geforce-rtx-4080-super", cc=(8, 9))
     frame = bench.plan(workloads=["matmul"], precisions=["float32", "bf16"])
     assert set(frame["math"]) == {"TF32", "BF16"} and frame["peak"].isna().all()

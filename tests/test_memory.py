@@ -236,17 +236,17 @@ def test_llama_7b_training_fits_only_the_largest_cards_and_inference_fits_large_
     holds_it = {
         g for g, gb in zip(catalogue["gpu"], catalogue["memory_gb"]) if specs.memory_bytes(gb) > state
     }
-    assert holds_it == {"H200 SXM", "B200"}, (
-        f"premise: only the H200 and B200 hold the {state / 1e9:.0f} GB of training state"
+    assert holds_it == {"H200 SXM", "B200", "B300", "GB200 (per GPU)", "GB300 (per GPU)"}, (
+        f"premise: only the H200 and the Blackwell data-centre GPUs hold the {state / 1e9:.0f} GB of training state"
     )
     fit = memory.fit_report(["llama-7b"], [1], precision="mixed_bfloat16", optimizer="adam", seq_len=512)
-    assert set(fit.loc[fit["fits"], "gpu"]) == {"H200 SXM", "B200"}
+    assert set(fit.loc[fit["fits"], "gpu"]) == holds_it
     # At 2048 tokens Keras's unfused attention keeps 32 layers x 32 heads x 2048^2 probabilities
     # (float32, their 16-bit cast and the causal mask: 7 bytes each), 30 GB more: on the H200's
     # 141 GB only if the estimate were high (borderline); on the B200's 180 GB, the estimate fits, and
     # the verdict says whether it still would were the estimate as low as its family's worst run.
     long = memory.fit_report(["llama-7b"], [1], precision="mixed_bfloat16", optimizer="adam", seq_len=2048)
-    assert set(long.loc[long["fits"], "gpu"]) == {"B200"}
+    assert set(long.loc[long["fits"], "gpu"]) == holds_it - {"H200 SXM"}
     rows = long.set_index("gpu")
     assert rows.loc["H200 SXM", "verdict"] == "borderline"
     b200 = rows.loc["B200"]
@@ -254,7 +254,9 @@ def test_llama_7b_training_fits_only_the_largest_cards_and_inference_fits_large_
     assert b200["error_low"] < 0 and b200["verdict"] == (
         "fits" if b200["gpu_memory_bytes"] >= most else "borderline"
     )
-    assert ("fits on: B200" in memory.format_fit(long)) == (b200["verdict"] == "fits")
+    assert ("fits on: " in memory.format_fit(long) and "B200" in memory.format_fit(long)) == (
+        b200["verdict"] == "fits"
+    )
     infer = memory.fit_report(
         ["llama-7b"], [1], ["A100 SXM4 80GB", "RTX A4000"], "bf16", mode="infer", seq_len=2048
     )

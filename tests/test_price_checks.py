@@ -32,7 +32,9 @@ def test_a_chart_input_is_not_a_street_price_and_is_left_out_with_its_reason():
     )
     # every shipped flag is one of the four reasons, and no shipped cloud rate fails
     reasons = book.purchase.loc[book.purchase["flag"] != "", "flag"]
-    assert reasons.str.match(r"a benchmark script's|used above new|\d+x its variant siblings'").all()
+    assert reasons.str.match(
+        r"a benchmark script's|used above new|used above a newer, faster card's|\d+x its variant siblings'"
+    ).all()
     assert (book.cloud["flag"] == "").all()
 
 
@@ -138,3 +140,30 @@ def test_the_price_history_leaves_flagged_prices_out_and_its_figure_says_how_man
     assert not ((history["gpu"] == "V100 SXM2 16GB") & (history["usd"] == 9937.5)).any()
     title = plots.price_history_figure(history).axes[0].get_title()
     assert title.endswith(f"{len(flagged)} flagged prices left out (gpukit prices check)")
+
+
+def test_a_used_price_above_a_newer_better_cards_new_price_is_flagged(tmp_path):
+    """The A100 PCIe 80GB's used asking price above what an H100 PCIe (newer, faster, as much memory
+    and more bandwidth) sold for new in the year before it; a used 3090 above a new 5070 Ti is not
+    flagged: the 5070 Ti has less memory."""
+    mine = _file(
+        tmp_path,
+        "quotes.csv",
+        "gpu,kind,usd,date,source_url,note\n"
+        "H100 PCIe,street,24000,2026-02-01,https://example.com/h100,\n"
+        "A100 PCIe 80GB,used,26000,2026-06-01,https://example.com/a100,\n"
+        "A100 PCIe 80GB,used,23000,2027-06-01,https://example.com/a100-later,\n"
+        "GeForce RTX 5070 Ti,street,750,2026-02-01,https://example.com/5070ti,\n"
+        "GeForce RTX 3090,used,800,2026-06-01,https://example.com/3090,\n",
+    )
+    book = prices.load_prices([mine], today=date(2027, 7, 1))
+    flag = {(r.gpu, r.usd): r.flag for r in book.purchase.itertuples() if r.origin == str(mine)}
+    assert flag[("A100 PCIe 80GB", 26000)] == (
+        "used above a newer, faster card's new price: $26,000 used against the H100 PCIe's $24,000 street "
+        "on 2026-02-01"
+    )
+    assert (
+        flag[("A100 PCIe 80GB", 23000)] == ""
+    )  # the H100's price is over a year older: not what it sells for
+    assert flag[("GeForce RTX 3090", 800)] == ""
+    assert price_checks.RIVAL_DAYS == 365

@@ -68,8 +68,9 @@ def test_html_hides_code_shows_parameters_and_the_selected_gpus(specs_run):
     )
     assert "<code>gpus</code></th><td><code>[&quot;A40&quot;, &quot;V100&quot;]</code>" in page
     assert run.run_id in page
-    # The ranking table: A40 (37.4 TFLOPS FP32) ranks above the default V100 variant (14).
-    ranking = page[page.index("GPUs ranked by fp32_tflops") :]
+    # The ranking table, one per segment (both are data-centre parts): A40 (37.4 TFLOPS FP32) ranks
+    # above the default V100 variant (14).
+    ranking = page[page.index("datacenter: 2 GPUs by fp32_tflops, largest first") :]
     assert ranking.index("A40") < ranking.index("V100 PCIe 16GB")
     assert "RTX A4000" not in ranking.split("</table>")[0]
     assert len(re.findall(r"<img [^>]*src=\"data:image/png;base64,", page)) == 3

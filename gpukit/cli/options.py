@@ -55,7 +55,7 @@ def add_price_options(p: argparse.ArgumentParser) -> None:
         "--price-kind",
         default="any",
         choices=("msrp", "street", "used", "cloud", "any"),
-        help="which purchase price (any: street, then used, then msrp)",
+        help="which purchase price (any: the cheaper of the street and used prices that hold, else msrp)",
     )
     p.add_argument("--electricity-usd-per-kwh", type=float, default=0.15, metavar="USD")
     p.add_argument("--years", type=float, default=3.0, help="ownership period for the TCO")

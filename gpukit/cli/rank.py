@@ -93,7 +93,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--price-kind",
         default="street",
         choices=rank.PRICE_KINDS,
-        help="the one kind of price to divide by (default street; cloud: an hourly rate)",
+        help="the one kind of price to divide by: street (default), used, msrp, any (each card's cheaper "
+        "of its street and used prices, the kind named in each row) or cloud (an hourly rate)",
     )
     p.add_argument("--cloud-kind", default="on-demand", choices=rank.CLOUD_KINDS)
     p.add_argument(
@@ -169,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
     print(rank.basis(frame))
     print()
     columns = list(RENTING_COLUMNS if frame.attrs["price"].renting else BUYING_COLUMNS)
+    if frame.attrs["price"].kind == "any":  # each row says which kind of price it took
+        columns.insert(columns.index("price_usd"), "price_kind")
     if "usd_per_million_tokens_served" in frame:  # an LLM: serving at batch beside one sequence at a time
         at = columns.index("usd_per_million_items") + 1
         columns[at:at] = ["served_batch", "usd_per_million_tokens_served"]

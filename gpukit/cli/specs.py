@@ -8,7 +8,7 @@ import io
 import json
 import sys
 
-from .. import specs
+from .. import labels, specs
 from .formatting import format_card, format_table, format_value
 from .options import add_format_option, add_gpu_option
 
@@ -16,6 +16,7 @@ from .options import add_format_option, add_gpu_option
 TABLE_COLUMNS = (
     "gpu",
     "architecture",
+    "launch",
     "memory_gb",
     "memory_bandwidth_gbs",
     "fp32_tflops",
@@ -27,6 +28,10 @@ TABLE_COLUMNS = (
 )
 
 
+#: What the table sorts each segment by unless told.
+DEFAULT_SORT = "fp16_tensor_tflops"
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "specs",
@@ -35,6 +40,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "Names are forgiving: 'v100 sxm2 32gb', 'NVIDIA A100-PCIE-40GB', 'rtx 4090'.",
     )
     add_gpu_option(p, "a GPU to show (repeatable); a bare family name picks its default variant")
+    p.add_argument(
+        "--segment",
+        action="append",
+        choices=specs.SEGMENTS,
+        help="only this segment (repeatable): consumer, workstation or datacenter",
+    )
+    p.add_argument(
+        "--sort",
+        metavar="COLUMN",
+        help="the figure to sort each segment by, largest first (the table's default: fp16_tensor_tflops; "
+        "any numeric column or a derived one such as fp16_tensor_tflops_per_w); csv and json keep the "
+        "catalogue's order unless --sort or --segment is given",
+    )
     add_format_option(p, help="table (default: key columns), csv or json (every column, with sources)")
     p.add_argument(
         "--catalogue",
@@ -52,7 +70,11 @@ def run(args: argparse.Namespace) -> int:
             res = specs.resolve(name, cat)
             if res.defaulted:
                 print(f"gpukit: {res.describe()}", file=sys.stderr)
-    rows = specs.records(specs.select(cat, args.gpu))
+    chosen = specs.select(cat, args.gpu)
+    sort = args.sort or DEFAULT_SORT
+    if args.segment or args.sort or (args.format == "table" and not args.gpu):
+        chosen = specs.by_segment(chosen, args.segment, sort)
+    rows = specs.records(chosen)
     if args.format == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=list(specs.COLUMNS), lineterminator="\n")
@@ -64,9 +86,32 @@ def run(args: argparse.Namespace) -> int:
     elif len(rows) == 1:
         print(format_card(rows[0]))
     else:
-        print(format_table(rows, TABLE_COLUMNS))
+        print(_grouped_table(rows, sort))
         print(
-            f"\n{len(rows)} GPU(s); dense tensor figures, FP16 with FP32 accumulate. "
-            "All columns and sources: --format csv or json."
+            f"\n{len(rows)} GPU(s); dense tensor figures, FP16 with FP32 accumulate; empty: the GPU has no such "
+            "mode. All columns and sources: --format csv or json; one GPU's card: --gpu NAME."
         )
     return 0
+
+
+def _grouped_table(rows: list[dict], sort: str) -> str:
+    """One table, a heading line before each segment's rows, sorted within it by ``sort``."""
+    columns = list(TABLE_COLUMNS) + ([sort] if sort not in TABLE_COLUMNS else [])
+    lines = format_table(rows, columns).split("\n")
+    head, body = lines[: len(lines) - len(rows)], lines[len(lines) - len(rows) :]
+    out, segment = list(head), None
+    for row, text in zip(rows, body):
+        if row["segment"] != segment:
+            segment = row["segment"]
+            count = sum(r["segment"] == segment for r in rows)
+            out.append(f"{SEGMENT_TITLES[segment]} ({count}, by {labels.label(sort)})")
+        out.append(text)
+    return "\n".join(out)
+
+
+#: What each segment's heading says.
+SEGMENT_TITLES = {
+    "consumer": "consumer: GeForce and TITAN cards",
+    "workstation": "workstation: RTX and RTX PRO cards",
+    "datacenter": "datacenter: rented more than bought",
+}

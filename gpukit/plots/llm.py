@@ -46,10 +46,11 @@ def llm_decode_figure(table: pd.DataFrame, catalogue: pd.DataFrame) -> Figure:
     would give (the weights and KV cache read once per token at the datasheet bandwidth), and
     where a source published the same configuration (``gpukit.llm.published_check``), its speed,
     joined to the prediction."""
-    fig, ax = plt.subplots(figsize=(9, 6))
     frame = table.dropna(subset=["decode_tokens_per_s"]).merge(
         catalogue[["gpu", "memory_bandwidth_gbs"]], on="gpu", how="left"
     )
+    # a taller figure for a crowded catalogue, so that every point's label finds a free place
+    fig, ax = plt.subplots(figsize=(11, max(6.0, len(frame) / 6)))
     first = table.iloc[0]
     engine = table.attrs.get("engine")
     ax.set_title(

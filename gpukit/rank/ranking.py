@@ -19,8 +19,9 @@ from ..units import figure
 #: throughput is within this share of the throughput there: where a larger batch stops adding
 #: throughput, its memory buys nothing.
 PLATEAU = 0.02
-#: Purchase kinds and the cloud, as ``--price-kind`` takes them (``any`` mixes kinds: not here).
-PRICE_KINDS = (*prices.PRICE_KINDS, "cloud")
+#: Purchase kinds and the cloud, as ``--price-kind`` takes them; ``any`` is each card's cheaper of its
+#: street and used prices that still hold, and every row says which kind it took.
+PRICE_KINDS = (*prices.PRICE_KINDS, "any", "cloud")
 CLOUD_KINDS = ("on-demand", "spot")
 #: What each row of a ranking is, in this order: ranked (runs, fits and has a price), then the
 #: GPUs without a price of the kind asked for, then those the job does not fit, then those that
@@ -98,6 +99,8 @@ class Price:
     def describe(self) -> str:
         if self.renting:
             return f"{self.cloud_kind} cloud rate ({self.cloud})"
+        if self.kind == "any":
+            return "purchase price (the cheaper of street and used)"
         return f"{self.kind} purchase price"
 
 

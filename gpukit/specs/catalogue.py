@@ -14,12 +14,20 @@ from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, Problem
 from ..resources import DATA_DIR
 from ..units import GIB
+from . import tensor_rules
 
 CATALOGUE_PATH = DATA_DIR / "gpus.csv"
 
 
-#: What a row's ``source_url`` is where no vendor datasheet was in reach (``source_kind``).
-SOURCE_KINDS = ("device-query", "vendor-page-copy")
+#: What a row's ``source_url`` is (``source_kind``): the vendor's own datasheet, whitepaper or
+#: product page first; a copy of the vendor's page preserved in a public repository, or a dump of
+#: the card's own device query, where none of those was in reach; a secondary source (TechPowerUp's
+#: database) only where no vendor figure could be found. A row from a vendor document whose figures
+#: a secondary source completes names those columns in ``secondary_fields``.
+SOURCE_KINDS = ("datasheet", "whitepaper", "vendor-page", "vendor-page-copy", "device-query", "secondary")
+
+#: Board forms: a PCIe card, an SXM module, or a GPU of a Grace superchip (GB200, GB300).
+FORM_FACTORS = ("PCIe", "SXM2", "SXM4", "SXM5", "SXM6", "Superchip")
 
 SCHEMA: tuple[Field, ...] = (
     Field("gpu", "text", help="canonical name, e.g. 'V100 SXM2 32GB'"),
@@ -28,13 +36,20 @@ SCHEMA: tuple[Field, ...] = (
     Field("segment", "choice", choices=("datacenter", "workstation", "consumer")),
     Field("compute_capability", "cc", help="CUDA compute capability, e.g. 8.6"),
     Field("launch", "month", help="vendor announcement, YYYY-MM"),
-    Field("form_factor", "choice", choices=("PCIe", "SXM2", "SXM4", "SXM5", "SXM6")),
+    Field("form_factor", "choice", choices=FORM_FACTORS),
     Field("cuda_cores", "int", low=1, high=100_000),
     Field("tensor_cores", "int", required=False, low=0, high=10_000),
     Field("boost_clock_mhz", "float", low=100, high=5_000),
     Field("memory_gb", "float", low=1, high=1_024, help="capacity in GiB as datasheets mean 'GB'"),
     Field("memory_type", "text", help="e.g. GDDR6, HBM2e"),
-    Field("memory_bus_bits", "int", low=32, high=16_384),
+    Field(
+        "memory_bus_bits",
+        "int",
+        required=False,
+        low=32,
+        high=16_384,
+        help="memory interface width; empty where no source gives it (some HBM3e parts)",
+    ),
     Field(
         "memory_data_rate_gbps", "float", required=False, low=0.5, high=50, help="per-pin data rate, Gbit/s"
     ),
@@ -95,9 +110,34 @@ SCHEMA: tuple[Field, ...] = (
         required=False,
         choices=SOURCE_KINDS,
         default="",
-        help="what source_url is where no vendor datasheet was in reach (empty: the vendor's datasheet or "
-        "whitepaper): device-query (a dump of the card's own device query) or vendor-page-copy (the vendor's "
-        "page preserved in a public repository)",
+        help="what source_url is: datasheet, whitepaper or vendor-page (the vendor's own), vendor-page-copy "
+        "(the vendor's page preserved in a public repository), device-query (a dump of the card's own "
+        "device query) or secondary (a database such as TechPowerUp's, where no vendor figure was found); "
+        "empty in a catalogue written before the column",
+    ),
+    Field(
+        "ai_tops",
+        "float",
+        required=False,
+        low=1,
+        high=100_000,
+        default="",
+        help="the vendor's 'AI TOPS' headline as printed (sparse FP8 on Ada, sparse FP4 on Blackwell), where "
+        "the dense tensor figures are derived from it by the rule of gpukit.specs.tensor_rules",
+    ),
+    Field(
+        "secondary_fields",
+        "text",
+        required=False,
+        default="",
+        help="the columns no vendor document gives, taken from secondary_source_url (semicolon-separated)",
+    ),
+    Field(
+        "secondary_source_url",
+        "url",
+        required=False,
+        default="",
+        help="the secondary source (e.g. TechPowerUp's GPU database) of the secondary_fields",
     ),
 )
 COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA)
@@ -108,7 +148,8 @@ NUMERIC_COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA if f.kind in ("i
 # Dense FP16 tensor-core FMAs per clock per tensor core, with FP32 accumulate, by compute
 # capability (Volta, Turing, GA100, GA10x and Ada whitepapers; Hopper whitepaper).
 # GeForce cards run FP32 accumulate at half this rate.
-_TENSOR_FMA_PER_CLOCK = {"7.0": 64, "7.5": 64, "8.0": 256, "8.6": 128, "8.9": 128, "9.0": 512}
+# RTX Blackwell (12.0) as GA10x and Ada: the RTX Blackwell and RTX PRO Blackwell whitepapers' tables.
+_TENSOR_FMA_PER_CLOCK = {"7.0": 64, "7.5": 64, "8.0": 256, "8.6": 128, "8.9": 128, "9.0": 512, "12.0": 128}
 # Architectures without TF32 or BF16 tensor modes (Volta, Turing).
 _NO_TF32_BF16 = {"7.0", "7.5"}
 
@@ -124,7 +165,7 @@ def memory_bytes(memory_gb: float) -> int:
 
 def _cross_check(row: dict) -> list[tuple[str, str]]:
     """Consistency checks between the figures of one parsed row: (column, message) pairs."""
-    return _rate_checks(row) + _tensor_checks(row) + _source_checks(row)
+    return _rate_checks(row) + _tensor_checks(row) + tensor_rules.check(row) + _source_checks(row)
 
 
 def _rate_checks(row: dict) -> list[tuple[str, str]]:
@@ -142,7 +183,7 @@ def _rate_checks(row: dict) -> list[tuple[str, str]]:
             )
         )
     rate = row["memory_data_rate_gbps"]
-    if rate is not None:
+    if rate is not None and row["memory_bus_bits"] is not None:
         expected = row["memory_bus_bits"] / 8 * rate
         if abs(row["memory_bandwidth_gbs"] - expected) > BANDWIDTH_TOLERANCE * expected:
             out.append(
@@ -196,7 +237,7 @@ def _fp16_check(row: dict) -> list[tuple[str, str]]:
     fp16 = row["fp16_tensor_tflops"]
     if not (fma and fp16 and row["tensor_cores"]):
         return []
-    if row["segment"] == "consumer" and row["compute_capability"] not in ("7.0",):
+    if tensor_rules.half_rate_fp32_accumulate(row):
         fma //= 2
     dense = row["tensor_cores"] * fma * 2 * row["boost_clock_mhz"] * 1e6 / 1e12
     ratio = fp16 / dense
@@ -236,9 +277,47 @@ def _source_checks(row: dict) -> list[tuple[str, str]]:
         )
     if row["msrp_usd"] is not None and row["msrp_source_url"] is None:
         out.append(("msrp_source_url", "is empty, but msrp_usd is set; cite where the price was published"))
+    out += _secondary_checks(row)
     if row["launch"] > row["retrieved"][:7]:
         out.append(("launch", f"{row['launch']} is after the retrieved date {row['retrieved']}"))
     return out
+
+
+#: Columns ``secondary_fields`` may name: the figures, not the names, sources or notes.
+_FIGURES = frozenset(
+    f.name
+    for f in SCHEMA
+    if f.kind != "url" and f.name not in ("gpu", "notes", "retrieved", "source_kind", "secondary_fields")
+)
+
+
+def _secondary_checks(row: dict) -> list[tuple[str, str]]:
+    """``secondary_fields`` names figure columns, and a secondary source is cited where it does."""
+    named = secondary_fields(row)
+    if not named:
+        return []
+    out = []
+    unknown = [n for n in named if n not in _FIGURES]
+    if unknown:
+        out.append(
+            (
+                "secondary_fields",
+                f"{', '.join(unknown)} is not a figure column; name columns such as memory_bus_bits;l2_cache_mib",
+            )
+        )
+    if row.get("secondary_source_url") is None:
+        out.append(
+            ("secondary_source_url", "is empty, but secondary_fields is set; cite the secondary source")
+        )
+    return out
+
+
+def secondary_fields(row) -> tuple[str, ...]:
+    """The columns of a row that a secondary source gave (``secondary_fields``, split)."""
+    text = row.get("secondary_fields") if hasattr(row, "get") else None
+    if not isinstance(text, str):
+        return ()
+    return tuple(part.strip() for part in text.split(";") if part.strip())
 
 
 def validate_catalogue(path: str | os.PathLike, today: date | None = None) -> pd.DataFrame:

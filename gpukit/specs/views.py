@@ -68,6 +68,58 @@ def ranking(catalogue: pd.DataFrame, by: str, columns: Sequence[str] | None = No
     return out.reset_index(drop=True)
 
 
+#: The catalogue's segments in the order a reader meets them: the cards a person buys, the
+#: workstation cards, the data-centre parts that are mostly rented.
+SEGMENTS = ("consumer", "workstation", "datacenter")
+
+
+def by_segment(
+    catalogue: pd.DataFrame, segments: Sequence[str] | None = None, sort: str = "fp16_tensor_tflops"
+) -> pd.DataFrame:
+    """The catalogue's GPUs grouped by segment (:data:`SEGMENTS` order), only ``segments`` where
+    given, each group sorted by ``sort`` (a numeric or derived column, largest first; GPUs lacking
+    the figure last, then by name)."""
+    chosen = tuple(segments) if segments else SEGMENTS
+    unknown = [s for s in chosen if s not in SEGMENTS]
+    if unknown:
+        raise ParameterError(f"segment {unknown[0]!r}: use one of {', '.join(SEGMENTS)}")
+    if sort not in rankable_metrics():
+        close = difflib.get_close_matches(sort, rankable_metrics(), n=3)
+        hint = (
+            f"did you mean {', '.join(close)}?"
+            if close
+            else "any numeric column of gpukit specs --format csv"
+        )
+        raise ParameterError(f"cannot sort by {sort!r}; {hint}")
+    frame = with_derived(catalogue)
+    frame = frame[frame["segment"].isin(chosen)].copy()
+    frame["_segment"] = frame["segment"].map(SEGMENTS.index)
+    frame["_missing"] = frame[sort].isna()
+    frame = frame.sort_values(
+        ["_segment", "_missing", sort, "gpu"], ascending=[True, True, False, True], kind="stable"
+    )
+    return frame.drop(columns=["_segment", "_missing"]).reset_index(drop=True)
+
+
+#: The figures a reader compares first, as the specs page and ``gpukit specs`` show them.
+SUMMARY_COLUMNS = (
+    "gpu",
+    "segment",
+    "architecture",
+    "launch",
+    "memory_gb",
+    "memory_bandwidth_gbs",
+    "fp32_tflops",
+    "fp16_tensor_tflops",
+    "tdp_w",
+)
+
+
+def summary_columns(sort: str) -> list[str]:
+    """:data:`SUMMARY_COLUMNS`, and the figure sorted by where it is not one of them."""
+    return list(SUMMARY_COLUMNS) + ([sort] if sort not in SUMMARY_COLUMNS else [])
+
+
 def records(catalogue: pd.DataFrame) -> list[dict]:
     """Rows as plain dicts with ``None`` for empty cells (for JSON)."""
     out = []
@@ -88,6 +140,8 @@ def records(catalogue: pd.DataFrame) -> list[dict]:
 #: "Throughput of Native Arithmetic Instructions": 32-bit floating-point add and multiply results
 #: per clock cycle per multiprocessor), to count a GPU's SMs from its CUDA cores.
 FP32_LANES_PER_SM = {
+    "6.0": 64,
+    "6.1": 128,
     "7.0": 64,
     "7.5": 64,
     "8.0": 64,
@@ -96,6 +150,7 @@ FP32_LANES_PER_SM = {
     "8.9": 128,
     "9.0": 128,
     "10.0": 128,
+    "10.3": 128,
     "12.0": 128,
 }
 
