@@ -79,25 +79,18 @@ RIVAL_DAYS = 365
 _BUYER_FIGURES = ("memory_gb", "memory_bandwidth_gbs")
 
 
-def _throughput(spec: pd.Series) -> float:
-    """A card's dense tensor FP16 peak, else its FP32 peak (a card without tensor cores)."""
-    tensor = spec.get("fp16_tensor_tflops")
-    return float(tensor) if tensor == tensor and tensor is not None else float(spec["fp32_tflops"])
-
-
 def _better_newer(catalogue: pd.DataFrame) -> dict[str, list[str]]:
-    """For each GPU, the newer GPUs at least as good on throughput, memory and bandwidth."""
-    specs = catalogue.set_index("gpu")
-    out: dict[str, list[str]] = {}
-    for gpu, spec in specs.iterrows():
-        out[gpu] = [
-            other
-            for other, o in specs.iterrows()
-            if o["launch"] > spec["launch"]
-            and _throughput(o) >= _throughput(spec)
-            and all(o[c] >= spec[c] for c in _BUYER_FIGURES)
-        ]
-    return out
+    """For each GPU, the newer GPUs at least as good on throughput (dense tensor FP16, else FP32 for
+    a card without tensor cores), memory and bandwidth."""
+    figures = catalogue[["launch", *_BUYER_FIGURES]].assign(
+        throughput=catalogue["fp16_tensor_tflops"].fillna(catalogue["fp32_tflops"])
+    )
+    gpus = catalogue["gpu"].to_numpy()
+    better = figures["launch"].to_numpy()[None, :] > figures["launch"].to_numpy()[:, None]
+    for column in ("throughput", *_BUYER_FIGURES):
+        values = figures[column].to_numpy(float)
+        better &= values[None, :] >= values[:, None]
+    return {gpu: list(gpus[row]) for gpu, row in zip(gpus, better)}
 
 
 def _flag_dominated(purchase: pd.DataFrame, usable: pd.DataFrame, catalogue: pd.DataFrame, reason) -> None:

@@ -249,10 +249,12 @@ class Tables(list):
         return "".join(t.to_html() for t in self)
 
 
-def grouped(frame: pd.DataFrame, by: str, caption: str) -> Tables:
-    """A table per value of ``by`` in the order met (a catalogue's segments), each captioned
-    ``caption`` formatted with ``group`` (the value) and ``count`` (its rows)."""
+def grouped(frame: pd.DataFrame, by: str, caption: str, columns=None) -> Tables:
+    """A table of ``columns`` (default: all but ``by``) per value of ``by`` in the order met (a
+    catalogue's segments), each captioned ``caption`` formatted with ``group`` (the value) and
+    ``count`` (its rows)."""
+    shown = list(columns) if columns is not None else [c for c in frame.columns if c != by]
     return Tables(
-        show(rows.reset_index(drop=True), caption.format(group=value, count=len(rows)))
+        show(rows[shown].reset_index(drop=True), caption.format(group=value, count=len(rows)))
         for value, rows in frame.groupby(by, sort=False)
     )

@@ -173,6 +173,23 @@ DATASHEET = {
     ("GeForce RTX 4090", "fp8_tensor_tflops"): 330.3,
     ("B200", "fp4_tensor_tflops"): 9000,
     ("GeForce RTX 5090", "fp4_tensor_tflops"): 1676,
+    # The 2026 cards. The vendor's AI TOPS headline and the dense figure its rule gives (1406 / 16).
+    ("GeForce RTX 5070 Ti", "ai_tops"): 1406,
+    ("GeForce RTX 5070 Ti", "fp16_tensor_tflops"): 87.88,
+    ("GeForce RTX 4080", "fp16_tensor_tflops"): 97.5,
+    ("GeForce RTX 4060 Ti 16GB", "memory_bandwidth_gbs"): 288,
+    ("GeForce RTX 3060 12GB", "cuda_cores"): 3584,
+    # The L40 runs FP32 accumulate at half rate (datasheet 181.05 | 362.1), the L40S at full rate.
+    ("L40", "fp16_tensor_tflops"): 181.05,
+    ("L40S", "fp16_tensor_tflops"): 362.05,
+    # TITAN RTX at full rate, the 2080 Ti (reference board, 1545 MHz) at half.
+    ("TITAN RTX", "fp16_tensor_tflops"): 130.5,
+    ("GeForce RTX 2080 Ti", "fp16_tensor_tflops"): 53.8,
+    ("Tesla P40", "fp32_tflops"): 12,
+    ("Tesla P100 PCIe 16GB", "memory_bandwidth_gbs"): 732,
+    ("RTX PRO 6000 Blackwell Server Edition", "memory_bandwidth_gbs"): 1597,
+    ("B300", "fp4_tensor_tflops"): 14000,
+    ("GB200 (per GPU)", "fp16_tensor_tflops"): 2500,
 }
 
 

@@ -12,22 +12,6 @@ from .. import labels, specs
 from .formatting import format_card, format_table, format_value
 from .options import add_format_option, add_gpu_option
 
-#: Columns of the human-readable table (``--format csv``/``json`` carry every column).
-TABLE_COLUMNS = (
-    "gpu",
-    "architecture",
-    "launch",
-    "memory_gb",
-    "memory_bandwidth_gbs",
-    "fp32_tflops",
-    "tf32_tensor_tflops",
-    "fp16_tensor_tflops",
-    "int8_tensor_tops",
-    "tdp_w",
-    "nvlink_gbs",
-)
-
-
 #: What the table sorts each segment by unless told.
 DEFAULT_SORT = "fp16_tensor_tflops"
 
@@ -96,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _grouped_table(rows: list[dict], sort: str) -> str:
     """One table, a heading line before each segment's rows, sorted within it by ``sort``."""
-    columns = list(TABLE_COLUMNS) + ([sort] if sort not in TABLE_COLUMNS else [])
-    lines = format_table(rows, columns).split("\n")
+    lines = format_table(rows, specs.summary_columns(sort)).split("\n")
     head, body = lines[: len(lines) - len(rows)], lines[len(lines) - len(rows) :]
     out, segment = list(head), None
     for row, text in zip(rows, body):

@@ -83,8 +83,6 @@ class _FreeSpace:
         area = self.area
         if x0 < area.x0 or x1 > area.x1 or y0 < area.y0 or y1 > area.y1:
             return math.inf
-        # a margin of two pixels: a label as drawn may be a pixel or so wider than as measured
-        x0, y0, x1, y1 = x0 - 2, y0 - 2, x1 + 2, y1 + 2
         return sum(
             max(0.0, min(x1, b[2]) - max(x0, b[0])) * max(0.0, min(y1, b[3]) - max(y0, b[1]))
             for b in self.taken

@@ -314,7 +314,7 @@ def _secondary_checks(row: dict) -> list[tuple[str, str]]:
 
 def secondary_fields(row) -> tuple[str, ...]:
     """The columns of a row that a secondary source gave (``secondary_fields``, split)."""
-    text = row.get("secondary_fields") if hasattr(row, "get") else None
+    text = row.get("secondary_fields")
     if not isinstance(text, str):
         return ()
     return tuple(part.strip() for part in text.split(";") if part.strip())

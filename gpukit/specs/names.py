@@ -127,7 +127,7 @@ def resolve(name: str, catalogue: pd.DataFrame | None = None) -> Resolution:
         close_names = [by_model[c] for c in close] or difflib.get_close_matches(name, models, n=3, cutoff=0.4)
         hint = f"did you mean {', '.join(close_names)}? " if close_names else ""
         raise UnknownGPUError(f"unknown GPU {name!r}; {hint}`gpukit specs` lists all {len(cat)} GPUs")
-    _refuse_bare_number(name, q, cat["gpu"], family[0][0])
+    _refuse_bare_number(name, q, [k.model for k in keys], family[0][0], cat["gpu"])
     variants = tuple(r[0] for r in family)
     matches = [
         r
@@ -149,30 +149,20 @@ def resolve(name: str, catalogue: pd.DataFrame | None = None) -> Resolution:
     )
 
 
-def _refuse_bare_number(name: str, q: _Key, names: Iterable[str], exact: str) -> None:
+def _refuse_bare_number(name: str, q: _Key, models: list[str], exact: str, names) -> None:
     """A bare model number that several cards carry ("4070": the 4070, 4070 Super, 4070 Ti and 4070
     Ti Super) names none of them: list them and ask. With a brand word it names the plain card
     ("RTX 4070"), as the product is called."""
-    if not q.model.isdigit() or any(t not in ("", q.model) for t in _bare_tokens(name)):
+    if not re.sub(r"\d+\s*gb\b", "", name.casefold()).strip().isdigit():
         return
     longer = sorted(
-        {
-            g
-            for g in names
-            if (m := _key(g).model).startswith(q.model) and m != q.model and m[len(q.model) :].isalpha()
-        }
+        {g for g, m in zip(names, models) if m.startswith(q.model) and m[len(q.model) :].isalpha()}
     )
     if longer:
         cards = ", ".join([exact, *longer])
         raise UnknownGPUError(
             f"{name!r} fits {len(longer) + 1} GPUs: {cards}; say which (e.g. 'RTX {q.model}' for the {exact})"
         )
-
-
-def _bare_tokens(name: str) -> list[str]:
-    """The words of a name left once memory sizes and form factors are taken out."""
-    text = re.sub(r"(\d+)\s*gb\b", "", name.casefold().replace("-", " ").replace("_", " "))
-    return [t for t in text.split() if t not in _FORMS and t not in _MEMORY_TYPES]
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..errors import GpukitError, ParameterError
+from ..errors import ParameterError
 from .catalogue import COLUMNS, NUMERIC_COLUMNS
 
 #: Derived metrics: name -> (numerator column, denominator column, description).
@@ -39,14 +39,19 @@ def rankable_metrics() -> tuple[str, ...]:
     return NUMERIC_COLUMNS + tuple(DERIVED)
 
 
-def ranking(catalogue: pd.DataFrame, by: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """GPUs sorted by ``by`` (largest first; GPUs lacking the metric last) with a ``rank`` column."""
-    if by not in rankable_metrics():
-        close = difflib.get_close_matches(by, rankable_metrics(), n=3)
+def _check_metric(name: str, verb: str) -> None:
+    """Refuse a metric :func:`ranking` and :func:`by_segment` cannot order by, naming the close ones."""
+    if name not in rankable_metrics():
+        close = difflib.get_close_matches(name, rankable_metrics(), n=3)
         hint = (
             f"did you mean {', '.join(close)}?" if close else f"choose one of {', '.join(rankable_metrics())}"
         )
-        raise GpukitError(f"cannot rank by {by!r}; {hint}")
+        raise ParameterError(f"cannot {verb} by {name!r}; {hint}")
+
+
+def ranking(catalogue: pd.DataFrame, by: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """GPUs sorted by ``by`` (largest first; GPUs lacking the metric last) with a ``rank`` column."""
+    _check_metric(by, "rank")
     frame = with_derived(catalogue)
     cols = (
         list(columns)
@@ -83,35 +88,28 @@ def by_segment(
     unknown = [s for s in chosen if s not in SEGMENTS]
     if unknown:
         raise ParameterError(f"segment {unknown[0]!r}: use one of {', '.join(SEGMENTS)}")
-    if sort not in rankable_metrics():
-        close = difflib.get_close_matches(sort, rankable_metrics(), n=3)
-        hint = (
-            f"did you mean {', '.join(close)}?"
-            if close
-            else "any numeric column of gpukit specs --format csv"
-        )
-        raise ParameterError(f"cannot sort by {sort!r}; {hint}")
+    _check_metric(sort, "sort")
     frame = with_derived(catalogue)
-    frame = frame[frame["segment"].isin(chosen)].copy()
-    frame["_segment"] = frame["segment"].map(SEGMENTS.index)
-    frame["_missing"] = frame[sort].isna()
+    frame = frame[frame["segment"].isin(chosen)].assign(_segment=lambda f: f["segment"].map(SEGMENTS.index))
     frame = frame.sort_values(
-        ["_segment", "_missing", sort, "gpu"], ascending=[True, True, False, True], kind="stable"
+        ["_segment", sort, "gpu"], ascending=[True, False, True], na_position="last", kind="stable"
     )
-    return frame.drop(columns=["_segment", "_missing"]).reset_index(drop=True)
+    return frame.drop(columns="_segment").reset_index(drop=True)
 
 
 #: The figures a reader compares first, as the specs page and ``gpukit specs`` show them.
 SUMMARY_COLUMNS = (
     "gpu",
-    "segment",
     "architecture",
     "launch",
     "memory_gb",
     "memory_bandwidth_gbs",
     "fp32_tflops",
+    "tf32_tensor_tflops",
     "fp16_tensor_tflops",
+    "int8_tensor_tops",
     "tdp_w",
+    "nvlink_gbs",
 )
 
 
