@@ -27,6 +27,7 @@ import difflib
 from dataclasses import dataclass
 
 from .errors import GpukitError, ParameterError
+from .specs.tensor_rules import half_rate_fp32_accumulate
 
 
 @dataclass(frozen=True)
@@ -243,9 +244,10 @@ def device_math(precision: str, kind: str, compute_capability: str | None = None
 
 def fp16_accumulate_tflops(row) -> float | None:
     """Dense FP16 tensor TFLOPS with FP16 accumulation. The catalogue records FP32 accumulation;
-    GeForce cards run that at half their FP16-accumulate rate (the GA102, Ada and RTX Blackwell
-    whitepapers' appendix tables, quoted in the catalogue's notes), every other card at the same."""
+    GeForce cards and the L40 run that at half their FP16-accumulate rate (the GA102, Ada and RTX
+    Blackwell whitepapers' appendix tables and the L40's datasheet, quoted in the catalogue's
+    notes: :func:`gpukit.specs.tensor_rules.half_rate_fp32_accumulate`), every other card at the same."""
     base = row.get("fp16_tensor_tflops")
     if base is None or base != base:
         return None
-    return float(base) * (2 if str(row.get("segment")) == "consumer" else 1)
+    return float(base) * (2 if half_rate_fp32_accumulate(row) else 1)

@@ -100,3 +100,18 @@ def test_the_mlperf_pairs_need_the_fused_stacks_elementwise_rate(ref, catalogue)
     assert abs(h200["error_pct"].iloc[0]) < 5
     fused = pm.system_validation(mlperf, replace(pm.DEFAULT_EFFICIENCY, elementwise=0.04), catalogue)
     assert (fused["error_pct"].abs() < 20).all()
+
+
+@pytest.mark.parametrize(
+    "gpu_name, link",
+    [
+        ("H100 SXM5", "nvlink"),
+        ("GB200 (per GPU)", "nvlink"),  # a Grace superchip's GPUs talk over NVLink, as SXM boards do
+        ("A100 PCIe 80GB", "pcie"),  # an NVLink bridge is an accessory
+        ("GeForce RTX 4090", "host"),  # no peer-to-peer between GeForce cards
+    ],
+)
+def test_the_default_link_follows_the_board(catalogue, gpu_name, link):
+    from gpukit.perfmodel import scaling
+
+    assert scaling.default_link(catalogue.set_index("gpu").loc[gpu_name]) == link

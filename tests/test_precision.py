@@ -277,3 +277,15 @@ def test_a_measured_record_meets_only_a_prediction_of_the_same_math(cat):
         efficiency=perfmodel.DEFAULT_EFFICIENCY,
     )
     assert v100["measured_throughput"].iloc[0] == 12.3
+
+
+@pytest.mark.parametrize(
+    "gpu_name, factor",
+    [("GeForce RTX 4090", 2), ("L40", 2), ("TITAN RTX", 1), ("L40S", 1), ("RTX 6000 Ada Generation", 1)],
+)
+def test_fp16_accumulate_doubles_only_where_fp32_accumulate_runs_at_half_rate(gpu_name, factor):
+    """GeForce cards and the L40 (datasheet: 181.05 with FP32 accumulate, 362.1 with FP16) run FP32
+    accumulate at half rate; TITAN RTX, the L40S and workstation cards at full rate."""
+
+    row = specs.lookup(gpu_name)
+    assert prec.fp16_accumulate_tflops(row) == pytest.approx(factor * row["fp16_tensor_tflops"])

@@ -88,8 +88,8 @@ TRT_MAX_NUM_TOKENS = 8192
 #: kernels reach, and the CUDA-core operations per weight and 128-token column tile they spend
 #: unpacking and rescaling.
 LLAMA_CPP_2025 = {
-    "gemv_bytes_per_sm_cycle": 7.0,
-    "launch_s": 4e-6,
+    "gemv_bytes_per_sm_cycle": 6.0,
+    "launch_s": 0.0,
     "mmq_tensor_share": 0.7,
     "mmq_ops_per_weight": 24.0,
 }

@@ -46,9 +46,11 @@ OVERLAPS = ("backward", "none")
 
 
 def default_link(gpu: pd.Series | dict) -> str:
-    """The link GPUs of this kind have without accessories: NVLink on SXM boards, none between
-    GeForce cards (no peer-to-peer), PCIe peer-to-peer otherwise."""
-    if float(gpu.get("nvlink_gbs") or 0) > 0 and str(gpu.get("form_factor", "")).startswith("SXM"):
+    """The link GPUs of this kind have without accessories: NVLink on SXM boards and Grace
+    superchips, none between GeForce cards (no peer-to-peer), PCIe peer-to-peer otherwise."""
+    if float(gpu.get("nvlink_gbs") or 0) > 0 and str(gpu.get("form_factor", "")).startswith(
+        ("SXM", "Superchip")
+    ):
         return "nvlink"
     if str(gpu.get("segment", "")) == "consumer":
         return "host"
