@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from . import _atomic
-from .price_refresh import refreshed_path
-from .resources import DATA_DIR
+from .resources import DATA_DIR, refreshed_path
 
 T = TypeVar("T")
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import logging
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import date
@@ -23,11 +22,8 @@ from pathlib import Path
 
 from . import _atomic, specs
 from .errors import GpukitError
+from .resources import refreshed_path
 
-#: Where refreshed prices go: ``$GPUKIT_PRICES_DIR``, else ``$XDG_DATA_HOME/gpukit``, else
-#: ``~/.local/share/gpukit``.
-ENV = "GPUKIT_PRICES_DIR"
-REFRESHED_NAME = "cloud_prices_refreshed.csv"
 #: Where the offers come from, for each row's ``source_url``.
 GPUHUNT_URL = "https://github.com/dstackai/gpuhunt"
 
@@ -66,15 +62,6 @@ SXM_PROVIDERS = ("aws", "gcp", "azure", "oci")
 
 class NoNetwork(GpukitError):
     """The live catalogue could not be reached."""
-
-
-def refreshed_path() -> Path:
-    """The user-level file of refreshed cloud prices (it may not exist)."""
-    base = os.environ.get(ENV)
-    if base:
-        return Path(base) / REFRESHED_NAME
-    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(data_home) / "gpukit" / REFRESHED_NAME
 
 
 def catalogue_gpu(

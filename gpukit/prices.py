@@ -24,8 +24,7 @@ import pandas as pd
 from . import price_checks, specs
 from ._csv import Field, parse_rows, read_rows, to_frame
 from .errors import DataError, Problem, UnknownGPUError
-from .price_refresh import refreshed_path
-from .resources import DATA_DIR
+from .resources import DATA_DIR, refreshed_path
 
 PURCHASE_PATH = DATA_DIR / "prices.csv"
 CLOUD_PATH = DATA_DIR / "cloud_prices.csv"
@@ -224,7 +223,7 @@ def load_prices(
     as_of: date | str | None = None,
 ) -> Prices:
     """The shipped prices, overridden and extended by the refreshed cloud offers (``gpukit prices
-    refresh``: :func:`gpukit.price_refresh.refreshed_path`, where there are any) and then by the
+    refresh``: :func:`gpukit.resources.refreshed_path`, where there are any) and then by the
     user's own price files; with ``as_of``
     (a date or YYYY-MM-DD), the prices that held on that day (:meth:`Prices.as_of`)."""
     if max_age_days is None or max_age_days < 1:

@@ -1,4 +1,5 @@
-"""Where gpukit finds its shipped files: the data folder, the notebooks and the default output folder.
+"""Where gpukit finds its files: the shipped data folder, the notebooks, the default output folder,
+and the user-level file of refreshed cloud prices.
 
 A source checkout (``make setup``, an editable install) keeps ``data/`` and ``notebooks/`` beside
 the package; an installed wheel (``pip install .``) carries them inside the package as
@@ -37,3 +38,17 @@ DATA_DIR = _locate("GPUKIT_DATA_DIR", "data")
 NOTEBOOKS_DIR = _locate("GPUKIT_NOTEBOOKS_DIR", "notebooks")
 #: Where reports go by default: ``outputs/`` of the checkout, or of the working folder when installed.
 OUTPUTS_DIR = (SOURCE_ROOT if SOURCE_ROOT is not None else Path.cwd()) / "outputs"
+
+#: Where ``gpukit prices refresh`` writes the offers it fetched: ``$GPUKIT_PRICES_DIR``, else
+#: ``$XDG_DATA_HOME/gpukit``, else ``~/.local/share/gpukit``.
+PRICES_DIR_ENV = "GPUKIT_PRICES_DIR"
+REFRESHED_NAME = "cloud_prices_refreshed.csv"
+
+
+def refreshed_path() -> Path:
+    """The user-level file of refreshed cloud prices (it may not exist)."""
+    base = os.environ.get(PRICES_DIR_ENV)
+    if base:
+        return Path(base) / REFRESHED_NAME
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home) / "gpukit" / REFRESHED_NAME

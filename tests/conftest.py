@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpukit import cache, price_refresh, specs
+from gpukit import cache, resources, specs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,7 +65,7 @@ def _a_cache_of_the_tests_own(tmp_path_factory):
 
     os.environ[cache.ENV] = str(tmp_path_factory.mktemp("gpukit-cache"))
     # and never read the user's refreshed cloud prices (gpukit prices refresh)
-    os.environ[price_refresh.ENV] = str(tmp_path_factory.mktemp("gpukit-prices"))
+    os.environ[resources.PRICES_DIR_ENV] = str(tmp_path_factory.mktemp("gpukit-prices"))
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ import gpuhunt
 import pytest
 from gpuhunt._internal import storage
 
-from gpukit import cli, price_refresh, prices, specs
+from gpukit import cli, price_refresh, prices, resources, specs
 
 FAKES = Path(__file__).parent / "fakes" / "gpuhunt"
 TODAY = date(2026, 12, 5)
@@ -28,7 +28,7 @@ def recorded_offers() -> list:
 
 @pytest.fixture
 def prices_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv(price_refresh.ENV, str(tmp_path))
+    monkeypatch.setenv(resources.PRICES_DIR_ENV, str(tmp_path))
     return tmp_path
 
 
@@ -79,7 +79,7 @@ def test_offers_become_dated_per_gpu_rows_of_the_cloud_schema():
 
 def test_refresh_writes_the_user_level_file_and_every_command_merges_it(prices_dir, capsys):
     done = price_refresh.refresh(fetch=recorded_offers, today=TODAY)
-    assert done["path"] == prices_dir / price_refresh.REFRESHED_NAME and done["rows"] == 12
+    assert done["path"] == prices_dir / resources.REFRESHED_NAME and done["rows"] == 12
     assert done["providers"] == 3 and done["gpus"] == 9
     written = prices.read_price_file(done["path"], "cloud", today=TODAY)
     assert len(written) == 12 and set(written["region"]) >= {"us-east-1", "EU-RO-1"}
@@ -95,7 +95,7 @@ def test_refresh_writes_the_user_level_file_and_every_command_merges_it(prices_d
 
 
 def test_offline_refresh_says_so_in_one_line_and_keeps_what_is_there(prices_dir, monkeypatch, capsys):
-    kept = prices_dir / price_refresh.REFRESHED_NAME
+    kept = prices_dir / resources.REFRESHED_NAME
     price_refresh.refresh(fetch=recorded_offers, today=TODAY)
     before = kept.read_bytes()
 

@@ -8,7 +8,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from .. import price_refresh, prices
+from .. import price_refresh, prices, resources
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -67,7 +67,7 @@ def run_refresh(args: argparse.Namespace) -> int:
 
 
 def run_where(args: argparse.Namespace) -> int:
-    path = price_refresh.refreshed_path()
+    path = resources.refreshed_path()
     if not path.is_file():
         print(
             f"No refreshed prices ({path} does not exist): the shipped prices are in use; gpukit prices refresh."

@@ -313,3 +313,15 @@ def default_efficiency():
     ways (``docs/accuracy/llm.md`` gives both counts), each GPU's copy share fits fewer pairs, in
     decode and in prefill."""
     return replace(DEFAULT_EFFICIENCY, measured_bandwidth=False)
+
+
+def check_engine_weights(engine: Engine, weights: str) -> None:
+    """A clear error where ``engine`` does not serve ``weights`` (llama.cpp serves GGUF files, the
+    PyTorch engines their own formats), naming the engines that do."""
+    key = str(weights).strip().lower()
+    if key not in engine.weights:
+        serving = [e.name for e in ENGINES.values() if key in e.weights]
+        raise ParameterError(
+            f"{engine.name} does not serve {weights} weights (it serves {', '.join(engine.weights)}); "
+            + (f"use --engine {' or '.join(serving)}" if serving else "no engine here serves them")
+        )

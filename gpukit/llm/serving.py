@@ -30,11 +30,10 @@ from .. import precision as prec
 from ..errors import ParameterError
 from ..search import largest_passing
 from ..units import GIB
-from .engines import Engine, default_engine, resolve_engine
+from .engines import Engine, check_engine_weights, default_engine, resolve_engine
 from .memory import inference_memory
 from .models import LLM, _check_positive, resolve_model, weights_format
 from .speed import speeds
-from .tables import check_engine_weights
 
 #: The largest batch :func:`max_batch` searches (TensorRT-LLM's and vLLM's schedulers go past a
 #: thousand sequences only for short ones).

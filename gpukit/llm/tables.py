@@ -16,7 +16,7 @@ from .. import precision as prec
 from ..errors import ParameterError
 from ..search import largest_passing
 from ..units import GIB
-from .engines import ENGINES, Engine, default_engine, resolve_engine
+from .engines import Engine, check_engine_weights, default_engine, resolve_engine
 from .grading import decode_error_text, predict_reference
 from .memory import (
     FINETUNE_WEIGHTS,
@@ -248,18 +248,6 @@ def llm_table(
             weights
         ).bits_per_weight / 8 + batch * context * m.kv_bytes_per_token(kv)
     return frame
-
-
-def check_engine_weights(engine: Engine, weights: str) -> None:
-    """A clear error where ``engine`` does not serve ``weights`` (llama.cpp serves GGUF files, the
-    PyTorch engines their own formats), naming the engines that do."""
-    key = str(weights).strip().lower()
-    if key not in engine.weights:
-        serving = [e.name for e in ENGINES.values() if key in e.weights]
-        raise ParameterError(
-            f"{engine.name} does not serve {weights} weights (it serves {', '.join(engine.weights)}); "
-            + (f"use --engine {' or '.join(serving)}" if serving else "no engine here serves them")
-        )
 
 
 def published_check(

@@ -40,11 +40,12 @@ from .parameters import (
     plan_jobs,
     plan_parameters,
 )
-from .run import NotebookRun, Run, render_report, run_summary
+from .records import NotebookRun, Run
 
 # Internals the report-engine tests check, importable here as they were from the one module.
 from .run import _running_cell as _running_cell
 from .run import _switch_latest as _switch_latest
+from .run import render_report, run_summary
 
 __all__ = [
     "DEFAULT_CELL_TIMEOUT_S",

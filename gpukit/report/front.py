@@ -10,12 +10,9 @@ run leaves its part out, and the index says which page would fill it.
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
 
+from .records import NotebookRun, Run
 from .timing import notebook_time
-
-if TYPE_CHECKING:  # for annotations only: .run imports the index, which imports this module
-    from .run import NotebookRun, Run
 
 #: Each page of the report by the name after its number: its title, and the question it answers.
 SECTIONS = {

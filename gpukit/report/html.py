@@ -8,15 +8,12 @@ import html
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from nbconvert import HTMLExporter
 
 from .front import bottom_lines_html, money_html, pages_html
+from .records import Run
 from .timing import timing_html
-
-if TYPE_CHECKING:  # for annotations only: .run imports this module to write the pages
-    from .run import Run
 
 #: The page's look: the run's bar; code hidden unless asked for; a table of an output no wider
 #: than the page, scrolling sideways inside its own box, its scrollbar drawn where a system would

@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,37 +28,8 @@ from .engine import DEFAULT_CELL_TIMEOUT_S, Engine, PapermillEngine, _cell_limit
 from .html import index_html, notebook_html
 from .kernel import KERNEL_NAME
 from .parameters import discover_notebooks, load_params_file, plan_jobs, plan_parameters
+from .records import NotebookRun, Run
 from .schedule import Hooks, Job, Outcome, default_parallel, run_jobs, runs_alone
-
-
-@dataclass
-class NotebookRun:
-    """One executed notebook of a run (a head-to-head notebook once per pair)."""
-
-    name: str
-    parameters: dict
-    title: str = ""
-    status: str = "pending"  # ok | failed | interrupted
-    seconds: float | None = None  # executing it (its kernel's start to its last cell's end)
-    error: str | None = None
-    html: str | None = None
-    ipynb: str | None = None
-    start_s: float | None = None  # when it started, in seconds after the run's first notebook did
-
-
-@dataclass
-class Run:
-    """A whole report run: its id, notebooks, environment and where it was written."""
-
-    run_id: str
-    started: str
-    notebooks: list[NotebookRun] = field(default_factory=list)
-    environment: dict = field(default_factory=dict)
-    device: dict = field(default_factory=dict)
-    seconds: float | None = None
-    path: str | None = None
-    summary: dict = field(default_factory=dict)
-    parallel: int = 1  # notebooks executed at once, at most
 
 
 def run_summary(folder: Path) -> dict:

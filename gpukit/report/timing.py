@@ -4,10 +4,8 @@ at once where they can, so the run's total is less than their sum), and the tota
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # for annotations only: .run imports the index, which imports this module
-    from .run import NotebookRun, Run
+from .records import NotebookRun, Run
 
 
 def seconds_text(seconds: float | None) -> str:
