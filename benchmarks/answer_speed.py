@@ -29,7 +29,7 @@ from pathlib import Path
 
 from _report import publish
 
-from gpukit import device
+from gpukit.bench import device
 
 TARGET_S = 2.0
 REPORT_TARGET_S = 60.0

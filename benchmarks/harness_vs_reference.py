@@ -27,7 +27,9 @@ from datetime import UTC, datetime
 import numpy as np
 from _report import publish
 
-from gpukit import bench, device, results, workloads
+from gpukit.bench import device, results, workloads
+from gpukit.bench import harness as bench
+from gpukit.quiet import quiet_tensorflow
 
 SIZES = (1024, 2048, 3072)
 BLOCKS = 11  # timed blocks per reference; the median and the range are reported
@@ -35,7 +37,7 @@ BLOCKS = 11  # timed blocks per reference; the median and the range are reported
 
 def bare_tf_loop(n: int, target_s: float = 0.5) -> list[float]:
     """Per-step seconds of a hand-timed loop of the same compiled matmul (one value per block)."""
-    tf = device.quiet_tensorflow()
+    tf = quiet_tensorflow()
     tf.config.experimental.enable_tensor_float_32_execution(False)
     a = tf.random.uniform((n, n))
     b = tf.random.uniform((n, n))
@@ -82,7 +84,7 @@ def harness(n: int, info: workloads.DeviceInfo):
 
 def overhead(info: workloads.DeviceInfo) -> tuple[float, float]:
     """Per-step seconds of a trivial compiled step: through the harness, and in a bare loop."""
-    tf = device.quiet_tensorflow()
+    tf = quiet_tensorflow()
     x = tf.constant(1.0)
     step = tf.function(lambda: x + 1.0)
     timing = bench.measure(step, bench.Settings(min_time_s=2.0, min_samples=BLOCKS, min_sample_s=0.05))

@@ -19,8 +19,9 @@ import time
 import llm_page as page
 from _report import publish
 
-from gpukit import device, llm, specs
-from gpukit import workloads as wl
+from gpukit import llm, specs
+from gpukit.bench import device
+from gpukit.bench import workloads as wl
 
 
 def markdown(measure: bool = True) -> str:

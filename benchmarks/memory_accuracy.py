@@ -7,7 +7,7 @@ It writes the per-family summary and every case to a Markdown file, each section
 function of ``memory_page`` (beside this script), and the per-family error bands that ``gpukit
 fit`` quotes to ``data/memory_error.csv``.
 
-The grid: keras.applications CNNs and the Keras-layer models of ``gpukit.zoo`` (transformer
+The grid: keras.applications CNNs and the Keras-layer models of ``gpukit.models.zoo`` (transformer
 encoder, causal decoder, ViT, LSTM, bidirectional GRU, 1-D CNN with a SimpleRNN, BERT-shaped
 encoder, a plain image CNN), batch sizes 2, 8 and 32, training with sgd, momentum, adam, adamw and rmsprop, and
 inference, in float32 (at batch 2 adam only); and at batch 8 the two mixed policies (adam training
@@ -48,7 +48,9 @@ from pathlib import Path
 import memory_page as page
 from _report import publish
 
-from gpukit import _atomic, device, memory, zoo
+from gpukit import _atomic, memory
+from gpukit.bench import device
+from gpukit.models import zoo
 
 #: keras.applications families with an input size each accepts, kept small for a CPU.
 CNNS = {

@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 
 from _report import publish
 
-from gpukit import device, memory
+from gpukit import memory
+from gpukit.bench import device
 from gpukit.errors import GpukitError
 
 #: model:batch:precision:optimizer:mode[:input] — each shows one thing the estimate counts or cannot see.

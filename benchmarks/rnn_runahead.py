@@ -9,7 +9,7 @@ is measured with one (``TF_NUM_INTEROP_THREADS=1``) and with what ``gpukit.memor
 gives every measurement (at least two). Where the loop runs ahead, the excess of the measured peak
 over the estimate (which counts one gradient) is a number of kernel-sized gradients.
 
-The grid: ``gpukit.zoo.lstm`` at hidden sizes 128/256/512 (kernels grow as hidden squared, the
+The grid: ``gpukit.models.zoo.lstm`` at hidden sizes 128/256/512 (kernels grow as hidden squared, the
 per-step activations linearly), batches 2/8/32, plain SGD training, each case in a fresh process
 ``--repeats`` times per thread setting.
 
@@ -43,7 +43,9 @@ from pathlib import Path
 
 from _report import publish
 
-from gpukit import _atomic, device, memory, zoo
+from gpukit import _atomic, memory
+from gpukit.bench import device
+from gpukit.models import zoo
 
 HIDDEN = (128, 256, 512)
 BATCHES = (2, 8, 32)
@@ -176,7 +178,7 @@ def markdown(sets: list[dict]) -> str:
         "",
         f"Written by `benchmarks/rnn_runahead.py` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC "
         f"on {info['kind'].upper()} {info['name']}; every figure is what a run measured. "
-        "`gpukit.zoo.lstm` (two LSTMs over 64 embedded tokens), each case in a fresh "
+        "`gpukit.models.zoo.lstm` (two LSTMs over 64 embedded tokens), each case in a fresh "
         "process; measured is the allocator's peak over one step "
         "(as in `docs/accuracy/memory.md`), predicted is `gpukit.memory`'s `tensor_bytes`. Each case ran with "
         f"one inter-op thread (TensorFlow's executor pool) and with {many}, as every measurement of the kit "

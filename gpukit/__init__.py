@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from . import _moved
 from .errors import DataError, GpukitError, ParameterError, ReportError, UnknownGPUError
 from .specs import load_catalogue, lookup, resolve
+
+_moved.install()  # the modules that moved into packages, at their old names for one release
 
 try:
     __version__ = version("gpukit")

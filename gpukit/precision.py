@@ -27,7 +27,6 @@ import difflib
 from dataclasses import dataclass
 
 from .errors import GpukitError, ParameterError
-from .specs.tensor_rules import half_rate_fp32_accumulate
 
 
 @dataclass(frozen=True)
@@ -242,11 +241,33 @@ def device_math(precision: str, kind: str, compute_capability: str | None = None
     return math_of(precision, ampere, has_bf16, where)
 
 
+def is_geforce(row) -> bool:
+    """Whether a catalogue GPU is a GeForce card (by its name; a TITAN is not)."""
+    return str(row["gpu"]).casefold().startswith("geforce")
+
+
+#: Cards outside GeForce that run FP16 with FP32 accumulate at half rate, and the datasheet that
+#: says so: the L40's lists "Peak FP16 Tensor TFLOPS with FP32 Accumulate 181.05 | 362.1" beside
+#: 362.1 | 724.2 with FP16 accumulate (the L40S runs both at full rate).
+HALF_RATE_FP32_ACCUMULATE = {
+    "L40": "https://images.nvidia.com/content/Solutions/data-center/vgpu-L40-datasheet.pdf"
+}
+
+
+def half_rate_fp32_accumulate(row) -> bool:
+    """Whether a card runs FP16 with FP32 accumulate at half its tensor cores' FP16 rate: GeForce
+    cards (TITAN and workstation cards run it at full rate) and :data:`HALF_RATE_FP32_ACCUMULATE`.
+    Volta's first tensor cores ran both at one rate, GeForce or not."""
+    if str(row["compute_capability"]) == "7.0":
+        return False
+    return is_geforce(row) or row["gpu"] in HALF_RATE_FP32_ACCUMULATE
+
+
 def fp16_accumulate_tflops(row) -> float | None:
     """Dense FP16 tensor TFLOPS with FP16 accumulation. The catalogue records FP32 accumulation;
     GeForce cards and the L40 run that at half their FP16-accumulate rate (the GA102, Ada and RTX
     Blackwell whitepapers' appendix tables and the L40's datasheet, quoted in the catalogue's
-    notes: :func:`gpukit.specs.tensor_rules.half_rate_fp32_accumulate`), every other card at the same."""
+    notes: :func:`half_rate_fp32_accumulate`), every other card at the same."""
     base = row.get("fp16_tensor_tflops")
     if base is None or base != base:
         return None

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
-from gpukit import results as res
+from gpukit.bench import results as res
 
 GPU_A5000 = {
     "kind": "gpu",

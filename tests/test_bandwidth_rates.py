@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from documents import first_row, problems_text, write_csv
 
-from gpukit import bandwidth_rates as br
 from gpukit import llm
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError
+from gpukit.specs import bandwidth_rates as br
 
 
 @pytest.fixture(scope="module")

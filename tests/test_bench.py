@@ -7,10 +7,12 @@ import threading
 
 import pytest
 
-from gpukit import bench, graph, workloads
+from gpukit import graph
+from gpukit.bench import harness as bench
+from gpukit.bench import workloads
+from gpukit.bench.results import Record
+from gpukit.bench.workloads import Config, DeviceInfo
 from gpukit.errors import ParameterError
-from gpukit.results import Record
-from gpukit.workloads import Config, DeviceInfo
 
 CPU = DeviceInfo("cpu")
 FAST = bench.Settings(warmup_steps=1, warmup_min_s=0.0, min_sample_s=0.005, min_time_s=0.05, min_samples=3)
@@ -152,11 +154,11 @@ def test_brief_measuring_compiles_warms_once_then_takes_three_samples():
 
 def _stub_run(monkeypatch, device: DeviceInfo) -> list:
     """run_benchmarks on a stand-in ``device``: nothing built or timed, each configuration's settings kept."""
-    import gpukit.device
+    import gpukit.bench.device
 
     seen = []
     monkeypatch.setattr(bench, "attached_device", lambda: (device, {"kind": device.kind, "name": "stand-in"}))
-    monkeypatch.setattr(gpukit.device, "bench_environment", lambda xla=False: {})
+    monkeypatch.setattr(gpukit.bench.device, "bench_environment", lambda xla=False: {})
     monkeypatch.setattr(
         bench,
         "run_config",
@@ -223,7 +225,7 @@ def test_transformer_counts_by_hand():
 def test_keras_flops_of_a_small_model_and_resnet50():
     import keras
 
-    from gpukit.device import quiet_tensorflow
+    from gpukit.quiet import quiet_tensorflow
 
     quiet_tensorflow()
     inputs = keras.Input((8, 8, 3))
@@ -294,8 +296,8 @@ def test_a_tiny_transformer_trains_and_counts_tokens():
 def test_a_training_step_is_traced_once_with_its_optimizer_built_first(policy):
     import keras
 
-    from gpukit.device import quiet_tensorflow
-    from gpukit.models import train_step
+    from gpukit.models.registry import train_step
+    from gpukit.quiet import quiet_tensorflow
 
     tf = quiet_tensorflow()
     keras.mixed_precision.set_global_policy(policy)
@@ -377,7 +379,7 @@ def test_failures_do_not_stop_the_run(monkeypatch):
 def test_precision_scope_restores_policy_and_tf32():
     import keras
 
-    from gpukit.device import quiet_tensorflow
+    from gpukit.quiet import quiet_tensorflow
 
     tf = quiet_tensorflow()
     before = tf.config.experimental.tensor_float_32_execution_enabled()
@@ -402,7 +404,7 @@ def test_subprocess_isolation_ok_oom_and_timeout():
 
 
 def test_catalogue_match_of_gpu_names():
-    from gpukit.device import match_catalogue
+    from gpukit.bench.device import match_catalogue
 
     assert match_catalogue("NVIDIA A100-SXM4-80GB")[0] == "A100 SXM4 80GB"
     assert match_catalogue("Tesla V100-PCIE-16GB")[0] == "V100 PCIe 16GB"
@@ -416,7 +418,7 @@ def test_catalogue_match_of_gpu_names():
 
 
 def _gpu():
-    from gpukit.device import nvidia_smi  # asks nvidia-smi, not TensorFlow: deciding to skip loads nothing
+    from gpukit.bench.device import nvidia_smi
 
     return nvidia_smi()
 
@@ -432,7 +434,7 @@ gpu_only = pytest.mark.skipif(
 @pytest.mark.tensorflow
 @gpu_only
 def test_on_a_gpu_fp32_turns_tf32_off_and_tf32_turns_it_on():
-    from gpukit.device import describe_attached
+    from gpukit.bench.device import describe_attached
 
     info = describe_attached()
     dev = DeviceInfo("gpu", info["compute_capability"])

@@ -16,7 +16,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from gpukit import labels, report
+from gpukit import report
+from gpukit.present import labels
 
 pytestmark = pytest.mark.notebooks
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpukit import claims
+from gpukit.compare import claims
 from gpukit.errors import DataError
 
 HEADER = "source,gpu,field,relation,claimed_value,other_gpu,quote\n"

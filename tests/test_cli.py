@@ -253,7 +253,7 @@ def test_bench_end_to_end_on_this_device(tmp_path):
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     assert [r["configuration"] for r in rows] == ["bandwidth scale 128 MiB", "bandwidth add 128 MiB"]
     assert all(r["status"] == "ok" and float(r["throughput"]) > 0 and r["unit"] == "GB/s" for r in rows)
-    from gpukit import results as res
+    from gpukit.bench import results as res
 
     doc = res.load(out)
     assert doc.tensorflow != "?" and doc.device.kind in ("cpu", "gpu")

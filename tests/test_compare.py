@@ -8,10 +8,11 @@ import re
 import pandas as pd
 import pytest
 
-from gpukit import cli, compare, memory, specs, tables
+from gpukit import cli, compare, memory, specs
 from gpukit import perfmodel as pm
 from gpukit.compare.verdicts import cost_verdicts, speed_verdicts
 from gpukit.errors import ParameterError
+from gpukit.present import tables
 from gpukit.units import figure
 
 pytestmark = pytest.mark.tensorflow  # the comparisons profile ResNet-50 and Keras models
@@ -196,7 +197,7 @@ def test_no_price_means_no_cost_verdict():
 
 
 def test_cost_verdicts_to_buy_own_rent_and_per_unit_of_work(tmp_path, gpu, monkeypatch):
-    from gpukit import prices
+    from gpukit.prices import book as prices
 
     # the test's own rates alone: the shipped offers would join the market median
     only = tmp_path / "no-shipped-rent.csv"
@@ -255,7 +256,7 @@ def test_a_price_note_sits_on_the_row_of_that_price(tmp_path, monkeypatch):
     the cloud row names whose rate each card's is and when it was read."""
     import pandas as pd
 
-    from gpukit import prices
+    from gpukit.prices import book as prices
 
     shipped = tmp_path / "shipped-rent.csv"  # the shipped cloud rates would win over a stale one
     shipped.write_text(
@@ -338,7 +339,8 @@ def test_report_renders_the_pair_notebook_once_per_pair():
 
 
 def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are():
-    from gpukit import perfmodel, workshop
+    from gpukit import perfmodel
+    from gpukit.lab import workshop
 
     assert workshop.answer("q1", False).text == workshop.HIDDEN
     text = workshop.answer("q2", True).text
@@ -359,7 +361,8 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
     assert all(v in llm_text for v in verdicts) and llm.grading_statement() in llm_text
     assert workshop.answer("q6", False).text == workshop.HIDDEN
     # datasheet or delivered: the cost table's sustained TFLOPS and the rent per delivered TFLOPS-hour
-    from gpukit import cost, prices
+    from gpukit.prices import book as prices
+    from gpukit.prices import cost
 
     sustained = workshop.answer("q7", True).text
     table = cost.cost_table(prices.load_prices(), list(workshop.SUSTAINED_GPUS), ["fp16"])
@@ -395,7 +398,7 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
 
 
 def test_the_explorer_widget_recomputes_for_the_right_gpu():
-    from gpukit import explore
+    from gpukit.lab import explore
 
     result = compare.compare(
         "RTX A4000",
@@ -416,7 +419,8 @@ def test_cost_verdicts_compare_the_same_kind_of_price():
     """A used price against a new one compares nothing: the pair takes a kind both cards have."""
     import pandas as pd
 
-    from gpukit import cost, prices
+    from gpukit.prices import book as prices
+    from gpukit.prices import cost
 
     book = prices.load_prices()
     assert cost.common_kind(book, ["A40", "V100 PCIe 16GB"]) == "used"  # the V100 PCIe has no street price
@@ -518,7 +522,7 @@ def test_each_speedup_carries_the_models_measured_error_and_the_published_figure
 def priced_pair(tmp_path_factory):
     """RTX A4000 against RTX A5000 training BERT-base at 128 tokens, at the test's own prices (the
     shipped cloud offers set aside: they would join the market median)."""
-    from gpukit import prices
+    from gpukit.prices import book as prices
 
     folder = tmp_path_factory.mktemp("prices")
     patch = pytest.MonkeyPatch()
@@ -660,7 +664,7 @@ def test_the_bottom_line_is_shown_under_the_cards_names_and_saved_for_the_index(
     priced_pair, tmp_path, monkeypatch
 ):
     from gpukit import plots
-    from gpukit.results import RUN_DIR_ENV
+    from gpukit.bench.results import RUN_DIR_ENV
 
     line = compare.bottom_line(priced_pair)
     page = tables.show(compare.bottom_line_table(priced_pair, line)).to_html()

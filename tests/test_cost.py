@@ -6,8 +6,10 @@ from datetime import date
 
 import pytest
 
-from gpukit import cost, matmul_rates, prices
 from gpukit.errors import DataError, ParameterError
+from gpukit.prices import book as prices
+from gpukit.prices import cost
+from gpukit.specs import matmul_rates
 
 TODAY = date(2026, 11, 29)
 

@@ -14,7 +14,8 @@ import sys
 
 import pytest
 
-from gpukit import bench, distributed, results
+from gpukit.bench import distributed, results
+from gpukit.bench import harness as bench
 from gpukit.errors import ParameterError
 
 pytestmark = pytest.mark.tensorflow

@@ -1,5 +1,5 @@
 """The GPU-only branches, run on a fake GPU: recorded nvidia-smi outputs (tests/fakes/, cited in its
-README), fake TensorFlow device views through gpukit.device's seams (physical_gpus, gpu_details,
+README), fake TensorFlow device views through gpukit.bench.device's seams (physical_gpus, gpu_details,
 nvidia_smi), fake and real child processes, and TensorFlow's out-of-memory messages as recorded.
 
 Nothing here imports TensorFlow except the tests marked ``tensorflow``.
@@ -16,11 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from gpukit import bench, device, memory, runner, specs, workloads
+from gpukit import memory, specs
+from gpukit.bench import device, runner, workloads
+from gpukit.bench import harness as bench
+from gpukit.bench.results import Record, Results
+from gpukit.bench.workloads import Config, DeviceInfo
 from gpukit.errors import GpukitError
 from gpukit.precision import MATH_PEAK_COLUMN, Unsupported, device_math
-from gpukit.results import Record, Results
-from gpukit.workloads import Config, DeviceInfo
+from gpukit.quiet import quiet_tensorflow
 
 FAKES = Path(__file__).resolve().parent / "fakes"
 SMI_DIR = FAKES / "nvidia-smi"
@@ -546,7 +549,7 @@ def test_plan_on_an_uncatalogued_gpu_has_no_peaks(monkeypatch):
 
 
 class FakeChildren:
-    """Stands in for ``gpukit.runner.run``: answers as ``bench.config_child`` in a child would (an ok
+    """Stands in for ``gpukit.bench.runner.run``: answers as ``bench.config_child`` in a child would (an ok
     record, a skipped one for math the device lacks), or with the failure given per configuration label."""
 
     def __init__(self, failures: dict | None = None):
@@ -724,7 +727,7 @@ def test_oom_exception_types_without_tensorflow():
 
 @pytest.mark.tensorflow
 def test_tensorflow_exception_types():
-    tf = device.quiet_tensorflow()
+    tf = quiet_tensorflow()
     exhausted = tf.errors.ResourceExhaustedError(None, None, TENSOR_OOM.split(": ", 1)[1])
     assert runner.classify(exhausted) == ("oom", "ResourceExhaustedError: " + TENSOR_OOM.split(": ", 1)[1])
     cublas = tf.errors.InternalError(None, None, "failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED")

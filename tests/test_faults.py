@@ -15,7 +15,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from gpukit import report, results
+from gpukit import report
+from gpukit.bench import results
 
 pytestmark = pytest.mark.notebooks
 

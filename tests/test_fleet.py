@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from documents import document, record
 
-from gpukit import fleet, perfmodel, report
+from gpukit import perfmodel, report
+from gpukit.bench import fleet
 
 pytestmark = []
 

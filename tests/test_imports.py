@@ -87,7 +87,47 @@ def test_no_module_imports_one_that_imports_it_back():
     assert _circles(graph) == []
 
 
+def test_no_package_imports_one_that_imports_it_back():
+    """Between packages too (``bench`` and ``models``, ``specs`` and ``precision``): a folder is one
+    concern, and its imports run one way."""
+    modules = _modules()
+
+    def top(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        graph.setdefault(top(name), set()).update(
+            top(m) for m in _imports(name, path, modules) if top(m) != top(name)
+        )
+    assert len(graph) > 20
+    assert _circles(graph) == []
+
+
 def test_the_circle_finder_finds_a_circle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _circles(graph) == [["a", "b", "c"]]
     assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_at_most_twelve_flat_modules_stay_at_the_top():
+    """The base modules every layer uses stay flat; every concern has its package."""
+    flat = sorted(p.stem for p in ROOT.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(flat) <= 12, flat
+
+
+def test_a_moved_module_is_found_at_its_old_name_as_the_same_module():
+    """For one release ``gpukit.cost`` and the other old names give the modules that moved: one
+    object, so that a patch of one is a patch of the other, and each keeps its own place."""
+    import importlib
+
+    from gpukit._moved import MOVED
+
+    for old, new in MOVED.items():
+        module = importlib.import_module(old)
+        assert module is importlib.import_module(new), old
+        assert module.__name__ == new and module.__spec__.name == new, old
+    from gpukit import cost
+    from gpukit.prices import cost as moved
+
+    assert cost is moved

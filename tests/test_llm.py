@@ -14,11 +14,14 @@ import pandas as pd
 import pytest
 from test_cli import table_headers
 
-from gpukit import bandwidth_rates, cli, cost, llm, matmul_rates, prices, specs
+from gpukit import cli, llm, specs
 from gpukit import precision as prec
-from gpukit import workloads as wl
+from gpukit.bench import workloads as wl
 from gpukit.errors import DataError, ParameterError
 from gpukit.perfmodel import DEFAULT_EFFICIENCY
+from gpukit.prices import book as prices
+from gpukit.prices import cost
+from gpukit.specs import bandwidth_rates, matmul_rates
 
 #: A small grouped-query, gated-FFN decoder to count by hand.
 TINY = llm.LLM(

@@ -10,9 +10,11 @@ import math
 import pandas as pd
 import pytest
 
-from gpukit import cli, cost, llm, prices
+from gpukit import cli, llm
 from gpukit import precision as prec
 from gpukit.errors import DataError, ParameterError
+from gpukit.prices import book as prices
+from gpukit.prices import cost
 
 
 def test_serving_is_the_decode_steps_and_the_prompts_between_them():

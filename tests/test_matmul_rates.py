@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from documents import first_row, problems_text, write_csv
 
-from gpukit import matmul_rates as mr
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError
+from gpukit.specs import matmul_rates as mr
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,10 @@ import io
 
 import pytest
 
-from gpukit import cli, llm, memory, models, zoo
-from gpukit import workloads as wl
+from gpukit import cli, llm, memory
+from gpukit.bench import workloads as wl
+from gpukit.models import registry as models
+from gpukit.models import zoo
 
 pytestmark = pytest.mark.tensorflow
 

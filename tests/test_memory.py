@@ -10,11 +10,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gpukit import cli, device, graph, memory, models, specs, zoo
-from gpukit.device import quiet_tensorflow
+from gpukit import cli, graph, memory, specs
+from gpukit.bench import device
 from gpukit.errors import GpukitError, ParameterError
 from gpukit.graph import Graph, Op, graph_of, transformer_graph
 from gpukit.memory import bands, measure
+from gpukit.models import registry as models
+from gpukit.models import zoo
+from gpukit.quiet import quiet_tensorflow
 
 MIB = 2**20
 

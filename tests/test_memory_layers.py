@@ -17,8 +17,10 @@ import pytest
 from tfsaved import loop_pushes, saved_bytes
 
 from gpukit import graph as walk
-from gpukit import memory, models, zoo
-from gpukit.device import quiet_tensorflow
+from gpukit import memory
+from gpukit.models import registry as models
+from gpukit.models import zoo
+from gpukit.quiet import quiet_tensorflow
 
 pytestmark = pytest.mark.tensorflow
 

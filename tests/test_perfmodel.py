@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from documents import GPU_A5000, record, results
 
-from gpukit import bandwidth_rates as br
-from gpukit import matmul_rates as mr
 from gpukit import perfmodel as pm
 from gpukit.errors import DataError, GpukitError, ParameterError
+from gpukit.specs import bandwidth_rates as br
+from gpukit.specs import matmul_rates as mr
 
 
 @pytest.fixture(scope="module")
@@ -682,7 +682,7 @@ def test_scaling_over_nvlink_pcie_and_host_memory_by_hand(gpu):
 def test_built_in_transformers_are_profiled_op_by_op():
     """bert-base through the same per-op profile as Keras models: every matmul's forward FLOPs are
     2 x its weights x tokens, plus attention's scores and weighted sum (2 x 2 s^2 h per layer)."""
-    from gpukit.models import TRANSFORMERS
+    from gpukit.models.registry import TRANSFORMERS
     from gpukit.perfmodel.profiles import profile
 
     spec = TRANSFORMERS["bert-base"]
@@ -773,7 +773,7 @@ def test_predict_says_what_was_graded_and_what_was_not(capsys):
 def test_squad_fine_tuning_is_bert_with_a_span_head():
     """bert-base-squad: BERT-base's encoder with SQuAD's two logits per token instead of the
     masked-LM head, 384 tokens by default, graded in sequences per second."""
-    from gpukit.models import TRANSFORMERS
+    from gpukit.models.registry import TRANSFORMERS
     from gpukit.perfmodel.profiles import profile
 
     spec = TRANSFORMERS["bert-base"]

@@ -28,9 +28,13 @@ import pytest  # noqa: E402
 from matplotlib.collections import PathCollection, PolyCollection, QuadMesh  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 
-from gpukit import claims, compare, cost, memory, perfmodel, plots, precision, prices, rank, results, specs  # noqa: E402
+from gpukit import compare, memory, perfmodel, plots, precision, rank, specs
+from gpukit.bench import results
+from gpukit.compare import claims
 from gpukit.errors import ParameterError  # noqa: E402
 from gpukit.plots import style  # noqa: E402
+from gpukit.prices import book as prices
+from gpukit.prices import cost
 
 #: A mix of architectures (Volta, Turing, Ampere, Hopper), by natural names.
 SAMPLE = ["A40", "V100", "RTX A4000", "H100 SXM5", "T4"]
@@ -844,7 +848,7 @@ def test_cost_figures_price_the_sustained_tflops_on_request(costs):
 
 
 def test_cost_per_tflop_figure_tick_labels_never_overlap(catalogue):
-    from gpukit import prices as price_data
+    from gpukit.prices import book as price_data
 
     fig = plots.cost_per_tflop_figure(cost.cost_table(price_data.load_prices(), catalogue=catalogue))
     fig.canvas.draw()
@@ -1447,13 +1451,13 @@ def test_the_test_inputs_never_import_tensorflow():
 
 
 def test_every_benchmark_workload_has_a_marker_and_colour():
-    from gpukit import workloads
+    from gpukit.bench import workloads
 
     assert set(plots.WORKLOAD_MARKERS) == set(workloads.UNITS)
 
 
 def test_sustained_share_figure_bars_are_the_measured_shares():
-    from gpukit import matmul_rates
+    from gpukit.specs import matmul_rates
 
     table = matmul_rates.rates()
     fig = plots.sustained_share_figure(table, matmul_rates.typical_share(table))

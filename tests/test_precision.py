@@ -8,8 +8,8 @@ import pytest
 
 from gpukit import cli, perfmodel, specs
 from gpukit import precision as prec
+from gpukit.bench.workloads import DeviceInfo
 from gpukit.errors import ParameterError
-from gpukit.workloads import DeviceInfo
 
 #: Every accepted spelling of the precisions a model runs in, with its canonical one.
 SPELLINGS = {
@@ -125,7 +125,7 @@ def _json(capsys, argv) -> list[dict]:
 @pytest.fixture
 def a100_attached(monkeypatch, cat):
     """`gpukit bench` sees an A100 (compute capability 8.0), without TensorFlow."""
-    from gpukit import bench
+    from gpukit.bench import harness as bench
 
     row = specs.records(specs.select(cat, ["A100 SXM4 80GB"]))[0]
     info = {

@@ -7,7 +7,10 @@ from datetime import date
 
 import pytest
 
-from gpukit import cli, cost, price_checks, prices
+from gpukit import cli
+from gpukit.prices import book as prices
+from gpukit.prices import checks as price_checks
+from gpukit.prices import cost
 
 TODAY = date(2026, 12, 5)
 

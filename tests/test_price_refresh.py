@@ -12,7 +12,9 @@ import gpuhunt
 import pytest
 from gpuhunt._internal import storage
 
-from gpukit import cli, price_refresh, prices, resources, specs
+from gpukit import cli, resources, specs
+from gpukit.prices import book as prices
+from gpukit.prices import refresh as price_refresh
 
 FAKES = Path(__file__).parent / "fakes" / "gpuhunt"
 TODAY = date(2026, 12, 5)

@@ -7,9 +7,10 @@ import json
 import pandas as pd
 import pytest
 
-from gpukit import cost, llm, memory, perfmodel, rank, specs
+from gpukit import llm, memory, perfmodel, rank, specs
 from gpukit.cli import main
 from gpukit.errors import ParameterError
+from gpukit.prices import cost
 from gpukit.units import figure
 
 #: Four cards that fit BERT-base at 128 tokens, one that has no street price in the test's file
@@ -338,7 +339,8 @@ def test_a_page_shows_the_bottom_line_then_the_table(buying):
 
 
 def test_the_explorer_ranks_as_its_controls_say(monkeypatch, cat, price_files):
-    from gpukit import explore, plots
+    from gpukit import plots
+    from gpukit.lab import explore
 
     asked, real = [], rank.rank
 

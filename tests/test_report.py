@@ -142,7 +142,7 @@ def test_a_hung_cell_times_out_with_a_real_kernel(tmp_path):
 
 
 def test_benchmark_notebook_saves_results_into_the_run(tmp_path):
-    from gpukit import results
+    from gpukit.bench import results
 
     run = report.render_report(
         out_dir=tmp_path,

@@ -22,10 +22,10 @@ from documents import GPU_A5000, document, write_notebook
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from gpukit import cli, report
+from gpukit.bench.results import RUN_DIR_ENV
 from gpukit.errors import ParameterError, ReportError
 from gpukit.report import kernel as report_kernel
 from gpukit.report import run as report_run
-from gpukit.results import RUN_DIR_ENV
 
 DEVICE = {"kind": "cpu", "name": "Test CPU (2 logical cores)", "gpus": [], "nvidia_smi": []}
 
@@ -891,7 +891,7 @@ class BenchmarkingFake(ConcurrentFake):
 
 
 def test_where_the_benchmark_found_no_gpu_the_device_is_not_probed_again(five, tmp_path, monkeypatch):
-    from gpukit import device
+    from gpukit.bench import device
 
     monkeypatch.setattr(device, "nvidia_smi", lambda: [])
     probed = []

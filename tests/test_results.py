@@ -8,7 +8,7 @@ import json
 import pytest
 from documents import GPU_A5000, document, record
 
-from gpukit import results as res
+from gpukit.bench import results as res
 from gpukit.errors import DataError
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpukit import labels, tables
+from gpukit.present import labels, tables
 
 
 def _frame(rows: int) -> pd.DataFrame:

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from gpukit import cache, walk_cache
+from gpukit import cache
 from gpukit.graph import Graph, Op
+from gpukit.models import walk_cache
 
 
 def _graph() -> Graph:
@@ -66,7 +67,9 @@ def test_built_once_then_read_and_built_again_for_other_code_or_keras(kept, monk
 def test_the_walk_code_digest_covers_the_walk_and_the_model_builders():
     digest = walk_cache.code_digest()
     assert digest and len(digest) == 64
-    assert {"graph", "models.py", "zoo.py"} <= set(walk_cache.WALK_CODE)
+    # the walk (graph/) and the model builders (models/: registry, zoo, this cache), every one there
+    assert {"graph", "models"} <= set(walk_cache.WALK_CODE)
+    assert all((walk_cache.PACKAGE_DIR / name).exists() for name in walk_cache.WALK_CODE)
 
 
 def test_a_torn_or_foreign_file_is_built_again_and_an_unwritable_cache_passed_over(kept, monkeypatch):
@@ -89,7 +92,8 @@ def test_off_builds_every_time_and_keeps_nothing(tmp_path, monkeypatch):
 
 @pytest.mark.tensorflow
 def test_a_kept_walk_estimates_as_the_built_one_and_needs_no_tensorflow(kept):
-    from gpukit import memory, models
+    from gpukit import memory
+    from gpukit.models import registry as models
 
     built = memory.Estimator("keras-cnn")  # builds the model: TensorFlow
     models._application_names_kept.cache_clear()  # this process may have read them elsewhere

@@ -29,9 +29,9 @@ NOT_ACTIVATIONS = {
 
 
 def _train_graph(model, batch: int):
-    from gpukit.device import quiet_tensorflow
     from gpukit.memory import loss_for
-    from gpukit.models import synthetic_batch
+    from gpukit.models.registry import synthetic_batch
+    from gpukit.quiet import quiet_tensorflow
 
     tf = quiet_tensorflow()
     import keras

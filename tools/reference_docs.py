@@ -4,7 +4,7 @@ they describe, so they cannot drift.
 - ``cli.md``: every ``gpukit`` command and option, from the parser (:func:`gpukit.cli.build_parser`);
 - ``notebook-parameters.md``: every notebook's parameters, from its ``parameters`` cell;
 - ``data-files.md``: the columns of the catalogue and the price files, from their schemas;
-- ``results-schema.md``: the fields of a results document's records, from :mod:`gpukit.results`;
+- ``results-schema.md``: the fields of a results document's records, from :mod:`gpukit.bench.results`;
 - the README's report pages, one line each, from the questions the report's index shows.
 
 Each generated block sits between two markers naming this script; the prose around it is
@@ -134,7 +134,7 @@ def _schema(fields) -> list[str]:
 
 
 def data_files() -> str:
-    from gpukit.prices import CLOUD_SCHEMA, PURCHASE_SCHEMA
+    from gpukit.prices.book import CLOUD_SCHEMA, PURCHASE_SCHEMA
     from gpukit.specs.catalogue import SCHEMA
 
     return "\n".join(
@@ -162,7 +162,7 @@ def _type(f: dataclasses.Field) -> str:
 
 
 def results_schema() -> str:
-    from gpukit import results
+    from gpukit.bench import results
 
     lines = [f"Schema version written: **{results.SCHEMA_VERSION}**.", ""]
     for cls, kind in ((results.Record, "bench"), (results.ScalingRecord, "scaling")):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpukit import bandwidth_rates, llm
+from gpukit import llm
+from gpukit.specs import bandwidth_rates
 
 from .variants import PER_SECOND_CAP, decode_cap_per_second, streaming_prompts
 
@@ -23,7 +24,7 @@ def ablations_section(ref) -> list[str]:
         "",
         _ablation(
             "With each GPU's memory at its own share of its datasheet bandwidth in published copy "
-            "kernels (`gpukit.bandwidth_rates`, as the performance model streams) instead of the "
+            "kernels (`gpukit.specs.bandwidth_rates`, as the performance model streams) instead of the "
             f"measured GPUs' median share ({bandwidth_rates.shipped_typical_share():.0%})",
             own,
         ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def decoder_memory_section(info: dict, measured: list[tuple[dict, dict]]) -> list[str]:
     """The benchmark decoder's allocator peak on the device ``info`` describes
-    (``gpukit.device.describe_attached``) against the estimate of its shape: ``measured`` holds each
+    (``gpukit.bench.device.describe_attached``) against the estimate of its shape: ``measured`` holds each
     size's parameters and what ``gpukit.llm.measure_decoder_memory`` gave for it."""
     out = [
         "",

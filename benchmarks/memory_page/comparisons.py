@@ -108,7 +108,7 @@ def other_cpu_section(rows: list[dict], other: dict, path: str) -> list[str]:
         "",
         f"{len(pairs)} of the cases above were measured on a CPU with other 16-bit instructions too "
         f"({other['cpu']}; the runs: `{path}`). A CPU without instructions for a 16-bit format multiplies its "
-        "matrices through float32 copies of both operands and the result (`gpukit.device.NATIVE_16BIT_FLAGS`); "
+        "matrices through float32 copies of both operands and the result (`gpukit.bench.device.NATIVE_16BIT_FLAGS`); "
         "a GPU's tensor cores do not. The grid's rows are the runs on the CPU with the instructions. Their peak "
         f"over the other CPU's: median {statistics.median(ratio):.2f}x, from {min(ratio):.2f}x to {max(ratio):.2f}x. "
         f"The estimate's median |error| is {statistics.median(errs_here):.1%} against the grid's runs "

@@ -46,7 +46,7 @@ def conditions_lines(rows: list[dict]) -> list[str]:
         "backward loop runs ahead in some runs): "
         + _per_family(rows, _recorded("onednn", lambda v: "oneDNN" if v else "Eigen")),
         "- the 16-bit formats the CPU of each 16-bit run had dot-product instructions for "
-        "(`gpukit.device.cpu_native_16bit`; without them a 16-bit matrix multiply works through float32 copies): "
+        "(`gpukit.bench.device.cpu_native_16bit`; without them a 16-bit matrix multiply works through float32 copies): "
         + "; ".join(
             f"{p} cases: {_per_family([r for r in rows if r['precision'] == p], _native_label)}"
             for p in ("bf16", "fp16")

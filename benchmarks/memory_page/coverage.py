@@ -74,9 +74,10 @@ def unseen_lines(other_cpu: bool) -> list[str]:
         "operands and the result (TensorFlow's `MatMul` and `BatchMatMul` kernels; its `Einsum` does not): "
         "inference of the encoder, whose attention and projections outweigh its float32 parts, then peaks above "
         "its float32 run. A GPU's tensor cores multiply 16-bit matrices as they are, and so does this CPU for "
-        "bfloat16 where it has AVX-512 BF16 or AMX (`gpukit.device.NATIVE_16BIT_FLAGS`) and runs oneDNN's kernels "
-        "(Eigen's, which the models with LSTM or GRU layers run, go through the copies all the same), so the "
-        "grid's bfloat16 cases are measured on such a CPU: the line above says which each family's runs had"
+        "bfloat16 where it has AVX-512 BF16 or AMX (`gpukit.bench.device.NATIVE_16BIT_FLAGS`) and runs "
+        "oneDNN's kernels (Eigen's, which the models with LSTM or GRU layers run, go through the copies all "
+        "the same), so the grid's bfloat16 cases are measured on such a CPU: the line above says which each "
+        "family's runs had"
         + (
             "; '16-bit formats on a CPU without their instructions' below compares them with runs on a CPU "
             "without."

@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from datetime import UTC, datetime
 
-from gpukit import device
+from gpukit.bench import device
 
 from .bands import BAND_KEYS, TOLERANCE, bands
 from .conditions import conditions_lines

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpukit import bandwidth_rates, matmul_rates, perfmodel
+from gpukit import perfmodel
+from gpukit.specs import bandwidth_rates, matmul_rates
 
 
 def _rates_section(
@@ -27,8 +28,8 @@ def _rates_section(
     without_label: str,
     with_label: str,
 ) -> list[str]:
-    """Published measurements of one rate per GPU (``rates``: ``gpukit.matmul_rates`` or
-    ``gpukit.bandwidth_rates``), and the grading with the model's ``flag`` off and on."""
+    """Published measurements of one rate per GPU (``rates``: ``gpukit.specs.matmul_rates`` or
+    ``gpukit.specs.bandwidth_rates``), and the grading with the model's ``flag`` off and on."""
     plain = replace(perfmodel.DEFAULT_EFFICIENCY, **{flag: False})
     without = perfmodel.summarize_by_family(perfmodel.validation_table(ref, plain, cat)).set_index("family")
     with_ = perfmodel.summarize_by_family(table).set_index("family")
@@ -78,7 +79,7 @@ def sustained_section(ref: pd.DataFrame, table: pd.DataFrame, scaling: pd.DataFr
         "measurements of the largest dense FP16/BF16 matmul rate (two maximum-achievable-matmul shape "
         "searches and one crowd-sourced square-matmul harness, every run with its source, harness and "
         "software); a GPU's rate is the median of its runs, and the model runs its tensor cores at that "
-        "share of the datasheet (`gpukit.matmul_rates`). These are measurements of other publications, "
+        "share of the datasheet (`gpukit.specs.matmul_rates`). These are measurements of other publications, "
         "not fitted to the graded speeds."
     )
     return _rates_section(
@@ -111,7 +112,7 @@ def bandwidth_section(ref: pd.DataFrame, table: pd.DataFrame, scaling: pd.DataFr
         "nvbandwidth device-local copies on cloud machines, doubled as nvbandwidth counts the bytes copied "
         "once; each counting the bytes read and written, every run with its source, kernel and harness); a "
         "GPU's rate is the median of its runs, and the model moves bytes at that share of the datasheet "
-        "bandwidth times the memory and stream efficiencies (`gpukit.bandwidth_rates`). These are "
+        "bandwidth times the memory and stream efficiencies (`gpukit.specs.bandwidth_rates`). These are "
         "measurements of other publications, not fitted to the graded speeds. A GDDR6 card's ECC costs it "
         "bandwidth: SpareCores' L40S streams 657 GB/s with ECC on and 763 with it off, its T4 235 and 284 "
         "(the rows say which); the cloud machines mostly run it on, so the medians are mostly ECC-on figures. "

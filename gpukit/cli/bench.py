@@ -1,7 +1,7 @@
 """``gpukit bench``: time TensorFlow workloads on the attached device, or their scaling over several
 devices under ``tf.distribute``; a table, CSV or the versioned results document as JSON.
 
-TensorFlow loads only when the workloads run (gpukit.bench and gpukit.distributed import it in their
+TensorFlow loads only when the workloads run (gpukit.bench and gpukit.bench.distributed import it in their
 calls, or in child processes), so ``--help``, ``--dry-run`` and bad names answer without it."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import json
 import os
 import sys
 
-from .. import bench, distributed, precision
+from .. import precision
+from ..bench import distributed
+from ..bench import harness as bench
 from ..errors import ParameterError
 from .formatting import format_table, rounded
 from .options import PRECISION_HELP, add_format_option, add_list_option

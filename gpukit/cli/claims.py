@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import claims
+from ..compare import claims
 from .formatting import emit, format_table
 from .options import add_format_option
 

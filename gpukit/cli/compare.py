@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import compare, fleet
+from .. import compare
+from ..bench import fleet
 from .formatting import format_table, rounded
 from .options import (
     PRECISION_HELP,

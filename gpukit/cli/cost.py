@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import cost, precision, prices
+from .. import precision
+from ..prices import book as prices
+from ..prices import cost
 from .formatting import emit, format_table, rounded
 from .options import (
     PRECISION_HELP,

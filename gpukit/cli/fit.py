@@ -2,7 +2,7 @@
 batch and GPU, and with ``--measure`` the peak one real step took on the attached device.
 
 TensorFlow loads only for what needs it (building a Keras model, ``--measure``), inside the calls of
-gpukit.memory and gpukit.device, never when this module is imported."""
+gpukit.memory and gpukit.bench.device, never when this module is imported."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import sys
 
 import pandas as pd
 
-from .. import device, memory, precision, specs, zoo
+from .. import memory, precision, specs
+from ..bench import device
 from ..errors import ParameterError
-from ..models import check_optimizer
+from ..models import zoo
+from ..models.registry import check_optimizer
 from ..units import MIB
 from .formatting import emit
 from .options import (

@@ -1,5 +1,5 @@
 """How the command prints: fixed-width tables and the one-GPU card with the headers and cells a reader
-takes in (:mod:`gpukit.labels`), and a frame written to stdout as CSV or JSON, raw column names and
+takes in (:mod:`gpukit.present.labels`), and a frame written to stdout as CSV or JSON, raw column names and
 full values, when ``--format`` asks for it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .. import labels
+from ..present import labels
 
 
 def format_value(value) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import fleet, perfmodel
+from .. import perfmodel
+from ..bench import fleet
 from ..errors import ParameterError
 from .formatting import emit, format_table, rounded
 from .options import (

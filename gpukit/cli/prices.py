@@ -8,7 +8,9 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from .. import price_refresh, prices, resources
+from .. import resources
+from ..prices import book as prices
+from ..prices import refresh as price_refresh
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     check = actions.add_parser(
         "check",
         help="the prices the sanity checks flag, with file, line and reason",
-        description="Every price the checks flag as it loads (gpukit.price_checks): a price many times its "
+        description="Every price the checks flag as it loads (gpukit.prices.checks): a price many times its "
         "variant siblings' of the same kind and year, used above new, a kind that does not fit its source, an "
         "hourly rate above what a new card costs over a few hundred hours. Flagged rows are kept and never "
         "used silently: cheapest and median leave them out and say so.",

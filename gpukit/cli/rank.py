@@ -9,9 +9,10 @@ import io
 import sys
 from pathlib import Path
 
-from .. import _atomic, cost, rank
+from .. import _atomic, rank
 from ..errors import ParameterError
 from ..llm import ENGINES
+from ..prices import cost
 from .formatting import emit, format_table, rounded
 from .options import PRECISION_HELP, add_format_option
 

@@ -8,7 +8,8 @@ import io
 import json
 import sys
 
-from .. import labels, specs
+from .. import specs
+from ..present import labels
 from .formatting import format_card, format_table, format_value
 from .options import add_format_option, add_gpu_option
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import _atomic, perfmodel
-from ..results import RUN_DIR_ENV
+from ..bench.results import RUN_DIR_ENV
 from ..units import figure
 from .comparison import Comparison
 from .numbers import num
@@ -181,7 +181,7 @@ def headers(c: Comparison) -> list[str]:
 
 def bottom_line_table(c: Comparison, line: pd.DataFrame | None = None) -> pd.DataFrame:
     """The bottom line (``line``, else :func:`bottom_line` of ``c``) under the headers a page
-    shows (:func:`headers`), for :func:`gpukit.tables.show`."""
+    shows (:func:`headers`), for :func:`gpukit.present.tables.show`."""
     frame = (bottom_line(c) if line is None else line)[list(COLUMNS)]
     return frame.set_axis(headers(c), axis="columns")
 

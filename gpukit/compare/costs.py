@@ -7,7 +7,9 @@ import math
 
 import pandas as pd
 
-from .. import cost, prices, specs
+from .. import specs
+from ..prices import book as prices
+from ..prices import cost
 from .numbers import num, ratio
 
 
@@ -49,7 +51,7 @@ def price_table(
     utilization: float,
     cat: pd.DataFrame,
 ) -> pd.DataFrame:
-    """:func:`gpukit.cost.cost_table` of the two cards at fp32 and fp16, at ``price_kind``."""
+    """:func:`gpukit.prices.cost.cost_table` of the two cards at fp32 and fp16, at ``price_kind``."""
     return cost.cost_table(
         book, [a, b], ["fp32", "fp16"], price_kind, electricity_usd_per_kwh, years, utilization, catalogue=cat
     )

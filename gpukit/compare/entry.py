@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .. import prices, specs
+from .. import specs
 from ..errors import ParameterError
+from ..prices import book as prices
 from .comparison import Comparison
 from .costs import common_price_kind, cost_rows, price_table
 from .tables import fit_models, fit_table, sequence_lengths, spec_table, throughput_table, value_table

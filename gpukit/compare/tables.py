@@ -9,7 +9,7 @@ import pandas as pd
 
 from .. import memory, perfmodel, rank, specs
 from ..errors import GpukitError, ParameterError
-from ..models import resolve_model, transformer_task
+from ..models.registry import resolve_model, transformer_task
 from ..perfmodel.reference import SYNTHETIC
 from .numbers import num, ratio
 from .published import published_speedups, published_text
@@ -160,7 +160,7 @@ def value_table(
     that fits each card, capped where throughput stops growing (``gpukit rank``'s rule), or at
     ``batch_size`` (a workload the memory estimate does not know keeps ``thr``'s figures and
     batch); then each card's purchase price and throughput per $1,000 of it, and its cloud rate
-    and dollars per million items (``prices``: the cards' rows of :func:`gpukit.cost.cost_table`,
+    and dollars per million items (``prices``: the cards' rows of :func:`gpukit.prices.cost.cost_table`,
     whose kind, provider and date each row carries)."""
     pair = cat[cat["gpu"].isin([a.name, b.name])]
     held = prices.drop_duplicates("gpu").set_index("gpu")

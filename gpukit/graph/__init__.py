@@ -12,7 +12,7 @@ both walks share.
 
 The memory model (:mod:`gpukit.memory`) simulates a step over this walk, the performance model
 (:mod:`gpukit.perfmodel`) turns it into per-op costs, and the benchmark workloads
-(:mod:`gpukit.workloads`) count a model's FLOPs with it. TensorFlow is needed only to build the
+(:mod:`gpukit.bench.workloads`) count a model's FLOPs with it. TensorFlow is needed only to build the
 model that is walked.
 """
 

@@ -21,7 +21,7 @@ def transformer_graph(
 ) -> Graph:
     """The walk of a built-in transformer shape (:class:`gpukit.models.TransformerSpec`) without
     building it: the ops TensorFlow runs for its equivalent made of Keras layers
-    (:func:`gpukit.zoo.spec_model`), with the same per-op rules as :func:`gpukit.graph.graph_of`,
+    (:func:`gpukit.models.zoo.spec_model`), with the same per-op rules as :func:`gpukit.graph.graph_of`,
     so that a 7-billion-parameter shape is walked in milliseconds. ``tests/test_memory_layers.py``
     checks that the two walks agree.
 

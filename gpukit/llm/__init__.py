@@ -38,7 +38,7 @@ JSON or YAML file of the same fields (:func:`load_model_file`).
   a latency-bound exchange of small messages (:data:`ALLREDUCE_LATENCY_S`).
 
 **Cost** per million generated tokens, renting and owning, comes from the price tables
-(:func:`gpukit.cost.work_cost_table`).
+(:func:`gpukit.prices.cost.work_cost_table`).
 
 The package's modules, one concern each: :mod:`.models` (the architectures and weights formats),
 :mod:`.memory` (what serving and fine-tuning need), :mod:`.engines` (llama.cpp and vLLM as data),

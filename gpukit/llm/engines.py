@@ -47,7 +47,7 @@ SCHED_COPIES = 4
 #: kernels): by Little's law, the loads it keeps in flight over the memory latency, the latency
 #: counted in the SM's own cycles (most of a load's round trip, through the load units, the
 #: on-chip network and L2, runs in the core clock's domain), so the rate rises with the clock. A
-#: GPU whose streaming bandwidth (:func:`gpukit.bandwidth_rates.streaming_gbs`) exceeds SMs x boost
+#: GPU whose streaming bandwidth (:func:`gpukit.specs.bandwidth_rates.streaming_gbs`) exceeds SMs x boost
 #: clock x this cannot reach it at batch 1 (the HBM data-centre cards). Read off the first source's
 #: decode measurements (``xiongjiedai-llama3``), where it fits more pairs than half a byte either
 #: side of it, and more than the best rate per second does (``docs/accuracy/llm.md`` grades the

@@ -4,16 +4,16 @@ in a fresh process, next to :func:`gpukit.llm.memory.inference_memory` of the sa
 from __future__ import annotations
 
 from .. import precision as prec
-from .. import runner
-from ..device import quiet_tensorflow
+from ..bench import runner
+from ..bench.workloads import decoder_step
 from ..memory import measure_env
-from ..workloads import decoder_step
+from ..quiet import quiet_tensorflow
 from .memory import inference_memory
 from .models import LLM
 
 
 def decoder_llm(params: dict) -> LLM:
-    """The architecture of the benchmark's decoder workload (:func:`gpukit.workloads.decoder_step`)."""
+    """The architecture of the benchmark's decoder workload (:func:`gpukit.bench.workloads.decoder_step`)."""
     return LLM(
         "bench-decoder",
         params["layers"],
@@ -29,7 +29,7 @@ def decoder_llm(params: dict) -> LLM:
 
 def measure_decoder_memory(params: dict, precision: str = "fp32", timeout_s: float = 600) -> dict:
     """The benchmark decoder's allocator peak over a prefill and a decode step (in a fresh process,
-    :func:`gpukit.runner.run`), next to :func:`inference_memory` of the same shape: weights at the
+    :func:`gpukit.bench.runner.run`), next to :func:`inference_memory` of the same shape: weights at the
     run's precision, its KV cache, one step's activations without flash attention (it has none),
     no runtime reserve (none is allocated through TensorFlow's allocator)."""
     p = prec.normalize(precision)

@@ -25,9 +25,11 @@ import math
 
 import pandas as pd
 
-from .. import cost, prices, specs
 from .. import precision as prec
+from .. import specs
 from ..errors import ParameterError
+from ..prices import book as prices
+from ..prices import cost
 from ..search import largest_passing
 from ..units import GIB
 from .engines import Engine, check_engine_weights, default_engine, resolve_engine
@@ -260,7 +262,7 @@ def serving_table(
 
 def _add_costs(frame: pd.DataFrame, price_files, cat: pd.DataFrame) -> None:
     """Dollars per million output tokens at the serving batch and at batch 1: each GPU's hourly
-    rate (:func:`gpukit.cost.work_cost_table`'s cloud figure) over its share of the tokens."""
+    rate (:func:`gpukit.prices.cost.work_cost_table`'s cloud figure) over its share of the tokens."""
     book = prices.load_prices(price_files)
     for column, speed in (
         ("usd_per_million_tokens", "serving_tokens_per_s"),

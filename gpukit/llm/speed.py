@@ -15,11 +15,11 @@ import pandas as pd
 
 from .. import precision as prec
 from .. import specs
-from ..bandwidth_rates import streaming_gbs
 from ..errors import ParameterError
-from ..matmul_rates import tensor_share
 from ..perfmodel import interconnect
 from ..perfmodel.scaling import default_link
+from ..specs.bandwidth_rates import streaming_gbs
+from ..specs.matmul_rates import tensor_share
 from .engines import (
     CONVERT_BYTES,
     GEMV_BYTES_PER_SM_CYCLE,
@@ -203,7 +203,7 @@ def _gpu_rates(row, weights: str, e: Engine, eff) -> _GpuRates:
     peak = peak_tflops * 1e12 * eff.tensor * (tensor_share(row)[0] if eff.sustained else 1.0)
     cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
     sms = specs.sm_count(row)
-    # a streaming kernel's rate: the datasheet at the share published copies measured (gpukit.bandwidth_rates;
+    # a streaming kernel's rate: the datasheet at the share published copies measured (gpukit.specs.bandwidth_rates;
     # by default the measured GPUs' median, default_efficiency says why)
     stream = streaming_gbs(row, eff.measured_bandwidth) * 1e9 * eff.stream
     # what decode's matrix-vector products reach: llama.cpp's at the per-SM rate (GEMV_BYTES_PER_SM_CYCLE at

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .. import cost, prices, specs
 from .. import precision as prec
+from .. import specs
 from ..errors import ParameterError
+from ..prices import book as prices
+from ..prices import cost
 from ..search import largest_passing
 from ..units import GIB
 from .engines import Engine, check_engine_weights, default_engine, resolve_engine

@@ -22,7 +22,7 @@ docs/accuracy/memory.md.
 GPU memory is binary: a catalogue "24 GB" card holds 24 GiB (:func:`gpukit.specs.memory_bytes`).
 """
 
-from ..models import MODES
+from ..models.registry import MODES
 from .bands import MODE_WORDS, error_band, error_bands, largest_batch_band, model_error_bands, verdict
 from .estimate import (
     DEFAULT_RUNTIME_RESERVE_BYTES,

@@ -12,7 +12,7 @@ import functools
 from pathlib import Path
 
 from .. import precision as prec
-from ..models import check_mode
+from ..models.registry import check_mode
 from ..resources import DATA_DIR
 from .estimate import Estimator
 

@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
 from .. import precision as prec
-from .. import walk_cache
 from ..errors import ParameterError
 from ..graph import Graph, Op, graph_of, transformer_graph
-from ..models import (
+from ..models import walk_cache
+from ..models.registry import (
     OPTIMIZER_SLOTS,
     TransformerSpec,
     build_model,
@@ -411,7 +411,7 @@ WALK_POLICY = "mixed_float16"
 
 def _walk(spec) -> tuple[Graph, tuple[int, ...]]:
     """The walk of a Keras model and the shape of one example. A named model's walk is kept on disk
-    (:mod:`gpukit.walk_cache`: a later process reads it without loading TensorFlow); a model file's
+    (:mod:`gpukit.models.walk_cache`: a later process reads it without loading TensorFlow); a model file's
     is not (its contents can change under the same name)."""
     if spec.kind == "file":
         return _build_and_walk(spec)

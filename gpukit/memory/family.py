@@ -7,7 +7,7 @@ Each family's error is measured by ``benchmarks/memory_accuracy.py``, which grou
 from __future__ import annotations
 
 from ..graph import Graph
-from ..models import TransformerSpec
+from ..models.registry import TransformerSpec
 
 #: The family of ``keras.applications``-style image CNNs.
 CNN_FAMILY = "CNN (keras.applications)"

@@ -17,11 +17,20 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
 
-from .. import device, runner, zoo  # device as a module: tests replace device.physical_gpus
 from .. import precision as prec
-from ..device import cpu_native_16bit, quiet_tensorflow
+from ..bench import device, runner
+from ..bench.device import cpu_native_16bit
 from ..errors import GpukitError, ParameterError
-from ..models import build_model, keras_policy, make_optimizer, resolve_model, synthetic_batch, train_step
+from ..models import zoo
+from ..models.registry import (
+    build_model,
+    keras_policy,
+    make_optimizer,
+    resolve_model,
+    synthetic_batch,
+    train_step,
+)
+from ..quiet import quiet_tensorflow
 from ..search import largest_passing
 
 
@@ -318,7 +327,7 @@ FUSED_RECURRENT_LAYERS = frozenset({"LSTM", "GRU"})
 
 
 def has_fused_recurrent_layers(model_name: str) -> bool:
-    """Whether a Keras-layer model (a :mod:`gpukit.zoo` name or a ``.keras`` file) has a layer of
+    """Whether a Keras-layer model (a :mod:`gpukit.models.zoo` name or a ``.keras`` file) has a layer of
     :data:`FUSED_RECURRENT_LAYERS`, wrapped (``Bidirectional``) or not; read without TensorFlow,
     so that a measuring process can be started with the kernels that suit it. False for anything
     else, an unreadable file included (the measurement then says what is wrong with it)."""
@@ -381,9 +390,9 @@ def measure_in_subprocess(
     inter_op_threads: int | None = None,
     profile_top: int = 0,
 ) -> dict:
-    """:func:`measure_peak` in a fresh Python (:func:`gpukit.runner.run`, environment
+    """:func:`measure_peak` in a fresh Python (:func:`gpukit.bench.runner.run`, environment
     :func:`measure_env`), so nothing else shares the allocator. An out-of-memory, in any form
-    TensorFlow raises it (:func:`gpukit.runner.is_oom`), becomes ``{"status": "oom"}``; another
+    TensorFlow raises it (:func:`gpukit.bench.runner.is_oom`), becomes ``{"status": "oom"}``; another
     failure ``{"status": "error"}``."""
     args = {
         "model_name": model_name,

@@ -264,7 +264,7 @@ def summarize_runs(runs: Sequence[dict]) -> dict:
 
 def copies_note(precision: str, native_16bit: Sequence[str] | None) -> str | None:
     """What a measurement in a 16-bit ``precision`` on a CPU whose 16-bit instructions were
-    ``native_16bit`` (:func:`gpukit.device.cpu_native_16bit`; None: not a CPU, or not recorded)
+    ``native_16bit`` (:func:`gpukit.bench.device.cpu_native_16bit`; None: not a CPU, or not recorded)
     holds that a GPU does not, in words; None where nothing."""
     p = prec.normalize(precision)
     if native_16bit is None or prec.itemsize(p) != 2 or p in native_16bit:

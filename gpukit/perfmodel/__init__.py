@@ -15,7 +15,7 @@ grade the predictions per workload family and on several GPUs (:mod:`.grading`, 
 :mod:`.fitting` fits the factors to them and leaves each GPU and each source out in turn.
 """
 
-from ..models import MODES
+from ..models.registry import MODES
 from .bands import Band, error_bands, held_out_errors, with_error_bands, within_error
 from .calibration import calibrate
 from .fitting import (

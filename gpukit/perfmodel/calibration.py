@@ -7,7 +7,7 @@ from dataclasses import replace
 import pandas as pd
 
 from .. import specs
-from ..results import Results, as_documents
+from ..bench.results import Results, as_documents
 from .profiles import profile
 from .roofline import DEFAULT_EFFICIENCY, Efficiency, predict
 

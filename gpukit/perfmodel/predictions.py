@@ -8,10 +8,10 @@ import pandas as pd
 
 from .. import precision as prec
 from .. import specs
-from ..bandwidth_rates import bandwidth_share
+from ..bench.results import Results, as_documents
 from ..errors import UnknownGPUError
-from ..matmul_rates import tensor_share
-from ..results import Results, as_documents
+from ..specs.bandwidth_rates import bandwidth_share
+from ..specs.matmul_rates import tensor_share
 from .calibration import calibrate
 from .profiles import Profile, profile
 from .reference import family, graded_gpus
@@ -70,9 +70,9 @@ def predict_table(
     ``graded`` says whether published measurements of this GPU in the workload's family
     (:func:`gpukit.perfmodel.reference.family`) graded the model; ``tensor_share`` is the share of its
     datasheet tensor peak the GPU's tensor cores run at, and ``tensor_share_measured`` whether a
-    published matmul run measured it (:func:`gpukit.matmul_rates.tensor_share`; otherwise the median);
+    published matmul run measured it (:func:`gpukit.specs.matmul_rates.tensor_share`; otherwise the median);
     ``bandwidth_share`` and ``bandwidth_share_measured`` the same of its datasheet memory bandwidth,
-    as published streaming runs measured it (:func:`gpukit.bandwidth_rates.bandwidth_share`);
+    as published streaming runs measured it (:func:`gpukit.specs.bandwidth_rates.bandwidth_share`);
     ``l2_cache_mib`` the L2 the cache term reads from (empty where the catalogue has none: the term
     then leaves the GPU out, ``Efficiency.l2_share``).
 

@@ -4,8 +4,8 @@ Keras models (ResNet-50, the BERT-like encoder, any ``keras.applications`` name)
 from the layer walk (:func:`gpukit.graph.graph_of`) for the forward pass, the backward pass
 (2x the forward FLOPs of a matrix multiply: input and weight gradients) and the optimizer
 update; the synthetic benchmark workloads (matmul, conv, bandwidth) are one op each, with the
-counts of :mod:`gpukit.workloads`. Sizes default to the benchmark's GPU sizes
-(:func:`gpukit.workloads.sizes`).
+counts of :mod:`gpukit.bench.workloads`. Sizes default to the benchmark's GPU sizes
+(:func:`gpukit.bench.workloads.sizes`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .. import precision as prec
-from .. import walk_cache
-from .. import workloads as wl
-from ..device import quiet_tensorflow
+from ..bench import workloads as wl
 from ..errors import ParameterError
 from ..graph import graph_of, transformer_graph
-from ..models import (
+from ..models import walk_cache
+from ..models.registry import (
     TASKS,
     TRANSFORMERS,
     UnknownModelError,
@@ -34,6 +33,7 @@ from ..models import (
     transformer_model,
     transformer_task,
 )
+from ..quiet import quiet_tensorflow
 
 
 @dataclass(frozen=True)
@@ -254,7 +254,7 @@ def _update_cost(op, optimizer: str, item: int, fused: bool) -> OpCost:
 @functools.lru_cache(maxsize=16)
 def _keras_graph(kind: str, key: tuple):
     """The walk of a Keras model, built once per configuration and kept on disk
-    (:mod:`gpukit.walk_cache`: a later process reads it without loading TensorFlow). Walked without
+    (:mod:`gpukit.models.walk_cache`: a later process reads it without loading TensorFlow). Walked without
     policies, the walk does not depend on the policy the model is built under."""
     return walk_cache.graph(f"perfmodel-{kind}", {"model": key}, lambda: _build_and_walk(kind, key))
 
@@ -273,7 +273,7 @@ def _build_and_walk(kind: str, key: tuple):
 
 
 def _default_params() -> dict:
-    """The benchmark's GPU sizes (:func:`gpukit.workloads.sizes`, quick set) as profile parameters."""
+    """The benchmark's GPU sizes (:func:`gpukit.bench.workloads.sizes`, quick set) as profile parameters."""
     size = wl.sizes("gpu", quick=True)
     n = max(size["square"])
     h, w, ci, co = wl.CONV_LAYERS[0]
@@ -357,7 +357,7 @@ def _check_arguments(mode: str, update: str, batch) -> None:
 
 def _kernel_profile(key: str, batch: int | None, precision: str, params: dict) -> Profile:
     """One of the benchmark's single kernels (matmul, conv, bandwidth) as a profile of one op, with
-    the counts of :mod:`gpukit.workloads`; its throughput is TFLOP/s, or GB/s for bandwidth."""
+    the counts of :mod:`gpukit.bench.workloads`; its throughput is TFLOP/s, or GB/s for bandwidth."""
     item = prec.itemsize(precision)
     q = {**DEFAULT_PARAMS[key], **params}
     if key == "matmul":

@@ -22,7 +22,7 @@ from .. import precision as prec
 from .. import specs
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, Problem
-from ..models import MODES, transformer_task
+from ..models.registry import MODES, transformer_task
 from ..resources import DATA_DIR
 from .profiles import UPDATES
 

@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 
 from .. import precision as prec
-from ..bandwidth_rates import bandwidth_share, shipped_typical_share
 from ..errors import ParameterError
-from ..matmul_rates import tensor_share
 from ..specs import ISSUE_PER_SM_CLOCK, issue_tflops
+from ..specs.bandwidth_rates import bandwidth_share, shipped_typical_share
+from ..specs.matmul_rates import tensor_share
 from ..units import MIB
 from .profiles import Profile
 
@@ -34,7 +34,7 @@ class Efficiency:
     """How close real kernels come to the datasheet, and the fixed cost per kernel.
 
     * ``tensor``: fraction of the tensor cores' sustained rate (the datasheet peak times the share
-      a large matrix multiply measured on that GPU reaches, :mod:`gpukit.matmul_rates`) that a
+      a large matrix multiply measured on that GPU reaches, :mod:`gpukit.specs.matmul_rates`) that a
       model's matmuls and convolutions reach;
     * ``cuda``: fraction of the FP32 CUDA-core peak reached by matmuls and convolutions without
       tensor cores (FP32 on Volta and Turing, or with TF32 off);
@@ -46,7 +46,7 @@ class Efficiency:
       ones, so the second FP32 datapath of GA10x, Ada and Hopper SMs, which doubled their FP32
       peak, does not speed them up (``docs/accuracy/perfmodel.md`` shows the fit both ways);
     * ``memory``: fraction of the GPU's streaming bandwidth (the datasheet bandwidth times the
-      share a published streaming kernel measured on that GPU reaches, :mod:`gpukit.bandwidth_rates`)
+      share a published streaming kernel measured on that GPU reaches, :mod:`gpukit.specs.bandwidth_rates`)
       at which the model's minimal traffic (every operand read once, every result written once)
       moves; real kernels move more bytes than that minimum, so this is well under 1;
     * ``stream``: fraction of the streaming bandwidth a plain streaming kernel (the ``bandwidth``
@@ -75,10 +75,10 @@ class Efficiency:
       than a fitted figure; ``docs/accuracy/perfmodel.md`` scans smaller shares against the published
       measurements. 0 leaves the term out, as does a GPU the catalogue gives no L2 size;
     * ``sustained``: the tensor cores at the share of their datasheet peak the GPU sustains
-      (:func:`gpukit.matmul_rates.tensor_share`; False: at the datasheet peak, to show what the
+      (:func:`gpukit.specs.matmul_rates.tensor_share`; False: at the datasheet peak, to show what the
       measured rates change);
     * ``measured_bandwidth``: memory at the share of its datasheet bandwidth the GPU's published
-      streaming runs reached (:func:`gpukit.bandwidth_rates.bandwidth_share`; False: every GPU at
+      streaming runs reached (:func:`gpukit.specs.bandwidth_rates.bandwidth_share`; False: every GPU at
       the median share of those measured, to show what the per-GPU measurements change);
     * ``scale``: throughput multiplier for the software stack as a whole (1 by default; set by
       :func:`gpukit.perfmodel.calibrate` from a model measured on the attached GPU). It moves every GPU alike,
@@ -167,10 +167,12 @@ class Placed:
     items: float
     maths: tuple[str, ...]  # the maths the matmuls run at
     host_ops: int = 0  # layer operations dispatched from the host per step
-    tensor_share: float = 1.0  # share of the datasheet tensor peak the GPU sustains (gpukit.matmul_rates)
+    tensor_share: float = (
+        1.0  # share of the datasheet tensor peak the GPU sustains (gpukit.specs.matmul_rates)
+    )
     sm_cycles_per_s: float = 0.0  # SMs x boost clock: what elementwise kernels' loads and stores pass through
     bandwidth_share: float = (
-        1.0  # share of the datasheet bandwidth a streaming kernel reaches (gpukit.bandwidth_rates)
+        1.0  # share of the datasheet bandwidth a streaming kernel reaches (gpukit.specs.bandwidth_rates)
     )
     reread: np.ndarray | None = None  # bytes each op reads of what the kernel before it has just written
     l2_bytes: float = 0.0  # the GPU's L2 cache (0: not in the catalogue)
@@ -179,7 +181,7 @@ class Placed:
 def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
     """``prof`` on catalogue GPU ``gpu``: which unit runs each op at what peak
     (:func:`gpukit.precision.math_unit`, at datasheet peaks) and the share of its tensor peak the
-    GPU sustains (:func:`gpukit.matmul_rates.tensor_share`); raises :class:`gpukit.precision.Unsupported`."""
+    GPU sustains (:func:`gpukit.specs.matmul_rates.tensor_share`); raises :class:`gpukit.precision.Unsupported`."""
     unit_of = {m: prec.math_unit(gpu, prof.precision, m) for m in {o.matmul for o in prof.ops}}
     units = [unit_of[o.matmul] for o in prof.ops]
     issue = issue_tflops(gpu)  # what everything but the matrix multiplies gets through (not the FP32 lanes)

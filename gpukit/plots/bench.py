@@ -12,10 +12,10 @@ from matplotlib.patches import Patch
 
 from .. import precision as prec
 from .. import specs
-from ..results import Results
+from ..bench.results import Results
 from .style import _finish
 
-#: A marker per benchmark workload (:data:`gpukit.workloads.UNITS`); its place here sets its colour.
+#: A marker per benchmark workload (:data:`gpukit.bench.workloads.UNITS`); its place here sets its colour.
 WORKLOAD_MARKERS = {
     "matmul": "o",
     "conv": "s",

@@ -11,12 +11,12 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ..cost import pareto_front
 from ..errors import ParameterError
+from ..prices.cost import pareto_front
 from .style import _finish, _label_points, _plain_log_ticks
 
 #: What a TFLOPS is, for the cost figures: the datasheet peak, or the share of it each GPU was
-#: measured to sustain (:func:`gpukit.cost.cost_table`'s ``sustained_tflops``).
+#: measured to sustain (:func:`gpukit.prices.cost.cost_table`'s ``sustained_tflops``).
 TFLOPS_BASES = ("peak", "sustained")
 
 
@@ -109,7 +109,7 @@ def price_performance_figure(
 
 
 def price_history_figure(history: pd.DataFrame) -> Figure:
-    """Dollars per dense peak TFLOPS over time per GPU (a :func:`gpukit.cost.price_history` frame):
+    """Dollars per dense peak TFLOPS over time per GPU (a :func:`gpukit.prices.cost.price_history` frame):
     street prices as lines, used prices dashed, launch prices as diamonds (log scale)."""
     fig, ax = plt.subplots(figsize=(12, 6.5))
     if history.empty:

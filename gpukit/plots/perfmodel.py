@@ -131,7 +131,7 @@ def predicted_throughput_figure(predictions: pd.DataFrame) -> Figure:
 
 def sustained_share_figure(rates: pd.DataFrame, typical: float) -> Figure:
     """Each measured GPU's largest-matmul rate as a share of its datasheet dense FP16 peak
-    (:func:`gpukit.matmul_rates.rates`), its runs' range as whiskers, the datasheet and the
+    (:func:`gpukit.specs.matmul_rates.rates`), its runs' range as whiskers, the datasheet and the
     median share (what a GPU nobody measured is taken at) as lines."""
     frame = rates.sort_values("share")
     fig, ax = plt.subplots(figsize=(9, 0.32 * len(frame) + 1.8))

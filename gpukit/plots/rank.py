@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..cost import pareto_front
+from ..prices.cost import pareto_front
 from .style import _finish, _label_points, _plain_log_ticks
 
 FITS_COLOR = "#4C72B0"

@@ -20,7 +20,7 @@ row carries the measured error of its prediction (its error band,
 ranking's bottom line and basis, :mod:`.pages` makes pages and the report's index of rankings.
 """
 
-from ..results import RUN_DIR_ENV
+from ..bench.results import RUN_DIR_ENV
 from .pages import (
     FRONT_PAGE_JOBS,
     SUMMARY_COLUMNS,

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import _atomic, cache, tables
-from ..results import RUN_DIR_ENV
+from .. import _atomic, cache
+from ..bench.results import RUN_DIR_ENV
+from ..present import tables
 from .ranking import Job, LLMJob, Price, rank, rank_llm, with_budget
 from .words import CHOICE_COLUMNS, CHOICE_HEADERS, basis, choice, headline
 

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .. import cost, llm, memory, perfmodel, prices, specs
+from .. import llm, memory, perfmodel, specs
 from .. import precision as prec
 from ..errors import ParameterError
-from ..models import check_mode
+from ..models.registry import check_mode
+from ..prices import book as prices
+from ..prices import cost
 from ..units import figure
 
 #: The default batch is the largest that fits, or the smallest power of two below it whose

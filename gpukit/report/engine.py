@@ -14,8 +14,8 @@ from pathlib import Path
 import papermill
 from jupyter_client.manager import AsyncKernelManager
 
-from ..device import stderr_redirected
 from ..errors import ParameterError
+from ..quiet import stderr_redirected
 from .kernel import KERNEL_NAME, ensure_kernel
 
 #: Longest a single cell may run, in seconds, before the run fails (``None`` or 0: no limit).

@@ -8,7 +8,7 @@ import sys
 from ipykernel.kernelspec import install as install_kernelspec
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
-from ..device import QUIET_ENV
+from ..quiet import QUIET_ENV
 
 KERNEL_NAME = "gpukit"
 

@@ -20,10 +20,11 @@ import nbformat
 from nbclient.exceptions import CellTimeoutError
 
 from .. import _atomic
-from ..device import QUIET_ENV, cpu_only, detect_devices, environment
+from ..bench.device import cpu_only, detect_devices, environment
+from ..bench.results import RUN_DIR_ENV, load_for_report
 from ..errors import DataError, ParameterError, ReportError
+from ..quiet import QUIET_ENV
 from ..resources import OUTPUTS_DIR
-from ..results import RUN_DIR_ENV, load_for_report
 from .engine import DEFAULT_CELL_TIMEOUT_S, Engine, PapermillEngine, _cell_limit
 from .html import index_html, notebook_html
 from .kernel import KERNEL_NAME

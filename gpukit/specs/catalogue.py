@@ -12,6 +12,7 @@ import pandas as pd
 
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, Problem
+from ..precision import half_rate_fp32_accumulate
 from ..resources import DATA_DIR
 from ..units import GIB
 from . import tensor_rules
@@ -237,7 +238,7 @@ def _fp16_check(row: dict) -> list[tuple[str, str]]:
     fp16 = row["fp16_tensor_tflops"]
     if not (fma and fp16 and row["tensor_cores"]):
         return []
-    if tensor_rules.half_rate_fp32_accumulate(row):
+    if half_rate_fp32_accumulate(row):
         fma //= 2
     dense = row["tensor_cores"] * fma * 2 * row["boost_clock_mhz"] * 1e6 / 1e12
     ratio = fp16 / dense

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..precision import is_geforce
+
 #: The product lines a rule distinguishes: GeForce cards, and every other (TITAN, workstation and
 #: data-centre cards, which run FP32 accumulate at full rate).
 GEFORCE, PRO = "GeForce", "pro"
@@ -97,24 +99,7 @@ RULES: tuple[Rule, ...] = (
 
 def product_line(row) -> str:
     """GEFORCE for a GeForce card (by its name), PRO for every other (TITAN, workstation, data centre)."""
-    return GEFORCE if str(row["gpu"]).casefold().startswith("geforce") else PRO
-
-
-#: Cards outside GeForce that run FP16 with FP32 accumulate at half rate, and the datasheet that
-#: says so: the L40's lists "Peak FP16 Tensor TFLOPS with FP32 Accumulate 181.05 | 362.1" beside
-#: 362.1 | 724.2 with FP16 accumulate (the L40S runs both at full rate).
-HALF_RATE_FP32_ACCUMULATE = {
-    "L40": "https://images.nvidia.com/content/Solutions/data-center/vgpu-L40-datasheet.pdf"
-}
-
-
-def half_rate_fp32_accumulate(row) -> bool:
-    """Whether a card runs FP16 with FP32 accumulate at half its tensor cores' FP16 rate: GeForce
-    cards (TITAN and workstation cards run it at full rate) and :data:`HALF_RATE_FP32_ACCUMULATE`.
-    Volta's first tensor cores ran both at one rate, GeForce or not."""
-    if str(row["compute_capability"]) == "7.0":
-        return False
-    return product_line(row) == GEFORCE or row["gpu"] in HALF_RATE_FP32_ACCUMULATE
+    return GEFORCE if is_geforce(row) else PRO
 
 
 def rule_for(row) -> Rule | None:

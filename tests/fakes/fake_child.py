@@ -1,4 +1,4 @@
-"""A stand-in for ``gpukit.memory.measure:measure_child`` run by the real ``gpukit.runner`` in a real child.
+"""A stand-in for ``gpukit.memory.measure:measure_child`` run by the real ``gpukit.bench.runner`` in a real child.
 
 The tests put this folder on the child's ``PYTHONPATH`` and redirect ``runner.run``'s target here.
 The "GPU" fits batches up to ``$FAKE_GPU_LARGEST_BATCH``; above it the child fails the way

@@ -5,7 +5,7 @@ multi-worker clusters only before its runtime starts, and can abort a process on
 allocation. So the benchmark (one configuration per process on a GPU), memory measurement and
 its bisection, and distributed training each run in a fresh Python:
 
-* :func:`run` starts ``python -m gpukit.runner MODULE:FUNCTION``, hands it a JSON payload on
+* :func:`run` starts ``python -m gpukit.bench.runner MODULE:FUNCTION``, hands it a JSON payload on
   stdin, and reads one marked JSON line back from its stdout (TensorFlow may print anything
   else around it). It returns a :class:`ChildResult`: ``ok`` with the function's value, or
   ``oom`` / ``error`` with a one-line message, never raising for the child's failure; a
@@ -96,14 +96,14 @@ def run(
     """Call ``target`` (``"package.module:function"``, taking the payload and returning a
     JSON-able value) in a fresh Python. ``env`` is added to this process's environment (with
     TensorFlow's logging quietened) and ``unset`` names variables the child must not see."""
-    from .device import QUIET_ENV
+    from ..quiet import QUIET_ENV
 
     child_env = {**os.environ, **QUIET_ENV, **(env or {})}
     for name in unset:
         child_env.pop(name, None)
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "gpukit.runner", target],
+            [sys.executable, "-m", "gpukit.bench.runner", target],
             input=json.dumps(payload),
             capture_output=True,
             text=True,
@@ -125,8 +125,8 @@ def run(
 
 
 def _main(argv: Sequence[str]) -> int:
-    """The child side: ``python -m gpukit.runner MODULE:FUNCTION`` with the payload on stdin."""
-    from .errors import GpukitError
+    """The child side: ``python -m gpukit.bench.runner MODULE:FUNCTION`` with the payload on stdin."""
+    from ..errors import GpukitError
 
     module, _, name = argv[0].partition(":")
     payload = json.loads(sys.stdin.read() or "null")

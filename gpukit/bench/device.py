@@ -8,7 +8,6 @@ nvidia-smi say of the attached GPU comes through three seams, :func:`physical_gp
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import platform
@@ -16,8 +15,9 @@ import shutil
 import socket
 import subprocess
 import sys
-import warnings
 from importlib.metadata import PackageNotFoundError, version
+
+from ..quiet import QUIET_ENV, quiet_tensorflow
 
 #: Packages whose versions the environment record names.
 PACKAGES = (
@@ -32,15 +32,6 @@ PACKAGES = (
     "nbconvert",
     "ipykernel",
 )
-
-# TensorFlow and CUDA write their start-up logs from C++; these keep them out of reports.
-QUIET_ENV = {
-    "TF_CPP_MIN_LOG_LEVEL": "3",
-    "TF_CPP_MIN_VLOG_LEVEL": "0",
-    "GRPC_VERBOSITY": "ERROR",
-    "ABSL_MIN_LOG_LEVEL": "3",
-    "KMP_WARNINGS": "0",
-}
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
@@ -106,41 +97,6 @@ def environment() -> dict:
     }
 
 
-@contextlib.contextmanager
-def stderr_redirected(target: str | os.PathLike = os.devnull):
-    """Point file descriptor 2 at ``target`` (appending) for the duration.
-
-    C++ logging and child processes (a Jupyter kernel) write to the descriptor, not to
-    Python's ``sys.stderr``, so only this keeps their noise out of a console or a report.
-    """
-    sys.stderr.flush()
-    saved = os.dup(2)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        os.dup2(fd, 2)
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(fd)
-
-
-def quiet_tensorflow():
-    """Import TensorFlow without its start-up log noise and return the module."""
-    for key, value in QUIET_ENV.items():
-        os.environ.setdefault(key, value)
-    with stderr_redirected(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import keras  # noqa: F401,PLC0415 -- its import logs too
-        import tensorflow as tf  # noqa: PLC0415 (imported lazily on purpose)
-
-        tf.get_logger().setLevel("ERROR")
-        tf.config.list_physical_devices()  # CUDA initialises (and logs) here
-        (tf.constant(1.0) + 1.0).numpy()  # so does the eager context's first kernel (CPU feature guard)
-    return tf
-
-
 def physical_gpus() -> list:
     """The GPUs TensorFlow sees in this process (an empty list on a CPU-only machine)."""
     return quiet_tensorflow().config.list_physical_devices("GPU")
@@ -164,7 +120,7 @@ def compute_capability_text(cc) -> str | None:
 
 _PROBE = r"""
 import json, sys
-from gpukit.device import quiet_tensorflow
+from gpukit.bench.device import quiet_tensorflow
 tf = quiet_tensorflow()
 gpus = []
 for d in tf.config.list_physical_devices("GPU"):
@@ -303,8 +259,8 @@ def match_catalogue(name: str, memory_mib: float | None = None, catalogue=None) 
     Returns ``(gpu, note)``; ``gpu`` is ``None`` for a GPU the catalogue does not have (it is
     measured anyway). Where the name fits several variants, the memory size decides.
     """
-    from . import specs
-    from .errors import UnknownGPUError
+    from .. import specs
+    from ..errors import UnknownGPUError
 
     cat = specs.load_catalogue() if catalogue is None else catalogue
     try:
@@ -364,7 +320,7 @@ def describe_attached() -> dict:
     gpu, note = match_catalogue(name, memory_mib)
     catalogue_row = None
     if gpu:
-        from . import specs
+        from .. import specs
 
         catalogue_row = specs.records(specs.select(specs.load_catalogue(), [gpu]))[0]
     cc = compute_capability_text(details.get("compute_capability"))

@@ -5,7 +5,7 @@ The kit's column names carry their units by convention (``memory_gb``, ``fp32_tf
 and spells the words (``gpu`` as GPU, ``kv`` as KV), so ``memory_bandwidth_gbs`` shows as
 "memory bandwidth (GB/s)". Names the rules cannot make readable are in :data:`EXPLICIT`.
 :func:`cell` is a value as text: yes/no, numbers to three significant figures. The notebook tables
-(:mod:`gpukit.tables`) and the command's text tables (:mod:`gpukit.cli.formatting`) both use them;
+(:mod:`gpukit.present.tables`) and the command's text tables (:mod:`gpukit.cli.formatting`) both use them;
 data, CSV and JSON keep the names and the full values.
 """
 

@@ -6,8 +6,10 @@ only build ipywidgets around package calls and hold no logic of their own.
 
 from __future__ import annotations
 
-from . import compare as _compare
-from . import cost, perfmodel, specs, tables
+from .. import compare as _compare
+from .. import perfmodel, specs
+from ..present import tables
+from ..prices import cost
 
 
 def comparison(result: _compare.Comparison, electricity_usd_per_kwh: float = 0.15):
@@ -69,7 +71,7 @@ def ranking(workload: str = "bert-base", budget_usd: float = 0.0, renting: bool 
     import ipywidgets as w
     from IPython.display import display
 
-    from . import plots, rank
+    from .. import plots, rank
 
     job = w.Dropdown(options=RANK_CHOICES, value=workload, description="job")
     budget = w.FloatText(value=budget_usd, description="budget $", step=100)

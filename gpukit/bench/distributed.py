@@ -13,7 +13,7 @@ processes named in ``TF_CONFIG`` (one per machine, or several on one machine on 
 chief (worker 0) writes the results. The baseline is one device of the chief, measured in a
 separate process before the workers join.
 
-Each run happens in a child process (``python -m gpukit.distributed``), because logical
+Each run happens in a child process (``python -m gpukit.bench.distributed``), because logical
 devices and a multi-worker strategy must be configured before TensorFlow starts its runtime.
 """
 
@@ -24,9 +24,9 @@ import os
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+from ..errors import GpukitError, ParameterError
 from . import runner
-from .bench import Settings, measure, summarize
-from .errors import GpukitError, ParameterError
+from .harness import Settings, measure, summarize
 from .results import Device, Results, ScalingRecord
 
 STRATEGIES = ("mirrored", "multiworker")
@@ -34,7 +34,7 @@ WORKLOADS = ("resnet50", "transformer")
 
 
 def workload_params(workload: str, gpu: bool, quick: bool) -> dict:
-    """Per-replica sizes (:func:`gpukit.workloads.sizes`): real ones on GPUs, small ones on a CPU
+    """Per-replica sizes (:func:`gpukit.bench.workloads.sizes`): real ones on GPUs, small ones on a CPU
     (the code path is what is tested there)."""
     from .workloads import sizes
 
@@ -88,8 +88,8 @@ def _build(tf, strategy_obj, workload: str, params: dict, precision: str):
     """Model, optimizer, distributed input and a compiled step under ``strategy_obj``."""
     import keras
 
-    from . import precision as prec
-    from .models import build_optimizer, keras_policy, transformer_model
+    from .. import precision as prec
+    from ..models.registry import build_optimizer, keras_policy, transformer_model
 
     replicas = strategy_obj.num_replicas_in_sync
     per = params["batch"]
@@ -171,7 +171,7 @@ def _measure_one(tf, strategy_obj, workload, params, precision, settings, multiw
 
 def child_main(request: dict) -> dict:
     """Run one strategy over the workloads; returns the records (in the child process)."""
-    from .device import QUIET_ENV, stderr_redirected
+    from ..quiet import QUIET_ENV, stderr_redirected
 
     for k, v in QUIET_ENV.items():
         os.environ.setdefault(k, v)
@@ -236,7 +236,7 @@ def _in_child(request: dict, env: dict | None = None, timeout_s: float = 3600) -
     """:func:`child_main` in a fresh Python (``env`` given: without the parent's ``TF_CONFIG``
     unless ``env`` names one)."""
     unset = ("TF_CONFIG",) if env is not None and "TF_CONFIG" not in env else ()
-    child = runner.run("gpukit.distributed:child_main", request, timeout_s, env=env, unset=unset)
+    child = runner.run("gpukit.bench.distributed:child_main", request, timeout_s, env=env, unset=unset)
     if not child.ok:
         raise GpukitError(f"the distributed run failed: {child.error}")
     return child.value

@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ..errors import ParameterError
+from ..precision import MATH_PEAK_COLUMN, Unsupported
 from . import runner
-from .errors import ParameterError
-from .precision import MATH_PEAK_COLUMN, Unsupported
 from .results import Device, Record, Results
 from .workloads import Config, DeviceInfo, check_selection, default_configs
 
@@ -273,7 +273,7 @@ def run_config_subprocess(
     peak_row: dict | None = None,
     timeout_s: float = 1800,
 ) -> Record:
-    """:func:`run_config` in a fresh Python (:func:`gpukit.runner.run`); a crash, an abort on
+    """:func:`run_config` in a fresh Python (:func:`gpukit.bench.runner.run`); a crash, an abort on
     out-of-memory or a timeout becomes the record's status."""
     payload = {
         "config": config.to_dict(),
@@ -377,7 +377,7 @@ def plan(
     skipped, and the datasheet peak of a catalogued GPU at that math."""
     import pandas as pd
 
-    from .precision import device_math
+    from ..precision import device_math
 
     check_selection(workloads, precisions)
     device, info = attached_device()

@@ -19,7 +19,7 @@ import re
 
 import pandas as pd
 
-from .specs.names import _family
+from ..specs.names import _family
 
 #: A purchase price more than this many times the median of its variant siblings' (same family,
 #: kind and year) is flagged.

@@ -34,10 +34,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import specs
-from ._csv import Field, parse_rows, to_frame
-from .errors import DataError, Problem, UnknownGPUError
-from .resources import DATA_DIR
+from .. import specs
+from .._csv import Field, parse_rows, to_frame
+from ..errors import DataError, Problem, UnknownGPUError
+from ..resources import DATA_DIR
 
 CLAIMS_PATH = DATA_DIR / "claims.csv"
 RELATIONS = ("eq", "max", "gt", "lt", "approx")

@@ -14,7 +14,7 @@ run tensor-core matrix multiplies at :func:`tensor_share` of the datasheet peak,
 math (TF32, FP16, BF16, INT8 share the tensor cores and the clock). A GPU no run measured is taken
 at the median share of those measured (:func:`typical_share`), and :func:`tensor_share` says so.
 FP32 on the CUDA cores keeps its datasheet figure; memory bandwidth has measurements of its own
-(:mod:`gpukit.bandwidth_rates`).
+(:mod:`gpukit.specs.bandwidth_rates`).
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import _rates, specs
-from . import precision as prec
-from ._csv import Field
-from .resources import DATA_DIR
+from .. import precision as prec
+from .. import specs
+from .._csv import Field
+from ..resources import DATA_DIR
+from . import rates as _rates
 
 PATH = DATA_DIR / "matmul_rates.csv"
 SCHEMA: tuple[Field, ...] = _rates.run_schema(

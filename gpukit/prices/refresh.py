@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable
 from datetime import date
 from pathlib import Path
 
-from . import _atomic, specs
-from .errors import GpukitError
-from .resources import refreshed_path
+from .. import _atomic, specs
+from ..errors import GpukitError
+from ..resources import refreshed_path
 
 #: Where the offers come from, for each row's ``source_url``.
 GPUHUNT_URL = "https://github.com/dstackai/gpuhunt"
@@ -152,7 +152,7 @@ def fetch_offers() -> list:
 
 def write_rows(rows: list[dict], path: Path) -> Path:
     """``rows`` as a cloud price file at ``path``, written whole or not at all."""
-    from .prices import CLOUD_SCHEMA
+    from .book import CLOUD_SCHEMA
 
     columns = [f.name for f in CLOUD_SCHEMA]
     out = io.StringIO()

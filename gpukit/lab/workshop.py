@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import claims, cost, memory, perfmodel, prices, specs
-from .tables import Note
-from .units import MIB
+from .. import memory, perfmodel, specs
+from ..compare import claims
+from ..present.tables import Note
+from ..prices import book as prices
+from ..prices import cost
+from ..units import MIB
 
 
 class Answer(Note):
@@ -30,7 +33,7 @@ HIDDEN = "Answer hidden. Discuss first; then re-run with reveal_answers = True (
 
 
 def _published(a: str, b: str, precision: str) -> tuple[float, str] | None:
-    from .compare import published_speedups
+    from ..compare import published_speedups
 
     found = published_speedups(a, b, "resnet50", precision, specs.load_catalogue())
     if not found:
@@ -100,7 +103,7 @@ def _rent_or_buy() -> str:
 
 
 def _llm() -> str:
-    from . import llm
+    from .. import llm
 
     _, verdicts = llm.pair_answers(
         [("A40", "V100"), ("RTX A5000", "RTX A4000")],

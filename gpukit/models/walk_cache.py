@@ -25,12 +25,12 @@ from dataclasses import asdict
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from . import _atomic, cache
-from .graph import Graph, Op
-from .resources import PACKAGE_DIR
+from .. import _atomic, cache
+from ..graph import Graph, Op
+from ..resources import PACKAGE_DIR
 
 #: gpukit's code that decides what a walk holds: the walk itself and what builds the models.
-WALK_CODE = ("graph", "models.py", "zoo.py", "walk_cache.py")
+WALK_CODE = ("graph", "models")
 #: Bumped when the stored form changes in a way the code digest would not show.
 FORMAT = 1
 

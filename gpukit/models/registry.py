@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import GpukitError, ParameterError
 from . import walk_cache
-from .errors import GpukitError, ParameterError
 
 #: Optimizers by gpukit's name, with the slot variables each keeps per trainable parameter.
 OPTIMIZER_SLOTS = {
@@ -117,7 +117,7 @@ def transformer_task(name: str) -> tuple[TransformerSpec, str, int] | None:
 
 def keras_application_names() -> list[str]:
     """Every model constructor in ``keras.applications`` (ResNet50, MobileNetV2, ...); kept on disk
-    by Keras version (:mod:`gpukit.walk_cache`), so that naming a model need not load TensorFlow."""
+    by Keras version (:mod:`gpukit.models.walk_cache`), so that naming a model need not load TensorFlow."""
     return list(_application_names_kept())
 
 
@@ -127,7 +127,7 @@ def _application_names_kept() -> tuple[str, ...]:
 
 
 def _application_names() -> dict:
-    from .device import quiet_tensorflow
+    from ..quiet import quiet_tensorflow
 
     quiet_tensorflow()
     import keras
@@ -207,7 +207,7 @@ def resolve_model(
 def keras_policy(name: str):
     """Keras's global dtype policy set to ``name`` for the block (models built in it compute in its
     types), and the one before restored, after an error too."""
-    from .device import quiet_tensorflow
+    from ..quiet import quiet_tensorflow
 
     quiet_tensorflow()
     import keras
@@ -222,7 +222,7 @@ def keras_policy(name: str):
 
 def build_model(spec: ModelSpec):
     """The Keras model of a spec (random weights: gpukit never downloads weights)."""
-    from .device import quiet_tensorflow
+    from ..quiet import quiet_tensorflow
 
     quiet_tensorflow()
     import keras

@@ -1,5 +1,5 @@
 """Published measurements of one rate of a GPU against its datasheet figure: what
-:mod:`gpukit.matmul_rates` (tensor-core matrix multiplies) and :mod:`gpukit.bandwidth_rates`
+:mod:`gpukit.specs.matmul_rates` (tensor-core matrix multiplies) and :mod:`gpukit.specs.bandwidth_rates`
 (device-memory streaming) share. A table holds one row per published run with its source; a
 GPU's rate is the median of its runs, and its share is that over the datasheet figure; a GPU
 no run names is taken at the median share of those measured."""
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import specs
-from ._csv import Field, parse_rows, to_frame
-from .errors import DataError, Problem
+from .. import specs
+from .._csv import Field, parse_rows, to_frame
+from ..errors import DataError, Problem
 
 
 def run_schema(*measured: Field) -> tuple[Field, ...]:

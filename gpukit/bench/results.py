@@ -3,7 +3,7 @@
 One JSON document per run (``gpukit bench --out FILE``, the benchmark notebook's
 ``bench-results.json``): the environment, the attached device and one record per
 configuration (``kind: bench``), or per strategy and workload for several devices
-(``kind: scaling``, :mod:`gpukit.distributed`). :class:`Results` is the only code that reads or
+(``kind: scaling``, :mod:`gpukit.bench.distributed`). :class:`Results` is the only code that reads or
 writes its keys; everything else uses its attributes and methods.
 
 Schema history (one migration per step, :data:`MIGRATIONS`; a file is upgraded in memory and
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from . import _atomic
-from . import precision as prec
-from .errors import DataError, Problem
+from .. import _atomic
+from .. import precision as prec
+from ..errors import DataError, Problem
 
 #: The version this gpukit writes; older ones are upgraded through :data:`MIGRATIONS`.
 SCHEMA_VERSION = 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 
 def matmul_counts(m: int, n: int, k: int, itemsize: int) -> tuple[float, float]:

@@ -16,11 +16,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 
 def _keras():
-    from .device import quiet_tensorflow
+    from ..quiet import quiet_tensorflow
 
     quiet_tensorflow()
     import keras

@@ -4,7 +4,7 @@ A :class:`Config` names a workload, a precision and the workload's parameters; i
 data (JSON-able), so a configuration can run in a child process. :func:`build` turns it into
 a :class:`Built` step: a compiled ``tf.function`` whose returned tensor depends on all of the
 step's work, plus the counts the harness divides by. The counts are pure functions of the
-parameters (no TensorFlow, :mod:`gpukit.workload_counts`), so they are tested exactly.
+parameters (no TensorFlow, :mod:`gpukit.bench.counts`), so they are tested exactly.
 
 FLOPs count a multiply-add as two. Bytes are the least device-memory traffic a step needs
 (every operand read once, every result written once); for whole models they are an estimate:
@@ -20,18 +20,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import precision as prec
-from .errors import ParameterError
-from .graph import activation_elements, forward_flops
-from .models import keras_policy, train_step, transformer_model
-from .units import MIB
-from .workload_counts import (
-    bandwidth_counts,
-    conv2d_counts,
-    decoder_counts,
-    matmul_counts,
-    transformer_counts,
-)
+from .. import precision as prec
+from ..errors import ParameterError
+from ..graph import activation_elements, forward_flops
+from ..models.registry import keras_policy, train_step, transformer_model
+from ..units import MIB
+from .counts import bandwidth_counts, conv2d_counts, decoder_counts, matmul_counts, transformer_counts
 
 #: Workloads in report order, with the unit of their throughput.
 UNITS = {
@@ -267,7 +261,7 @@ def default_configs(
 
 
 def _tf():
-    from .device import quiet_tensorflow
+    from ..quiet import quiet_tensorflow
 
     return quiet_tensorflow()
 

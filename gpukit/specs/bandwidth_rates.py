@@ -30,9 +30,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import _rates, specs
-from ._csv import Field
-from .resources import DATA_DIR
+from .. import specs
+from .._csv import Field
+from ..resources import DATA_DIR
+from . import rates as _rates
 
 PATH = DATA_DIR / "bandwidth_rates.csv"
 #: What the kernel does per element; every figure counts the bytes it reads and writes.

@@ -4,7 +4,7 @@
 ``*.json`` in a folder — one results document per machine or run, as ``gpukit bench --out``
 writes them. :func:`load_folder`:
 
-* reads each document (:func:`gpukit.results.load`; older schema versions are upgraded in
+* reads each document (:func:`gpukit.bench.results.load`; older schema versions are upgraded in
   memory); a corrupt, truncated or newer-version file is reported by name with the reason and
   skipped;
 * groups the documents by environment (the device and the TensorFlow version): documents of
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import DataError, GpukitError
 from . import results as res
-from .errors import DataError, GpukitError
 from .results import Results
 
 
@@ -124,7 +124,7 @@ class _View:
     def _repr_html_(self) -> str:
         import html
 
-        from .tables import show
+        from ..present.tables import show
 
         if self.fleet is None:
             return (

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import price_checks, specs
-from ._csv import Field, parse_rows, read_rows, to_frame
-from .errors import DataError, Problem, UnknownGPUError
-from .resources import DATA_DIR, refreshed_path
+from .. import specs
+from .._csv import Field, parse_rows, read_rows, to_frame
+from ..errors import DataError, Problem, UnknownGPUError
+from ..resources import DATA_DIR, refreshed_path
+from . import checks as price_checks
 
 PURCHASE_PATH = DATA_DIR / "prices.csv"
 CLOUD_PATH = DATA_DIR / "cloud_prices.csv"
@@ -92,7 +93,7 @@ class Prices:
             try:
                 day = date.fromisoformat(day)
             except ValueError:
-                from .errors import ParameterError
+                from ..errors import ParameterError
 
                 raise ParameterError(
                     f"as-of date {day!r} is not a date; write YYYY-MM-DD such as 2024-06-01"
@@ -227,7 +228,7 @@ def load_prices(
     user's own price files; with ``as_of``
     (a date or YYYY-MM-DD), the prices that held on that day (:meth:`Prices.as_of`)."""
     if max_age_days is None or max_age_days < 1:
-        from .errors import ParameterError
+        from ..errors import ParameterError
 
         raise ParameterError(f"max age {max_age_days!r} days must be at least 1")
     cat = specs.load_catalogue() if catalogue is None else catalogue

@@ -11,11 +11,12 @@ import statistics
 
 import pandas as pd
 
-from . import precision as prec
-from . import price_checks, specs
-from .errors import ParameterError
-from .matmul_rates import sustained_tflops
-from .prices import CLOUD_KEYS, CLOUD_KINDS, PRICE_KINDS, Prices, latest
+from .. import precision as prec
+from .. import specs
+from ..errors import ParameterError
+from ..specs.matmul_rates import sustained_tflops
+from . import checks as price_checks
+from .book import CLOUD_KEYS, CLOUD_KINDS, PRICE_KINDS, Prices, latest
 
 HOURS_PER_YEAR = 8766  # 365.25 days
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
@@ -111,7 +112,7 @@ def _market_now(rows: pd.DataFrame) -> pd.Series:
 
 
 def _unflagged(frame: pd.DataFrame) -> pd.Series:
-    """Which rows passed the price checks (:mod:`gpukit.price_checks`)."""
+    """Which rows passed the price checks (:mod:`gpukit.prices.checks`)."""
     return frame["flag"].fillna("") == "" if "flag" in frame else pd.Series(True, index=frame.index)
 
 
@@ -143,7 +144,7 @@ def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
     """The purchase price of ``gpu`` that holds (the newest of its history) of ``kind``; for
     ``any`` the cheaper of its street and used prices that still hold (not stale), or where none
     does, the first kind of :data:`ANY_ORDER` that has a price. A price the checks
-    flagged (:mod:`gpukit.price_checks`) is never chosen; :func:`purchase_left_out` says where one
+    flagged (:mod:`gpukit.prices.checks`) is never chosen; :func:`purchase_left_out` says where one
     would have been."""
     rows = prices.purchase[prices.purchase["gpu"] == gpu]
     return _pick_purchase(rows[_unflagged(rows)], kind)
@@ -227,7 +228,7 @@ def cost_table(
     """One row per GPU x precision: peak, prices, $/TFLOP to buy, own and rent, break-even, TFLOPS/W.
 
     ``sustained_tflops`` is the tensor-core peak at the share of it the GPU was measured to
-    sustain in a large matrix multiply (:func:`gpukit.matmul_rates.sustained_tflops`; ``sustained_basis``
+    sustain in a large matrix multiply (:func:`gpukit.specs.matmul_rates.sustained_tflops`; ``sustained_basis``
     says measured, or the median share where no run names the GPU; CUDA-core FP32 keeps its
     datasheet figure), and ``usd_per_sustained_tflop``, ``tco_usd_per_sustained_tflop`` and
     ``cloud_usd_per_sustained_tflop_hour`` price it.
