@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from gpukit import llm, memory, perfmodel, rank, specs
+from gpukit import llm, memory, perfmodel, prices, rank, specs
 from gpukit.cli import main
 from gpukit.errors import ParameterError
 from gpukit.prices import cost
@@ -422,3 +422,44 @@ def test_the_front_page_rankings_are_kept_between_runs_with_the_shipped_prices(m
         assert a.attrs["price"] == b.attrs["price"] and a.attrs["job"] == b.attrs["job"]
     with pytest.raises(pytest.fail.Exception, match="ranked again"):  # the user's prices: ranked afresh
         rank.for_your_money(jobs, budgets=(None,), price_files=price_files)
+
+
+def test_any_ranks_each_card_at_its_cheaper_price_and_names_the_kind(capsys, cat, tmp_path):
+    """``--price-kind any``: a card with a used price below its street price ranks at the used one,
+    and the table says which kind each row took; ``used`` ranks only the cards with a used price."""
+    quotes = tmp_path / "quotes.csv"
+    quotes.write_text(
+        "gpu,kind,usd,date,source_url,note\n"
+        + "".join(
+            f"{g},street,{usd},2026-11-01,https://example.com/s{i},\n"
+            for i, (g, usd) in enumerate(PRICES.items())
+        )
+        + "RTX A5000,used,1200,2026-11-05,https://example.com/u1,\n"
+        + "A40,used,4800,2026-11-05,https://example.com/u2,\n"  # above its street price: flagged, not taken
+    )
+    anyway = rank.rank(JOB, rank.Price("any"), [str(quotes)], cat).set_index("gpu")
+    assert anyway.at["RTX A5000", "price_usd"] == 1200 and anyway.at["RTX A5000", "price_kind"] == "used"
+    assert anyway.at["A40", "price_usd"] == PRICES["A40"] and anyway.at["A40", "price_kind"] == "street"
+    used = rank.rank(JOB, rank.Price("used"), [str(quotes)], cat).set_index("gpu")
+    assert used.at["RTX A5000", "price_usd"] == 1200
+    book = prices.load_prices([str(quotes)])
+    for gpu, row in used.iterrows():  # ranked where a used price holds, listed after "no price" where none
+        has_used = cost._purchase(book, gpu, "used") is not None
+        assert (row["standing"] == "no price") == (not has_used and row["fits"]), gpu
+    argv = [
+        "rank",
+        "--workload",
+        "bert-base",
+        "--seq-len",
+        "128",
+        "--price-kind",
+        "any",
+        "--prices",
+        str(quotes),
+    ]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("----"))
+    assert "kind" in lines[header - 1] or "kind" in lines[header - 2]
+    a5000 = next(line for line in lines if " RTX A5000 " in f" {line} ")
+    assert " used " in a5000 and "1,200" in a5000
