@@ -424,25 +424,22 @@ def test_the_front_page_rankings_are_kept_between_runs_with_the_shipped_prices(m
         rank.for_your_money(jobs, budgets=(None,), price_files=price_files)
 
 
-def test_any_ranks_each_card_at_its_cheaper_price_and_names_the_kind(capsys, cat, tmp_path):
+def test_any_ranks_each_card_at_its_cheaper_price_and_names_the_kind(capsys, cat, price_files, tmp_path):
     """``--price-kind any``: a card with a used price below its street price ranks at the used one,
     and the table says which kind each row took; ``used`` ranks only the cards with a used price."""
-    quotes = tmp_path / "quotes.csv"
-    quotes.write_text(
+    used_file = tmp_path / "used.csv"
+    used_file.write_text(
         "gpu,kind,usd,date,source_url,note\n"
-        + "".join(
-            f"{g},street,{usd},2026-11-01,https://example.com/s{i},\n"
-            for i, (g, usd) in enumerate(PRICES.items())
-        )
-        + "RTX A5000,used,1200,2026-11-05,https://example.com/u1,\n"
-        + "A40,used,4800,2026-11-05,https://example.com/u2,\n"  # above its street price: flagged, not taken
+        "RTX A5000,used,1200,2026-11-05,https://example.com/u1,\n"
+        "A40,used,4800,2026-11-05,https://example.com/u2,\n"  # above its street price: flagged, not taken
     )
-    anyway = rank.rank(JOB, rank.Price("any"), [str(quotes)], cat).set_index("gpu")
+    quotes = [*price_files, str(used_file)]
+    anyway = rank.rank(JOB, rank.Price("any"), quotes, cat).set_index("gpu")
     assert anyway.at["RTX A5000", "price_usd"] == 1200 and anyway.at["RTX A5000", "price_kind"] == "used"
     assert anyway.at["A40", "price_usd"] == PRICES["A40"] and anyway.at["A40", "price_kind"] == "street"
-    used = rank.rank(JOB, rank.Price("used"), [str(quotes)], cat).set_index("gpu")
+    used = rank.rank(JOB, rank.Price("used"), quotes, cat).set_index("gpu")
     assert used.at["RTX A5000", "price_usd"] == 1200
-    book = prices.load_prices([str(quotes)])
+    book = prices.load_prices(quotes)
     for gpu, row in used.iterrows():  # ranked where a used price holds, listed after "no price" where none
         has_used = cost._purchase(book, gpu, "used") is not None
         assert (row["standing"] == "no price") == (not has_used and row["fits"]), gpu
@@ -454,8 +451,7 @@ def test_any_ranks_each_card_at_its_cheaper_price_and_names_the_kind(capsys, cat
         "128",
         "--price-kind",
         "any",
-        "--prices",
-        str(quotes),
+        *sum((["--prices", f] for f in quotes), []),
     ]
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
