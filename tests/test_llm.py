@@ -299,23 +299,29 @@ def test_bf16_weights_do_not_run_on_volta_and_say_why(catalogue):
 
 
 def test_the_table_answers_fit_size_speed_and_cost(catalogue):
+    """llama.cpp (the q4_k_m default) holds the weights, the cache of the context, one micro-batch's
+    compute buffer and its runtime, against the memory CUDA reports."""
+    from gpukit.llm import pool
+
     table = llm.llm_table("llama-3-70b", "q4_k_m", 8192, 1, gpus=["A40", "V100 SXM2 16GB", "H100 SXM5"])
     by = table.set_index("gpu")
     assert list(table.columns) == list(llm.LLM_COLUMNS)
     m = llm.resolve_model("llama-3-70b")
-    need = llm.inference_memory(m, "q4_k_m", 8192, 1)["total_bytes"]
+    need = pool.llamacpp_memory(m, "q4_k_m", 8192)["total_bytes"]
     for gpu, row in by.iterrows():
-        cap = catalogue.loc[catalogue["gpu"] == gpu, "memory_gb"].iloc[0] * 2**30
-        assert row["fits"] == (need <= cap)
+        visible = pool.visible_bytes(catalogue[catalogue["gpu"] == gpu].iloc[0])
+        assert row["fits"] == (need <= visible)
         assert row["total_gib"] == pytest.approx(need / 2**30)
+        assert row["kv_cache_tokens"] == 8192  # llama.cpp's n_ctx
     assert bool(by.loc["A40", "fits"]) and not bool(by.loc["V100 SXM2 16GB", "fits"])
     assert by.loc["V100 SXM2 16GB", "gpus_needed"] == 4  # 16 GB cards: two are too few for ~42 GB
     # the largest context is the last that fits
     a40 = by.loc["A40"]
-    cap = 48 * 2**30
-    assert llm.inference_memory(m, "q4_k_m", int(a40["max_context"]), 1)["total_bytes"] <= cap
+    visible = pool.visible_bytes(catalogue[catalogue["gpu"] == "A40"].iloc[0])
+    assert visible == pytest.approx(48 * 2**30 * 15 / 16 * pool.CUDA_VISIBLE_SHARE)  # ECC on by default
+    assert pool.llamacpp_memory(m, "q4_k_m", int(a40["max_context"]))["total_bytes"] <= visible
     if a40["max_context"] < m.max_context:
-        assert llm.inference_memory(m, "q4_k_m", int(a40["max_context"]) + 1, 1)["total_bytes"] > cap
+        assert pool.llamacpp_memory(m, "q4_k_m", int(a40["max_context"]) + 1)["total_bytes"] > visible
     # a million generated tokens at the predicted decode speed and the market's on-demand rate
     book = prices.load_prices()
     hourly = cost._cloud(book, "A40", cost.DEFAULT_CLOUD)

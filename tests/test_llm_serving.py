@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from gpukit import cli, llm
+from gpukit import cli, llm, specs
 from gpukit import precision as prec
 from gpukit.errors import DataError, ParameterError
 from gpukit.prices import book as prices
@@ -38,14 +38,24 @@ def test_serving_is_the_decode_steps_and_the_prompts_between_them():
 
 
 def test_the_largest_batch_is_the_last_the_memory_holds():
+    """vLLM serves as many sequences as its pool holds (:func:`gpukit.llm.pool.vllm_pool`), at most
+    its ``max_num_seqs``; TensorRT-LLM at most its scheduler's cap."""
+    from gpukit.llm import pool
+
     m = llm.resolve_model("llama-3.1-70b")
-    cap = 80 * 2**30
+    cat = specs.load_catalogue()
+    h100 = cat[cat["gpu"] == "H100 SXM5"].iloc[0]
     b = llm.max_batch(m, "H100 SXM5", "fp8", 2048, 2048, "fp8", gpus=2)
-    need = lambda n: llm.inference_memory(m, "fp8", 4096, n, "fp8", gpus=2)["total_bytes"]  # noqa: E731
-    assert b > 1 and need(b) <= cap < need(b + 1)
+    held = pool.vllm_pool(m, h100, "fp8", 2, "fp8", context=4096)
+    assert b > 1 and b == min(math.floor(held["max_concurrency"]), held["max_num_seqs"])
+    # what one sequence takes of the pool: its 4096 tokens' cache on each GPU
+    assert held["max_concurrency"] == pytest.approx(
+        held["pool_bytes"] / m.kv_cache_bytes(4096, "fp8", 2), rel=0.01
+    )
     # --batch max serves at it, capped at the engine's scheduler where it has one
     vllm = llm.serve(m, "H100 SXM5", "fp8", "vllm", 2, "max", 2048, 2048, "fp8")
     assert vllm["batch"] == vllm["max_batch"] == b
+    assert vllm["kv_cache_tokens"] == held["kv_cache_tokens"]
     trt = llm.serve(m, "H100 SXM5", "fp8", "trt-llm", 8, "max", 128, 128, "fp8")
     assert trt["batch"] == llm.ENGINES["trt-llm"].max_batch == 512
     assert llm.max_batch(m, "GeForce RTX 4090", "f16", 1024, 256) == 0
@@ -55,7 +65,7 @@ def test_serving_errors_say_what_to_do():
     with pytest.raises(prec.Unsupported, match=r"A100 PCIe 80GB \(Ampere\) has no FP4 tensor cores"):
         llm.serve("llama-3.1-8b", "A100 PCIe 80GB", "fp4", "trt-llm")
     with pytest.raises(
-        ParameterError, match=r"does not fit one sequence on 1 x GeForce RTX 4090 .*: it needs 6"
+        ParameterError, match=r"does not fit one sequence on 1 x GeForce RTX 4090 .*: it needs 8"
     ):
         llm.serve("llama-3.1-70b", "GeForce RTX 4090", "f16", "vllm", batch="max")
     with pytest.raises(ParameterError, match=r"batch 4000 does not fit .*holds at most \d+ sequences"):

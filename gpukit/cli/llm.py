@@ -16,13 +16,12 @@ MODEL_COLUMNS = (
     "model",
     "family",
     "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
     "experts",
+    "attention",
     "params_b",
     "active_params_b",
     "published_params_b",
+    "published_active_params_b",
     "max_context",
     "kv_cache_mib_per_1k_tokens",
 )
@@ -37,6 +36,8 @@ SERVING_COLUMNS = (
     "total_gib",
     "weights_gib",
     "kv_cache_gib",
+    "kv_cache_tokens",
+    "max_concurrency",
     "max_context",
     "gpus_needed",
     "prefill_tokens_per_s",
@@ -73,13 +74,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--model",
-        default="llama-3-8b",
-        help="a model of data/llm_models.csv (gpukit llm --list) or a .json/.yaml file of its shape",
+        default=llm.DEFAULT_MODEL,
+        help="a model of data/llm_models.csv (gpukit llm --list), a model's own Hugging Face config.json, "
+        "or a .json/.yaml file of its shape",
     )
     p.add_argument(
         "--weights",
         help="weights format served (--mode infer; default q4_k_m): f16, bf16, int8, q8_0, "
-        "q4_0, q4_k_m, q5_k_m, gptq-4bit, awq-4bit (data/llm_weights.csv)",
+        "q4_0, q4_k_m, q5_k_m, fp8, fp4, mxfp4, gptq-4bit, awq-4bit (data/llm_weights.csv)",
     )
     p.add_argument(
         "--context", type=int, default=4096, help="tokens of context (sequence length to fine-tune)"
@@ -136,6 +138,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         choices=("on", "off"),
         help="run attention fused (on) or through memory (off); default: the engine's own",
     )
+    p.add_argument(
+        "--gpu-memory-utilization",
+        type=_share,
+        metavar="U",
+        help="vLLM: the share of each GPU's memory it takes (default 0.9, vLLM's); TensorRT-LLM: the share "
+        "of the free memory its KV cache takes (default 0.9)",
+    )
     add_gpu_option(p)
     p.add_argument("--prices", action="append", metavar="FILE", help="your own price file(s)")
     p.add_argument("--list", action="store_true", help="list the shipped models and weights formats")
@@ -151,6 +160,16 @@ def _batch(text: str):
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of sequences or max") from None
+
+
+def _share(text: str) -> float:
+    """``--gpu-memory-utilization``: a share above 0 and at most 1."""
+    try:
+        return llm.check_utilization(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a share such as 0.9") from None
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _serving(args: argparse.Namespace) -> bool:
@@ -185,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
         args.prices,
         args.engine,
         flash_attention=None if args.flash_attention is None else args.flash_attention == "on",
+        gpu_memory_utilization=args.gpu_memory_utilization,
     )
     if emit(frame, args.format):
         return 0
@@ -284,6 +304,7 @@ def _run_serving(args: argparse.Namespace) -> int:
         256 if args.output_tokens is None else args.output_tokens,
         args.kv_cache,
         args.prices,
+        gpu_memory_utilization=args.gpu_memory_utilization,
     )
     served = frame.dropna(subset=["serving_tokens_per_s"])
     if served.empty:

@@ -1,10 +1,16 @@
 """LLMs on these GPUs: will it fit, how fast will it generate, and what will it cost.
 
-A model is an open decoder architecture (:class:`LLM`): layers, hidden size, query and key-value
-heads (grouped-query attention), the FFN (gated, as every model of ``data/llm_models.csv`` has
-it), vocabulary and, for a mixture of experts, how many experts there are and how many each
-token uses. The shipped table cites each model's configuration; a user's own architecture is a
-JSON or YAML file of the same fields (:func:`load_model_file`).
+A model is an open decoder architecture (:class:`LLM`, :mod:`.architecture`): layers, hidden
+size, grouped-query or multi-head latent attention, local (sliding-window or chunked) layers, the
+gated FFN, vocabulary and, for a mixture of experts, its routed, shared and dense layers. The
+shipped table cites each model's configuration; a user brings a model's own Hugging Face
+``config.json`` (:mod:`.hf_config`) or a JSON or YAML file of the same fields
+(:func:`load_model_file`).
+
+**Serving memory as the engines count it** (:mod:`.pool`): vLLM's KV pool from
+``gpu_memory_utilization`` of the card less weights, the profiling step's peak and non-torch
+memory; TensorRT-LLM's free-memory fraction; llama.cpp's cache of ``n_ctx`` and compute buffer.
+:mod:`.pool_reference` grades vLLM's against published startup logs.
 
 **Memory** (:func:`inference_memory`, :func:`finetune_memory`):
 
@@ -91,6 +97,7 @@ from .grading import (
     summary_by_test,
     validation_table,
 )
+from .hf_config import FAMILIES, from_config, read_config
 from .measure import (
     decoder_llm,
     measure_decoder_child,
@@ -111,6 +118,7 @@ from .memory import (
     lora_params,
 )
 from .models import (
+    DEFAULT_MODEL,
     FILE_FIELDS,
     KV_CACHE_BYTES,
     LLM,
@@ -119,6 +127,7 @@ from .models import (
     WEIGHTS_PATH,
     WEIGHTS_SCHEMA,
     Weights,
+    layout,
     load_model_file,
     load_models,
     load_weights,
@@ -126,6 +135,25 @@ from .models import (
     resolve_model,
     weights_format,
     weights_frame,
+)
+from .pool import (
+    CUDA_VISIBLE_SHARE,
+    POOL_ENGINES,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    VLLM_VERSIONS,
+    check_utilization,
+    engine_memory,
+    llamacpp_memory,
+    trtllm_pool,
+    visible_bytes,
+    vllm_pool,
+)
+from .pool_reference import (
+    POOL_REFERENCE_PATH,
+    POOL_TOLERANCE,
+    load_pool_reference,
+    pool_validation,
+    predict_pool,
 )
 from .reference import (
     CONFIGURATION,
@@ -193,6 +221,26 @@ from .tables import (
 )
 
 __all__ = [
+    "DEFAULT_MODEL",
+    "FAMILIES",
+    "from_config",
+    "read_config",
+    "layout",
+    "CUDA_VISIBLE_SHARE",
+    "POOL_ENGINES",
+    "VLLM_GPU_MEMORY_UTILIZATION",
+    "VLLM_VERSIONS",
+    "check_utilization",
+    "engine_memory",
+    "llamacpp_memory",
+    "trtllm_pool",
+    "visible_bytes",
+    "vllm_pool",
+    "POOL_REFERENCE_PATH",
+    "POOL_TOLERANCE",
+    "load_pool_reference",
+    "pool_validation",
+    "predict_pool",
     "MODELS_PATH",
     "WEIGHTS_PATH",
     "MODEL_SCHEMA",

@@ -66,8 +66,10 @@ GEMV_BYTES_PER_SM_CYCLE = 6.0
 SCALAR_BYTES_PER_SM_S = 10e9
 #: Weights formats llama.cpp serves (GGUF); the others default to a PyTorch engine.
 GGUF = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m", "q5_k_m")
+#: ... and since its 2025 builds MXFP4 as well (gpt-oss's own format).
+GGUF_2025 = GGUF + ("mxfp4",)
 #: Weights formats the PyTorch engines (vLLM, TensorRT-LLM) serve.
-PYTORCH_WEIGHTS = ("f32", "f16", "bf16", "int8", "fp8", "fp4", "gptq-4bit", "awq-4bit")
+PYTORCH_WEIGHTS = ("f32", "f16", "bf16", "int8", "fp8", "fp4", "mxfp4", "gptq-4bit", "awq-4bit")
 #: Kernels a decoder layer launches per step in TensorRT-LLM, which fuses more than vLLM: the
 #: norm with the residual add (2), QKV with rotary embedding into the paged cache (1), attention
 #: (1), the output projection (1), gate-up with the activation (1) and down (1).
@@ -196,7 +198,7 @@ ENGINES: dict[str, Engine] = {
         quantised_prefill="mmq",
         mmq_tensor_share=LLAMA_CPP_2025["mmq_tensor_share"],
         mmq_ops_per_weight=LLAMA_CPP_2025["mmq_ops_per_weight"],
-        weights=GGUF,
+        weights=GGUF_2025,
     ),
     "llama.cpp-2024": Engine(
         name="llama.cpp-2024",

@@ -48,21 +48,15 @@ def inference_memory(
     _check_positive("gpus", gpus)
     w = weights_format(weights)
     reserve = DEFAULT_RUNTIME_RESERVE_BYTES if reserve_bytes is None else reserve_bytes
-    weight_bytes = model.params() * w.bits_per_weight / 8 / gpus
-    kv_bytes = batch * context * model.kv_bytes_per_token(kv) / gpus
+    weight_bytes = model.weight_bytes(w.bits_per_weight) / gpus
+    kv_bytes = batch * model.kv_cache_bytes(context, kv, gpus)
     chunk = (
         min(PROMPT_CHUNK, context) if chunk_tokens is None else _check_positive("chunk_tokens", chunk_tokens)
     )
     span = context if key_span is None else _check_positive("key_span", key_span)
     # one chunk's working set in float32: the residual stream and norm, Q/K/V, the attention output,
     # the gated FFN's three inner tensors, and the last position's logits per sequence
-    width = (
-        2 * model.hidden
-        + model.q_dim
-        + 2 * model.kv_dim
-        + model.q_dim
-        + 3 * model.ffn * model.experts_per_token
-    )
+    width = 2 * model.hidden + model.q_dim + 2 * model.kv_dim + model.q_dim + 3 * model.peak_ffn_width()
     act = 4 * (chunk * width / gpus + batch * model.vocab)
     if not flash_attention:
         act += 4 * chunk * span * model.heads / gpus  # the chunk's attention scores over its keys
@@ -93,9 +87,7 @@ def activation_bytes(
     a token uses). With checkpointing only each layer's input is kept, and one layer's full set
     while it is recomputed.
     """
-    per_layer = (
-        4 * model.hidden + 2 * model.q_dim + 2 * model.kv_dim + 4 * model.ffn * model.experts_per_token
-    )
+    per_layer = 4 * model.hidden + 2 * model.q_dim + 2 * model.kv_dim + 4 * model.ffn_width()
     if not flash_attention:
         per_layer += 2 * model.heads * seq_len
     tokens = batch * seq_len
@@ -185,9 +177,9 @@ def _unshardable_note(need: dict, gpu_row, batch: int, at_batch_one: int | None,
 
 def lora_params(model: LLM, rank: int, targets: str = "all") -> int:
     """Adapter weights: rank x (inputs + outputs) per adapted matrix and layer."""
-    attention = (model.hidden + model.q_dim) * 2 + (model.hidden + model.kv_dim) * 2  # q, o, k, v
-    ffn = 3 * (model.hidden + model.ffn) * model.experts
-    return model.layers * rank * (attention + (ffn if targets == "all" else 0))
+    mats = model.matmuls(model.experts)  # q, k, v, o, then every FFN matrix, with their counts
+    chosen = mats if targets == "all" else mats[:4]
+    return int(round(rank * sum(n * (o + i) for o, i, n in chosen)))
 
 
 def fits(total_bytes: float, gpu_row) -> bool:

@@ -19,8 +19,13 @@ from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, ParameterError, Problem
 from ..resources import DATA_DIR
 from ..units import MIB
+from .architecture import KV_CACHE_BYTES, LLM, LOCAL_KINDS, PARTS, _kv_bytes  # noqa: F401
+from .hf_config import from_config, is_hf_config
 
 MODELS_PATH = DATA_DIR / "llm_models.csv"
+#: The model the LLM answers take when none is named: a current dense model that fits a 16 GB card
+#: quantised and serves on one data-centre GPU in BF16.
+DEFAULT_MODEL = "qwen3-8b"
 WEIGHTS_PATH = DATA_DIR / "llm_weights.csv"
 
 MODEL_SCHEMA: tuple[Field, ...] = (
@@ -44,6 +49,32 @@ MODEL_SCHEMA: tuple[Field, ...] = (
     Field("tied_embeddings", "choice", choices=("true", "false")),
     Field("max_context", "int", low=1, high=100_000_000),
     Field("published_params_b", "float", required=False, low=0.001, high=100_000),
+    Field(
+        "published_active_params_b",
+        "float",
+        required=False,
+        low=0.001,
+        high=100_000,
+        help="a mixture's published activated parameters, in billions",
+    ),
+    Field("attention", "choice", required=False, choices=("gqa", "mla")),
+    Field("q_lora_rank", "int", required=False, low=0, high=1_000_000),
+    Field("kv_lora_rank", "int", required=False, low=0, high=1_000_000),
+    Field("rope_dim", "int", required=False, low=0, high=100_000),
+    Field("v_head_dim", "int", required=False, low=0, high=100_000),
+    Field("local_kind", "choice", required=False, choices=("sliding", "chunked")),
+    Field("local_window", "int", required=False, low=1, high=100_000_000),
+    Field("local_layers", "int", required=False, low=1, high=1000),
+    Field("dense_layers", "int", required=False, low=0, high=1000),
+    Field("dense_ffn", "int", required=False, low=0, high=10_000_000),
+    Field("shared_experts", "int", required=False, low=0, high=10_000),
+    Field("native_weights", "text", required=False, help="the checkpoint's format: bf16, fp8 or mxfp4"),
+    Field(
+        "unquantized",
+        "text",
+        required=False,
+        help="parts the checkpoint keeps at 16 bits, space-separated: " + " ".join(PARTS),
+    ),
     Field("config_url", "url"),
     Field("source_read", "url", help="where the configuration's figures were read"),
     Field("retrieved", "date"),
@@ -65,99 +96,11 @@ WEIGHTS_SCHEMA: tuple[Field, ...] = (
     Field("retrieved", "date"),
 )
 
-#: Bytes per element of the key-value cache.
-KV_CACHE_BYTES = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32, "fp8": 1.0}
-
-
-@dataclass(frozen=True)
-class LLM:
-    """An open decoder architecture (gated FFN, grouped-query attention, optional experts)."""
-
-    name: str
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    ffn: int
-    vocab: int
-    experts: int = 1
-    experts_per_token: int = 1
-    tied_embeddings: bool = False
-    max_context: int = 4096
-    family: str = ""
-    published_params_b: float | None = None
-    config_url: str = ""
-    source_read: str = ""
-
-    def __post_init__(self):
-        for f in (
-            "layers",
-            "hidden",
-            "heads",
-            "kv_heads",
-            "head_dim",
-            "ffn",
-            "vocab",
-            "experts",
-            "experts_per_token",
-            "max_context",
-        ):
-            v = getattr(self, f)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ParameterError(
-                    f"model {self.name!r}: {f} must be a whole number of at least 1, not {v!r}"
-                )
-        if self.heads % self.kv_heads:
-            raise ParameterError(
-                f"model {self.name!r}: {self.heads} heads do not split into {self.kv_heads} "
-                "key-value groups; heads must be a multiple of kv_heads"
-            )
-        if self.experts_per_token > self.experts:
-            raise ParameterError(
-                f"model {self.name!r}: {self.experts_per_token} experts per token of "
-                f"{self.experts}; use at most experts"
-            )
-
-    @property
-    def q_dim(self) -> int:
-        return self.heads * self.head_dim
-
-    @property
-    def kv_dim(self) -> int:
-        return self.kv_heads * self.head_dim
-
-    def layer_params(self, experts: int | None = None) -> int:
-        """Weights of one layer: Q, K, V and output projections, ``experts`` gated FFNs (three
-        matrices each), the router of a mixture, two norms."""
-        e = self.experts if experts is None else experts
-        attention = self.hidden * (self.q_dim + 2 * self.kv_dim) + self.q_dim * self.hidden
-        ffn = e * 3 * self.hidden * self.ffn
-        router = self.hidden * self.experts if self.experts > 1 else 0
-        return attention + ffn + router + 2 * self.hidden
-
-    def params(self) -> int:
-        """Every weight: the token embedding, the layers, the final norm and (untied) the output head."""
-        head = 0 if self.tied_embeddings else self.vocab * self.hidden
-        return self.vocab * self.hidden + self.layers * self.layer_params() + self.hidden + head
-
-    def active_params(self) -> int:
-        """Weights one token's forward pass multiplies (the experts it is routed to; the embedding
-        is a look-up, the output head a matmul)."""
-        return self.layers * self.layer_params(self.experts_per_token) + self.vocab * self.hidden
-
-    def kv_bytes_per_token(self, kv: str = "f16") -> float:
-        return 2 * self.layers * self.kv_dim * _kv_bytes(kv)
-
-
-def _kv_bytes(kv: str) -> float:
-    key = str(kv).strip().lower()
-    if key not in KV_CACHE_BYTES:
-        raise ParameterError(f"KV cache {kv!r}: use one of {', '.join(KV_CACHE_BYTES)}")
-    return KV_CACHE_BYTES[key]
-
 
 def _model_from_record(r: dict) -> LLM:
+    def count(field: str) -> int:
+        return r.get(field) or 0
+
     return LLM(
         name=r["name"].strip().lower(),
         family=r["family"],
@@ -173,8 +116,22 @@ def _model_from_record(r: dict) -> LLM:
         tied_embeddings=r["tied_embeddings"] == "true",
         max_context=r["max_context"],
         published_params_b=r.get("published_params_b"),
+        published_active_params_b=r.get("published_active_params_b"),
         config_url=r["config_url"],
         source_read=r["source_read"],
+        attention=r.get("attention") or "gqa",
+        q_lora_rank=count("q_lora_rank"),
+        kv_lora_rank=count("kv_lora_rank"),
+        rope_dim=count("rope_dim"),
+        v_head_dim=count("v_head_dim"),
+        local_kind=r.get("local_kind") or "",
+        local_window=count("local_window"),
+        local_layers=count("local_layers"),
+        dense_layers=count("dense_layers"),
+        dense_ffn=count("dense_ffn"),
+        shared_experts=count("shared_experts"),
+        native_weights=(r.get("native_weights") or "bf16").strip().lower(),
+        unquantized=tuple((r.get("unquantized") or "").split()),
     )
 
 
@@ -225,6 +182,18 @@ def _shipped(table: str) -> dict:
     )
 
 
+def layout(m: LLM) -> str:
+    """The attention layout in a few words: "GQA 8 KV heads", "MLA 512+64", "+ 18 sliding 128"."""
+    words = (
+        f"MLA {m.kv_lora_rank}+{m.rope_dim}"
+        if m.attention == "mla"
+        else ("MHA" if m.kv_heads == m.heads else f"GQA {m.kv_heads} KV heads")
+    )
+    if m.local_layers:
+        words += f", {m.local_layers} of {m.layers} layers {m.local_kind} {m.local_window}"
+    return words
+
+
 def models_frame(path: str | os.PathLike | None = None) -> pd.DataFrame:
     """The architecture table with parameters counted from the shapes next to the published count."""
     rows = []
@@ -238,9 +207,12 @@ def models_frame(path: str | os.PathLike | None = None) -> pd.DataFrame:
                 "heads": m.heads,
                 "kv_heads": m.kv_heads,
                 "experts": m.experts,
+                "attention": layout(m),
                 "params_b": m.params() / 1e9,
                 "active_params_b": m.active_params() / 1e9,
                 "published_params_b": m.published_params_b,
+                "published_active_params_b": m.published_active_params_b,
+                "native_weights": m.native_weights,
                 "max_context": m.max_context,
                 "kv_cache_mib_per_1k_tokens": m.kv_bytes_per_token() * 1024 / MIB,
                 "config_url": m.config_url,
@@ -255,7 +227,8 @@ FILE_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 
 
 def load_model_file(path: str | os.PathLike) -> LLM:
-    """A user's architecture from a JSON or YAML file of :class:`LLM`'s fields (``name``, ``layers``,
+    """A user's architecture: a Hugging Face ``config.json`` as the Hub ships it
+    (:mod:`gpukit.llm.hf_config`), or a JSON or YAML file of :class:`LLM`'s fields (``name``, ``layers``,
     ``hidden``, ``heads``, ``kv_heads``, ``ffn``, ``vocab``; ``head_dim`` defaults to hidden/heads;
     ``experts``, ``experts_per_token``, ``tied_embeddings``, ``max_context`` optional)."""
     p = Path(path)
@@ -272,8 +245,11 @@ def load_model_file(path: str | os.PathLike) -> LLM:
             f"{p}: not valid {p.suffix.lstrip('.').upper() or 'JSON'} ({exc.__class__.__name__}: "
             f"{str(exc).splitlines()[0]})"
         ) from None
+    if is_hf_config(data):
+        name = p.parent.name if p.stem == "config" and p.parent.name else p.stem
+        return from_config(data, name.lower(), str(p))
     if not isinstance(data, dict):
-        raise ParameterError(f"{p}: expected a mapping of fields such as layers: 32")
+        raise ParameterError(f"{p}: expected a mapping of fields such as layers: 32, or a config.json")
     known = {f.name for f in fields(LLM)}
     unknown = sorted(set(data) - known)
     if unknown:
@@ -283,6 +259,8 @@ def load_model_file(path: str | os.PathLike) -> LLM:
         raise ParameterError(f"{p}: missing field(s) {', '.join(missing)}")
     data = dict(data)
     data.setdefault("name", p.stem)
+    if isinstance(data.get("unquantized"), list):
+        data["unquantized"] = tuple(data["unquantized"])
     if "head_dim" not in data:
         if not isinstance(data.get("heads"), int) or not data["heads"] or data["hidden"] % data["heads"]:
             raise ParameterError(

@@ -30,11 +30,11 @@ from .. import specs
 from ..errors import ParameterError
 from ..prices import book as prices
 from ..prices import cost
-from ..search import largest_passing
 from ..units import GIB
 from .engines import Engine, check_engine_weights, default_engine, resolve_engine
-from .memory import inference_memory
 from .models import LLM, _check_positive, resolve_model, weights_format
+from .pool import engine_memory
+from .pool import gpus_needed as pool_gpus_needed
 from .speed import speeds
 
 #: The largest batch :func:`max_batch` searches (TensorRT-LLM's and vLLM's schedulers go past a
@@ -62,6 +62,8 @@ SERVING_COLUMNS = (
     "weights_gib",
     "active_weights_gib",
     "kv_cache_gib",
+    "kv_cache_tokens",
+    "max_concurrency",
     "note",
 )
 
@@ -73,11 +75,6 @@ def _gpu_row(gpu, catalogue: pd.DataFrame | None):
     return gpu
 
 
-def _need(model: LLM, weights: str, tokens: int, batch: int, kv: str, gpus: int, step_tokens=None) -> float:
-    chunk = None if step_tokens is None else min(step_tokens, tokens)
-    return inference_memory(model, weights, tokens, batch, kv, gpus=gpus, chunk_tokens=chunk)["total_bytes"]
-
-
 def max_batch(
     model: LLM,
     gpu,
@@ -87,19 +84,19 @@ def max_batch(
     kv: str = "f16",
     gpus: int = 1,
     catalogue=None,
-    step_tokens: int | None = None,
+    engine: str | Engine = "vllm",
+    gpu_memory_utilization: float | None = None,
 ) -> int:
-    """The most sequences of ``input_tokens + output_tokens`` whose memory fits each of ``gpus`` GPUs
-    (:func:`gpukit.llm.memory.inference_memory`, tensor parallel, one step's activations for
-    ``step_tokens`` tokens: an engine's ``step_tokens``); 0 where not even one does."""
+    """The most sequences of ``input_tokens + output_tokens`` the engine holds on ``gpus`` GPUs
+    (:func:`gpukit.llm.pool.engine_memory`: vLLM's and TensorRT-LLM's pool, llama.cpp's context),
+    under its scheduler's cap; 0 where not even one fits."""
+    e = resolve_engine(engine)
     row = _gpu_row(gpu, catalogue)
-    cap = specs.memory_bytes(row["memory_gb"])
     tokens = input_tokens + output_tokens
-    if _need(model, weights, tokens, 1, kv, gpus, step_tokens) > cap:
+    held = engine_memory(model, row, weights, e.name, gpus, kv, tokens, 1, gpu_memory_utilization)
+    if not held["fits"]:
         return 0
-    return largest_passing(
-        lambda b: _need(model, weights, tokens, b, kv, gpus, step_tokens) <= cap, 1, MAX_BATCH
-    )
+    return min(held["max_batch"], e.max_batch or MAX_BATCH)
 
 
 def gpus_needed_for_one(
@@ -109,16 +106,16 @@ def gpus_needed_for_one(
     tokens: int,
     kv: str = "f16",
     catalogue=None,
-    step_tokens: int | None = None,
+    engine: str | Engine = "vllm",
+    gpu_memory_utilization: float | None = None,
 ) -> int | None:
-    """The fewest GPUs of this kind, tensor parallel, that hold one sequence of ``tokens``; None
-    where :data:`MAX_GPUS` do not."""
+    """The fewest GPUs of this kind the engine holds one sequence of ``tokens`` on; None where
+    :data:`MAX_GPUS` do not."""
+    e = resolve_engine(engine)
     row = _gpu_row(gpu, catalogue)
-    cap = specs.memory_bytes(row["memory_gb"])
-    for n in range(1, MAX_GPUS + 1):
-        if _need(model, weights, tokens, 1, kv, n, step_tokens) <= cap:
-            return n
-    return None
+    return pool_gpus_needed(
+        model, row, weights, e.name, kv, tokens, 1, gpu_memory_utilization, e.split, MAX_GPUS
+    )
 
 
 def serve(
@@ -134,6 +131,7 @@ def serve(
     catalogue: pd.DataFrame | None = None,
     link: str | None = None,
     requests: int | None = None,
+    gpu_memory_utilization: float | None = None,
 ) -> dict:
     """One GPU kind serving ``model``: the batch it serves at (``batch``, or ``"max"``: the largest
     the KV cache allows), output tokens per second of all sequences on all ``gpus`` together, time
@@ -151,16 +149,17 @@ def serve(
     if i + o > m.max_context:
         raise ParameterError(f"{m.name} takes up to {m.max_context} tokens of context, not {i} + {o}")
     row = _gpu_row(gpu, catalogue)
-    largest = max_batch(m, row, weights, i, o, kv, n, step_tokens=e.step_tokens)
+    held = engine_memory(m, row, weights, e.name, n, kv, i + o, 1, gpu_memory_utilization)
+    largest = min(held["max_batch"], e.max_batch or MAX_BATCH) if held["fits"] else 0
     if largest == 0:
-        need = gpus_needed_for_one(m, row, weights, i + o, kv, step_tokens=e.step_tokens)
+        need = gpus_needed_for_one(
+            m, row, weights, i + o, kv, engine=e, gpu_memory_utilization=gpu_memory_utilization
+        )
         how = f"it needs {need}" if need else f"not even {MAX_GPUS} hold it"
         raise ParameterError(
             f"{m.name} at {weights} with {i} + {o} tokens does not fit one sequence on {n} x {row['gpu']} "
             f"({row['memory_gb']:g} GB each): {how}"
         )
-    if e.max_batch:
-        largest = min(largest, e.max_batch)
     if batch == "max":
         b = largest
     else:
@@ -185,8 +184,6 @@ def serve(
             )
             total_s += o * last["decode_step_s"] + rest * prompt_s
         served_per_s = requests * o / total_s
-    chunk = None if e.step_tokens is None else min(e.step_tokens, i + o)
-    memory = inference_memory(m, weights, i + o, b, kv, gpus=n, chunk_tokens=chunk)
     bits = weights_format(weights).bits_per_weight
     return {
         "gpu": row["gpu"],
@@ -204,9 +201,11 @@ def serve(
         "tpot_ms": 1e3 * cycle_s / o,
         "batch1_tokens_per_s": one["decode_tokens_per_s"],
         "decode_bound": at_batch["decode_bound"],
-        "weights_gib": memory["weights_bytes"] * n / GIB,
-        "active_weights_gib": m.active_params() * bits / 8 / GIB,
-        "kv_cache_gib": memory["kv_cache_bytes"] * n / GIB,
+        "weights_gib": held["weights_bytes"] * n / GIB,
+        "active_weights_gib": m.active_weight_bytes(bits) / GIB,
+        "kv_cache_gib": held["kv_cache_bytes"] * n / GIB,
+        "kv_cache_tokens": held["kv_cache_tokens"],
+        "max_concurrency": held["max_concurrency"],
     }
 
 
@@ -232,6 +231,7 @@ def serving_table(
     kv: str = "f16",
     price_files=None,
     catalogue: pd.DataFrame | None = None,
+    gpu_memory_utilization: float | None = None,
 ) -> pd.DataFrame:
     """:func:`serve` on every selected GPU kind (``count`` of each), and what a million output
     tokens cost there renting the GPUs (the median fresh on-demand rate the price book gives), at
@@ -246,7 +246,19 @@ def serving_table(
     rows = []
     for _, g in specs.select(cat, gpus).iterrows():
         try:
-            row = serve(m, g, weights, e, count, batch, input_tokens, output_tokens, kv, cat)
+            row = serve(
+                m,
+                g,
+                weights,
+                e,
+                count,
+                batch,
+                input_tokens,
+                output_tokens,
+                kv,
+                cat,
+                gpu_memory_utilization=gpu_memory_utilization,
+            )
             row["note"] = ""
         except (ParameterError, prec.Unsupported) as exc:
             row = {"gpu": g["gpu"], "model": m.name, "weights": weights, "engine": e.label, "gpus": count}

@@ -73,13 +73,6 @@ def wave_utilization(rows: int, cols: int, sms: int, tile: tuple[int, int] = GEM
     return tiles / (math.ceil(tiles / sms) * sms)
 
 
-def _layer_gemms(model: LLM) -> list[tuple[int, int]]:
-    """(output features, input features) of each matrix a token passes through in one layer."""
-    h, f = model.hidden, model.ffn
-    mats = [(model.q_dim, h), (model.kv_dim, h), (model.kv_dim, h), (h, model.q_dim)]
-    return mats + [(f, h), (f, h), (h, f)] * model.experts_per_token
-
-
 def layer_stages(layers: int, gpus: int) -> list[int]:
     """Layers each of ``gpus`` GPUs holds in llama.cpp's layer split (``llm_load_tensors`` at build
     2824, GPUs of equal memory, every layer offloaded): split points at k/n of the layers plus the
@@ -146,12 +139,14 @@ def prefill_traffic_bytes(model: LLM, engine: str | Engine = "llama.cpp-2024", w
     output back, and the new keys and values are converted into the FP16 cache; without flash
     attention, ``window`` scores per head go through memory (:data:`SCORE_BYTES`)."""
     e = resolve_engine(engine)
-    h, q, kv, f, x = model.hidden, model.q_dim, model.kv_dim, model.ffn, model.experts_per_token
-    passes = 8 * h + 2 * (q + kv) + 6 * h + 5 * f * x + 2 * q
+    h, q, kv, fx = model.hidden, model.q_dim, model.kv_dim, model.ffn_width()
+    passes = 8 * h + 2 * (q + kv) + 6 * h + 5 * fx + 2 * q
     converts = 0
     if e.converts:
-        inputs = 3 * h + q + q + (2 * h + f) * x  # Q/K/V, output projection, Q into Q.K^T, gate/up/down
-        outputs = q + 2 * kv + h + q + (2 * f + h) * x  # the same multiplies' results, and P.V's
+        # Q/K/V, output projection, Q into Q.K^T, gate/up/down (h and f per expert a token reaches)
+        x = fx / model.ffn
+        inputs = 3 * h + q + q + 2 * h * x + fx
+        outputs = q + 2 * kv + h + q + 2 * fx + h * x  # the same multiplies' results, and P.V's
         converts = inputs + outputs + 2 * kv  # and the new keys and values into the cache
     scores = 0 if e.flash_attention else model.heads * window * SCORE_BYTES
     return model.layers * (passes * e.activation_bytes + converts * CONVERT_BYTES + scores)
@@ -228,7 +223,6 @@ def _micro_batch_s(
     scores stream through memory; the output head multiplies only the prompt's last token (one
     matrix-vector product per pass)."""
     chunk = min(ubatch, prompt)
-    attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
     layer_weights = model.layers * model.layer_params()
     if rates.int8:
         tiles = math.ceil(chunk / GEMM_TILE[1])
@@ -237,11 +231,11 @@ def _micro_batch_s(
     else:
         unpack_s = layer_weights * (w.bits_per_weight / 8 + 2) / rates.elementwise if w.dequantized else 0.0
         rate, weight_bytes = rates.peak, 2
-    layer_s = sum(
-        2 * o * i * chunk / (rate * wave_utilization(o, chunk, rates.sms)) for o, i in _layer_gemms(model)
+    layers_s = sum(
+        n * 2 * o * i * chunk / (rate * wave_utilization(o, chunk, rates.sms)) for o, i, n in model.matmuls()
     )
     window = attention_window(prompt, e, ubatch)
-    matmul_s = model.layers * layer_s + chunk * attention_flops * window / rates.peak
+    matmul_s = layers_s + chunk * model.attention_flops(window) / rates.peak
     read_s = model.layers * model.layer_params(model.experts_per_token) * weight_bytes / rates.stream
     traffic_s = chunk * prefill_traffic_bytes(model, e, window) / rates.elementwise
     head_s = model.vocab * model.hidden * w.bits_per_weight / 8 / rates.bandwidth / min(prompt, nbatch)
@@ -256,14 +250,13 @@ def _decode_terms(
     key-value cache (``memory``), the multiplies (``compute``) and unpacking a quantised format on
     the CUDA cores (``dequantization``)."""
     active = model.active_params()
-    attention_flops = 4 * model.layers * model.q_dim  # per token and context position (QK^T and PV)
-    # a step reads the experts its tokens reach: a mixture's whole weights, nearly, at a large batch
-    touched = model.layers * model.layer_params(experts_touched(model, batch)) + model.vocab * model.hidden
-    weight_bytes = touched * w.bits_per_weight / 8
-    kv_bytes = batch * context * model.kv_bytes_per_token(kv)
+    # a step reads the experts its tokens reach (a mixture's whole weights, nearly, at a large batch),
+    # and the cache each layer keeps (a local layer its window)
+    weight_bytes = model.active_weight_bytes(w.bits_per_weight, experts_touched(model, batch))
+    kv_bytes = batch * model.kv_cache_bytes(context, kv)
     return {
         "memory": (weight_bytes + kv_bytes / kv_share) / (rates.bandwidth * n),
-        "compute": batch * (2 * active + attention_flops * context) / (rates.peak * n),
+        "compute": batch * (2 * active + model.attention_flops(context)) / (rates.peak * n),
         "dequantization": active * DEQUANT_OPS / (rates.cuda * n) if w.dequantized else 0.0,
     }
 

@@ -26,10 +26,11 @@ from .memory import (
     _unshardable_note,
     finetune_gpus_needed,
     finetune_memory,
-    gpus_needed,
     inference_memory,
 )
 from .models import LLM, _check_positive, load_models, resolve_model, weights_format
+from .pool import engine_memory
+from .pool import gpus_needed as pool_gpus_needed
 from .reference import _engine_of, _graded_reference, graded_gpus
 from .speed import speeds
 
@@ -54,6 +55,8 @@ LLM_COLUMNS = (
     "total_gib",
     "weights_gib",
     "kv_cache_gib",
+    "kv_cache_tokens",
+    "max_concurrency",
     "max_context",
     "max_batch",
     "gpus_needed",
@@ -84,6 +87,25 @@ class _Question:
     checkpointing: bool
     count: int
     engine: Engine
+    gpu_memory_utilization: float | None = None
+
+    def serving(
+        self, g, context: int, batch: int, count: int | None = None, with_max_batch: bool = True
+    ) -> dict:
+        """What the engine holds on each GPU to serve ``batch`` sequences of ``context`` on ``count``
+        GPUs (default the question's): :func:`gpukit.llm.pool.engine_memory`."""
+        return engine_memory(
+            self.model,
+            g,
+            self.weights,
+            self.engine.name,
+            self.count if count is None else count,
+            self.kv,
+            context,
+            batch,
+            self.gpu_memory_utilization,
+            with_max_batch,
+        )
 
     def need(self, context: int, batch: int) -> dict:
         """The memory the question needs at ``context`` and ``batch``: :func:`inference_memory` on
@@ -97,15 +119,10 @@ class _Question:
 
 def _memory_row(q: _Question, g, graded: set[str]) -> tuple[dict, dict, int | None]:
     """One GPU's memory answer as a row of :func:`llm_table` (its speeds still to come), what the
-    question needs (:meth:`_Question.need`), and the fewest GPUs of the kind that hold it."""
+    question needs, and the fewest GPUs of the kind that hold it. Serving is counted as the engine
+    counts it (:func:`gpukit.llm.pool.engine_memory`): ``weights_gib`` over all the GPUs,
+    ``kv_cache_gib`` one sequence's cache at the context on all of them."""
     m = q.model
-    cap = specs.memory_bytes(g["memory_gb"])
-    need = q.need(q.context, q.batch)
-    if q.mode == "infer":
-        wb, kvb = need["weights_bytes"], need["kv_cache_bytes"]
-        needed = gpus_needed(m, g, q.weights, q.context, q.batch, q.kv)
-    else:
-        wb, kvb, needed = need["weights_bytes"], 0.0, finetune_gpus_needed(need, g)
     row = {
         "gpu": g["gpu"],
         "model": m.name,
@@ -113,16 +130,40 @@ def _memory_row(q: _Question, g, graded: set[str]) -> tuple[dict, dict, int | No
         "weights": q.weights if q.mode == "infer" else FINETUNE_WEIGHTS[q.mode],
         "context": q.context,
         "batch": q.batch,
-        "fits": bool(need["total_bytes"] <= cap),
-        "total_gib": need["total_bytes"] / GIB,
-        "weights_gib": wb / GIB,
-        "kv_cache_gib": kvb / GIB,
-        "max_context": largest_passing(lambda c: q.need(c, q.batch)["total_bytes"] <= cap, 1, m.max_context),
-        "max_batch": largest_passing(lambda b: q.need(q.context, b)["total_bytes"] <= cap, 1, 4096),
-        "gpus_needed": needed,
         "graded": g["gpu"] in graded if q.mode == "infer" else False,
         "note": "",
     }
+    if q.mode == "infer":
+        need = q.serving(g, q.context, q.batch)
+        needed = pool_gpus_needed(
+            m, g, q.weights, q.engine.name, q.kv, q.context, q.batch, q.gpu_memory_utilization, q.engine.split
+        )
+        row.update(
+            fits=need["fits"],
+            total_gib=need["total_bytes"] / GIB,
+            weights_gib=need["weights_bytes"] * q.count / GIB,
+            kv_cache_gib=need["kv_cache_bytes"] * q.count / GIB,
+            kv_cache_tokens=need["kv_cache_tokens"],
+            max_concurrency=need["max_concurrency"],
+            max_context=largest_passing(
+                lambda c: q.serving(g, c, q.batch, with_max_batch=False)["fits"], 1, m.max_context
+            ),
+            max_batch=need["max_batch"],
+            gpus_needed=needed,
+        )
+        return row, need, needed
+    cap = specs.memory_bytes(g["memory_gb"])
+    need = q.need(q.context, q.batch)
+    needed = finetune_gpus_needed(need, g)
+    row.update(
+        fits=bool(need["total_bytes"] <= cap),
+        total_gib=need["total_bytes"] / GIB,
+        weights_gib=need["weights_bytes"] / GIB,
+        kv_cache_gib=0.0,
+        max_context=largest_passing(lambda c: q.need(c, q.batch)["total_bytes"] <= cap, 1, m.max_context),
+        max_batch=largest_passing(lambda b: q.need(q.context, b)["total_bytes"] <= cap, 1, 4096),
+        gpus_needed=needed,
+    )
     return row, need, needed
 
 
@@ -158,10 +199,9 @@ def _add_serving(q: _Question, g, row: dict, needed: int | None, cat: pd.DataFra
                 )
             )
         if cards != q.count:
-            cap = specs.memory_bytes(g["memory_gb"])
             row["note"] = (
                 f"speed and cost on {cards} GPUs ({q.engine.name}, split by {q.engine.split}): "
-                f"one holds {cap / GIB:.0f} GiB"
+                f"{q.count} hold{'s' if q.count == 1 else ''} no sequence of {q.context} tokens"
             )
     except prec.Unsupported as exc:
         row["note"] = str(exc)
@@ -205,6 +245,7 @@ def llm_table(
     engine: str | Engine | None = None,
     catalogue: pd.DataFrame | None = None,
     flash_attention: bool | None = None,
+    gpu_memory_utilization: float | None = None,
 ) -> pd.DataFrame:
     """One row per GPU: does ``model`` fit (``mode`` infer, full, lora or qlora), with what, the
     largest context and batch, how many GPUs it needs (fine-tuning: sharded, :func:`finetune_gpus_needed`),
@@ -212,7 +253,9 @@ def llm_table(
     renting and owning (decode at ``batch``; fine-tuning rows answer memory only). ``engine``
     (a profile of :data:`ENGINES`; default :func:`default_engine`) decides how prompts multiply and
     how several GPUs share a model; ``flash_attention`` overrides the profile's. The frame's
-    ``engine`` attribute is the profile's label, which every table of these speeds shows."""
+    ``engine`` attribute is the profile's label, which every table of these speeds shows.
+    ``gpu_memory_utilization``: vLLM's share of each card (TensorRT-LLM's free memory fraction);
+    default the engine's."""
     if mode not in LLM_MODES:
         raise ParameterError(f"mode {mode!r}: use one of {', '.join(LLM_MODES)}")
     m = model if isinstance(model, LLM) else resolve_model(model)
@@ -227,7 +270,20 @@ def llm_table(
     cat = specs.load_catalogue() if catalogue is None else catalogue
     graded = graded_gpus()
     shipped = load_models().get(m.name) == m  # a user's own shape under a shipped name was never measured
-    q = _Question(m, mode, weights, context, batch, kv, lora_rank, lora_targets, checkpointing, count, engine)
+    q = _Question(
+        m,
+        mode,
+        weights,
+        context,
+        batch,
+        kv,
+        lora_rank,
+        lora_targets,
+        checkpointing,
+        count,
+        engine,
+        gpu_memory_utilization,
+    )
     rows = []
     for _, g in specs.select(cat, gpus).iterrows():
         row, need, needed = _memory_row(q, g, graded)
