@@ -4,6 +4,7 @@ Each row's figure is computed here from the shipped data, the same way every ans
 - training speed per family (:func:`gpukit.perfmodel.accuracy_text`);
 - the memory estimate's measured band (``data/memory_error.csv``);
 - LLM decode and prefill for the current llama.cpp profile (:mod:`gpukit.llm.calibrate`);
+- vLLM's KV pool (:func:`gpukit.llm.pool_validation`);
 - serving at batch (:func:`gpukit.llm.serving_summary`).
 The table sits between two markers in README.md; ``--write`` replaces it there, and
 tests/test_readme.py fails when the README's table is not what this script makes.
@@ -61,6 +62,15 @@ def rows() -> list[tuple[str, str, str]]:
                 "docs/accuracy/llm.md",
             )
         )
+    pool = llm.pool_validation()
+    out.append(
+        (
+            "LLM serving memory, vLLM's KV pool",
+            f"{pool['within']} of {pool['logs']} published vLLM startup logs within ±{pool['tolerance']:.0%}, "
+            f"median error {pool['median_abs_error_pct']:.1f}%",
+            "docs/accuracy/kv-pool.md",
+        )
+    )
     out.append(
         (
             "LLM serving at batch, TensorRT-LLM",

@@ -353,7 +353,7 @@ def test_workshop_answers_are_hidden_until_revealed_and_computed_when_they_are()
     llm_text = workshop.answer("q6", True).text
     _, verdicts = llm.pair_answers(
         [("A40", "V100"), ("RTX A5000", "RTX A4000")],
-        ["llama-3-8b", "mistral-7b", "qwen2.5-14b", "llama-3-70b"],
+        ["qwen3-8b", "gpt-oss-20b", "qwen3-14b", "llama-3.3-70b"],
         "q4_k_m",
         8192,
         1,

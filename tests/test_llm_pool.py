@@ -155,3 +155,17 @@ def test_gpukit_llm_answers_the_pool_for_vllm(capsys):
     assert row["max_concurrency"] == pytest.approx(p["max_concurrency"])
     assert row["weights_gib"] == pytest.approx(m.params() * 2 / GIB)
     assert row["kv_cache_gib"] == pytest.approx(m.kv_cache_bytes(4096) / GIB)
+
+
+def test_the_kv_pool_page_is_what_its_script_writes(monkeypatch):
+    """docs/accuracy/kv-pool.md is benchmarks/kv_pool_accuracy.py's output for the shipped logs."""
+    import importlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.syspath_prepend(str(root / "benchmarks"))
+    script = importlib.import_module("kv_pool_accuracy")
+    page = (root / "docs" / "accuracy" / "kv-pool.md").read_text()
+    assert page == script.markdown(), (
+        "stale: run benchmarks/kv_pool_accuracy.py --write docs/accuracy/kv-pool.md"
+    )

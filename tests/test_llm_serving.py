@@ -162,7 +162,7 @@ def test_serving_is_graded_on_same_source_pairs_and_each_source_held_out():
     assert (table.groupby(list(llm.serving_reference.SERVING_PAIRED)).size() > 0).all()
     s = llm.serving_summary()
     assert s["pairs"] == len(table) and s["within_tolerance"] / s["pairs"] >= 0.80
-    assert s["winners_right"] >= s["decisive_pairs"] - 2
+    assert s["winners_right"] >= 0.995 * s["decisive_pairs"]
     values, fitted = llm.fit_serving(
         ref[ref["source"] == "trtllm-perf-overview-v1.0"], {"link_share": (0.3, 0.6)}
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import _atomic, rank
 from ..errors import ParameterError
 from ..llm import ENGINES
+from ..llm.models import DEFAULT_MODEL
 from ..prices import cost
 from .formatting import emit, format_table, rounded
 from .options import PRECISION_HELP, add_format_option
@@ -69,7 +70,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="a model to train or run: resnet50 or another keras.applications name, or a built-in "
         "transformer (bert-base, bert-large, gpt2-small, gpt2-medium, llama-7b)",
     )
-    job.add_argument("--llm", metavar="MODEL", help="an LLM to serve (gpukit llm --list)")
+    job.add_argument(
+        "--llm",
+        metavar="MODEL",
+        nargs="?",
+        const=DEFAULT_MODEL,
+        help=f"an LLM to serve (gpukit llm --list, or its config.json; alone: {DEFAULT_MODEL})",
+    )
     p.add_argument("--seq-len", type=int, metavar="N", help="tokens per sequence of a transformer workload")
     p.add_argument("--precision", help=f"default fp16: {PRECISION_HELP}")
     p.add_argument("--mode", choices=("train", "infer"), help="train (default) or infer")

@@ -61,7 +61,15 @@ def comparison(result: _compare.Comparison, electricity_usd_per_kwh: float = 0.1
 
 
 #: What the ranking widget offers to rank: a model to train, or an LLM to serve (``llm:`` name).
-RANK_CHOICES = ("resnet50", "bert-base", "bert-large", "gpt2-small", "llm:llama-3-8b", "llm:llama-3-70b")
+RANK_CHOICES = (
+    "resnet50",
+    "bert-base",
+    "bert-large",
+    "gpt2-small",
+    "llm:qwen3-8b",
+    "llm:gpt-oss-20b",
+    "llm:llama-3.3-70b",
+)
 
 
 def ranking(workload: str = "bert-base", budget_usd: float = 0.0, renting: bool = False):

@@ -78,7 +78,7 @@ TRT_KERNELS_PER_LAYER = 7
 #: max-throughput runs (``data/reference_serving.csv``; ``docs/accuracy/llm.md`` gives the fit and
 #: each page version held out): the most sequences its scheduler keeps in flight, and the share of
 #: the link's bandwidth a tensor-parallel all-reduce reaches.
-TRT_LLM_SERVING = {"max_batch": 512, "link_share": 0.6}
+TRT_LLM_SERVING = {"max_batch": 512, "link_share": 0.5}
 #: Tokens one TensorRT-LLM step may hold (``Max Runtime Tokens: 8192`` in the trtllm-bench report the
 #: performance overview prints, NVIDIA/TensorRT-LLM@258c7540 docs/source/performance/perf-overview.md):
 #: its activations' workspace is sized for them.

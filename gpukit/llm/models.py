@@ -167,9 +167,17 @@ def load_models(path: str | os.PathLike | None = None, today: date | None = None
         MODEL_SCHEMA,
         "name",
         "model",
-        lambda _, r: _model_from_record(r),
+        lambda _, r: _checked_native(_model_from_record(r)),
         today,
     )
+
+
+def _checked_native(m: LLM) -> LLM:
+    """``m``, refused where its checkpoint's own format is not one of ``data/llm_weights.csv``."""
+    formats = load_weights()
+    if m.native_weights not in formats:
+        raise ParameterError(f"native_weights {m.native_weights!r}: use one of {', '.join(formats)}")
+    return m
 
 
 @functools.lru_cache(maxsize=2)

@@ -13,6 +13,7 @@ import pandas as pd
 
 from .. import _atomic, cache
 from ..bench.results import RUN_DIR_ENV
+from ..llm.models import DEFAULT_MODEL
 from ..present import tables
 from .ranking import Job, LLMJob, Price, rank, rank_llm, with_budget
 from .words import CHOICE_COLUMNS, CHOICE_HEADERS, basis, choice, headline
@@ -21,7 +22,7 @@ from .words import CHOICE_COLUMNS, CHOICE_HEADERS, basis, choice, headline
 FRONT_PAGE_JOBS = (
     Job("resnet50", "fp16"),
     Job("bert-base", "fp16", seq_len=128),
-    LLMJob("llama-3-8b", "q4_k_m"),
+    LLMJob(DEFAULT_MODEL, "q4_k_m"),
 )
 #: The columns of a ranking the front page shows, buying and renting.
 SUMMARY_COLUMNS = {
