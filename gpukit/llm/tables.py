@@ -29,7 +29,7 @@ from .memory import (
     inference_memory,
 )
 from .models import LLM, _check_positive, load_models, resolve_model, weights_format
-from .pool import engine_memory
+from .pool import POOL_ENGINES, engine_memory, visible_bytes
 from .pool import gpus_needed as pool_gpus_needed
 from .reference import _engine_of, _graded_reference, graded_gpus
 from .speed import speeds
@@ -486,17 +486,33 @@ def fit_matrix(
     mode: str = "infer",
     kv: str = "f16",
     catalogue: pd.DataFrame | None = None,
+    engine: str | Engine | None = None,
 ) -> pd.DataFrame:
-    """Models x GPUs: the share of each GPU's memory the model needs (above 1: it does not fit)."""
+    """Models x GPUs: the share of each GPU's memory the model needs (above 1: it does not fit). To
+    serve, as the engine (default: the weights' usual one) counts it against what it may use: its
+    weights, workspace, runtime and ``batch`` sequences' cache over the memory CUDA reports (vLLM's
+    utilization share of it); to fine-tune, :func:`finetune_memory` over the datasheet's memory."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     chosen = specs.select(cat, gpus)
+    e = resolve_engine(default_engine(weights) if engine is None else engine)
     out = {}
     for name in models:
         m = resolve_model(name)
         ctx = min(context, m.max_context)
-        if mode == "infer":
-            need = inference_memory(m, weights, ctx, batch, kv)["total_bytes"]
-        else:
-            need = finetune_memory(m, mode, ctx, batch)["total_bytes"]
-        out[m.name] = {g["gpu"]: need / specs.memory_bytes(g["memory_gb"]) for _, g in chosen.iterrows()}
+        shares = {}
+        for _, g in chosen.iterrows():
+            if mode != "infer":
+                shares[g["gpu"]] = finetune_memory(m, mode, ctx, batch)["total_bytes"] / specs.memory_bytes(
+                    g["memory_gb"]
+                )
+                continue
+            held = engine_memory(m, g, weights, e.name, 1, kv, ctx, batch, with_max_batch=False)
+            if (
+                e.name in POOL_ENGINES
+            ):  # the engine takes its share whatever the batch: count what is used of it
+                used = held["total_bytes"] - held["pool_bytes"] + batch * held["kv_cache_bytes"]
+                shares[g["gpu"]] = used / held["total_bytes"]
+            else:
+                shares[g["gpu"]] = held["total_bytes"] / visible_bytes(g)
+        out[m.name] = shares
     return pd.DataFrame(out).T
