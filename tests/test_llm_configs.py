@@ -99,6 +99,14 @@ def test_gemma3_pattern_and_layer_types_become_sliding_layers(tmp_path):
     assert (m.family, m.local_layers, m.local_window, m.tied_embeddings) == ("gemma3", 10, 1024, True)
     typed = dict(text, layer_types=["sliding_attention"] * 11 + ["full_attention"])
     assert from_config(typed, "g3").local_layers == 11
+    # the Hub's Gemma 3 configs leave vocabulary, context and pattern to Gemma3TextConfig's defaults
+    bare = {
+        k: v
+        for k, v in text.items()
+        if k not in ("vocab_size", "max_position_embeddings", "sliding_window_pattern")
+    }
+    m = from_config({"model_type": "gemma3", "text_config": bare}, "g3")
+    assert (m.vocab, m.max_context, m.local_layers) == (262_208, 131_072, 10)
     with pytest.raises(ParameterError, match="layer_types lists 3 layers, num_hidden_layers says 12"):
         from_config(dict(text, layer_types=["full_attention"] * 3), "g3")
 

@@ -68,6 +68,13 @@ _MODULE_PARTS = (
     (re.compile(r"embed_tokens|\bwte\b"), "embeddings"),
     (re.compile(r"lm_head"), "head"),
 )
+#: Keys a family's config may leave out, as its ``transformers`` configuration class defaults them:
+#: Gemma 3's Hub configs give no vocabulary, context or pattern in ``text_config``
+#: (``Gemma3TextConfig``: ``vocab_size=262_208``, ``max_position_embeddings=131_072``,
+#: ``sliding_window_pattern=6``).
+FAMILY_DEFAULTS = {
+    "gemma3": {"vocab_size": 262_208, "max_position_embeddings": 131_072, "sliding_window_pattern": 6},
+}
 #: Parts a block-wise FP8 checkpoint (DeepSeek-V3's ``quant_method: fp8``) leaves in BF16: it
 #: quantizes the decoder's linear layers, not the embedding, the output head or the router.
 _FP8_KEEPS = ("embeddings", "head", "router")
@@ -149,7 +156,7 @@ def from_config(data: dict, name: str, where: str = "config") -> LLM:
             "or describe the shape in the kit's own model file (gpukit llm --help)"
         )
     family = FAMILIES[kind]
-    c = _Config(text, where)
+    c = _Config({**FAMILY_DEFAULTS.get(family, {}), **text}, where)
     fields = _common(c, family)
     fields.update(_READERS.get(family, _dense)(c, fields))
     fields.update(_quantization(c, fields))
