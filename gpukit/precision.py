@@ -107,7 +107,10 @@ MATH_LABEL = {
     "FP4": "FP4 tensor",
 }
 #: Which GPUs have each low-precision math, for the error where one has not.
-_LOW_PRECISION_GPUS = {"FP8": "NVIDIA Ada, Hopper and Blackwell GPUs", "FP4": "NVIDIA Blackwell GPUs"}
+_LOW_PRECISION_GPUS = {
+    "FP8": "NVIDIA Ada, Hopper and Blackwell GPUs, AMD CDNA 3 and 4 and RDNA 4 GPUs",
+    "FP4": "NVIDIA Blackwell and AMD CDNA 4 GPUs",
+}
 
 
 class Unsupported(GpukitError):
@@ -173,11 +176,13 @@ def math_of(precision: str, has_tf32: bool, has_bf16: bool, where: str = "this G
     p = normalize(precision)
     if p == "tf32" and not has_tf32:
         raise Unsupported(
-            f"{where} has no TF32 tensor cores (NVIDIA Ampere and later have them); use float32 or fp32"
+            f"{where} has no TF32 tensor cores (NVIDIA Ampere and later, AMD CDNA 3 have them); "
+            "use float32 or fp32"
         )
     if p == "bf16" and not has_bf16:
         raise Unsupported(
-            f"{where} has no BF16 tensor cores (NVIDIA Ampere and later have them); use fp16 there"
+            f"{where} has no BF16 tensor figure (NVIDIA Ampere and later, AMD CDNA 2 and later have one); "
+            "use fp16 there"
         )
     return {
         "float32": "TF32" if has_tf32 else "FP32",

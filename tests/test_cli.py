@@ -87,7 +87,9 @@ def test_specs_table_and_single_gpu_card(capsys, catalogue, gpu):
     counts = catalogue["segment"].value_counts()
     assert all(f"({counts[lines[i].split(':')[0]]}, by FP16 tensor (TFLOPS))" in lines[i] for i in heads)
     consumer = [line.split("  ")[0] for line in lines[heads[0] + 1 : heads[1]]]
-    want = catalogue[catalogue["segment"] == "consumer"].sort_values("fp16_tensor_tflops", ascending=False)
+    want = catalogue[catalogue["segment"] == "consumer"].sort_values(
+        "fp16_tensor_tflops", ascending=False, kind="stable"
+    )
     assert consumer == list(want["gpu"])
     code, out, _ = run(capsys, "specs", "--gpu", "T4")
     assert code == 0

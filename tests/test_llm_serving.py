@@ -127,7 +127,8 @@ def test_gpukit_llm_serves_at_batch_from_the_command_line(capsys):
     )
     assert cli.main([*base[:-2], "--gpu", "A100 PCIe 80GB", "--weights", "fp4", "--batch", "max"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "gpukit: error: A100 PCIe 80GB (Ampere) has no FP4 tensor cores (NVIDIA Blackwell GPUs have them)"
+        "gpukit: error: A100 PCIe 80GB (Ampere) has no FP4 tensor cores "
+        "(NVIDIA Blackwell and AMD CDNA 4 GPUs have them)"
     )
     with pytest.raises(SystemExit) as exited:
         cli.main([*base, "--batch", "lots"])

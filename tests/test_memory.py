@@ -239,8 +239,18 @@ def test_llama_7b_training_fits_only_the_largest_cards_and_inference_fits_large_
     holds_it = {
         g for g, gb in zip(catalogue["gpu"], catalogue["memory_gb"]) if specs.memory_bytes(gb) > state
     }
-    assert holds_it == {"H200 SXM", "B200", "B300", "GB200 (per GPU)", "GB300 (per GPU)"}, (
-        f"premise: only the H200 and the Blackwell data-centre GPUs hold the {state / 1e9:.0f} GB of training state"
+    assert holds_it == {
+        "H200 SXM",
+        "B200",
+        "B300",
+        "GB200 (per GPU)",
+        "GB300 (per GPU)",
+        "Instinct MI300X",
+        "Instinct MI325X",
+        "Instinct MI355X",
+    }, (
+        f"premise: only the H200, the Blackwell data-centre GPUs and the Instinct GPUs hold the "
+        f"{state / 1e9:.0f} GB of training state"
     )
     fit = memory.fit_report(["llama-7b"], [1], precision="mixed_bfloat16", optimizer="adam", seq_len=512)
     assert set(fit.loc[fit["fits"], "gpu"]) == holds_it

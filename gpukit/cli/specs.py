@@ -95,7 +95,7 @@ def _grouped_table(rows: list[dict], sort: str) -> str:
 
 #: What each segment's heading says.
 SEGMENT_TITLES = {
-    "consumer": "consumer: GeForce and TITAN cards",
-    "workstation": "workstation: RTX and RTX PRO cards",
+    "consumer": "consumer: GeForce, TITAN and Radeon cards",
+    "workstation": "workstation: RTX, RTX PRO and Radeon PRO cards",
     "datacenter": "datacenter: rented more than bought",
 }

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import ParameterError
 from ..perfmodel import DEFAULT_EFFICIENCY
+from ..precision import Unsupported
 
 #: Tokens of the prompt processed per step (llama.cpp's default micro-batch, vLLM's chunked prefill).
 PROMPT_CHUNK = 512
@@ -156,6 +157,9 @@ class Engine:
     link_share: float = 1.0
     #: tokens one step of a serving batch may hold (its activations' workspace; None: one prompt chunk)
     step_tokens: int | None = None
+    #: the vendors whose devices the profile describes (its build for them), and why it stops there
+    vendors: tuple[str, ...] = ("NVIDIA",)
+    scope_note: str = ""
 
     @property
     def label(self) -> str:
@@ -199,6 +203,8 @@ ENGINES: dict[str, Engine] = {
         mmq_tensor_share=LLAMA_CPP_2025["mmq_tensor_share"],
         mmq_ops_per_weight=LLAMA_CPP_2025["mmq_ops_per_weight"],
         weights=GGUF_2025,
+        scope_note="its constants are fitted on CUDA builds; its ROCm, Vulkan and Metal builds have no "
+        "profile here yet",
     ),
     "llama.cpp-2024": Engine(
         name="llama.cpp-2024",
@@ -235,6 +241,8 @@ ENGINES: dict[str, Engine] = {
         pipeline_across_passes=False,
         sched_copies=None,
         weights=PYTORCH_WEIGHTS,
+        vendors=("NVIDIA", "AMD"),
+        scope_note="on AMD GPUs it is vLLM's ROCm build, which no published run here grades",
     ),
     "trt-llm": Engine(
         name="trt-llm",
@@ -261,6 +269,7 @@ ENGINES: dict[str, Engine] = {
         max_batch=TRT_LLM_SERVING["max_batch"],
         link_share=TRT_LLM_SERVING["link_share"],
         step_tokens=TRT_MAX_NUM_TOKENS,
+        scope_note="TensorRT-LLM runs on NVIDIA GPUs only",
     ),
 }
 #: How several GPUs can share a model: a slice of every layer each (``tensor``) or whole layers each (``layer``).
@@ -327,3 +336,19 @@ def check_engine_weights(engine: Engine, weights: str) -> None:
             f"{engine.name} does not serve {weights} weights (it serves {', '.join(engine.weights)}); "
             + (f"use --engine {' or '.join(serving)}" if serving else "no engine here serves them")
         )
+
+
+def check_engine_device(engine: Engine, row) -> None:
+    """A clear error (:class:`gpukit.precision.Unsupported`) where the engine's profile does not
+    describe the device's vendor, naming the engines whose profiles do."""
+    vendor = str(row.get("vendor") or "NVIDIA")
+    if vendor in engine.vendors:
+        return
+    others = [e.name for e in ENGINES.values() if vendor in e.vendors]
+    hint = (
+        f"use --engine {' or '.join(others)}"
+        if others
+        else f"no engine profile here describes {vendor} devices yet"
+    )
+    why = f" ({engine.scope_note})" if engine.scope_note else ""
+    raise Unsupported(f"the {engine.name} profile does not describe {row['gpu']} ({vendor}){why}; {hint}")

@@ -32,6 +32,7 @@ from .engines import (
     SCORE_BYTES,
     SPLITS,
     Engine,
+    check_engine_device,
     default_efficiency,
     resolve_engine,
 )
@@ -183,7 +184,8 @@ def _mmq_rate(row, weights: str, e: Engine, eff) -> float:
     unpack, and on GPUs before :data:`MMQ_COMPUTE_CAPABILITY` (which go to cuBLAS)."""
     if e.quantised_prefill != "mmq" or not weights_format(weights).dequantized:
         return 0.0
-    if float(row["compute_capability"]) < MMQ_COMPUTE_CAPABILITY or pd.isna(row.get("int8_tensor_tops")):
+    cc = row.get("compute_capability")
+    if cc is None or cc != cc or float(cc) < MMQ_COMPUTE_CAPABILITY or pd.isna(row.get("int8_tensor_tops")):
         return 0.0
     share = tensor_share(row)[0] if eff.sustained else 1.0
     return float(row["int8_tensor_tops"]) * 1e12 * share * e.mmq_tensor_share
@@ -365,6 +367,7 @@ def speeds(
         raise ParameterError(f"split {split!r}: use tensor or layer")
     eff = default_efficiency() if efficiency is None else efficiency
     row = _gpu_row(gpu, catalogue)
+    check_engine_device(e, row)
     w = weights_format(weights)
     rates = _gpu_rates(row, weights, e, eff)
     n = _check_positive("gpus", gpus)

@@ -205,6 +205,7 @@ def _add_serving(q: _Question, g, row: dict, needed: int | None, cat: pd.DataFra
             )
     except prec.Unsupported as exc:
         row["note"] = str(exc)
+        row["unsupported"] = True
 
 
 def _add_costs(frame: pd.DataFrame, price_files, cat: pd.DataFrame) -> None:
@@ -220,7 +221,7 @@ def _add_costs(frame: pd.DataFrame, price_files, cat: pd.DataFrame) -> None:
     )
     by_gpu = work.set_index("gpu") if len(work) else work
     frame["usd_per_million_tokens"] = [
-        by_gpu.loc[g, "cloud_usd_per_million_items"] * 1 if len(by_gpu) and g in by_gpu.index else None
+        by_gpu.loc[g, "cloud_usd_per_million_items"] if len(by_gpu) and g in by_gpu.index else None
         for g in frame["gpu"]
     ]
     frame["usd_per_million_tokens_owned"] = [
@@ -293,6 +294,11 @@ def llm_table(
         else:
             _add_serving(q, g, row, needed, cat, shipped)
         rows.append(row)
+    if mode == "infer" and rows and all(r.pop("unsupported", False) for r in list(rows)):
+        # no GPU asked for can run it so (an engine or a math it lacks): the reason, once, as the error
+        raise ParameterError(rows[0]["note"])
+    for r in rows:
+        r.pop("unsupported", None)
     costs = ("usd_per_million_tokens", "usd_per_million_tokens_owned")
     frame = pd.DataFrame(rows, columns=[c for c in LLM_COLUMNS if c not in costs] + ["cards"])
     _add_costs(frame, price_files, cat)

@@ -80,13 +80,16 @@ _BUYER_FIGURES = ("memory_gb", "memory_bandwidth_gbs")
 
 
 def _better_newer(catalogue: pd.DataFrame) -> dict[str, list[str]]:
-    """For each GPU, the newer GPUs at least as good on throughput (dense tensor FP16, else FP32 for
-    a card without tensor cores), memory and bandwidth."""
+    """For each GPU, the newer GPUs of the same vendor at least as good on throughput (dense tensor
+    FP16, else FP32 for a card without tensor cores), memory and bandwidth: another vendor's cheaper
+    card runs other software, and says nothing of what a buyer pays for this one."""
     figures = catalogue[["launch", *_BUYER_FIGURES]].assign(
         throughput=catalogue["fp16_tensor_tflops"].fillna(catalogue["fp32_tflops"])
     )
     gpus = catalogue["gpu"].to_numpy()
     better = figures["launch"].to_numpy()[None, :] > figures["launch"].to_numpy()[:, None]
+    vendor = catalogue["vendor"].to_numpy()
+    better &= vendor[None, :] == vendor[:, None]
     for column in ("throughput", *_BUYER_FIGURES):
         values = figures[column].to_numpy(float)
         better &= values[None, :] >= values[:, None]

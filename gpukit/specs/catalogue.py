@@ -28,14 +28,21 @@ CATALOGUE_PATH = DATA_DIR / "gpus.csv"
 SOURCE_KINDS = ("datasheet", "whitepaper", "vendor-page", "vendor-page-copy", "device-query", "secondary")
 
 #: Board forms: a PCIe card, an SXM module, or a GPU of a Grace superchip (GB200, GB300).
-FORM_FACTORS = ("PCIe", "SXM2", "SXM4", "SXM5", "SXM6", "Superchip")
+FORM_FACTORS = ("PCIe", "SXM2", "SXM4", "SXM5", "SXM6", "Superchip", "OAM", "SoC", "System")
+#: Vendors whose devices the catalogue holds.
+VENDORS = ("NVIDIA", "AMD", "Intel", "Apple")
 
 SCHEMA: tuple[Field, ...] = (
     Field("gpu", "text", help="canonical name, e.g. 'V100 SXM2 32GB'"),
-    Field("vendor", "choice", choices=("NVIDIA", "AMD", "Intel")),
+    Field("vendor", "choice", choices=VENDORS),
     Field("architecture", "text", help="e.g. Ampere"),
     Field("segment", "choice", choices=("datacenter", "workstation", "consumer")),
-    Field("compute_capability", "cc", help="CUDA compute capability, e.g. 8.6"),
+    Field(
+        "compute_capability",
+        "cc",
+        required=False,
+        help="CUDA compute capability, e.g. 8.6 (NVIDIA; empty for other vendors, who name arch_target)",
+    ),
     Field("launch", "month", help="vendor announcement, YYYY-MM"),
     Field("form_factor", "choice", choices=FORM_FACTORS),
     Field("cuda_cores", "int", low=1, high=100_000),
@@ -64,7 +71,14 @@ SCHEMA: tuple[Field, ...] = (
         default="",
         help="L2 cache in MiB, as the driver reports it (cudaDeviceProp.l2CacheSize / 2**20)",
     ),
-    Field("fp64_tflops", "float", low=0.01, high=1_000),
+    Field(
+        "fp64_tflops",
+        "float",
+        required=False,
+        low=0.01,
+        high=1_000,
+        help="empty where the vendor states none",
+    ),
     Field("fp32_tflops", "float", low=0.1, high=1_000),
     Field("tf32_tensor_tflops", "float", required=False, low=0.1, high=10_000),
     Field("fp16_tensor_tflops", "float", required=False, low=0.1, high=10_000),
@@ -97,7 +111,7 @@ SCHEMA: tuple[Field, ...] = (
     ),
     Field("tdp_w", "float", low=5, high=2_000),
     Field("nvlink_gbs", "float", low=0, high=10_000, help="0 where there is none"),
-    Field("pcie_gen", "int", low=1, high=7),
+    Field("pcie_gen", "int", required=False, low=1, high=7, help="empty for a device not on PCIe"),
     Field("msrp_usd", "float", required=False, low=1, high=1_000_000),
     Field("msrp_source_url", "url", required=False),
     Field("source_url", "url"),
@@ -140,6 +154,21 @@ SCHEMA: tuple[Field, ...] = (
         default="",
         help="the secondary source (e.g. TechPowerUp's GPU database) of the secondary_fields",
     ),
+    Field(
+        "arch_target",
+        "text",
+        required=False,
+        default="",
+        help="the compiler's target where there is no CUDA compute capability: gfx942 (MI300X), gfx1100 (RX 7900 XTX)",
+    ),
+    Field(
+        "shared_memory",
+        "choice",
+        required=False,
+        choices=("true", "false"),
+        default="false",
+        help="true where the GPU shares the system's memory (unified-memory machines); memory_gb is what it may use",
+    ),
 )
 COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA)
 
@@ -153,6 +182,11 @@ NUMERIC_COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA if f.kind in ("i
 _TENSOR_FMA_PER_CLOCK = {"7.0": 64, "7.5": 64, "8.0": 256, "8.6": 128, "8.9": 128, "9.0": 512, "12.0": 128}
 # Architectures without TF32 or BF16 tensor modes (Volta, Turing).
 _NO_TF32_BF16 = {"7.0", "7.5"}
+
+#: FP32 operations an FP32 lane issues per clock beyond the one fused multiply-add, by architecture:
+#: RDNA 3 and 4 dual-issue (AMD's Radeon figures count it: 6144 lanes at 2.5 GHz, 61.4 TFLOPS), and
+#: CDNA 3 and 4 run packed FP32 (MI300X: 19456 lanes at 2.1 GHz, 163.4 TFLOPS vector FP32).
+FP32_ISSUE_FACTOR = {"RDNA 3": 2, "RDNA 3.5": 2, "RDNA 4": 2, "CDNA 3": 2, "CDNA 4": 2}
 
 # Tolerances of the cross-checks, as a relative difference.
 FP32_TOLERANCE = 0.03
@@ -172,16 +206,28 @@ def _cross_check(row: dict) -> list[tuple[str, str]]:
 def _rate_checks(row: dict) -> list[tuple[str, str]]:
     """FP32 TFLOPS against the CUDA cores and clock; bandwidth against the bus and data rate."""
     out: list[tuple[str, str]] = []
-    expected = 2 * row["cuda_cores"] * row["boost_clock_mhz"] * 1e6 / 1e12
+    issue = FP32_ISSUE_FACTOR.get(row["architecture"], 1)
+    expected = 2 * issue * row["cuda_cores"] * row["boost_clock_mhz"] * 1e6 / 1e12
+    lanes = (
+        "2 x cuda_cores x boost_clock_mhz"
+        if issue == 1
+        else f"2 x {issue} ({row['architecture']}) x cuda_cores x boost_clock_mhz"
+    )
     if abs(row["fp32_tflops"] - expected) > FP32_TOLERANCE * expected:
         out.append(
             (
                 "fp32_tflops",
                 (
-                    f"{row['fp32_tflops']:g} disagrees with 2 x cuda_cores x boost_clock_mhz = {expected:.1f} "
+                    f"{row['fp32_tflops']:g} disagrees with {lanes} = {expected:.1f} "
                     f"by more than {FP32_TOLERANCE:.0%}; check all three against the datasheet"
                 ),
             )
+        )
+    if row["vendor"] == "NVIDIA" and row["compute_capability"] is None:
+        out.append(("compute_capability", "is empty; an NVIDIA GPU names its CUDA compute capability"))
+    if row["vendor"] != "NVIDIA" and row["compute_capability"] is None and not row.get("arch_target"):
+        out.append(
+            ("arch_target", "is empty; name the compiler target (gfx942, gfx1100) where there is no CUDA one")
         )
     rate = row["memory_data_rate_gbps"]
     if rate is not None and row["memory_bus_bits"] is not None:

@@ -19,7 +19,8 @@ from .catalogue import load_catalogue
 
 #: Words a name may carry or leave out: brand and product-line words, and the generation and
 #: edition words of the newer workstation names ("RTX 6000 Ada Generation", "RTX PRO 6000
-#: Blackwell Workstation Edition"), so "6000 Ada" and "RTX PRO 6000" find them.
+#: Blackwell Workstation Edition"), so "6000 Ada" and "RTX PRO 6000" find them; AMD's brand words
+#: too ("AMD Instinct MI300X", "Radeon RX 7900 XTX": "MI300X", "7900 XTX").
 _NOISE = {
     "nvidia",
     "tesla",
@@ -34,6 +35,10 @@ _NOISE = {
     "edition",
     "workstation",
     "blackwell",
+    "amd",
+    "instinct",
+    "radeon",
+    "rx",
 }
 _MEMORY_TYPES = {"hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7"}
 _FORMS = ("pcie", "sxm", "sxm2", "sxm4", "sxm5")
@@ -53,9 +58,12 @@ def _key(name: str) -> _Key:
     text = re.sub(r"\([^)]*\)", " ", text)  # a qualifier such as "(per GPU)" names no variant
     text = re.sub(r"(\d+)\s*gb\b", r"\1gb", text)
     model, form, memory, mtype = [], None, None, None
-    for tok in text.split():
+    tokens = text.split()
+    for i, tok in enumerate(tokens):
         if tok in _NOISE:
             continue
+        if tok == "pro" and i + 1 < len(tokens) and re.fullmatch(r"w\d+\w*", tokens[i + 1]):
+            continue  # AMD's "Radeon PRO W7900": the W names the workstation line already
         if tok in _MEMORY_TYPES:
             mtype = tok
             continue

@@ -137,6 +137,9 @@ def records(catalogue: pd.DataFrame) -> list[dict]:
 #: FP32 lanes per streaming multiprocessor by compute capability (CUDA C++ Programming Guide,
 #: "Throughput of Native Arithmetic Instructions": 32-bit floating-point add and multiply results
 #: per clock cycle per multiprocessor), to count a GPU's SMs from its CUDA cores.
+#: FP32 lanes of a compute unit where a vendor has no CUDA compute capability: an AMD compute unit
+#: has 64 stream processors (CDNA and RDNA), an Apple GPU core 128 ALUs.
+FP32_LANES_PER_UNIT = {"AMD": 64, "Apple": 128}
 FP32_LANES_PER_SM = {
     "6.0": 64,
     "6.1": 128,
@@ -171,10 +174,15 @@ def issue_tflops(row) -> float:
 
 def sm_count(row) -> int:
     """Streaming multiprocessors of a catalogue GPU: CUDA cores over FP32 lanes per SM."""
-    lanes = FP32_LANES_PER_SM.get(str(row["compute_capability"]))
+    cc = row.get("compute_capability")
+    if cc is None or cc != cc or cc == "":
+        lanes = FP32_LANES_PER_UNIT.get(row.get("vendor"))
+        what = f"vendor {row.get('vendor')}"
+    else:
+        lanes = FP32_LANES_PER_SM.get(str(cc))
+        what = f"compute capability {cc}"
     if not lanes:
         raise ParameterError(
-            f"{row['gpu']}: compute capability {row['compute_capability']} has no FP32 lane "
-            "count in gpukit.specs.FP32_LANES_PER_SM; add it"
+            f"{row['gpu']}: {what} has no FP32 lane count in gpukit.specs.FP32_LANES_PER_SM; add it"
         )
     return int(round(float(row["cuda_cores"]) / lanes))
