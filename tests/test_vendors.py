@@ -89,3 +89,23 @@ def test_tf32_and_bf16_errors_name_every_vendor_that_has_them():
     cat = specs.load_catalogue().set_index("gpu", drop=False)
     with pytest.raises(prec.Unsupported, match="AMD CDNA 2 and later have one"):
         prec.math_unit(cat.loc["Radeon RX 7900 XTX"], "bf16")
+
+
+@pytest.mark.parametrize(
+    "name, memory_mib, expected",
+    [
+        ("AMD Instinct MI300X", None, "Instinct MI300X"),
+        ("AMD Radeon RX 7900 XTX", None, "Radeon RX 7900 XTX"),
+        ("gfx942", 192 * 1024, "Instinct MI300X"),
+        ("gfx942:sramecc+:xnack-", 256 * 1024, "Instinct MI325X"),
+        ("gfx942", None, None),  # two catalogue rows share the target: the memory would decide
+        ("METAL", None, None),
+    ],
+)
+def test_the_benchmark_names_an_amd_or_apple_gpu_as_tensorflow_reports_it(name, memory_mib, expected):
+    from gpukit.bench import device
+
+    gpu, note = device.match_catalogue(name, memory_mib)
+    assert gpu == expected
+    if name == "METAL":
+        assert "names an Apple GPU only METAL" in note

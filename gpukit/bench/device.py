@@ -263,9 +263,17 @@ def match_catalogue(name: str, memory_mib: float | None = None, catalogue=None) 
     from ..errors import UnknownGPUError
 
     cat = specs.load_catalogue() if catalogue is None else catalogue
+    if str(name).strip().upper() == "METAL":
+        return None, (
+            "TensorFlow (tensorflow-metal) names an Apple GPU only METAL, not its chip: measured, but matched "
+            "to no catalogue row"
+        )
     try:
         res = specs.resolve(name, cat)
     except UnknownGPUError:
+        by_target = _match_target(name, memory_mib, cat)
+        if by_target:
+            return by_target
         return None, f"{name} is not in the catalogue: measured, but with no datasheet peak to compare"
     if res.defaulted and memory_mib:
         gib = memory_mib / 1024
@@ -277,6 +285,21 @@ def match_catalogue(name: str, memory_mib: float | None = None, catalogue=None) 
         " (default variant; the name does not say which)" if res.defaulted else ""
     )
     return res.gpu, note
+
+
+def _match_target(name: str, memory_mib: float | None, cat) -> tuple[str, str] | None:
+    """The catalogue row of a GPU a ROCm build names by its compiler target (``gfx942``): the one row
+    of that target, or the one whose memory the device's is (an MI300X's 192 GB, an MI325X's 256)."""
+    target = str(name).strip().lower()
+    if "arch_target" not in cat.columns or not target.startswith("gfx"):
+        return None
+    rows = cat[cat["arch_target"].fillna("").str.lower() == target.split(":")[0]]
+    if memory_mib and len(rows) > 1:
+        gib = memory_mib / 1024
+        rows = rows[(rows["memory_gb"] - gib).abs() <= 0.1 * rows["memory_gb"]]
+    if len(rows) != 1:
+        return None
+    return rows["gpu"].iloc[0], f"{name} (ROCm's target name) matched to {rows['gpu'].iloc[0]}"
 
 
 def smi_row_for(name: str, smi: list[dict]) -> dict | None:
