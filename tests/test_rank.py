@@ -115,6 +115,29 @@ def test_owning_cost_per_million_items_spreads_the_tco_over_the_hours_worked(buy
     assert row["usd_per_million_items"] == pytest.approx(per_hour / (row["throughput"] * 3600) * 1e6)
 
 
+def test_five_years_at_full_use_count_five_years_of_energy_over_five_years_of_hours(cat, price_files):
+    """``years`` and ``utilization`` reach the cost of ownership as well as the hours it is spread
+    over: with them dropped on the way, five years would spread three years' energy."""
+    five = rank.rank(JOB, rank.Price("street"), price_files, cat, years=5.0, utilization=1.0)
+    row = five[five["standing"] == "ranked"].iloc[0]
+    tdp = specs.lookup(row["gpu"])["tdp_w"]
+    tco = cost.tco_usd(row["price_usd"], tdp, 5.0, 1.0, 0.15)
+    assert tco > cost.tco_usd(row["price_usd"], tdp, 3.0, 0.5, 0.15)
+    per_hour = tco / (cost.HOURS_PER_YEAR * 5.0 * 1.0)
+    assert row["usd_per_million_items"] == pytest.approx(per_hour / (row["throughput"] * 3600) * 1e6)
+
+
+def test_price_of_is_the_cost_tables_price(cat, price_files):
+    book = prices.load_prices(price_files)
+    table = cost.cost_table(book, list(cat["gpu"]), ["fp16"], "street", catalogue=cat).set_index("gpu")
+    for _, g in cat.iterrows():
+        one = cost.price_of(book, g, "street")
+        for column in ("price_usd", "tco_usd", "cloud_usd_per_hour", "purchase_note", "cloud_note"):
+            assert one[column] == table.loc[g["gpu"], column] or (
+                one[column] is None and pd.isna(table.loc[g["gpu"], column])
+            )
+
+
 def test_the_error_beside_each_row_is_the_familys_or_its_architectures(buying, cat):
     family = perfmodel.family_accuracy("transformer")["median_abs_error_pct"]
     held = perfmodel.held_out_errors("transformer")

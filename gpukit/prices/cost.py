@@ -279,6 +279,48 @@ def cost_table(
     return frame
 
 
+def price_of(
+    prices: Prices,
+    gpu,
+    price_kind: str = "any",
+    cloud: str = DEFAULT_CLOUD,
+    cloud_kind: str = "on-demand",
+    precision: str = "fp16",
+    years: float = DEFAULTS["years"],
+    utilization: float = DEFAULTS["utilization"],
+    electricity_usd_per_kwh: float = DEFAULTS["electricity_usd_per_kwh"],
+    pue: float = DEFAULTS["pue"],
+) -> dict:
+    """One GPU's prices, as :func:`cost_table` reads them, without its peaks and ratios: the purchase
+    of ``price_kind`` and its total cost of ownership over ``years`` at ``utilization``, the cloud
+    rate of ``cloud``, and the notes on what is missing or stale (``purchase_note``, ``cloud_note``;
+    a ``precision`` the GPU lacks goes with the purchase). ``gpu`` is a catalogue row."""
+    if price_kind not in PRICE_CHOICES:
+        raise ParameterError(f"price kind {price_kind!r}: use one of {', '.join(PRICE_CHOICES)}")
+    years = _check("years", years, 0.01, 50.0)
+    util = _check("utilization", utilization, 0.0, 1.0)
+    kwh = _check("electricity price (USD/kWh)", electricity_usd_per_kwh, 0.0, 10.0)
+    pue = _check("PUE", pue, 1.0, 5.0)
+    buy = None if price_kind == "cloud" else _purchase(prices, gpu["gpu"], price_kind)
+    rent = _cloud(prices, gpu["gpu"], cloud, cloud_kind)
+    mode, bought, rented = _cost_notes(prices, gpu, precision, buy, rent, price_kind, cloud, cloud_kind)
+    price = float(buy["usd"]) if buy else None
+    return {
+        "gpu": gpu["gpu"],
+        "price_kind": buy["kind"] if buy else None,
+        "price_usd": price,
+        "price_date": buy["date"] if buy else None,
+        "price_source_url": buy["source_url"] if buy else None,
+        "tco_usd": tco_usd(price, gpu["tdp_w"], years, util, kwh, pue),
+        "cloud_provider": rent["provider"] if rent else None,
+        "cloud_usd_per_hour": float(rent["usd_per_hour"]) if rent else None,
+        "cloud_date": rent["date"] if rent else None,
+        "cloud_source_url": rent["source_url"] if rent else None,
+        "purchase_note": "; ".join(mode + bought),
+        "cloud_note": "; ".join(rented),
+    }
+
+
 def _stale(price: dict | None) -> bool:
     """Whether a purchase or cloud price (:func:`_purchase`, :func:`_cloud`) is stale."""
     return bool(price and price.get("stale"))

@@ -171,18 +171,30 @@ def _speeds(job: Job, largest: dict[str, int], catalogue: pd.DataFrame) -> pd.Da
     return pd.DataFrame(rows).T.loc[gpus]
 
 
-def _price_rows(price: Price, book: prices.Prices, precision: str, catalogue: pd.DataFrame) -> pd.DataFrame:
-    """Each GPU's price of the one kind asked for (``cost.cost_table``), indexed by GPU."""
-    table = cost.cost_table(
-        book,
-        list(catalogue["gpu"]),
-        [precision],
-        price.kind,
-        cloud=price.cloud,
-        catalogue=catalogue,
-        cloud_kind=price.cloud_kind,
-    )
-    return table.drop_duplicates("gpu").set_index("gpu")
+def _price_rows(
+    price: Price,
+    book: prices.Prices,
+    precision: str,
+    catalogue: pd.DataFrame,
+    years: float = cost.DEFAULTS["years"],
+    utilization: float = cost.DEFAULTS["utilization"],
+) -> pd.DataFrame:
+    """Each GPU's price of the one kind asked for (:func:`gpukit.prices.cost.price_of`, its cost of
+    ownership over ``years`` at ``utilization``), indexed by GPU."""
+    rows = [
+        cost.price_of(
+            book,
+            g,
+            price.kind,
+            price.cloud,
+            price.cloud_kind,
+            precision,
+            years=years,
+            utilization=utilization,
+        )
+        for _, g in catalogue.iterrows()
+    ]
+    return pd.DataFrame(rows).drop_duplicates("gpu").set_index("gpu")
 
 
 def _work_per_dollar(row: dict, price: Price, count: int, years: float, utilization: float) -> dict:
@@ -284,7 +296,7 @@ def _join(
     throughput, throughput_unit, graded, note) joined with its price of the one kind asked for,
     work per dollar, standing and note; ordered, and cut to the budget (with what the cut says).
     ``error`` maps each GPU to its prediction's error band (%, None where not graded)."""
-    priced = _price_rows(price, book, precision, catalogue)
+    priced = _price_rows(price, book, precision, catalogue, years, utilization)
     rows = []
     for gpu in catalogue["gpu"]:
         s, p = speeds.loc[gpu], priced.loc[gpu]
