@@ -23,7 +23,8 @@ def test_a_published_run_belongs_to_the_profile_of_its_build():
     assert llm.resolve_engine("llama.cpp", flash_attention=False).label.endswith("flash attention off)")
     assert llm.resolve_engine("llama.cpp") is llm.ENGINES["llama.cpp"]
     with pytest.raises(
-        ParameterError, match="engine 'sglang': use one of llama.cpp, llama.cpp-2024, vllm, trt-llm"
+        ParameterError,
+        match="engine 'sglang': use one of llama.cpp, llama.cpp-2024, llama.cpp-metal, vllm, trt-llm",
     ):
         llm.resolve_engine("sglang")
 

@@ -77,6 +77,11 @@ REQUIRED = [
     "Radeon RX 7900 XTX",
     "Radeon PRO W7900",
     "Radeon RX 9070 XT",
+    "Apple M1 Max",
+    "Apple M3 Max",
+    "Apple M2 Ultra",
+    "Apple M3 Ultra",
+    "Apple M4 Max",
 ]
 
 
@@ -305,7 +310,11 @@ def test_tensor_figures_are_dense(catalogue):
     ok = ratio.between(1.9, top) | ratio.isna()
     assert ok.all(), catalogue.loc[~ok, "gpu"].tolist()
     assert ratio[top == 31.5].between(29.5, 31.5).all()  # dense, not the 4.5 PFLOPS sparse headline
-    assert catalogue.loc[ratio.isna(), "architecture"].eq("Pascal").all()  # no tensor cores
+    # no tensor cores (Pascal), or no figure the vendor states (Apple)
+    assert (
+        catalogue.loc[ratio.isna(), "architecture"].eq("Pascal")
+        | catalogue.loc[ratio.isna(), "vendor"].eq("Apple")
+    ).all()
     has_tf32 = catalogue.dropna(subset=["tf32_tensor_tflops"])
     assert list(has_tf32["tf32_tensor_tflops"] * 2) == pytest.approx(
         list(has_tf32["fp16_tensor_tflops"]), rel=0.02
@@ -532,11 +541,12 @@ def test_ranking_sorts_largest_first_with_missing_last(catalogue):
     values = ranked["bf16_tensor_tflops"]
     assert values.iloc[0] == pytest.approx(catalogue["bf16_tensor_tflops"].max())
     assert values.dropna().is_monotonic_decreasing
-    # Pascal, Volta and Turing have no BF16; AMD states none for its Radeon cards
+    # Pascal, Volta and Turing have no BF16; AMD states none for its Radeon cards, Apple for its chips
     no_bf16 = set(
         catalogue.loc[
             catalogue["architecture"].isin(["Pascal", "Volta", "Turing"])
-            | catalogue["gpu"].str.startswith("Radeon"),
+            | catalogue["gpu"].str.startswith("Radeon")
+            | catalogue["vendor"].eq("Apple"),
             "gpu",
         ]
     )

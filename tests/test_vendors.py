@@ -109,3 +109,58 @@ def test_the_benchmark_names_an_amd_or_apple_gpu_as_tensorflow_reports_it(name, 
     assert gpu == expected
     if name == "METAL":
         assert "names an Apple GPU only METAL" in note
+
+
+def test_apple_rows_state_no_compute_peak_and_give_their_gpu_three_quarters():
+    cat = specs.load_catalogue().set_index("gpu", drop=False)
+    ultra = cat.loc["Apple M2 Ultra"]
+    assert ultra["shared_memory"] == "true" and ultra["memory_bandwidth_gbs"] == 800
+    assert ultra["fp32_tflops"] != ultra["fp32_tflops"]  # Apple states none: empty, not guessed
+    assert specs.gpu_memory_bytes(ultra) == int(
+        specs.memory_bytes(192) * specs.catalogue.APPLE_GPU_WORKING_SET
+    )
+    assert specs.sm_count(ultra) == 76  # GPU cores: 9,728 ALUs / 128
+    assert specs.resolve("M2 Ultra").gpu == "Apple M2 Ultra"
+
+
+def test_only_a_vendor_that_states_no_peak_may_leave_it_empty(catalogue_copy):
+    with pytest.raises(DataError, match="fp32_tflops.*only a vendor that states none"):
+        specs.validate_catalogue(catalogue_copy({("A40", "fp32_tflops"): ""}))
+    assert len(specs.validate_catalogue(catalogue_copy({("Apple M1 Max", "fp32_tflops"): ""}))) > 0
+
+
+def test_llama_cpp_on_apple_silicon_takes_its_metal_profile():
+    """The usual llama.cpp answer on an Apple chip comes from the Metal profile: decode from
+    bandwidth and cores, fitted on published runs; no prompt speed, as Apple states no peak."""
+    table = llm.llm_table("llama-3-8b", "q4_k_m", gpus=["M2 Ultra", "M4 Max", "RTX 4090"]).set_index("gpu")
+    ultra, m4 = table.loc["Apple M2 Ultra"], table.loc["Apple M4 Max"]
+    assert ultra["decode_tokens_per_s"] > 0 and ultra["prefill_tokens_per_s"] != ultra["prefill_tokens_per_s"]
+    assert "with llama.cpp-metal" in ultra["note"] and "no prompt speed" in ultra["note"]
+    assert bool(ultra["graded"]) and not bool(m4["graded"])
+    assert table.loc["GeForce RTX 4090", "prefill_tokens_per_s"] > 0
+    # asked for by name, the CUDA profile refuses the chip and names the one that describes it
+    with pytest.raises(ParameterError, match="use --engine llama.cpp-metal"):
+        llm.llm_table("llama-3-8b", "q4_k_m", engine="llama.cpp", gpus=["M2 Ultra"])
+
+
+def test_the_metal_profile_ships_its_fit():
+    from gpukit.llm import calibrate
+
+    fitted = calibrate.fit_bandwidth_profile(llm.ENGINES["llama.cpp-metal"])
+    assert fitted.values == llm.LLAMA_CPP_METAL
+    held = calibrate.held_out_bandwidth_profile(llm.ENGINES["llama.cpp-metal"])
+    # each chip held out lands nearer than the bare datasheet bandwidth does
+    assert (held["within_20_pct"] > held["bare_bandwidth_within_20_pct"]).all()
+
+
+def test_the_metal_page_is_what_its_script_writes(monkeypatch):
+    import importlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.syspath_prepend(str(root / "benchmarks"))
+    script = importlib.import_module("metal_accuracy")
+    page = (root / "docs" / "accuracy" / "llm-metal.md").read_text()
+    assert page == script.markdown(), (
+        "stale: run benchmarks/metal_accuracy.py --write docs/accuracy/llm-metal.md"
+    )

@@ -96,6 +96,6 @@ def _grouped_table(rows: list[dict], sort: str) -> str:
 #: What each segment's heading says.
 SEGMENT_TITLES = {
     "consumer": "consumer: GeForce, TITAN and Radeon cards",
-    "workstation": "workstation: RTX, RTX PRO and Radeon PRO cards",
+    "workstation": "workstation: RTX PRO and Radeon PRO cards, Apple's Max and Ultra machines",
     "datacenter": "datacenter: rented more than bought",
 }

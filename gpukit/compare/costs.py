@@ -145,16 +145,20 @@ def _work_rows(
     unit = first["unit"].split("/")[0]
     label = f"{first['workload']} {first['precision']}"
     ta, tb = table[(table["gpu"] == a.name)].iloc[0], table[(table["gpu"] == b.name)].iloc[0]
+
+    def of(gpu: str, column: str):  # a GPU with no predicted throughput has no work cost
+        return num(work.loc[gpu, column]) if gpu in work.index else None
+
     return [
         _row(
             f"USD per million {unit}, renting ({label})",
-            num(work.loc[a.name, "cloud_usd_per_million_items"]),
-            num(work.loc[b.name, "cloud_usd_per_million_items"]),
+            of(a.name, "cloud_usd_per_million_items"),
+            of(b.name, "cloud_usd_per_million_items"),
         ),
         _row(
             f"USD per million {unit}, owning ({label})",
-            num(work.loc[a.name, "owned_usd_per_million_items"]),
-            num(work.loc[b.name, "owned_usd_per_million_items"]),
+            of(a.name, "owned_usd_per_million_items"),
+            of(b.name, "owned_usd_per_million_items"),
         ),
         _row(
             f"{unit} per second per watt ({label})",

@@ -3,11 +3,14 @@ factor ("1.29×") and an amount of dollars."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ..units import figure
 
 
 def num(v) -> float | None:
-    if v is None or isinstance(v, str):
+    """``v`` as a float, or None where it is missing (None, NaN, pandas' NA) or text."""
+    if v is None or isinstance(v, str) or v is pd.NA:
         return None
     f = float(v)
     return None if f != f else f

@@ -67,7 +67,7 @@ def _fit() -> str:
     out = []
     for gpu in ("RTX A4000", "RTX A5000"):
         row = specs.lookup(gpu)
-        cap = specs.memory_bytes(row["memory_gb"]) - memory.DEFAULT_RUNTIME_RESERVE_BYTES
+        cap = specs.gpu_memory_bytes(row) - memory.DEFAULT_RUNTIME_RESERVE_BYTES
         out.append(
             f"{row['gpu']} ({row['memory_gb']:g} GB): batch {est.largest_batch(cap, 'fp16', 'adam', 'train')}"
         )

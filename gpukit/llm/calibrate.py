@@ -146,3 +146,68 @@ def held_out_summary(
     rows = runs(engine, test)
     names = sorted(set(families(rows))) if family_list is None else family_list
     return pd.DataFrame([hold_out(engine, test, grid, f, rows) for f in names if np.any(families(rows) == f)])
+
+
+#: The grid of a bandwidth-only profile (``llama.cpp-metal``): the share of the datasheet bandwidth
+#: its decode streams at, and its GPU cores' rate of unpacking quantised weights (0: none).
+BANDWIDTH_GRID = {
+    "stream_share": (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),
+    "core_ops_per_s": (0.0, 2e10, 3e10, 4e10, 5e10, 6e10, 8e10, 1e11),
+}
+
+
+def _absolute(rows: pd.DataFrame, engine: Engine, catalogue) -> pd.Series:
+    """Each run's error (predicted over published, less one)."""
+    return predict_reference(rows, catalogue, engine=engine) / rows["throughput_tokens_s"].astype(float) - 1
+
+
+def fit_bandwidth_profile(
+    engine: Engine,
+    rows: pd.DataFrame | None = None,
+    grid: Mapping[str, Sequence] = BANDWIDTH_GRID,
+    catalogue: pd.DataFrame | None = None,
+) -> Fit:
+    """A bandwidth-only profile's constants on its decode runs (default :func:`runs` of ``engine``):
+    the grid point with the most same-source pairs within tolerance, then the most runs within 20 %
+    of their published speed (its share of the bandwidth sets the level, which pairs do not see),
+    then the lower median error of the runs."""
+    rows = runs(engine, "tg") if rows is None else rows
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    best, best_key = None, None
+    for point in itertools.product(*grid.values()):
+        values = dict(zip(grid, point))
+        candidate = replace(engine, **values)
+        summary = grading.summarize(grade(rows, candidate, "tg", cat))
+        err = _absolute(rows, candidate, cat).abs()
+        key = (-summary["within_tolerance"], -int((err <= 0.20).sum()), float(err.median()))
+        if best_key is None or key < best_key:
+            best, best_key = Fit(candidate, values, summary), key
+    return best
+
+
+def held_out_bandwidth_profile(engine: Engine, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each GPU of ``engine``'s decode runs held out in turn: the profile fitted on the others
+    (:func:`fit_bandwidth_profile`), the held-out GPU's runs predicted with it (median error, runs
+    within 20 %), beside the same runs at the full datasheet bandwidth and no unpacking term (the
+    bare-bandwidth baseline)."""
+    cat = specs.load_catalogue() if catalogue is None else catalogue
+    rows = runs(engine, "tg")
+    out = []
+    for gpu in sorted(rows["gpu"].unique()):
+        kept = rows[rows["gpu"] != gpu].reset_index(drop=True)
+        held = rows[rows["gpu"] == gpu].reset_index(drop=True)
+        fitted = fit_bandwidth_profile(engine, kept, catalogue=cat)
+        err = _absolute(held, fitted.engine, cat).abs()
+        bare = _absolute(held, replace(engine, stream_share=1.0, core_ops_per_s=0.0), cat).abs()
+        out.append(
+            {
+                "gpu": gpu,
+                "runs": len(held),
+                "fitted_without_it": fitted.values,
+                "within_20_pct": int((err <= 0.20).sum()),
+                "median_abs_error_pct": 100 * float(err.median()),
+                "bare_bandwidth_within_20_pct": int((bare <= 0.20).sum()),
+                "bare_bandwidth_median_abs_error_pct": 100 * float(bare.median()),
+            }
+        )
+    return pd.DataFrame(out)

@@ -160,6 +160,13 @@ class Engine:
     #: the vendors whose devices the profile describes (its build for them), and why it stops there
     vendors: tuple[str, ...] = ("NVIDIA",)
     scope_note: str = ""
+    #: a profile that predicts decode from memory bandwidth alone, at ``stream_share`` of the
+    #: datasheet's, and no prompt speed (a device whose vendor states no compute peak: Apple's)
+    bandwidth_only: bool = False
+    stream_share: float = 1.0
+    #: a bandwidth-only profile's rate of unpacking quantised weights, in operations per second per
+    #: GPU core (0: no unpacking term)
+    core_ops_per_s: float = 0.0
 
     @property
     def label(self) -> str:
@@ -171,6 +178,14 @@ class Engine:
         )
         return f"{self.name} ({self.versions}{fa})"
 
+
+#: llama.cpp's Metal build on Apple silicon: the share of the datasheet memory bandwidth its decode
+#: streams at, and its GPU cores' rate of unpacking quantised weights (operations per second per
+#: core), fitted by :func:`gpukit.llm.calibrate.fit_bandwidth_profile` on the published runs of
+#: ``xiongjiedai-llama3-apple`` (M1 Max, M2 Ultra, M3 Max; ``docs/accuracy/llm-metal.md`` gives the
+#: fit and each chip held out). Apple states no GPU compute peak for these chips, so the profile
+#: predicts no prompt speed.
+LLAMA_CPP_METAL = {"stream_share": 0.7, "core_ops_per_s": 5e10}
 
 #: The first llama.cpp build of the current profile: builds of 2025 on (build 4400 is of early
 #: January 2025); the published runs of earlier builds belong to ``llama.cpp-2024``.
@@ -223,6 +238,30 @@ ENGINES: dict[str, Engine] = {
         pipeline_across_passes=True,
         sched_copies=SCHED_COPIES,
         weights=GGUF,
+    ),
+    "llama.cpp-metal": Engine(
+        name="llama.cpp-metal",
+        versions="builds 2795-2797, Metal",
+        dates="May 2024",
+        sources=("xiongjiedai-llama3-apple",),
+        accumulate="fp16",
+        split="layer",
+        activation_bytes=4,
+        converts=True,
+        flash_attention=False,
+        scalar_kernels=False,
+        gemv_bytes_per_sm_cycle=None,
+        kernels_per_layer=KERNELS_PER_LAYER,
+        launch_s=0.0,
+        pipeline_across_passes=True,
+        sched_copies=SCHED_COPIES,
+        weights=GGUF,
+        vendors=("Apple",),
+        scope_note="it predicts decode from bandwidth and core count fitted on Apple silicon, and no prompt "
+        "speed, as Apple states no GPU compute peak",
+        bandwidth_only=True,
+        stream_share=LLAMA_CPP_METAL["stream_share"],
+        core_ops_per_s=LLAMA_CPP_METAL["core_ops_per_s"],
     ),
     "vllm": Engine(
         name="vllm",
@@ -300,6 +339,8 @@ def engine_of_run(published_engine: str) -> str:
     before :data:`LLAMA_CPP_2025_BUILD` to ``llama.cpp-2024``, later ones to ``llama.cpp``; vLLM and
     TensorRT-LLM to theirs."""
     text = str(published_engine)
+    if "llama.cpp" in text and "(Metal)" in text:
+        return "llama.cpp-metal"
     build = re.search(r"llama\.cpp build (\d+)", text)
     if build:
         return "llama.cpp" if int(build.group(1)) >= LLAMA_CPP_2025_BUILD else "llama.cpp-2024"
@@ -352,3 +393,16 @@ def check_engine_device(engine: Engine, row) -> None:
     )
     why = f" ({engine.scope_note})" if engine.scope_note else ""
     raise Unsupported(f"the {engine.name} profile does not describe {row['gpu']} ({vendor}){why}; {hint}")
+
+
+def for_device(engine: Engine, row) -> Engine:
+    """The profile of ``engine``'s family that describes the device of ``row``: ``engine`` itself
+    where it does, else the first of :data:`ENGINES` named after it (``llama.cpp-metal`` for
+    ``llama.cpp`` on Apple silicon) that does; ``engine`` where none does (the check then says why)."""
+    vendor = str(row.get("vendor") or "NVIDIA")
+    if vendor in engine.vendors:
+        return engine
+    family = engine.name.split("-")[0]
+    return next(
+        (e for e in ENGINES.values() if e.name.startswith(family + "-") and vendor in e.vendors), engine
+    )

@@ -262,6 +262,8 @@ def engine_scope(engine, weights: str | None = None) -> str:
         text += f" (weights {', '.join(sorted(set(mine['weights'])))})"
     if prefill:
         text += f", its prefill on {prefill}"
+    elif e.bandwidth_only:
+        text += "; it predicts no prefill: the vendor states no compute peak for these devices"
     else:
         text += "; its prefill is not graded: no source here times a prompt apart from serving it"
     # (imported here: serving_reference builds on the tables, which build on this module)

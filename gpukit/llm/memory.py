@@ -183,7 +183,7 @@ def lora_params(model: LLM, rank: int, targets: str = "all") -> int:
 
 
 def fits(total_bytes: float, gpu_row) -> bool:
-    return total_bytes <= specs.memory_bytes(gpu_row["memory_gb"])
+    return total_bytes <= specs.gpu_memory_bytes(gpu_row)
 
 
 def gpus_needed(

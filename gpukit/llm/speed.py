@@ -193,7 +193,13 @@ def _mmq_rate(row, weights: str, e: Engine, eff) -> float:
 
 def _gpu_rates(row, weights: str, e: Engine, eff) -> _GpuRates:
     """:class:`_GpuRates` of a catalogue row serving ``weights`` with ``engine``, at the roofline's factors
-    ``eff``; raises :class:`gpukit.precision.Unsupported` where the GPU cannot run the weights' math."""
+    ``eff``; raises :class:`gpukit.precision.Unsupported` where the GPU cannot run the weights' math.
+    A bandwidth-only profile streams at its share of the datasheet bandwidth, with no compute bound."""
+    if e.bandwidth_only:
+        bw = float(row["memory_bandwidth_gbs"]) * 1e9 * e.stream_share
+        cores = specs.sm_count(row)
+        unpack = cores * e.core_ops_per_s if e.core_ops_per_s else math.inf
+        return _GpuRates(math.inf, unpack, cores, bw, bw, bw)
     math_label, peak_tflops = prec.math_unit(row, _compute_precision(weights), True)
     if e.accumulate == "fp16" and math_label.startswith("FP16"):
         peak_tflops = prec.fp16_accumulate_tflops(row) or peak_tflops
@@ -390,7 +396,7 @@ def speeds(
         "gpu": row["gpu"],
         "gpus": n,
         "link": link_name,
-        "prefill_tokens_per_s": 1 / prefill_s,
+        "prefill_tokens_per_s": math.nan if e.bandwidth_only else 1 / prefill_s,
         "decode_tokens_per_s": batch / step,
         "decode_step_s": step,
         "decode_bound": max(decode, key=decode.get),

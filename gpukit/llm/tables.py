@@ -18,7 +18,7 @@ from ..prices import book as prices
 from ..prices import cost
 from ..search import largest_passing
 from ..units import GIB
-from .engines import Engine, check_engine_weights, default_engine, resolve_engine
+from .engines import Engine, check_engine_weights, default_engine, for_device, resolve_engine
 from .grading import decode_error_text, predict_reference
 from .memory import (
     FINETUNE_WEIGHTS,
@@ -88,6 +88,12 @@ class _Question:
     count: int
     engine: Engine
     gpu_memory_utilization: float | None = None
+    chosen: bool = False  # the engine was asked for (not the weights' usual one)
+
+    def engine_for(self, g) -> Engine:
+        """The profile that serves on GPU ``g``: the one asked for, or the usual engine's profile for
+        that device (``llama.cpp-metal`` for ``llama.cpp`` on Apple silicon)."""
+        return self.engine if self.chosen else for_device(self.engine, g)
 
     def serving(
         self, g, context: int, batch: int, count: int | None = None, with_max_batch: bool = True
@@ -98,7 +104,7 @@ class _Question:
             self.model,
             g,
             self.weights,
-            self.engine.name,
+            self.engine_for(g).name,
             self.count if count is None else count,
             self.kv,
             context,
@@ -136,7 +142,15 @@ def _memory_row(q: _Question, g, graded: set[str]) -> tuple[dict, dict, int | No
     if q.mode == "infer":
         need = q.serving(g, q.context, q.batch)
         needed = pool_gpus_needed(
-            m, g, q.weights, q.engine.name, q.kv, q.context, q.batch, q.gpu_memory_utilization, q.engine.split
+            m,
+            g,
+            q.weights,
+            q.engine_for(g).name,
+            q.kv,
+            q.context,
+            q.batch,
+            q.gpu_memory_utilization,
+            q.engine_for(g).split,
         )
         row.update(
             fits=need["fits"],
@@ -152,7 +166,7 @@ def _memory_row(q: _Question, g, graded: set[str]) -> tuple[dict, dict, int | No
             gpus_needed=needed,
         )
         return row, need, needed
-    cap = specs.memory_bytes(g["memory_gb"])
+    cap = specs.gpu_memory_bytes(g)
     need = q.need(q.context, q.batch)
     needed = finetune_gpus_needed(need, g)
     row.update(
@@ -183,7 +197,12 @@ def _add_serving(q: _Question, g, row: dict, needed: int | None, cat: pd.DataFra
     # where it does not fit, the speed (and cost) are those of the fewest cards that hold it
     cards = q.count if row["fits"] else max(needed, q.count)
     try:
-        s = speeds(q.model, g, q.weights, q.context, q.batch, q.kv, cards, engine=q.engine, catalogue=cat)
+        e = q.engine_for(g)
+        s = speeds(q.model, g, q.weights, q.context, q.batch, q.kv, cards, engine=e, catalogue=cat)
+        if e is not q.engine:  # the usual engine's profile for this device
+            row["note"] = f"with {e.label}" + (
+                "; no prompt speed: the vendor states no compute peak" if e.bandwidth_only else ""
+            )
         row.update(
             prefill_tokens_per_s=s["prefill_tokens_per_s"],
             decode_tokens_per_s=s["decode_tokens_per_s"],
@@ -195,12 +214,12 @@ def _add_serving(q: _Question, g, row: dict, needed: int | None, cat: pd.DataFra
         ):  # the published runs kept their cache in FP16, and ran the shipped shapes
             row.update(
                 published_check(
-                    q.model.name, q.weights, g["gpu"], cards, q.context, q.engine.name, decode=q.batch == 1
+                    q.model.name, q.weights, g["gpu"], cards, q.context, e.name, decode=q.batch == 1
                 )
             )
         if cards != q.count:
             row["note"] = (
-                f"speed and cost on {cards} GPUs ({q.engine.name}, split by {q.engine.split}): "
+                f"speed and cost on {cards} GPUs ({e.name}, split by {e.split}): "
                 f"{q.count} hold{'s' if q.count == 1 else ''} no sequence of {q.context} tokens"
             )
     except prec.Unsupported as exc:
@@ -261,6 +280,7 @@ def llm_table(
         raise ParameterError(f"mode {mode!r}: use one of {', '.join(LLM_MODES)}")
     m = model if isinstance(model, LLM) else resolve_model(model)
     weights_format(weights)
+    chosen = engine is not None
     engine = resolve_engine(default_engine(weights) if engine is None else engine, flash_attention)
     if mode == "infer":
         check_engine_weights(engine, weights)
@@ -284,6 +304,7 @@ def llm_table(
         count,
         engine,
         gpu_memory_utilization,
+        chosen,
     )
     rows = []
     for _, g in specs.select(cat, gpus).iterrows():
@@ -508,9 +529,9 @@ def fit_matrix(
         shares = {}
         for _, g in chosen.iterrows():
             if mode != "infer":
-                shares[g["gpu"]] = finetune_memory(m, mode, ctx, batch)["total_bytes"] / specs.memory_bytes(
-                    g["memory_gb"]
-                )
+                shares[g["gpu"]] = finetune_memory(m, mode, ctx, batch)[
+                    "total_bytes"
+                ] / specs.gpu_memory_bytes(g)
                 continue
             held = engine_memory(m, g, weights, e.name, 1, kv, ctx, batch, with_max_batch=False)
             if (

@@ -45,7 +45,7 @@ def fit_table(
     for b in batches:
         est = estimator.estimate(b, p, optimizer, mode, runtime_reserve_bytes)
         for _, g in gpus.iterrows():
-            capacity = specs.memory_bytes(g["memory_gb"])
+            capacity = specs.gpu_memory_bytes(g)
             if g["gpu"] not in largest:
                 largest[g["gpu"]] = estimator.largest_batch(
                     capacity, p, optimizer, mode, runtime_reserve_bytes

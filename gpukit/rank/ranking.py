@@ -120,7 +120,7 @@ def _largest_batches(job: Job, estimator, catalogue: pd.DataFrame, reserve: int)
     """Each GPU's largest batch per GPU by the memory estimate (0 where not even one fits)."""
     return {
         g["gpu"]: estimator.largest_batch(
-            specs.memory_bytes(g["memory_gb"]), job.precision, job.optimizer, job.mode, reserve
+            specs.gpu_memory_bytes(g), job.precision, job.optimizer, job.mode, reserve
         )
         for _, g in catalogue.iterrows()
     }

@@ -31,6 +31,8 @@ SOURCE_KINDS = ("datasheet", "whitepaper", "vendor-page", "vendor-page-copy", "d
 FORM_FACTORS = ("PCIe", "SXM2", "SXM4", "SXM5", "SXM6", "Superchip", "OAM", "SoC", "System")
 #: Vendors whose devices the catalogue holds.
 VENDORS = ("NVIDIA", "AMD", "Intel", "Apple")
+#: Vendors that state no GPU clock or FP32 peak for some of their devices (Apple's M2 and later).
+VENDORS_WITHOUT_PEAKS = ("Apple",)
 
 SCHEMA: tuple[Field, ...] = (
     Field("gpu", "text", help="canonical name, e.g. 'V100 SXM2 32GB'"),
@@ -47,7 +49,14 @@ SCHEMA: tuple[Field, ...] = (
     Field("form_factor", "choice", choices=FORM_FACTORS),
     Field("cuda_cores", "int", low=1, high=100_000),
     Field("tensor_cores", "int", required=False, low=0, high=10_000),
-    Field("boost_clock_mhz", "float", low=100, high=5_000),
+    Field(
+        "boost_clock_mhz",
+        "float",
+        required=False,
+        low=100,
+        high=5_000,
+        help="empty only where the vendor states no clock (Apple)",
+    ),
     Field("memory_gb", "float", low=1, high=1_024, help="capacity in GiB as datasheets mean 'GB'"),
     Field("memory_type", "text", help="e.g. GDDR6, HBM2e"),
     Field(
@@ -79,7 +88,14 @@ SCHEMA: tuple[Field, ...] = (
         high=1_000,
         help="empty where the vendor states none",
     ),
-    Field("fp32_tflops", "float", low=0.1, high=1_000),
+    Field(
+        "fp32_tflops",
+        "float",
+        required=False,
+        low=0.1,
+        high=1_000,
+        help="empty only where the vendor states no FP32 peak (Apple's M2 and later): no compute-bound answer then",
+    ),
     Field("tf32_tensor_tflops", "float", required=False, low=0.1, high=10_000),
     Field("fp16_tensor_tflops", "float", required=False, low=0.1, high=10_000),
     Field("bf16_tensor_tflops", "float", required=False, low=0.1, high=10_000),
@@ -109,7 +125,14 @@ SCHEMA: tuple[Field, ...] = (
         default="",
         help="the datasheet or whitepaper the FP8 and FP4 figures come from",
     ),
-    Field("tdp_w", "float", low=5, high=2_000),
+    Field(
+        "tdp_w",
+        "float",
+        required=False,
+        low=5,
+        high=2_000,
+        help="empty only where the vendor states none (Apple)",
+    ),
     Field("nvlink_gbs", "float", low=0, high=10_000, help="0 where there is none"),
     Field("pcie_gen", "int", required=False, low=1, high=7, help="empty for a device not on PCIe"),
     Field("msrp_usd", "float", required=False, low=1, high=1_000_000),
@@ -198,14 +221,29 @@ def memory_bytes(memory_gb: float) -> int:
     return int(round(memory_gb * GIB))
 
 
+#: Share of a unified-memory Apple machine's memory its GPU may use by default: macOS's recommended
+#: working set, as llama.cpp's Metal start-up prints it (``recommendedMaxWorkingSetSize``: 51539.61 MB
+#: of a 64 GB M1 Max and M3 Max, 154618.82 MB of a 192 GB M2 Ultra, in XiongjieDai's notebooks at
+#: commit aa72e0ec).
+APPLE_GPU_WORKING_SET = 0.75
+
+
+def gpu_memory_bytes(row) -> int:
+    """Memory the GPU of catalogue row ``row`` may use: its datasheet memory, or on a shared-memory
+    Apple machine the default working set of it (:data:`APPLE_GPU_WORKING_SET`)."""
+    total = memory_bytes(row["memory_gb"])
+    if str(row.get("shared_memory")) == "true" and row.get("vendor") == "Apple":
+        return int(total * APPLE_GPU_WORKING_SET)
+    return total
+
+
 def _cross_check(row: dict) -> list[tuple[str, str]]:
     """Consistency checks between the figures of one parsed row: (column, message) pairs."""
     return _rate_checks(row) + _tensor_checks(row) + tensor_rules.check(row) + _source_checks(row)
 
 
-def _rate_checks(row: dict) -> list[tuple[str, str]]:
-    """FP32 TFLOPS against the CUDA cores and clock; bandwidth against the bus and data rate."""
-    out: list[tuple[str, str]] = []
+def _fp32_check(row: dict) -> list[tuple[str, str]]:
+    """FP32 TFLOPS against the lanes and clock (twice where the architecture packs or dual-issues)."""
     issue = FP32_ISSUE_FACTOR.get(row["architecture"], 1)
     expected = 2 * issue * row["cuda_cores"] * row["boost_clock_mhz"] * 1e6 / 1e12
     lanes = (
@@ -213,16 +251,30 @@ def _rate_checks(row: dict) -> list[tuple[str, str]]:
         if issue == 1
         else f"2 x {issue} ({row['architecture']}) x cuda_cores x boost_clock_mhz"
     )
-    if abs(row["fp32_tflops"] - expected) > FP32_TOLERANCE * expected:
-        out.append(
-            (
-                "fp32_tflops",
-                (
-                    f"{row['fp32_tflops']:g} disagrees with {lanes} = {expected:.1f} "
-                    f"by more than {FP32_TOLERANCE:.0%}; check all three against the datasheet"
-                ),
-            )
+    if abs(row["fp32_tflops"] - expected) <= FP32_TOLERANCE * expected:
+        return []
+    return [
+        (
+            "fp32_tflops",
+            f"{row['fp32_tflops']:g} disagrees with {lanes} = {expected:.1f} by more than {FP32_TOLERANCE:.0%}; "
+            "check all three against the datasheet",
         )
+    ]
+
+
+def _rate_checks(row: dict) -> list[tuple[str, str]]:
+    """FP32 TFLOPS against the CUDA cores and clock; bandwidth against the bus and data rate."""
+    out: list[tuple[str, str]] = []
+    for column in ("fp32_tflops", "boost_clock_mhz", "tdp_w"):
+        if row[column] is None and row["vendor"] not in VENDORS_WITHOUT_PEAKS:
+            out.append(
+                (
+                    column,
+                    f"is empty; only a vendor that states none ({', '.join(VENDORS_WITHOUT_PEAKS)}) may leave it",
+                )
+            )
+    if row["fp32_tflops"] is not None and row["boost_clock_mhz"] is not None:
+        out += _fp32_check(row)
     if row["vendor"] == "NVIDIA" and row["compute_capability"] is None:
         out.append(("compute_capability", "is empty; an NVIDIA GPU names its CUDA compute capability"))
     if row["vendor"] != "NVIDIA" and row["compute_capability"] is None and not row.get("arch_target"):

@@ -36,6 +36,7 @@ _NOISE = {
     "workstation",
     "blackwell",
     "amd",
+    "apple",
     "instinct",
     "radeon",
     "rx",
