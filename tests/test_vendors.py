@@ -143,6 +143,7 @@ def test_llama_cpp_on_apple_silicon_takes_its_metal_profile():
         llm.llm_table("llama-3-8b", "q4_k_m", engine="llama.cpp", gpus=["M2 Ultra"])
 
 
+@pytest.mark.slow  # 72 grid points fitted four times: the full tier's
 def test_the_metal_profile_ships_its_fit():
     from gpukit.llm import calibrate
 
@@ -153,6 +154,7 @@ def test_the_metal_profile_ships_its_fit():
     assert (held["within_20_pct"] > held["bare_bandwidth_within_20_pct"]).all()
 
 
+@pytest.mark.slow  # the page refits the profile with each chip held out
 def test_the_metal_page_is_what_its_script_writes(monkeypatch):
     import importlib
     from pathlib import Path
