@@ -11,6 +11,7 @@ from datetime import date
 
 from .. import specs
 from ..errors import ParameterError
+from ..prices import cost
 
 #: The precision vocabulary in one line, for every command's help (see gpukit.precision).
 PRECISION_HELP = (
@@ -57,9 +58,19 @@ def add_price_options(p: argparse.ArgumentParser) -> None:
         choices=("msrp", "street", "used", "cloud", "any"),
         help="which purchase price (any: the cheaper of the street and used prices that hold, else msrp)",
     )
-    p.add_argument("--electricity-usd-per-kwh", type=float, default=0.15, metavar="USD")
-    p.add_argument("--years", type=float, default=3.0, help="ownership period for the TCO")
-    p.add_argument("--utilization", type=float, default=0.5, help="share of hours the GPU works, 0 to 1")
+    p.add_argument(
+        "--electricity-usd-per-kwh",
+        type=float,
+        default=cost.DEFAULTS["electricity_usd_per_kwh"],
+        metavar="USD",
+    )
+    p.add_argument("--years", type=float, default=cost.DEFAULTS["years"], help="ownership period for the TCO")
+    p.add_argument(
+        "--utilization",
+        type=float,
+        default=cost.DEFAULTS["utilization"],
+        help="share of hours the GPU works, 0 to 1",
+    )
     p.add_argument(
         "--prices", action="append", metavar="FILE", help="your own purchase or cloud price CSV (repeatable)"
     )

@@ -91,14 +91,24 @@ def _claim() -> str:
 
 def _rent_or_buy() -> str:
     book = prices.load_prices()
-    table = cost.cost_table(book, ["GeForce RTX 4090"], ["fp16"], "any", 0.15, 3, 0.5)
+    d = cost.DEFAULTS
+    table = cost.cost_table(
+        book,
+        ["GeForce RTX 4090"],
+        ["fp16"],
+        "any",
+        d["electricity_usd_per_kwh"],
+        d["years"],
+        d["utilization"],
+    )
     r = table.iloc[0]
     if r["break_even_months"] is None or r["break_even_months"] != r["break_even_months"]:
         return f"No break-even for the RTX 4090 with the shipped prices ({r['note']})."
     return (
         f"RTX 4090 at USD {r['price_usd']:,.0f} ({r['price_kind']}, {r['price_date']}) against "
         f"USD {r['cloud_usd_per_hour']:.2f} an hour ({r['cloud_provider']}): buying pays off after "
-        f"{r['break_even_months']:.1f} months at 50 % use and USD 0.15/kWh."
+        f"{r['break_even_months']:.1f} months at {d['utilization']:.0%} use and USD "
+        f"{d['electricity_usd_per_kwh']:g}/kWh."
     )
 
 

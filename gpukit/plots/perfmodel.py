@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from .. import precision as prec
 from .. import specs
+from ..grading import TRAINING_THROUGHPUT
 from .style import _finish, _label_points, _plain_log_ticks, _renderer
 
 #: What "compute-bound" and "memory-bound" mean in the predicted-roofline figure's legend, printed beside it.
@@ -214,7 +215,7 @@ def _validation_key(ax, highlight: pd.DataFrame, legend) -> None:
 def validation_figure(
     table: pd.DataFrame,
     highlight: pd.DataFrame | None = None,
-    tolerance: float = 0.15,
+    tolerance: float = TRAINING_THROUGHPUT.speedup,
     hue: str | None = None,
 ) -> Figure:
     """Predicted against published speedup for every pair of GPUs from one source, with the
@@ -264,7 +265,7 @@ def validation_figure(
     return _finish(fig)
 
 
-def scaling_validation_figure(table: pd.DataFrame, tolerance: float = 0.15) -> Figure:
+def scaling_validation_figure(table: pd.DataFrame, tolerance: float = TRAINING_THROUGHPUT.speedup) -> Figure:
     """Predicted against published scaling efficiency (N-GPU throughput over N x one GPU's, from
     one source) for every published multi-GPU run, with the ideal line and the tolerance band."""
     fig, ax = plt.subplots(figsize=(9, 6))
