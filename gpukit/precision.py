@@ -27,6 +27,7 @@ import difflib
 from dataclasses import dataclass
 
 from .errors import GpukitError, ParameterError
+from .units import missing
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,6 @@ def fp16_accumulate_tflops(row) -> float | None:
     Blackwell whitepapers' appendix tables and the L40's datasheet, quoted in the catalogue's
     notes: :func:`half_rate_fp32_accumulate`), every other card at the same."""
     base = row.get("fp16_tensor_tflops")
-    if base is None or base != base:
+    if missing(base):
         return None
     return float(base) * (2 if half_rate_fp32_accumulate(row) else 1)

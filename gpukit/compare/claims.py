@@ -38,6 +38,7 @@ from .. import specs
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, Problem, UnknownGPUError
 from ..resources import DATA_DIR
+from ..units import missing
 
 CLAIMS_PATH = DATA_DIR / "claims.csv"
 RELATIONS = ("eq", "max", "gt", "lt", "approx")
@@ -199,7 +200,7 @@ def _values(name: str, field: str, cat: pd.DataFrame) -> dict[str, object]:
     out = {}
     for gpu in specs.resolve(name, cat).matches:
         v = specs.row(cat, gpu)[field]
-        if v is None or (isinstance(v, float) and v != v):
+        if missing(v):
             continue
         out[gpu] = v
     return out
@@ -313,8 +314,7 @@ def check(claims: pd.DataFrame | None = None, catalogue: pd.DataFrame | None = N
     cat = specs.load_catalogue() if catalogue is None else catalogue
     table = load_claims(catalogue=cat) if claims is None else claims
     records = [
-        {k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-        for r in table.to_dict(orient="records")
+        {k: (None if missing(v) else v) for k, v in r.items()} for r in table.to_dict(orient="records")
     ]
     rows = [_check_one(r, cat) for r in records]
     return pd.DataFrame(rows, columns=list(COLUMNS))

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..units import missing
+
 
 @dataclass
 class Comparison:
@@ -114,7 +116,7 @@ class Comparison:
 
     def markdown(self) -> str:
         def fmt(v):
-            if v is None or (isinstance(v, float) and v != v):
+            if missing(v):
                 return "—"
             return f"{v:.3g}" if isinstance(v, float) else str(v)
 

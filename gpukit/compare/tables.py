@@ -11,6 +11,7 @@ from .. import memory, perfmodel, rank, specs
 from ..errors import GpukitError, ParameterError
 from ..models.registry import resolve_model, transformer_task
 from ..perfmodel.reference import SYNTHETIC
+from ..units import missing
 from .numbers import num, ratio
 from .published import published_speedups, published_text
 
@@ -40,8 +41,8 @@ def spec_table(ra: specs.GPU, rb: specs.GPU) -> pd.DataFrame:
     rows = []
     for col, label, unit in SPEC_ROWS:
         va, vb = ra[col], rb[col]
-        va = None if isinstance(va, float) and va != va else va
-        vb = None if isinstance(vb, float) and vb != vb else vb
+        va = None if missing(va) else va
+        vb = None if missing(vb) else vb
         rows.append(
             {
                 "spec": label,

@@ -30,7 +30,7 @@ from .. import specs
 from ..errors import ParameterError
 from ..prices import book as prices
 from ..prices import cost
-from ..units import GIB
+from ..units import GIB, is_nan
 from .engines import Engine, check_engine_weights, default_engine, resolve_engine
 from .models import LLM, _check_positive, resolve_model, weights_format
 from .pool import engine_memory
@@ -287,7 +287,7 @@ def _add_costs(frame: pd.DataFrame, price_files, cat: pd.DataFrame) -> None:
         work = cost.work_cost_table(book, per_gpu[["gpu", "throughput", "throughput_unit"]], catalogue=cat)
         by_gpu = work.set_index("gpu")["cloud_usd_per_million_items"] if len(work) else pd.Series(dtype=float)
         frame[column] = [
-            by_gpu.get(g, math.nan) if s == s else math.nan for g, s in zip(frame["gpu"], frame[speed])
+            by_gpu.get(g, math.nan) if not is_nan(s) else math.nan for g, s in zip(frame["gpu"], frame[speed])
         ]
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from .. import precision as prec
 from .. import specs
 from ..errors import ParameterError
-from ..units import GIB, MIB
+from ..units import GIB, MIB, missing
 from .bands import error_band, largest_batch_band, verdict
 from .estimate import DEFAULT_RUNTIME_RESERVE_BYTES, Estimator
 from .measure import measure_in_subprocess
@@ -165,7 +165,7 @@ def fit_summary(fit):
 
 def batch_range(low, high) -> str:
     """``low`` to ``high`` largest batches as text ('' where the family was never measured)."""
-    if low is None or high is None or low != low or high != high:
+    if missing(low) or missing(high):
         return ""
     return f"{int(low)}" if int(low) == int(high) else f"{int(low)}–{int(high)}"
 
@@ -177,11 +177,9 @@ def error_note(
     cell; with ``cases``, how many measured cases the band is drawn from."""
     if not family:
         return "not graded (no measured family)"
-    if low is None or low != low:
+    if missing(low):
         return f"{family}: not measured"
-    over = (
-        "" if cases is None or cases != cases else f" over {int(cases)} case{'s' if int(cases) != 1 else ''}"
-    )
+    over = "" if missing(cases) else f" over {int(cases)} case{'s' if int(cases) != 1 else ''}"
     return f"{family}: median {median:.0%}, {low:+.0%} to {high:+.0%}{over}"
 
 

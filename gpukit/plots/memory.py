@@ -10,7 +10,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ..units import GIB
+from ..units import GIB, missing
 from .style import _finish
 
 
@@ -96,7 +96,7 @@ def _batch_ranges(ax, plotted: pd.DataFrame, order: list, hue_order: list) -> in
                 continue
             y = bar.get_y() + bar.get_height() / 2
             low, high = ranges.get((order[int(round(y))], model), (None, None))
-            if low is None or high is None or low != low or high != high:
+            if missing(low) or missing(high):
                 continue
             ax.plot(
                 [max(low, 1), max(high, 1)],

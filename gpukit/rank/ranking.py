@@ -15,7 +15,7 @@ from ..errors import ParameterError
 from ..models.registry import check_mode
 from ..prices import book as prices
 from ..prices import cost
-from ..units import figure
+from ..units import figure, missing
 
 #: The default batch is the largest that fits, or the smallest power of two below it whose
 #: throughput is within this share of the throughput there: where a larger batch stops adding
@@ -486,7 +486,7 @@ def _served(job: LLMJob, cat: pd.DataFrame, price_files) -> pd.DataFrame:
 
 
 def _num(value) -> float | None:
-    return None if value is None or value != value else float(value)
+    return None if missing(value) else float(value)
 
 
 def _note(row: dict, speed_note: str, price_note: str) -> str:

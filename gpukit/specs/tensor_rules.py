@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..precision import is_geforce
+from ..units import missing
 
 #: The product lines a rule distinguishes: GeForce cards, and every other (TITAN, workstation and
 #: data-centre cards, which run FP32 accumulate at full rate).
@@ -112,7 +113,7 @@ def check(row, tolerance: float = 0.03) -> list[tuple[str, str]]:
     """(column, message) pairs where a row's ``ai_tops`` and its dense FP16 figure disagree with its
     rule, or where it states AI TOPS for an architecture no rule covers."""
     ai = row.get("ai_tops")
-    if ai is None or ai != ai:
+    if missing(ai):
         return []
     rule = rule_for(row)
     if rule is None:
