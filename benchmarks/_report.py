@@ -3,9 +3,19 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from gpukit import _atomic
+
+
+def page_main(markdown, description: str, argv=None) -> int:
+    """A page script's command line: ``--write FILE`` publishes ``markdown()`` there as well."""
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
+    parser.add_argument("--write", metavar="FILE", help="also write the Markdown to FILE")
+    args = parser.parse_args(argv)
+    publish(markdown(), args.write)
+    return 0
 
 
 def publish(text: str, path: str | None) -> None:

@@ -10,10 +10,9 @@ predicts that chip's runs, beside the bare datasheet bandwidth.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from _report import publish
+from _report import page_main
 
 from gpukit import grading, llm
 from gpukit.llm import calibrate
@@ -69,11 +68,7 @@ def markdown() -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", metavar="FILE", help="also write the Markdown to FILE")
-    args = parser.parse_args(argv)
-    publish(markdown(), args.write)
-    return 0
+    return page_main(markdown, __doc__, argv)
 
 
 if __name__ == "__main__":

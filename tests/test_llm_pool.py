@@ -169,3 +169,23 @@ def test_the_kv_pool_page_is_what_its_script_writes(monkeypatch):
     assert page == script.markdown(), (
         "stale: run benchmarks/kv_pool_accuracy.py --write docs/accuracy/kv-pool.md"
     )
+
+
+def test_a_bad_or_repeated_log_is_named_by_line_and_column(tmp_path):
+    from gpukit.errors import DataError
+
+    lines = llm.POOL_REFERENCE_PATH.read_text().splitlines()
+    bad = tmp_path / "logs.csv"
+    header, first = lines[0], lines[1]
+    cells = first.split(",")
+    cells[1] = "no-such-model"
+    bad.write_text("\n".join([header, ",".join(cells), first, first]) + "\n")
+    with pytest.raises(DataError) as info:
+        llm.load_pool_reference(bad)
+    text = "\n".join(str(problem) for problem in info.value.problems)
+    assert (
+        "line 2" in text
+        and "column model" in text
+        and "'no-such-model' is not in data/llm_models.csv" in text
+    )
+    assert "line 3" in text and "line 4" in text and "repeats line 2" in text

@@ -158,6 +158,23 @@ def _load_keyed(
     return out
 
 
+def reference_problems(path: Path, parsed: list[tuple[int, dict]]) -> list[Problem]:
+    """A problem for each row of a published-runs file whose ``model`` or ``weights`` the kit does not
+    ship (``data/llm_models.csv``, ``data/llm_weights.csv``), named by file, line and column."""
+    models, formats = load_models(), load_weights()
+    problems = []
+    for line, r in parsed:
+        if r["model"].lower() not in models:
+            problems.append(
+                Problem(path, line, "model", f"{r['model']!r} is not in data/llm_models.csv; add it there")
+            )
+        if r["weights"].lower() not in formats:
+            problems.append(
+                Problem(path, line, "weights", f"{r['weights']!r} is not in data/llm_weights.csv")
+            )
+    return problems
+
+
 def load_models(path: str | os.PathLike | None = None, today: date | None = None) -> dict[str, LLM]:
     """The shipped architectures (or ``path``), validated: every row sourced and dated."""
     if path is None and today is None:

@@ -68,6 +68,11 @@ class VllmVersion:
     large: tuple[int, int] = (8192, 1024)
     other: tuple[int, int] = (2048, 256)
 
+    def non_torch_bytes(self, link: str) -> float:
+        """Memory outside PyTorch's allocator on each GPU: alone (``link`` empty), or in a
+        tensor-parallel group over ``nvlink`` or ``pcie``."""
+        return {"": self.non_torch, "nvlink": self.non_torch_nvlink, "pcie": self.non_torch_pcie}[link]
+
 
 #: The releases the pool model knows, oldest first, each read off its published startup logs
 #: (``data/reference_vllm_kv.csv``); the last is the current profile's.
@@ -208,8 +213,7 @@ def vllm_pool(
     seqs = max_num_seqs or default_seqs
     weight_bytes = model.weight_bytes(weights_format(weights).bits_per_weight) / gpus
     peak = profile_peak_bytes(model, tokens, seqs, gpus, v.name)
-    link = _link(row, gpus)
-    non_torch = {"": v.non_torch, "nvlink": v.non_torch_nvlink, "pcie": v.non_torch_pcie}[link]
+    non_torch = v.non_torch_bytes(_link(row, gpus))
     graphs = CUDA_GRAPH_BYTES if v.counts_cuda_graphs else 0.0
     pool = u * total - weight_bytes - peak - non_torch - graphs
     per_token_layer = model.kv_elements_per_layer() * _kv_bytes(kv) * model.kv_share(gpus)
@@ -250,8 +254,9 @@ def trtllm_pool(
     total = visible_bytes(row)
     weight_bytes = model.weight_bytes(weights_format(weights).bits_per_weight) / gpus
     workspace = max_num_tokens * _token_width(model, gpus) * 2
-    v = vllm_version()
-    runtime = {"": v.non_torch, "nvlink": v.non_torch_nvlink, "pcie": v.non_torch_pcie}[_link(row, gpus)]
+    # its runtime outside the allocators (cuBLAS workspaces, NCCL) taken as the current vLLM's: no
+    # published TensorRT-LLM log here states it
+    runtime = vllm_version().non_torch_bytes(_link(row, gpus))
     free = total - weight_bytes - workspace - runtime
     pool = max(free * f, 0.0)
     per_token = model.kv_bytes_per_token(kv) * model.kv_share(gpus)

@@ -19,7 +19,7 @@ from ..errors import DataError, ParameterError, Problem
 from ..resources import DATA_DIR
 from ..units import GIB
 from .architecture import KV_CACHE_BYTES
-from .models import load_models, load_weights
+from .models import load_models, reference_problems
 from .pool import vllm_pool, vllm_version
 
 POOL_REFERENCE_PATH = DATA_DIR / "reference_vllm_kv.csv"
@@ -66,6 +66,22 @@ POOL_SCHEMA: tuple[Field, ...] = (
 )
 
 
+#: What makes one log: its source and every setting the pool depends on.
+_LOG_KEY = (
+    "source_url",
+    "hub_model",
+    "weights",
+    "kv_cache",
+    "gpu",
+    "gpus",
+    "gpu_memory_utilization",
+    "max_model_len",
+    "max_num_batched_tokens",
+    "block_size",
+    "vllm_version",
+)
+
+
 def load_pool_reference(
     path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
 ) -> pd.DataFrame:
@@ -74,27 +90,25 @@ def load_pool_reference(
     p = Path(path) if path else POOL_REFERENCE_PATH
     cat = specs.load_catalogue() if catalogue is None else catalogue
     parsed, problems = parse_rows(p, POOL_SCHEMA, today or date.today(), "log")
-    models, formats = load_models(), load_weights()
+    problems += reference_problems(p, parsed)
     for line, r in parsed:
-        if r["model"].lower() not in models:
-            problems.append(
-                Problem(p, line, "model", f"{r['model']!r} is not in data/llm_models.csv; add it there")
-            )
-        if r["weights"].lower() not in formats:
-            problems.append(Problem(p, line, "weights", f"{r['weights']!r} is not in data/llm_weights.csv"))
-        try:
-            specs.resolve(r["gpu"], cat)
-        except ParameterError as exc:
-            problems.append(Problem(p, line, "gpu", str(exc), r["gpu"]))
         try:
             vllm_version(r["vllm_version"])
         except ParameterError as exc:
             problems.append(Problem(p, line, "vllm_version", str(exc), r["vllm_version"]))
         if r.get("kv_cache_tokens") is None and r.get("kv_cache_gib") is None:
             problems.append(Problem(p, line, "kv_cache_tokens", "give the logged token count or the GiB"))
+    records = specs.resolve_rows(
+        p,
+        parsed,
+        cat,
+        lambda r: tuple(r[k] for k in _LOG_KEY),
+        problems,
+        "same log, model, weights, cache, GPUs, settings and version",
+    )
     if problems:
         raise DataError(problems)
-    return to_frame([r for _, r in parsed], POOL_SCHEMA)
+    return to_frame(records, POOL_SCHEMA)
 
 
 def predict_pool(

@@ -15,10 +15,10 @@ import pandas as pd
 
 from .. import specs
 from .._csv import Field, parse_rows, to_frame
-from ..errors import DataError, Problem
+from ..errors import DataError
 from ..resources import DATA_DIR
 from .engines import engine_of_run
-from .models import load_models, load_weights, weights_format
+from .models import reference_problems, weights_format
 
 REFERENCE_PATH = DATA_DIR / "reference_llm.csv"
 REFERENCE_SCHEMA: tuple[Field, ...] = (
@@ -91,14 +91,7 @@ def load_reference(
     p = Path(path) if path else REFERENCE_PATH
     cat = specs.load_catalogue() if catalogue is None else catalogue
     parsed, problems = parse_rows(p, REFERENCE_SCHEMA, today or date.today(), "measurement")
-    models, formats = load_models(), load_weights()
-    for line, r in parsed:
-        if r["model"].lower() not in models:
-            problems.append(
-                Problem(p, line, "model", f"{r['model']!r} is not in data/llm_models.csv; add it there")
-            )
-        if r["weights"].lower() not in formats:
-            problems.append(Problem(p, line, "weights", f"{r['weights']!r} is not in data/llm_weights.csv"))
+    problems += reference_problems(p, parsed)
     records = specs.resolve_rows(
         p,
         parsed,

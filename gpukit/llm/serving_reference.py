@@ -22,7 +22,7 @@ from .. import precision as prec
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, ParameterError, Problem
 from .engines import ENGINES, engine_of_run
-from .models import KV_CACHE_BYTES, load_models, load_weights
+from .models import KV_CACHE_BYTES, reference_problems
 from .serving import serve
 
 SERVING_REFERENCE_PATH = Path(__file__).resolve().parents[2] / "data" / "reference_serving.csv"
@@ -69,14 +69,8 @@ def load_serving_reference(
     p = Path(path) if path else SERVING_REFERENCE_PATH
     cat = specs.load_catalogue() if catalogue is None else catalogue
     parsed, problems = parse_rows(p, SERVING_SCHEMA, today or date.today(), "measurement")
-    models, formats = load_models(), load_weights()
+    problems += reference_problems(p, parsed)
     for line, r in parsed:
-        if r["model"].lower() not in models:
-            problems.append(
-                Problem(p, line, "model", f"{r['model']!r} is not in data/llm_models.csv; add it there")
-            )
-        if r["weights"].lower() not in formats:
-            problems.append(Problem(p, line, "weights", f"{r['weights']!r} is not in data/llm_weights.csv"))
         if r["tensor_parallel"] != r["gpus"]:
             problems.append(
                 Problem(
