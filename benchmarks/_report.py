@@ -24,3 +24,22 @@ def publish(text: str, path: str | None) -> None:
     if path:
         _atomic.write_text(path, text)
         print(f"written to {path}", file=sys.stderr)
+
+
+def held_out_table(held, key: str, unit: str) -> list[str]:
+    """A bandwidth-only profile's fit with each ``key`` (gpu or model) of its runs held out
+    (:func:`gpukit.llm.calibrate.held_out_bandwidth_profile`), beside the bare datasheet bandwidth,
+    as Markdown table lines; ``unit`` names what unpacks the weights (a core, a compute unit)."""
+    lines = [
+        "| held out | runs | fitted without it | within ±20% | median error "
+        "| bare bandwidth: within ±20% | bare bandwidth: median error |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for _, r in held.iterrows():
+        v = r["fitted_without_it"]
+        lines.append(
+            f"| {r[key]} | {r['runs']} | share {v['stream_share']:g}, {v['core_ops_per_s']:.3g} ops/s {unit} "
+            f"| {r['within_20_pct']} | {r['median_abs_error_pct']:.1f}% | {r['bare_bandwidth_within_20_pct']} "
+            f"| {r['bare_bandwidth_median_abs_error_pct']:.1f}% |"
+        )
+    return lines

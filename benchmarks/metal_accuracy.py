@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from _report import page_main
+from _report import held_out_table, page_main
 
 from gpukit import grading, llm
 from gpukit.llm import calibrate
@@ -47,17 +47,8 @@ def markdown() -> str:
         "",
         "## Each chip held out",
         "",
-        "| held out | runs | fitted without it | within ±20% | median error "
-        "| bare bandwidth: within ±20% | bare bandwidth: median error |",
-        "|---|---|---|---|---|---|---|",
+        *held_out_table(held, "gpu", "a core"),
     ]
-    for _, r in held.iterrows():
-        v = r["fitted_without_it"]
-        lines.append(
-            f"| {r['gpu']} | {r['runs']} | share {v['stream_share']:g}, {v['core_ops_per_s']:.3g} ops/s a core "
-            f"| {r['within_20_pct']} | {r['median_abs_error_pct']:.1f}% | {r['bare_bandwidth_within_20_pct']} "
-            f"| {r['bare_bandwidth_median_abs_error_pct']:.1f}% |"
-        )
     lines += [
         "",
         "Three chips of three generations are few: an M4 or an M3 Ultra answer carries this profile's "

@@ -24,7 +24,8 @@ def test_a_published_run_belongs_to_the_profile_of_its_build():
     assert llm.resolve_engine("llama.cpp") is llm.ENGINES["llama.cpp"]
     with pytest.raises(
         ParameterError,
-        match="engine 'sglang': use one of llama.cpp, llama.cpp-2024, llama.cpp-metal, vllm, trt-llm",
+        match="engine 'sglang': use one of llama.cpp, llama.cpp-2024, llama.cpp-metal, llama.cpp-rocm, "
+        "llama.cpp-vulkan, vllm, trt-llm",
     ):
         llm.resolve_engine("sglang")
 

@@ -82,6 +82,8 @@ REQUIRED = [
     "Apple M2 Ultra",
     "Apple M3 Ultra",
     "Apple M4 Max",
+    "DGX Spark",
+    "Ryzen AI Max+ 395",
 ]
 
 
@@ -310,11 +312,9 @@ def test_tensor_figures_are_dense(catalogue):
     ok = ratio.between(1.9, top) | ratio.isna()
     assert ok.all(), catalogue.loc[~ok, "gpu"].tolist()
     assert ratio[top == 31.5].between(29.5, 31.5).all()  # dense, not the 4.5 PFLOPS sparse headline
-    # no tensor cores (Pascal), or no figure the vendor states (Apple)
-    assert (
-        catalogue.loc[ratio.isna(), "architecture"].eq("Pascal")
-        | catalogue.loc[ratio.isna(), "vendor"].eq("Apple")
-    ).all()
+    # no tensor cores (Pascal), or no dense figure the vendor states (Apple, the shared-memory machines)
+    stated_none = catalogue.apply(specs.states_no_tensor_peak, axis=1)
+    assert (catalogue.loc[ratio.isna(), "architecture"].eq("Pascal") | stated_none[ratio.isna()]).all()
     has_tf32 = catalogue.dropna(subset=["tf32_tensor_tflops"])
     assert list(has_tf32["tf32_tensor_tflops"] * 2) == pytest.approx(
         list(has_tf32["fp16_tensor_tflops"]), rel=0.02
@@ -541,12 +541,13 @@ def test_ranking_sorts_largest_first_with_missing_last(catalogue):
     values = ranked["bf16_tensor_tflops"]
     assert values.iloc[0] == pytest.approx(catalogue["bf16_tensor_tflops"].max())
     assert values.dropna().is_monotonic_decreasing
-    # Pascal, Volta and Turing have no BF16; AMD states none for its Radeon cards, Apple for its chips
+    # Pascal, Volta and Turing have no BF16; AMD states none for its Radeon cards, Apple for its chips,
+    # and the shared-memory machines no dense tensor figure at all
     no_bf16 = set(
         catalogue.loc[
             catalogue["architecture"].isin(["Pascal", "Volta", "Turing"])
             | catalogue["gpu"].str.startswith("Radeon")
-            | catalogue["vendor"].eq("Apple"),
+            | catalogue.apply(specs.states_no_tensor_peak, axis=1),
             "gpu",
         ]
     )

@@ -60,7 +60,8 @@ def test_the_loader_checks_amd_figures_and_names(catalogue_copy):
 def test_an_engine_whose_profile_does_not_describe_the_device_is_one_line(capsys):
     with pytest.raises(
         ParameterError,
-        match=r"the trt-llm profile does not describe Instinct MI300X \(AMD\).*use --engine vllm",
+        match=r"the trt-llm profile does not describe Instinct MI300X \(AMD\).*"
+        r"use --engine llama.cpp-rocm or llama.cpp-vulkan or vllm",
     ):
         llm.llm_table("qwen3-8b", "bf16", engine="trt-llm", gpus=["MI300X"])
     with pytest.raises(
@@ -69,9 +70,12 @@ def test_an_engine_whose_profile_does_not_describe_the_device_is_one_line(capsys
         llm.llm_table("qwen3-8b", "fp4", engine="vllm", gpus=["MI300X"])
     assert cli.main(["llm", "--engine", "trt-llm", "--weights", "bf16", "--gpu", "MI300X"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
-    # beside an NVIDIA card, the AMD row says why it has no speed; vLLM's profile covers both
+    # beside an NVIDIA card, the AMD row takes llama.cpp's ROCm profile and says so; vLLM's covers both
     mixed = llm.llm_table("qwen3-8b", "q4_k_m", gpus=["MI300X", "H200 SXM"]).set_index("gpu")
-    assert "the llama.cpp profile does not describe Instinct MI300X" in mixed.loc["Instinct MI300X", "note"]
+    assert "with llama.cpp-rocm" in mixed.loc["Instinct MI300X", "note"]
+    assert (
+        mixed.loc["Instinct MI300X", "decode_tokens_per_s"] > 0 and not mixed.loc["Instinct MI300X", "graded"]
+    )
     assert mixed.loc["H200 SXM", "decode_tokens_per_s"] > 0
     served = llm.llm_table("qwen3-8b", "bf16", engine="vllm", gpus=["MI300X", "MI355X"]).set_index("gpu")
     assert (served["decode_tokens_per_s"] > 0).all() and not served["graded"].any()
@@ -124,9 +128,15 @@ def test_apple_rows_state_no_compute_peak_and_give_their_gpu_three_quarters():
 
 
 def test_only_a_vendor_that_states_no_peak_may_leave_it_empty(catalogue_copy):
-    with pytest.raises(DataError, match="fp32_tflops.*only a vendor that states none"):
+    with pytest.raises(
+        DataError, match="fp32_tflops.*only a shared-memory machine or a vendor that states none"
+    ):
         specs.validate_catalogue(catalogue_copy({("A40", "fp32_tflops"): ""}))
+    with pytest.raises(DataError, match="Radeon RX 7900 XTX.*fp32_tflops.*only a shared-memory machine"):
+        specs.validate_catalogue(catalogue_copy({("Radeon RX 7900 XTX", "fp32_tflops"): ""}))
     assert len(specs.validate_catalogue(catalogue_copy({("Apple M1 Max", "fp32_tflops"): ""}))) > 0
+    # a shared-memory machine of another vendor may leave it empty where its vendor states none
+    assert len(specs.validate_catalogue(catalogue_copy({("DGX Spark", "fp32_tflops"): ""}))) > 0
 
 
 def test_llama_cpp_on_apple_silicon_takes_its_metal_profile():
@@ -154,15 +164,135 @@ def test_the_metal_profile_ships_its_fit():
     assert (held["within_20_pct"] > held["bare_bandwidth_within_20_pct"]).all()
 
 
-@pytest.mark.slow  # the page refits the profile with each chip held out
-def test_the_metal_page_is_what_its_script_writes(monkeypatch):
+def test_unified_memory_machines_give_their_gpu_what_the_vendor_states():
+    cat = specs.load_catalogue().set_index("gpu", drop=False)
+    spark, strix = cat.loc["DGX Spark"], cat.loc["Ryzen AI Max+ 395"]
+    assert (spark["form_factor"], spark["shared_memory"], spark["memory_bandwidth_gbs"]) == (
+        "System",
+        "true",
+        273,
+    )
+    assert (strix["form_factor"], strix["arch_target"], strix["memory_bandwidth_gbs"]) == (
+        "SoC",
+        "gfx1151",
+        256,
+    )
+    # the GPU of a DGX Spark addresses all of it; a Ryzen AI Max's the 96 GB AMD allows
+    assert specs.gpu_memory_bytes(spark) == specs.memory_bytes(128)
+    assert specs.gpu_memory_bytes(strix) == pytest.approx(specs.memory_bytes(96), rel=1e-9)
+    assert specs.gpu_memory_bytes(cat.loc["Instinct MI300X"]) == specs.memory_bytes(192)
+    # only a sparse FP4 headline for GB10, nothing for the 8060S: no dense tensor peak is entered
+    assert specs.states_no_tensor_peak(spark) and specs.states_no_tensor_peak(strix)
+    assert not specs.states_no_tensor_peak(cat.loc["Radeon RX 7900 XTX"])
+    assert strix["fp32_tflops"] != strix["fp32_tflops"]
+    assert (
+        specs.resolve("Spark").gpu == "DGX Spark"
+        and specs.resolve("AMD Ryzen AI Max+ 395").gpu == strix["gpu"]
+    )
+
+
+def test_a_machine_without_a_dense_peak_gets_decode_and_no_prompt_speed():
+    s = llm.speeds(llm.resolve_model("qwen3-8b"), "DGX Spark", "q4_k_m", engine="llama.cpp")
+    assert s["decode_tokens_per_s"] > 0 and s["prefill_tokens_per_s"] != s["prefill_tokens_per_s"]
+    # decode is bound by the 273 GB/s: below what the whole bandwidth would stream the weights at
+    weights = llm.resolve_model("qwen3-8b").weight_bytes(llm.weights_format("q4_k_m").bits_per_weight)
+    assert s["decode_tokens_per_s"] < 273e9 / weights
+    row = llm.llm_table("qwen3-8b", "q4_k_m", gpus=["DGX Spark"]).iloc[0]
+    assert "no prompt speed: the vendor states no dense compute peak" in row["note"]
+
+
+def test_llama_cpp_on_amd_takes_its_rocm_profile_and_reproduces_its_runs():
+    from gpukit.llm import calibrate
+
+    e = llm.ENGINES["llama.cpp-rocm"]
+    assert llm.engine_of_run("llama.cpp build 9187 (commit 0253fb21f) (ROCm) -fa 1") == "llama.cpp-rocm"
+    cat = specs.load_catalogue().set_index("gpu", drop=False)
+    assert llm.for_device(llm.ENGINES["llama.cpp"], cat.loc["Radeon RX 7900 XTX"]) is e
+    assert llm.for_device(llm.ENGINES["llama.cpp"], cat.loc["Apple M4 Max"]).name == "llama.cpp-metal"
+    assert (e.stream_share, e.core_ops_per_s) == (
+        llm.LLAMA_CPP_ROCM["stream_share"],
+        llm.LLAMA_CPP_ROCM["core_ops_per_s"],
+    )
+    runs = calibrate.runs(e, "tg")
+    assert set(runs["gpu"]) == {"Ryzen AI Max+ 395"} and len(runs) == 3
+    # the shipped constants put every published run within 20% of its speed
+    assert (calibrate._absolute(runs, e, None).abs() <= 0.20).all()
+    row = llm.llm_table("qwen3-8b", "q4_k_m", gpus=["RX 7900 XTX"]).iloc[0]
+    assert "with llama.cpp-rocm" in row["note"] and "predicts decode only" in row["note"]
+    assert not row["graded"]
+    with pytest.raises(ParameterError, match="held out by 'chip'"):
+        calibrate.held_out_bandwidth_profile(e, by="chip")
+    # the Vulkan build has its own profile, asked for by name
+    assert llm.engine_of_run("llama.cpp build 9187 (commit 0253fb21f) (Vulkan) -fa 1") == "llama.cpp-vulkan"
+    vulkan = llm.llm_table("qwen3-8b", "q4_k_m", engine="llama.cpp-vulkan", gpus=["Strix Halo"]).iloc[0]
+    assert vulkan["decode_tokens_per_s"] > 0 and vulkan["graded"]
+    with pytest.raises(
+        ParameterError, match="llama.cpp-vulkan profile does not describe Apple M4 Max.*llama.cpp-metal"
+    ):
+        llm.llm_table("qwen3-8b", "q4_k_m", engine="llama.cpp-vulkan", gpus=["M4 Max"])
+
+
+@pytest.mark.slow  # the grid fitted on each profile's runs
+@pytest.mark.parametrize(
+    "name, shipped", [("llama.cpp-rocm", "LLAMA_CPP_ROCM"), ("llama.cpp-vulkan", "LLAMA_CPP_VULKAN")]
+)
+def test_the_amd_llama_cpp_profiles_ship_their_fit(name, shipped):
+    from gpukit.llm import calibrate
+
+    assert calibrate.fit_bandwidth_profile(llm.ENGINES[name]).values == getattr(llm, shipped)
+
+
+def test_rocm_serving_is_graded_same_engine_against_same_engine():
+    from gpukit.llm import serving_reference as sr
+
+    ref = sr.shipped_rocm_serving_reference()
+    assert set(ref["gpu"]) == {"Instinct MI300X", "H200 SXM"} and set(ref["engine_name"]) == {
+        "vllm",
+        "sglang",
+    }
+    table = sr.serving_validation(ref)
+    # every pair is one engine on both GPUs at one concurrency and length
+    assert len(table) == len(ref) // 2 == 18
+    s = sr.rocm_serving_summary()
+    assert s["pairs"] == 18 and s["within_tolerance"] >= 12
+    # a run with more requests in flight than the KV cache holds is predicted at what it holds
+    pred = sr.predict_serving(ref)
+    assert (pred["batch"] <= ref["concurrency"]).all() and pred["predicted_tokens_per_s"].notna().all()
+
+
+def test_instinct_boards_join_their_gpus_over_infinity_fabric():
+    from gpukit.perfmodel import scaling
+
+    cat = specs.load_catalogue().set_index("gpu", drop=False)
+    assert scaling.default_link(cat.loc["Instinct MI300X"]) == "nvlink"
+    assert scaling.interconnect(cat.loc["Instinct MI300X"], 8) == ("Infinity Fabric", 448.0)
+    assert scaling.interconnect(cat.loc["H200 SXM"], 8)[0] == "NVLink"
+    assert scaling.default_link(cat.loc["Radeon PRO W7900"]) == "pcie"
+
+
+def test_rank_gives_another_profile_s_answers_the_widest_band():
+    from gpukit import rank
+
+    job = rank.LLMJob("qwen3-8b", "q4_k_m")
+    error = rank.ranking._llm_error(job, specs.load_catalogue())
+    decode = llm.decode_summary()
+    assert error["GeForce RTX 4090"] == pytest.approx(decode["median_abs_error_pct"])
+    assert error["Radeon RX 7900 XTX"] == error["Apple M4 Max"] == pytest.approx(decode["max_abs_error_pct"])
+    served = rank.ranking._llm_error(rank.LLMJob("qwen3-8b", "bf16", engine="vllm"), specs.load_catalogue())
+    assert served["Instinct MI300X"] == pytest.approx(decode["median_abs_error_pct"])
+
+
+@pytest.mark.slow  # a page refits its profiles with each chip or model held out
+@pytest.mark.parametrize(
+    "script, page", [("metal_accuracy", "llm-metal.md"), ("rocm_accuracy", "llm-rocm.md")]
+)
+def test_the_vendor_pages_are_what_their_scripts_write(monkeypatch, script, page):
     import importlib
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     monkeypatch.syspath_prepend(str(root / "benchmarks"))
-    script = importlib.import_module("metal_accuracy")
-    page = (root / "docs" / "accuracy" / "llm-metal.md").read_text()
-    assert page == script.markdown(), (
-        "stale: run benchmarks/metal_accuracy.py --write docs/accuracy/llm-metal.md"
+    text = (root / "docs" / "accuracy" / page).read_text()
+    assert text == importlib.import_module(script).markdown(), (
+        f"stale: run benchmarks/{script}.py --write docs/accuracy/{page}"
     )

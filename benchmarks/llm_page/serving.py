@@ -8,7 +8,7 @@ from gpukit import grading, llm, specs
 from gpukit.llm import serving_reference as sr
 
 
-def _cells(s: dict) -> str:
+def summary_cells(s: dict) -> str:
     if not s["pairs"]:
         return "– | – | –"
     return (
@@ -17,7 +17,7 @@ def _cells(s: dict) -> str:
     )
 
 
-def _baseline(ref, column: str) -> dict:
+def peak_baseline(ref, column: str) -> dict:
     """A naive prediction on the same pairs: GPUs x a datasheet figure of the GPU."""
     cat = specs.load_catalogue().set_index("gpu")
     peak = ref["gpu"].map(cat[column]).astype(float) * ref["gpus"].astype(float)
@@ -64,15 +64,14 @@ def serving_section() -> list[str]:
         "",
         "| prediction | pairs within ±25% | winners right | median error |",
         "|---|---:|---:|---:|",
-        f"| the model | {_cells(grading.summarize(table))} |",
-        f"| GPUs x FP16 tensor peak | {_cells(_baseline(ref, 'fp16_tensor_tflops'))} |",
-        f"| GPUs x memory bandwidth | {_cells(_baseline(ref, 'memory_bandwidth_gbs'))} |",
+        f"| the model | {summary_cells(grading.summarize(table))} |",
+        f"| GPUs x FP16 tensor peak | {summary_cells(peak_baseline(ref, 'fp16_tensor_tflops'))} |",
+        f"| GPUs x memory bandwidth | {summary_cells(peak_baseline(ref, 'memory_bandwidth_gbs'))} |",
     ]
     plain = {"max_batch": None, "link_share": 1.0}
     with sr._with("trt-llm", plain):
-        out.append(
-            f"| the model, no cap and full link bandwidth | {_cells(grading.summarize(sr.serving_validation(ref)))} |"
-        )
+        plain_summary = grading.summarize(sr.serving_validation(ref))
+        out.append(f"| the model, no cap and full link bandwidth | {summary_cells(plain_summary)} |")
     out += [
         "",
         "Per source, and with the source held out of the fit (the grid "
@@ -91,7 +90,7 @@ def serving_section() -> list[str]:
         h = held.loc[source]
         values = ", ".join(f"{k} {'none' if v is None else f'{v:g}'}" for k, v in h["values"].items())
         inside = f"{mine['within_tolerance']} of {mine['pairs']}"
-        out.append(f"| {source} | {inside} | {values} | {_cells(h.to_dict())} |")
+        out.append(f"| {source} | {inside} | {values} | {summary_cells(h.to_dict())} |")
     out += [
         "",
         "By the GPU counts of the pair (the faster first):",
@@ -100,7 +99,7 @@ def serving_section() -> list[str]:
         "|---:|---:|---:|---:|---:|",
     ]
     for (a, b), part in table.groupby(["gpus_a", "gpus_b"]):
-        out.append(f"| {a} | {b} | {_cells(grading.summarize(part))} |")
+        out.append(f"| {a} | {b} | {summary_cells(grading.summarize(part))} |")
     wrong = table[(table["decisive"] == True) & (table["winner_right"] == False)]  # noqa: E712
     if len(wrong):
         out += ["", "Winners called wrong:", "", *map(_pair_line, wrong.itertuples())]

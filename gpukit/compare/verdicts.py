@@ -214,7 +214,7 @@ def link_verdict(a: specs.GPU, b: specs.GPU, thr: pd.DataFrame) -> list[dict]:
     ea, eb = sa["scaling_efficiency"], sb["scaling_efficiency"]
     bridges = []
     for name, row, s in ((a.name, a.row, sa), (b.name, b.row, sb)):
-        if s["link"] != "NVLink" and float(row.get("nvlink_gbs") or 0) > 0:
+        if s["link"].startswith("PCIe") and float(row.get("nvlink_gbs") or 0) > 0:
             bridged = perfmodel.predict_scaling(prof, row, 2, link="nvlink")
             bridges.append(f"with an NVLink bridge two {name} would keep {bridged['scaling_efficiency']:.0%}")
     same = abs(ea - eb) < 0.02 and sa["link"] == sb["link"]

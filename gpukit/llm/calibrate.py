@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import grading, specs
+from ..errors import ParameterError
 from .engines import Engine
 from .grading import CONFIGURATION_PAIRED, predict_reference
 from .reference import by_configuration, load_reference, screened
@@ -151,7 +152,7 @@ def held_out_summary(
 #: The grid of a bandwidth-only profile (``llama.cpp-metal``): the share of the datasheet bandwidth
 #: its decode streams at, and its GPU cores' rate of unpacking quantised weights (0: none).
 BANDWIDTH_GRID = {
-    "stream_share": (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),
+    "stream_share": (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0),
     "core_ops_per_s": (0.0, 2e10, 3e10, 4e10, 5e10, 6e10, 8e10, 1e11),
 }
 
@@ -185,23 +186,28 @@ def fit_bandwidth_profile(
     return best
 
 
-def held_out_bandwidth_profile(engine: Engine, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Each GPU of ``engine``'s decode runs held out in turn: the profile fitted on the others
-    (:func:`fit_bandwidth_profile`), the held-out GPU's runs predicted with it (median error, runs
+def held_out_bandwidth_profile(
+    engine: Engine, catalogue: pd.DataFrame | None = None, by: str = "gpu"
+) -> pd.DataFrame:
+    """Each GPU (``by="gpu"``) or model (``by="model"``: where the runs are of one device) of
+    ``engine``'s decode runs held out in turn: the profile fitted on the others
+    (:func:`fit_bandwidth_profile`), the held-out runs predicted with it (median error, runs
     within 20 %), beside the same runs at the full datasheet bandwidth and no unpacking term (the
     bare-bandwidth baseline)."""
+    if by not in ("gpu", "model"):
+        raise ParameterError(f"held out by {by!r}: use gpu or model")
     cat = specs.load_catalogue() if catalogue is None else catalogue
     rows = runs(engine, "tg")
     out = []
-    for gpu in sorted(rows["gpu"].unique()):
-        kept = rows[rows["gpu"] != gpu].reset_index(drop=True)
-        held = rows[rows["gpu"] == gpu].reset_index(drop=True)
+    for value in sorted(rows[by].unique()):
+        kept = rows[rows[by] != value].reset_index(drop=True)
+        held = rows[rows[by] == value].reset_index(drop=True)
         fitted = fit_bandwidth_profile(engine, kept, catalogue=cat)
         err = _absolute(held, fitted.engine, cat).abs()
         bare = _absolute(held, replace(engine, stream_share=1.0, core_ops_per_s=0.0), cat).abs()
         out.append(
             {
-                "gpu": gpu,
+                by: value,
                 "runs": len(held),
                 "fitted_without_it": fitted.values,
                 "within_20_pct": int((err <= 0.20).sum()),

@@ -186,12 +186,66 @@ class Engine:
 #: fit and each chip held out). Apple states no GPU compute peak for these chips, so the profile
 #: predicts no prompt speed.
 LLAMA_CPP_METAL = {"stream_share": 0.7, "core_ops_per_s": 5e10}
+#: llama.cpp's ROCm/HIP build on AMD GPUs, as :data:`LLAMA_CPP_METAL` is fitted, on the published
+#: runs of ``kyuz0-strix-halo-rocm`` (build 9187 on a Ryzen AI Max+ 395: the one AMD device with
+#: primary published llama-bench runs found; ``docs/accuracy/llm-rocm.md`` holds each model out).
+#: A bandwidth-only profile: the kit's CUDA constants do not carry over to HIP kernels, and one
+#: device's prompt runs cannot fit a compute term, so it predicts no prompt speed.
+LLAMA_CPP_ROCM = {"stream_share": 1.0, "core_ops_per_s": 5e10}
+#: llama.cpp's Vulkan build on AMD GPUs, fitted as :data:`LLAMA_CPP_ROCM` is, on the published runs
+#: of ``kyuz0-strix-halo-vulkan`` (the same build and device on Mesa's RADV driver).
+LLAMA_CPP_VULKAN = {"stream_share": 1.0, "core_ops_per_s": 5e10}
 
 #: The first llama.cpp build of the current profile: builds of 2025 on (build 4400 is of early
 #: January 2025); the published runs of earlier builds belong to ``llama.cpp-2024``.
 LLAMA_CPP_2025_BUILD = 4400
 #: The first CUDA compute capability llama.cpp's int8 prompt kernels (MMQ) run on (Turing's int8 ``mma``).
 MMQ_COMPUTE_CAPABILITY = 7.5
+
+
+def _bandwidth_llama_cpp(
+    name: str,
+    versions: str,
+    dates: str,
+    source: str,
+    vendor: str,
+    constants: dict,
+    scope_note: str,
+    flash_attention: bool = True,
+    weights: tuple[str, ...] = GGUF_2025,
+) -> Engine:
+    """A bandwidth-only profile of a llama.cpp build on ``vendor``'s GPUs, with the constants fitted
+    on ``source``'s runs (:data:`LLAMA_CPP_METAL`, :data:`LLAMA_CPP_ROCM`, :data:`LLAMA_CPP_VULKAN`)."""
+    return Engine(
+        name=name,
+        versions=versions,
+        dates=dates,
+        sources=(source,),
+        accumulate="fp16",
+        split="layer",
+        activation_bytes=4,
+        converts=True,
+        flash_attention=flash_attention,
+        scalar_kernels=False,
+        gemv_bytes_per_sm_cycle=None,
+        kernels_per_layer=KERNELS_PER_LAYER,
+        launch_s=0.0,
+        pipeline_across_passes=True,
+        sched_copies=SCHED_COPIES,
+        weights=weights,
+        vendors=(vendor,),
+        scope_note=scope_note,
+        bandwidth_only=True,
+        stream_share=constants["stream_share"],
+        core_ops_per_s=constants["core_ops_per_s"],
+    )
+
+
+#: What the AMD profiles can say, in an error that names them.
+_ONE_AMD_DEVICE = (
+    "it predicts decode from bandwidth, fitted on one AMD device (a Ryzen AI Max+ 395), and no prompt speed"
+)
+
 
 #: Engines as dated profiles. ``llama.cpp`` is the current one (builds from 2025 on), fitted to
 #: SpareCores' runs of build 4753 by ``benchmarks/llm_accuracy.py`` with a GPU family held out
@@ -218,8 +272,8 @@ ENGINES: dict[str, Engine] = {
         mmq_tensor_share=LLAMA_CPP_2025["mmq_tensor_share"],
         mmq_ops_per_weight=LLAMA_CPP_2025["mmq_ops_per_weight"],
         weights=GGUF_2025,
-        scope_note="its constants are fitted on CUDA builds; its ROCm, Vulkan and Metal builds have no "
-        "profile here yet",
+        scope_note="its constants are fitted on CUDA builds; llama.cpp-rocm, llama.cpp-vulkan and "
+        "llama.cpp-metal describe its other builds",
     ),
     "llama.cpp-2024": Engine(
         name="llama.cpp-2024",
@@ -239,29 +293,35 @@ ENGINES: dict[str, Engine] = {
         sched_copies=SCHED_COPIES,
         weights=GGUF,
     ),
-    "llama.cpp-metal": Engine(
-        name="llama.cpp-metal",
-        versions="builds 2795-2797, Metal",
-        dates="May 2024",
-        sources=("xiongjiedai-llama3-apple",),
-        accumulate="fp16",
-        split="layer",
-        activation_bytes=4,
-        converts=True,
+    "llama.cpp-metal": _bandwidth_llama_cpp(
+        "llama.cpp-metal",
+        "builds 2795-2797, Metal",
+        "May 2024",
+        "xiongjiedai-llama3-apple",
+        "Apple",
+        LLAMA_CPP_METAL,
+        "it predicts decode from bandwidth and core count fitted on Apple silicon, and no prompt speed, as Apple "
+        "states no GPU compute peak",
         flash_attention=False,
-        scalar_kernels=False,
-        gemv_bytes_per_sm_cycle=None,
-        kernels_per_layer=KERNELS_PER_LAYER,
-        launch_s=0.0,
-        pipeline_across_passes=True,
-        sched_copies=SCHED_COPIES,
         weights=GGUF,
-        vendors=("Apple",),
-        scope_note="it predicts decode from bandwidth and core count fitted on Apple silicon, and no prompt "
-        "speed, as Apple states no GPU compute peak",
-        bandwidth_only=True,
-        stream_share=LLAMA_CPP_METAL["stream_share"],
-        core_ops_per_s=LLAMA_CPP_METAL["core_ops_per_s"],
+    ),
+    "llama.cpp-rocm": _bandwidth_llama_cpp(
+        "llama.cpp-rocm",
+        "build 9187, ROCm/HIP",
+        "2026",
+        "kyuz0-strix-halo-rocm",
+        "AMD",
+        LLAMA_CPP_ROCM,
+        _ONE_AMD_DEVICE,
+    ),
+    "llama.cpp-vulkan": _bandwidth_llama_cpp(
+        "llama.cpp-vulkan",
+        "build 9187, Vulkan",
+        "2026",
+        "kyuz0-strix-halo-vulkan",
+        "AMD",
+        LLAMA_CPP_VULKAN,
+        _ONE_AMD_DEVICE,
     ),
     "vllm": Engine(
         name="vllm",
@@ -281,7 +341,7 @@ ENGINES: dict[str, Engine] = {
         sched_copies=None,
         weights=PYTORCH_WEIGHTS,
         vendors=("NVIDIA", "AMD"),
-        scope_note="on AMD GPUs it is vLLM's ROCm build, which no published run here grades",
+        scope_note="it describes vLLM's CUDA and ROCm builds, on NVIDIA and AMD GPUs",
     ),
     "trt-llm": Engine(
         name="trt-llm",
@@ -341,6 +401,10 @@ def engine_of_run(published_engine: str) -> str:
     text = str(published_engine)
     if "llama.cpp" in text and "(Metal)" in text:
         return "llama.cpp-metal"
+    if "llama.cpp" in text and "(ROCm)" in text:
+        return "llama.cpp-rocm"
+    if "llama.cpp" in text and "(Vulkan)" in text:
+        return "llama.cpp-vulkan"
     build = re.search(r"llama\.cpp build (\d+)", text)
     if build:
         return "llama.cpp" if int(build.group(1)) >= LLAMA_CPP_2025_BUILD else "llama.cpp-2024"

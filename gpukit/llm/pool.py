@@ -124,8 +124,8 @@ def vllm_version(version: str | None = None) -> VllmVersion:
 def visible_bytes(row) -> float:
     """Memory CUDA reports on one GPU of a catalogue row: the datasheet's, less ECC's share on a GDDR
     data-centre card, at :data:`CUDA_VISIBLE_SHARE`."""
-    if row.get("vendor") == "Apple":
-        return float(specs.gpu_memory_bytes(row))  # macOS's working set, as Metal reports it
+    if specs.shared_memory(row) and row.get("vendor") != "NVIDIA":
+        return float(specs.gpu_memory_bytes(row))  # macOS's working set, or AMD's graphics memory
     nominal = specs.memory_bytes(row["memory_gb"])
     ecc = str(row.get("memory_type", "")).upper().startswith("GDDR") and row.get("segment") == "datacenter"
     return nominal * (GDDR_ECC_SHARE if ecc else 1.0) * CUDA_VISIBLE_SHARE

@@ -1,8 +1,12 @@
-"""Published serving-at-batch runs (``data/reference_serving.csv``) and how right the serving model
-is on them: every run predicted at the largest batch its KV cache allows (:func:`predict_serving`),
-every pair of GPU configurations one source measured on the same model, weights and lengths graded
-on its ratio (:func:`serving_validation`). The runs are max-throughput benchmarks: all requests
-queued at once, the engine batching as many as fit."""
+"""Published serving-at-batch runs and how right the serving model is on them: every run predicted
+at its batch (:func:`predict_serving`), every pair of GPU configurations one source measured with
+one engine on the same model, weights, lengths and concurrency graded on its ratio
+(:func:`serving_validation`).
+
+Two files share the schema: ``data/reference_serving.csv``, TensorRT-LLM's max-throughput runs
+(all requests queued at once, the engine batching as many as fit), and
+``data/reference_serving_rocm.csv``, vLLM and SGLang on AMD Instinct and NVIDIA GPUs at a fixed
+number of requests in flight (``concurrency``)."""
 
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from .models import KV_CACHE_BYTES, reference_problems
 from .serving import serve
 
 SERVING_REFERENCE_PATH = Path(__file__).resolve().parents[2] / "data" / "reference_serving.csv"
+ROCM_SERVING_REFERENCE_PATH = SERVING_REFERENCE_PATH.with_name("reference_serving_rocm.csv")
 
 SERVING_SCHEMA: tuple[Field, ...] = (
     Field("source", "text", help="one publication and version: its rows are compared with each other only"),
@@ -47,6 +52,15 @@ SERVING_SCHEMA: tuple[Field, ...] = (
         high=100_000_000,
         help="requests the run served, where the source gives it (blank: as many as a steady state needs)",
     ),
+    Field(
+        "concurrency",
+        "int",
+        required=False,
+        default="",
+        low=1,
+        high=1_000_000,
+        help="requests in flight at once (a benchmark's max concurrency); blank: all queued at once",
+    ),
     Field("output_tokens_per_s", "float", low=1e-6, high=1e9, help="output tokens/s of the whole group"),
     Field("source_url", "url"),
     Field("retrieved", "date"),
@@ -54,9 +68,20 @@ SERVING_SCHEMA: tuple[Field, ...] = (
     Field("note", "text", required=False),
 )
 #: What makes one measured configuration of a source.
-SERVING_CONFIGURATION = ("source", "gpu", "gpus", "model", "weights", "input_tokens", "output_tokens")
-#: A source's configurations compared with each other: same model, weights and lengths.
-SERVING_PAIRED = ("source", "model", "weights", "input_tokens", "output_tokens")
+SERVING_CONFIGURATION = (
+    "source",
+    "gpu",
+    "gpus",
+    "engine",
+    "model",
+    "weights",
+    "input_tokens",
+    "output_tokens",
+    "concurrency",
+)
+#: A source's configurations compared with each other: one engine (``engine_name``: vLLM on CUDA
+#: and on ROCm alike), the same model, weights, lengths and requests in flight (``batching``).
+SERVING_PAIRED = ("source", "engine_name", "model", "weights", "input_tokens", "output_tokens", "batching")
 #: How near a predicted serving ratio must land: ±25 %, the winner called past a 15 % gap.
 SERVING_TOLERANCE = grading.Tolerance(speedup=0.25, winner_margin=0.15)
 
@@ -87,33 +112,46 @@ def load_serving_reference(
     )
     if problems:
         raise DataError(problems)
-    return to_frame(records, SERVING_SCHEMA)
+    frame = to_frame(records, SERVING_SCHEMA)
+    return frame.assign(
+        engine_name=frame["engine"].map(lambda text: str(text).split()[0].lower()),
+        batching=frame["concurrency"].map(lambda c: "all queued" if pd.isna(c) else f"{int(c)} in flight"),
+    )
 
 
 def _engine(text: str) -> str:
     return engine_of_run(text)
 
 
+def _serve_run(r: pd.Series, batch: int | str, catalogue: pd.DataFrame) -> dict:
+    """:func:`serve` of one published run at ``batch``."""
+    return serve(
+        r["model"],
+        r["gpu"],
+        r["weights"],
+        _engine(r["engine"]),
+        int(r["gpus"]),
+        batch,
+        int(r["input_tokens"]),
+        int(r["output_tokens"]),
+        r["kv_cache"],
+        catalogue,
+        requests=None if pd.isna(r["requests"]) else int(r["requests"]),
+    )
+
+
 def predict_serving(reference: pd.DataFrame, catalogue: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every row of a serving reference predicted at the largest batch its GPUs' memory allows: the
-    predicted output tokens/s (NaN where the model cannot serve it) and the batch."""
+    """Every row of a serving reference predicted at the largest batch its GPUs' memory allows, or
+    at its ``concurrency`` where fewer requests were in flight (more than the KV cache holds wait
+    in the engine's queue): the predicted output tokens/s (NaN where the model cannot serve it) and
+    the batch."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     out = []
     for _, r in reference.iterrows():
         try:
-            s = serve(
-                r["model"],
-                r["gpu"],
-                r["weights"],
-                _engine(r["engine"]),
-                int(r["gpus"]),
-                "max",
-                int(r["input_tokens"]),
-                int(r["output_tokens"]),
-                r["kv_cache"],
-                cat,
-                requests=None if pd.isna(r["requests"]) else int(r["requests"]),
-            )
+            s = _serve_run(r, "max", cat)
+            if not pd.isna(r["concurrency"]) and int(r["concurrency"]) < s["batch"]:
+                s = _serve_run(r, int(r["concurrency"]), cat)
             out.append({"predicted_tokens_per_s": s["serving_tokens_per_s"], "batch": s["batch"]})
         except (ParameterError, prec.Unsupported):
             out.append({"predicted_tokens_per_s": np.nan, "batch": np.nan})
@@ -144,6 +182,18 @@ def shipped_serving_reference() -> pd.DataFrame:
 
 
 @functools.lru_cache(maxsize=1)
+def shipped_rocm_serving_reference() -> pd.DataFrame:
+    """The shipped vLLM and SGLang runs on AMD Instinct and NVIDIA GPUs, loaded once."""
+    return load_serving_reference(ROCM_SERVING_REFERENCE_PATH)
+
+
+@functools.lru_cache(maxsize=1)
+def rocm_serving_summary() -> dict:
+    """:func:`gpukit.grading.summarize` of the vLLM and SGLang runs' AMD-against-NVIDIA pairs (cached)."""
+    return grading.summarize(serving_validation(shipped_rocm_serving_reference()))
+
+
+@functools.lru_cache(maxsize=1)
 def serving_summary() -> dict:
     """:func:`gpukit.grading.summarize` of the shipped runs' pairs (cached)."""
     return grading.summarize(serving_validation())
@@ -160,9 +210,20 @@ def serving_error_text(engine: str = "trt-llm") -> str:
     )
     if engine == "trt-llm":
         return f"Serving at batch graded: {graded}."
+    if engine == "vllm":
+        return f"Serving at batch graded on TensorRT-LLM ({graded}), and {rocm_serving_text()}."
     return (
         f"Serving at batch is graded on TensorRT-LLM only ({graded}); {engine}'s serving at batch is outside "
         "what was graded."
+    )
+
+
+def rocm_serving_text() -> str:
+    """A clause: how right vLLM's and SGLang's serving ratios between AMD and NVIDIA GPUs are."""
+    s = rocm_serving_summary()
+    return (
+        f"on vLLM and SGLang between 8x MI300X and 8x H200 ({s['within_tolerance']} of {s['pairs']} same-engine "
+        f"pairs within ±{SERVING_TOLERANCE.speedup:.0%}, docs/accuracy/llm-rocm.md)"
     )
 
 
@@ -174,6 +235,8 @@ def serving_short_error(engine: str = "trt-llm") -> str:
     graded = f"{share:.0%} of {s['pairs']} published TensorRT-LLM serving ratios within ±{tolerance:.0%}"
     if engine == "trt-llm":
         return f"served at batch, {graded}"
+    if engine == "vllm":
+        return f"served at batch, graded on TensorRT-LLM ({graded}) and {rocm_serving_text()}"
     return f"served at batch, graded on TensorRT-LLM only ({graded}), not on {engine}"
 
 

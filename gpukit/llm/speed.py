@@ -20,6 +20,7 @@ from ..perfmodel import interconnect
 from ..perfmodel.scaling import default_link
 from ..specs.bandwidth_rates import streaming_gbs
 from ..specs.matmul_rates import tensor_share
+from ..units import missing
 from .engines import (
     CONVERT_BYTES,
     GEMV_BYTES_PER_SM_CYCLE,
@@ -200,11 +201,15 @@ def _gpu_rates(row, weights: str, e: Engine, eff) -> _GpuRates:
         cores = specs.sm_count(row)
         unpack = cores * e.core_ops_per_s if e.core_ops_per_s else math.inf
         return _GpuRates(math.inf, unpack, cores, bw, bw, bw)
-    math_label, peak_tflops = prec.math_unit(row, _compute_precision(weights), True)
-    if e.accumulate == "fp16" and math_label.startswith("FP16"):
-        peak_tflops = prec.fp16_accumulate_tflops(row) or peak_tflops
-    peak = peak_tflops * 1e12 * eff.tensor * (tensor_share(row)[0] if eff.sustained else 1.0)
-    cuda = float(row["fp32_tflops"]) * 1e12 * eff.cuda
+    if specs.states_no_tensor_peak(row):
+        peak = math.inf  # no compute bound to decode, and no prompt speed (speeds says so)
+    else:
+        math_label, peak_tflops = prec.math_unit(row, _compute_precision(weights), True)
+        if e.accumulate == "fp16" and math_label.startswith("FP16"):
+            peak_tflops = prec.fp16_accumulate_tflops(row) or peak_tflops
+        peak = peak_tflops * 1e12 * eff.tensor * (tensor_share(row)[0] if eff.sustained else 1.0)
+    fp32 = row.get("fp32_tflops")
+    cuda = math.inf if missing(fp32) else float(fp32) * 1e12 * eff.cuda
     sms = specs.sm_count(row)
     # a streaming kernel's rate: the datasheet at the share published copies measured (gpukit.specs.bandwidth_rates;
     # by default the measured GPUs' median, default_efficiency says why)
@@ -396,7 +401,7 @@ def speeds(
         "gpu": row["gpu"],
         "gpus": n,
         "link": link_name,
-        "prefill_tokens_per_s": math.nan if e.bandwidth_only else 1 / prefill_s,
+        "prefill_tokens_per_s": math.nan if e.bandwidth_only or math.isinf(rates.peak) else 1 / prefill_s,
         "decode_tokens_per_s": batch / step,
         "decode_step_s": step,
         "decode_bound": max(decode, key=decode.get),

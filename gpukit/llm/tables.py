@@ -199,10 +199,13 @@ def _add_serving(q: _Question, g, row: dict, needed: int | None, cat: pd.DataFra
     try:
         e = q.engine_for(g)
         s = speeds(q.model, g, q.weights, q.context, q.batch, q.kv, cards, engine=e, catalogue=cat)
-        if e is not q.engine:  # the usual engine's profile for this device
-            row["note"] = f"with {e.label}" + (
-                "; no prompt speed: the vendor states no compute peak" if e.bandwidth_only else ""
-            )
+        notes = [f"with {e.label}"] if e is not q.engine else []  # the usual engine's profile for this device
+        if specs.states_no_tensor_peak(g):
+            notes.append("no prompt speed: the vendor states no dense compute peak")
+        elif e.bandwidth_only:
+            notes.append(f"no prompt speed: the {e.name} profile predicts decode only")
+        if notes:
+            row["note"] = "; ".join(notes)
         row.update(
             prefill_tokens_per_s=s["prefill_tokens_per_s"],
             decode_tokens_per_s=s["decode_tokens_per_s"],

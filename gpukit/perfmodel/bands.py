@@ -38,6 +38,8 @@ class Band:
     graded_on: tuple[str, ...] = ()
 
 
+#: The TensorFlow build another vendor's GPU trains on: no published run here graded either.
+TENSORFLOW_BACKENDS = {"AMD": "ROCm", "Apple": "Metal"}
 #: The families a single-GPU band is graded per; several GPUs are graded as one scaling family.
 SINGLE_GPU_FAMILIES = ("CNN", "transformer")
 
@@ -72,6 +74,7 @@ def error_bands(
     graded = graded_gpus(fam)  # what predict's `graded` column says
     held = held_out_errors(fam)
     arch = dict(zip(cat["gpu"], cat["architecture"], strict=True))
+    vendor = dict(zip(cat["gpu"], cat["vendor"], strict=True)) if "vendor" in cat else {}
     worst = max(held.values(), default=median)
     worst_gpu = tuple(h for h, e in held.items() if e == worst)[:1]
     out = {}
@@ -88,7 +91,9 @@ def error_bands(
             out[g] = Band(e, "architecture", text, tuple(sorted(kin)))
         else:
             e = max(worst, median)
-            text = f"±{e:.0f}% (not graded, nor any {arch.get(g)} GPU)"
+            backend = TENSORFLOW_BACKENDS.get(vendor.get(g, "NVIDIA"))
+            on = f", nor TensorFlow on {backend}" if backend else ""
+            text = f"±{e:.0f}% (not graded, nor any {arch.get(g)} GPU{on})"
             out[g] = Band(e, "any architecture", text, worst_gpu)
     return out
 

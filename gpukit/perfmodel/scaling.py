@@ -4,8 +4,9 @@ Each step every GPU runs its own batch, then the GPUs average their gradients wi
 all-reduce: each sends and receives 2 (n-1)/n of the gradient bytes over its link. The link is
 the one the GPUs really have (:func:`interconnect`):
 
-* ``nvlink``: NVLink on SXM boards (through NVSwitch or direct links, any count), or a bridge
-  joining two PCIe cards (an accessory, so only when asked for);
+* ``nvlink``: NVLink on SXM boards (through NVSwitch or direct links, any count), AMD's Infinity
+  Fabric between OAM modules (every GPU of the board linked to every other), or a bridge joining
+  two PCIe cards (an accessory, so only when asked for);
 * ``pcie``: peer-to-peer over PCIe of the GPU's generation (professional and data-centre cards);
 * ``host``: no peer-to-peer path (NVIDIA's GeForce cards): the exchange is staged through host
   memory, so every byte crosses PCIe twice, out of one GPU and into the next.
@@ -45,12 +46,21 @@ BUCKET_BYTES = 25 * MIB
 OVERLAPS = ("backward", "none")
 
 
+#: Board forms whose GPUs are joined by their own fabric, any count of them: NVLink on SXM boards
+#: and Grace superchips, Infinity Fabric on AMD's OAM boards.
+FABRIC_FORMS = ("SXM", "Superchip", "OAM")
+
+
+def fabric_name(gpu: pd.Series | dict) -> str:
+    """What the catalogue's ``nvlink_gbs`` of a GPU is: NVLink, or AMD's Infinity Fabric."""
+    return "Infinity Fabric" if gpu.get("vendor") == "AMD" else "NVLink"
+
+
 def default_link(gpu: pd.Series | dict) -> str:
-    """The link GPUs of this kind have without accessories: NVLink on SXM boards and Grace
-    superchips, none between GeForce cards (no peer-to-peer), PCIe peer-to-peer otherwise."""
-    if float(gpu.get("nvlink_gbs") or 0) > 0 and str(gpu.get("form_factor", "")).startswith(
-        ("SXM", "Superchip")
-    ):
+    """The link GPUs of this kind have without accessories: their fabric on SXM, superchip and OAM
+    boards (:data:`FABRIC_FORMS`), none between consumer cards (no peer-to-peer), PCIe
+    peer-to-peer otherwise."""
+    if float(gpu.get("nvlink_gbs") or 0) > 0 and str(gpu.get("form_factor", "")).startswith(FABRIC_FORMS):
         return "nvlink"
     if str(gpu.get("segment", "")) == "consumer":
         return "host"
@@ -73,9 +83,9 @@ def interconnect(gpu: pd.Series | dict, n: int, link: str | None = None) -> tupl
         nvlink = float(gpu.get("nvlink_gbs") or 0)
         if nvlink <= 0:
             raise ParameterError(f"{gpu['gpu']} has no NVLink; use link pcie or host")
-        if not str(gpu.get("form_factor", "")).startswith("SXM") and n > 2:
+        if not str(gpu.get("form_factor", "")).startswith(FABRIC_FORMS) and n > 2:
             raise ParameterError(f"an NVLink bridge joins two {gpu['gpu']} cards, not {n}; use link pcie")
-        return "NVLink", nvlink / 2
+        return fabric_name(gpu), nvlink / 2
     if kind == "host":
         return f"PCIe {gen}.0 via host (no P2P)", pcie / 2
     return f"PCIe {gen}.0 P2P", pcie

@@ -285,7 +285,7 @@ def price_of(
     price_kind: str = "any",
     cloud: str = DEFAULT_CLOUD,
     cloud_kind: str = "on-demand",
-    precision: str = "fp16",
+    precision: str | None = "fp16",
     years: float = DEFAULTS["years"],
     utilization: float = DEFAULTS["utilization"],
     electricity_usd_per_kwh: float = DEFAULTS["electricity_usd_per_kwh"],
@@ -294,7 +294,8 @@ def price_of(
     """One GPU's prices, as :func:`cost_table` reads them, without its peaks and ratios: the purchase
     of ``price_kind`` and its total cost of ownership over ``years`` at ``utilization``, the cloud
     rate of ``cloud``, and the notes on what is missing or stale (``purchase_note``, ``cloud_note``;
-    a ``precision`` the GPU lacks goes with the purchase). ``gpu`` is a catalogue row."""
+    a ``precision`` the GPU lacks goes with the purchase; None: a job that asks for none, an LLM's).
+    ``gpu`` is a catalogue row."""
     if price_kind not in PRICE_CHOICES:
         raise ParameterError(f"price kind {price_kind!r}: use one of {', '.join(PRICE_CHOICES)}")
     years = _check("years", years, 0.01, 50.0)
@@ -329,7 +330,7 @@ def _stale(price: dict | None) -> bool:
 def _cost_notes(
     prices: Prices,
     g,
-    p: str,
+    p: str | None,
     buy: dict | None,
     rent: dict | None,
     price_kind: str,
@@ -339,7 +340,7 @@ def _cost_notes(
     """What :func:`cost_table`'s notes say of GPU ``g`` in precision ``p``, by what each concerns:
     the precision, the purchase, the rent."""
     mode, bought, rented = [], [], []
-    if prec.peak_tflops(g, p) is None:
+    if p is not None and prec.peak_tflops(g, p) is None:
         mode.append(f"{g['architecture']} has no {p} mode")
     if price_kind != "cloud" and buy is None:
         why = prices.gap(g["gpu"], "purchase")

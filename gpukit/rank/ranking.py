@@ -174,7 +174,7 @@ def _speeds(job: Job, largest: dict[str, int], catalogue: pd.DataFrame) -> pd.Da
 def _price_rows(
     price: Price,
     book: prices.Prices,
-    precision: str,
+    precision: str | None,
     catalogue: pd.DataFrame,
     years: float = cost.DEFAULTS["years"],
     utilization: float = cost.DEFAULTS["utilization"],
@@ -285,7 +285,7 @@ def _join(
     speeds: pd.DataFrame,
     price: Price,
     book: prices.Prices,
-    precision: str,
+    precision: str | None,
     catalogue: pd.DataFrame,
     count: int,
     error: dict[str, float | None],
@@ -298,6 +298,7 @@ def _join(
     ``error`` maps each GPU to its prediction's error band (%, None where not graded)."""
     priced = _price_rows(price, book, precision, catalogue, years, utilization)
     rows = []
+    machines = set(catalogue.loc[catalogue.apply(specs.shared_memory, axis=1), "gpu"])
     for gpu in catalogue["gpu"]:
         s, p = speeds.loc[gpu], priced.loc[gpu]
         row = {
@@ -321,7 +322,7 @@ def _join(
         row.update(_work_per_dollar(row, price, count, years, utilization))
         row["standing"] = _standing(row, price)
         row["price_note"] = p["cloud_note"] if price.renting else p["purchase_note"]
-        row["note"] = _note(row, s["note"], row["price_note"])
+        row["note"] = _note(row, s["note"], row["price_note"], gpu in machines)
         rows.append(row)
     frame, budget_note = _apply_budget(pd.DataFrame(rows), price)
     return _within_error(_order(frame, price), price)[list(COLUMNS)], budget_note
@@ -439,11 +440,9 @@ def rank_llm(
             "note": table["note"].fillna(""),
         }
     )
-    decode = llm.decode_summary()
-    median = decode["median_abs_error_pct"] if decode["pairs"] else None
-    error = dict.fromkeys(cat["gpu"], median)  # the decode model's one median error for every GPU
+    error = _llm_error(job, cat)
     book = prices.load_prices(price_files)
-    out, budget_note = _join(speeds, price, book, "fp16", cat, job.gpus, error, years, utilization)
+    out, budget_note = _join(speeds, price, book, None, cat, job.gpus, error, years, utilization)
     served = _served(job, cat, price_files)
     # the same price over the tokens served at batch: the cost falls as the throughput rises
     served_tokens_s = out["gpu"].map(served["serving_tokens_per_s"])
@@ -463,6 +462,23 @@ def rank_llm(
         ),
     )
     return out
+
+
+def _llm_error(job: LLMJob, cat: pd.DataFrame) -> dict[str, float | None]:
+    """Each GPU's decode error band (%): the decode model's median error on published same-source
+    speedups where the job's engine profile describes the GPU, and its largest error (the widest
+    band) where another profile answers for it (llama.cpp's ROCm or Metal builds), which those
+    speedups do not grade."""
+    decode = llm.decode_summary()
+    if not decode["pairs"]:
+        return dict.fromkeys(cat["gpu"])
+    engine = llm.resolve_engine(job.engine or llm.default_engine(job.weights))
+    return {
+        row["gpu"]: decode["median_abs_error_pct"]
+        if llm.for_device(engine, row) is engine
+        else decode["max_abs_error_pct"]
+        for _, row in cat.iterrows()
+    }
 
 
 def _served(job: LLMJob, cat: pd.DataFrame, price_files) -> pd.DataFrame:
@@ -489,11 +505,14 @@ def _num(value) -> float | None:
     return None if missing(value) else float(value)
 
 
-def _note(row: dict, speed_note: str, price_note: str) -> str:
+def _note(row: dict, speed_note: str, price_note: str, machine: bool = False) -> str:
     """What a reader needs beside a row, in a few words each: why it is not ranked, a stale or
     missing price (the first clause of the price's note; its whole reason is ``price_note``), a
+    whole machine's price (``machine``: a shared-memory one, priced with its CPU and memory), a
     measured throughput, and whether published runs of this GPU graded the model."""
     parts = []
+    if machine and row["price_usd"] is not None:
+        parts.append("the price of the whole machine")
     if row["standing"] == "does not fit":
         parts.append(
             "does not fit even batch 1"

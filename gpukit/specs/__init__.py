@@ -20,6 +20,8 @@ from .catalogue import (
     gpu_memory_bytes,
     load_catalogue,
     memory_bytes,
+    shared_memory,
+    states_no_tensor_peak,
     validate_catalogue,
 )
 from .names import GPU, Resolution, gpu, gpus, lookup, resolve, resolve_rows, row, select
@@ -61,6 +63,8 @@ __all__ = [
     "load_catalogue",
     "lookup",
     "gpu_memory_bytes",
+    "shared_memory",
+    "states_no_tensor_peak",
     "memory_bytes",
     "rankable_metrics",
     "ranking",

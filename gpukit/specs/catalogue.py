@@ -14,7 +14,7 @@ from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, Problem
 from ..precision import half_rate_fp32_accumulate
 from ..resources import DATA_DIR
-from ..units import GIB
+from ..units import GIB, missing
 from . import tensor_rules
 
 CATALOGUE_PATH = DATA_DIR / "gpus.csv"
@@ -32,6 +32,8 @@ FORM_FACTORS = ("PCIe", "SXM2", "SXM4", "SXM5", "SXM6", "Superchip", "OAM", "SoC
 #: Vendors whose devices the catalogue holds.
 VENDORS = ("NVIDIA", "AMD", "Intel", "Apple")
 #: Vendors that state no GPU clock or FP32 peak for some of their devices (Apple's M2 and later).
+#: A shared-memory machine of any vendor may leave them empty too where its vendor states none
+#: (AMD gives no FP32 figure for the Ryzen AI Max's Radeon 8060S).
 VENDORS_WITHOUT_PEAKS = ("Apple",)
 
 SCHEMA: tuple[Field, ...] = (
@@ -190,7 +192,8 @@ SCHEMA: tuple[Field, ...] = (
         required=False,
         choices=("true", "false"),
         default="false",
-        help="true where the GPU shares the system's memory (unified-memory machines); memory_gb is what it may use",
+        help="true where the GPU shares the system's memory (unified-memory machines); memory_gb is the "
+        "machine's, of which the GPU may use its vendor's share (SHARED_GPU_SHARE)",
     ),
 )
 COLUMNS: tuple[str, ...] = tuple(f.name for f in SCHEMA)
@@ -226,14 +229,31 @@ def memory_bytes(memory_gb: float) -> int:
 #: of a 64 GB M1 Max and M3 Max, 154618.82 MB of a 192 GB M2 Ultra, in XiongjieDai's notebooks at
 #: commit aa72e0ec).
 APPLE_GPU_WORKING_SET = 0.75
+#: Share of a shared-memory machine's memory its GPU may use, by vendor: macOS's working set on
+#: Apple silicon; on a Ryzen AI Max the Variable Graphics Memory AMD states ("The AMD Ryzen AI Max+
+#: 395 (128GB) processor with 96GB of Variable Graphics Memory", amd.com FAQ of 2025-07-29). A
+#: vendor not named here (NVIDIA's DGX Spark) lets its GPU address the whole of it.
+SHARED_GPU_SHARE = {"Apple": APPLE_GPU_WORKING_SET, "AMD": 96 / 128}
+
+
+def shared_memory(row) -> bool:
+    """Whether the GPU of catalogue row ``row`` shares its memory with the CPU (``shared_memory``)."""
+    return str(row.get("shared_memory")).strip().lower() == "true"
+
+
+def states_no_tensor_peak(row) -> bool:
+    """Whether catalogue row ``row`` is a shared-memory machine whose vendor states no dense tensor
+    figure (DGX Spark: only a sparse FP4 one; Ryzen AI Max, Apple silicon: none): its LLM answers
+    predict decode from bandwidth and no prompt speed."""
+    return shared_memory(row) and missing(row.get("fp16_tensor_tflops"))
 
 
 def gpu_memory_bytes(row) -> int:
     """Memory the GPU of catalogue row ``row`` may use: its datasheet memory, or on a shared-memory
-    Apple machine the default working set of it (:data:`APPLE_GPU_WORKING_SET`)."""
+    machine its vendor's share of it (:data:`SHARED_GPU_SHARE`)."""
     total = memory_bytes(row["memory_gb"])
-    if str(row.get("shared_memory")) == "true" and row.get("vendor") == "Apple":
-        return int(total * APPLE_GPU_WORKING_SET)
+    if shared_memory(row):
+        return int(total * SHARED_GPU_SHARE.get(str(row.get("vendor")), 1.0))
     return total
 
 
@@ -266,11 +286,12 @@ def _rate_checks(row: dict) -> list[tuple[str, str]]:
     """FP32 TFLOPS against the CUDA cores and clock; bandwidth against the bus and data rate."""
     out: list[tuple[str, str]] = []
     for column in ("fp32_tflops", "boost_clock_mhz", "tdp_w"):
-        if row[column] is None and row["vendor"] not in VENDORS_WITHOUT_PEAKS:
+        if row[column] is None and row["vendor"] not in VENDORS_WITHOUT_PEAKS and not shared_memory(row):
             out.append(
                 (
                     column,
-                    f"is empty; only a vendor that states none ({', '.join(VENDORS_WITHOUT_PEAKS)}) may leave it",
+                    f"is empty; only a shared-memory machine or a vendor that states none "
+                    f"({', '.join(VENDORS_WITHOUT_PEAKS)}) may leave it",
                 )
             )
     if row["fp32_tflops"] is not None and row["boost_clock_mhz"] is not None:

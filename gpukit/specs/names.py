@@ -41,6 +41,16 @@ _NOISE = {
     "radeon",
     "rx",
 }
+#: Other names of a catalogue device, as :func:`_key` reduces them: the chip or the code name a
+#: machine is known by (a DGX Spark is NVIDIA's GB10; a Ryzen AI Max+ 395 is "Strix Halo", its GPU
+#: the Radeon 8060S).
+_ALIASES = {
+    "spark": "dgxspark",
+    "gb10": "dgxspark",
+    "strixhalo": "ryzenaimax+395",
+    "8060s": "ryzenaimax+395",
+    "aimax+395": "ryzenaimax+395",
+}
 _MEMORY_TYPES = {"hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7"}
 _FORMS = ("pcie", "sxm", "sxm2", "sxm4", "sxm5")
 
@@ -75,7 +85,8 @@ def _key(name: str) -> _Key:
             form = tok
         else:
             model.append(re.sub(r"^(rtx|gtx)(?=\w)", "", tok))
-    return _Key("".join(model), form, memory, mtype)
+    joined = "".join(model)
+    return _Key(_ALIASES.get(joined, joined), form, memory, mtype)
 
 
 def _family(name: str) -> str:
