@@ -53,6 +53,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--models",
         "models for the memory fit (default: the models the workloads train)",
     )
+    add_list_option(
+        p,
+        "--llm",
+        "LLMs to serve on a server of each GPU, e.g. deepseek-r1 (see gpukit llm --list): output tokens/s "
+        "and the cost of a million, renting",
+    )
+    p.add_argument("--weights", help="the LLMs' weights format (default: each checkpoint's own, e.g. fp8)")
+    p.add_argument("--engine", help="the engine that serves the LLMs (default: the weights' usual one)")
+    p.add_argument(
+        "--gpus",
+        type=int,
+        metavar="N",
+        help="GPUs of each kind that serve an LLM (default: as many as it needs)",
+    )
     add_price_options(p)
     p.add_argument(
         "--results",
@@ -73,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         kwargs["precisions"] = split_list(args.precision)
     if args.models:
         kwargs["models"] = split_list(args.models)
+    if args.llm:
+        kwargs["llms"] = split_list(args.llm)
     result = compare.compare(
         args.a,
         args.b,
@@ -84,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
         utilization=args.utilization,
         results=results,
         seq_len=args.seq_len,
+        llm_weights=args.weights,
+        llm_engine=args.engine,
+        llm_gpus=args.gpus,
         **kwargs,
     )
     if args.format == "csv":

@@ -21,9 +21,10 @@ import pandas as pd
 
 from .. import _atomic, perfmodel
 from ..bench.results import RUN_DIR_ENV
-from ..units import figure
+from ..units import figure, missing
 from .comparison import Comparison
 from .numbers import num
+from .serving import serving_error
 from .tables import _one_precision_each
 from .verdicts import SAME_SPEED
 
@@ -141,6 +142,39 @@ def _fit_rows(c: Comparison) -> list[dict]:
     return rows
 
 
+def _serving_rows(c: Comparison) -> list[dict]:
+    """Each LLM served on both: output tokens/s on the server, and a million output tokens' rent."""
+    rows = []
+    if c.serving.empty:
+        return rows
+    for model, g in c.serving.groupby("model", sort=False):
+        ra, rb = g[g["gpu"] == c.a].iloc[0], g[g["gpu"] == c.b].iloc[0]
+        engine = str(ra.get("engine_name") if not missing(ra.get("engine_name")) else rb.get("engine_name"))
+        where = f"{model} {ra['weights']}, {int(ra['gpus'])} GPUs"
+        error = serving_error(engine)
+        for column, what, prefix, higher, basis in (
+            ("serving_tokens_per_s", "output tokens/s served", "", True, error),
+            (
+                "usd_per_million_tokens",
+                "dollars per million output tokens, renting",
+                "$",
+                False,
+                f"{error}; the median fresh on-demand rate of each",
+            ),
+        ):
+            x, y = ra.get(column), rb.get(column)
+            rows.append(
+                {
+                    "what": f"{where}: {what}",
+                    "a": _amount(x, prefix),
+                    "b": _amount(y, prefix),
+                    **_compared((c.a, c.b), (x, y), higher=higher),
+                    "error": basis,
+                }
+            )
+    return rows
+
+
 def _price_row(c: Comparison) -> list[dict]:
     first = c.value.iloc[0] if len(c.value) else None
     if first is None:
@@ -170,7 +204,7 @@ def _batch(row: pd.Series) -> str:
 def bottom_line(c: Comparison) -> pd.DataFrame:
     """The comparison's answers as rows of :data:`COLUMNS` (``a`` and ``b`` are the two cards'
     figures as text; ``wins`` names the winner and by how much) and ``advantage``."""
-    rows = _value_rows(c) + _speed_rows(c) + _fit_rows(c) + _price_row(c)
+    rows = _value_rows(c) + _speed_rows(c) + _fit_rows(c) + _serving_rows(c) + _price_row(c)
     return pd.DataFrame(rows, columns=[*COLUMNS, "advantage"])
 
 

@@ -27,6 +27,7 @@ class Comparison:
     efficiency_source: str = ""
     variant_notes: list[str] = field(default_factory=list)  # which variant a plain name picked
     value: pd.DataFrame = field(default_factory=pd.DataFrame)  # work per dollar (tables.value_table)
+    serving: pd.DataFrame = field(default_factory=pd.DataFrame)  # LLMs served (serving.serving_frame)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         return {
@@ -34,6 +35,7 @@ class Comparison:
             "throughput": self.throughput,
             "fit": self.fit,
             "cost": self.cost,
+            "serving": self.serving,
             "verdicts": pd.DataFrame(self.verdicts, columns=["topic", "verdict", "reason", "condition"]),
         }
 
@@ -65,7 +67,8 @@ class Comparison:
                     + (f"; {r['note']}" if r["note"] else ""),
                 }
             )
-        for (model, batch), g in self.fit.groupby(["model", "batch_size"], sort=False):
+        fits = self.fit.groupby(["model", "batch_size"], sort=False) if len(self.fit) else ()
+        for (model, batch), g in fits:
             ra, rb = g[g["gpu"] == self.a].iloc[0], g[g["gpu"] == self.b].iloc[0]
             rows.append(
                 {
@@ -78,6 +81,29 @@ class Comparison:
                     f"{ra['largest_batch']} vs {rb['largest_batch']}",
                 }
             )
+        served = self.serving.groupby("model", sort=False) if len(self.serving) else ()
+        for model, g in served:
+            ra, rb = g[g["gpu"] == self.a].iloc[0], g[g["gpu"] == self.b].iloc[0]
+            for column, what in (
+                ("serving_tokens_per_s", "output tokens/s served"),
+                ("batch1_tokens_per_s", "output tokens/s, one sequence"),
+                ("usd_per_million_tokens", "USD per million output tokens served, renting"),
+            ):
+                x, y = ra.get(column), rb.get(column)
+                rows.append(
+                    {
+                        "section": "serving",
+                        "item": f"{model} {ra['weights']} on {int(ra['gpus'])} GPUs: {what}",
+                        "a": x,
+                        "b": y,
+                        "a_over_b": None if missing(x) or missing(y) or not y else x / y,
+                        "note": "; ".join(
+                            str(n)
+                            for n in (ra.get("engine"), ra.get("note"), rb.get("note"))
+                            if not missing(n) and n
+                        ),
+                    }
+                )
         for _, r in self.cost.iterrows():
             rows.append(
                 {

@@ -12,6 +12,7 @@ from ..errors import ParameterError
 from ..prices import book as prices
 from .comparison import Comparison
 from .costs import common_price_kind, cost_rows, price_table
+from .serving import serving_frame, serving_verdicts
 from .tables import fit_models, fit_table, sequence_lengths, spec_table, throughput_table, value_table
 from .verdicts import cost_verdicts, fit_verdicts, link_verdict, speed_verdicts, value_verdicts
 
@@ -40,10 +41,16 @@ def compare(
     results: list | None = None,
     catalogue: pd.DataFrame | None = None,
     seq_len: int | None = None,
+    llms: Sequence[str] = (),
+    llm_weights: str | None = None,
+    llm_engine: str | None = None,
+    llm_gpus: int | None = None,
 ) -> Comparison:
     """Everything gpukit knows about ``a`` against ``b``; see :mod:`gpukit.compare`. ``seq_len`` is
     the tokens per sequence of the transformer workloads (an error where none is asked);
-    ``models`` the models of the memory fit, by default (None or empty) those the workloads train."""
+    ``models`` the models of the memory fit, by default (None or empty) those the workloads train;
+    ``llms`` the LLMs served on each (:func:`gpukit.compare.serving.serving_frame`, at
+    ``llm_weights``, by ``llm_engine``, on ``llm_gpus`` of each)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     ga, gb = specs.gpu(a, cat), specs.gpu(b, cat)  # resolved here, once
     if ga.name == gb.name:
@@ -59,6 +66,9 @@ def compare(
     priced = price_table(ga, gb, book, like, electricity_usd_per_kwh, years, utilization, cat)
     costs = cost_rows(ga, gb, book, thr, like, electricity_usd_per_kwh, years, utilization, cat, priced)
     value = value_table(ga, gb, thr, lengths, batch_size, cat, priced)
+    served = (
+        serving_frame(ga, gb, llms, llm_weights, llm_engine, llm_gpus, price_files, cat) if llms else None
+    )
     verdicts = [
         {**v, "kind": kind}
         for kind, found in (
@@ -67,8 +77,21 @@ def compare(
             ("memory", fit_verdicts(ga, gb, fit)),
             ("cost", cost_verdicts(ga, gb, costs)),
             ("scaling", link_verdict(ga, gb, thr)),
+            ("serving", serving_verdicts(ga.name, gb.name, served) if served is not None else []),
         )
         for v in found
     ]
     notes = [g.variant_note for g in (ga, gb) if g.variant_note]
-    return Comparison(ga.name, gb.name, spec_table(ga, gb), thr, fit, costs, verdicts, source, notes, value)
+    return Comparison(
+        ga.name,
+        gb.name,
+        spec_table(ga, gb),
+        thr,
+        fit,
+        costs,
+        verdicts,
+        source,
+        notes,
+        value,
+        pd.DataFrame() if served is None else served,
+    )
