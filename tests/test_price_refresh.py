@@ -35,7 +35,8 @@ def prices_dir(tmp_path, monkeypatch):
 
 
 def test_every_gpuhunt_name_used_is_one_gpuhunt_knows_and_one_catalogue_gpu():
-    known = {(g.name, int(g.memory)) for g in gpuhunt.KNOWN_NVIDIA_GPUS}
+    known = {(g.name, int(g.memory)) for g in (*gpuhunt.KNOWN_NVIDIA_GPUS, *gpuhunt.KNOWN_AMD_GPUS)}
+    known.add(("MI325X", 256))  # gpuhunt's Vultr offers: the 256 GB AMD shipped, not its list's 288
     catalogue = set(specs.load_catalogue()["gpu"])
     used = {
         **price_refresh.GPUHUNT_NAMES,
@@ -57,7 +58,7 @@ def test_an_a100_or_h100_is_placed_by_its_instance_or_left_out():
     assert place("aws", "A100", 40, "p4d.24xlarge") == "A100 SXM4 40GB"
     assert place("runpod", "A100", 80, "NVIDIA A100 80GB") is None  # PCIe or SXM: the offer does not say
     assert place("aws", "V100", 32, "p3dn.24xlarge") == "V100 SXM2 32GB"
-    assert place("runpod", "MI300X", 192, "AMD Instinct MI300X") is None
+    assert place("runpod", "MI300X", 192, "AMD Instinct MI300X") == "Instinct MI300X"
 
 
 def test_offers_become_dated_per_gpu_rows_of_the_cloud_schema():
@@ -72,19 +73,21 @@ def test_offers_become_dated_per_gpu_rows_of_the_cloud_schema():
     }
     assert "p4d.24xlarge in us-east-1: $32.7726/hour for 8 GPUs" in p4d["note"]
     assert skipped == {
-        "not an NVIDIA GPU offer": 2,  # the CPU instance and the AMD one
+        "not an NVIDIA or AMD GPU offer": 1,  # the CPU instance
         "A10G 24 GB: not one catalogue GPU": 1,
         "A100 80 GB: not one catalogue GPU": 1,
     }
-    assert len(rows) == 12
+    assert len(rows) == 13
+    # an AMD offer comes through the same refresh as the NVIDIA ones
+    assert by[("Instinct MI300X", "runpod", "on-demand", "EU-RO-1")]["usd_per_hour"] == pytest.approx(2.49)
 
 
 def test_refresh_writes_the_user_level_file_and_every_command_merges_it(prices_dir, capsys):
     done = price_refresh.refresh(fetch=recorded_offers, today=TODAY)
-    assert done["path"] == prices_dir / resources.REFRESHED_NAME and done["rows"] == 12
-    assert done["providers"] == 3 and done["gpus"] == 9
+    assert done["path"] == prices_dir / resources.REFRESHED_NAME and done["rows"] == 13
+    assert done["providers"] == 3 and done["gpus"] == 10
     written = prices.read_price_file(done["path"], "cloud", today=TODAY)
-    assert len(written) == 12 and set(written["region"]) >= {"us-east-1", "EU-RO-1"}
+    assert len(written) == 13 and set(written["region"]) >= {"us-east-1", "EU-RO-1"}
     book = prices.load_prices(today=TODAY)
     a4000 = book.cloud[(book.cloud["gpu"] == "RTX A4000") & (book.cloud["provider"] == "runpod")]
     assert (a4000["date"] == "2026-12-05").any() and a4000["usd_per_hour"].min() == pytest.approx(0.25)
@@ -114,7 +117,7 @@ def test_offline_refresh_says_so_in_one_line_and_keeps_what_is_there(prices_dir,
     monkeypatch.setattr(price_refresh, "fetch_offers", recorded_offers)
     assert cli.main(["prices", "refresh"]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.startswith("Refreshed 12 cloud offers of 9 catalogue GPUs from 3 providers")
-    assert "Left out 4 offers: 2 not an NVIDIA GPU offer" in line
+    assert line.startswith("Refreshed 13 cloud offers of 10 catalogue GPUs from 3 providers")
+    assert line.startswith("Refreshed 13") and "1 not an NVIDIA or AMD GPU offer" in line
     assert cli.main(["prices", "where"]) == 0
-    assert "12 offers of 9 GPUs from 3 providers" in capsys.readouterr().out
+    assert "13 offers of 10 GPUs from 3 providers" in capsys.readouterr().out

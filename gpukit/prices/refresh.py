@@ -46,7 +46,15 @@ GPUHUNT_NAMES: dict[tuple[str, int], str] = {
     ("RTX5090", 32): "GeForce RTX 5090",
     ("RTX6000Ada", 48): "RTX 6000 Ada Generation",
     ("RTXPRO6000", 96): "RTX PRO 6000 Blackwell Workstation Edition",
+    ("MI300X", 192): "Instinct MI300X",
+    # gpuhunt's list of AMD GPUs gives the MI325X the pre-launch 288 GB; its Vultr offers carry the
+    # 256 GB AMD shipped
+    ("MI325X", 256): "Instinct MI325X",
+    ("MI325X", 288): "Instinct MI325X",
+    ("MI355X", 288): "Instinct MI355X",
 }
+#: The vendors whose offers are kept (gpuhunt's ``gpu_vendor``): the catalogue's with cloud offers.
+OFFER_VENDORS = ("nvidia", "amd")
 #: gpuhunt names of chips the catalogue has in several forms: the form by the instance name's
 #: word for it, and the hyperscalers' (which rent only the SXM boards of these) by provider.
 FORMS: dict[tuple[str, int], dict[str, str]] = {
@@ -95,8 +103,8 @@ def offers_to_rows(items: Iterable, today: date, catalogue=None) -> tuple[list[d
         count = int(item.gpu_count or 0)
         vendor = getattr(item, "gpu_vendor", None)
         vendor = getattr(vendor, "value", vendor)
-        if count < 1 or (vendor and str(vendor).lower() != "nvidia"):
-            skipped["not an NVIDIA GPU offer"] += 1
+        if count < 1 or (vendor and str(vendor).lower() not in OFFER_VENDORS):
+            skipped["not an NVIDIA or AMD GPU offer"] += 1
             continue
         gpu = catalogue_gpu(item.provider, item.gpu_name, item.gpu_memory, item.instance_name)
         if gpu is None:
