@@ -28,7 +28,7 @@ define install
 { test -x $(BIN)/uv && $(UV) $(1); } || { echo "gpukit: uv could not install the packages; pip will (slower)"; $(PIP) $(1); }
 endef
 
-.PHONY: setup browser report test test-fast lint format lab docs clean help
+.PHONY: setup browser report test test-fast lint format lab docs accuracy clean help
 
 help:
 	@echo "make report   render the report into outputs/latest/index.html"
@@ -39,6 +39,7 @@ help:
 	@echo "make setup    create .venv, install pinned requirements, gpukit and its Jupyter kernel"
 	@echo "make lab      JupyterLab on notebooks/"
 	@echo "make docs     build docs/ into site/ with MkDocs (strict: a broken link fails)"
+	@echo "make accuracy write again, from the committed runs, the data files gpukit reads (memory error bands)"
 	@echo "make clean    remove .venv, .venv-docs and site/ (outputs/ is kept)"
 
 setup: $(STAMP)
@@ -81,6 +82,15 @@ $(DOCS_STAMP): requirements-docs.txt
 
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict --quiet
+
+# The files under data/ that gpukit reads at run time and an accuracy script writes: the memory
+# estimate's error bands, from the measured runs committed under benchmarks/runs/ (re-estimated by
+# this version, measured again by nothing). A test fails when they are stale.
+MEMORY_RUNS := benchmarks/runs
+accuracy: setup
+	$(BIN)/python -m benchmarks.memory_accuracy --from-raw $(MEMORY_RUNS)/memory-accuracy-runs-*.json \
+		--outside $(MEMORY_RUNS)/memory-outside-grid-runs.json \
+		--bands data/memory_error.csv --model-bands data/memory_error_models.csv > /dev/null
 
 format: setup
 	$(BIN)/ruff format --quiet $(LINT_PATHS)

@@ -10,8 +10,8 @@ of the wall times are reported. The target is 2 s a question.
 The report (``gpukit report``, every notebook with its defaults) runs once with the cache empty and
 then ``--report-runs`` more times; its target is 60 s.
 
-    .venv/bin/python benchmarks/answer_speed.py                           # print the tables
-    .venv/bin/python benchmarks/answer_speed.py --write docs/accuracy/answer-speed.md
+    .venv/bin/python -m benchmarks.answer_speed                           # print the tables
+    .venv/bin/python -m benchmarks.answer_speed --write docs/accuracy/answer-speed.md
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _report import publish
-
 from gpukit.bench import device
+
+from ._report import publish
 
 TARGET_S = 2.0
 REPORT_TARGET_S = 60.0

@@ -11,8 +11,8 @@ and the harness's overhead per step: its per-step time for a trivial step minus 
 The harness is honest when its figure is within a few percent of the bare loop (never above it
 by more than noise) and at least NumPy's.
 
-    .venv/bin/python benchmarks/harness_vs_reference.py                # print the table
-    .venv/bin/python benchmarks/harness_vs_reference.py --write docs/accuracy/harness.md
+    .venv/bin/python -m benchmarks.harness_vs_reference                # print the table
+    .venv/bin/python -m benchmarks.harness_vs_reference --write docs/accuracy/harness.md
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ import time
 from datetime import UTC, datetime
 
 import numpy as np
-from _report import publish
 
 from gpukit.bench import device, results, workloads
 from gpukit.bench import harness as bench
 from gpukit.quiet import quiet_tensorflow
+
+from ._report import publish
 
 SIZES = (1024, 2048, 3072)
 BLOCKS = 11  # timed blocks per reference; the median and the range are reported

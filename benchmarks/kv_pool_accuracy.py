@@ -5,18 +5,18 @@ cache format, GPU and tensor-parallel size, ``gpu_memory_utilization``, ``max_mo
 version) by :func:`gpukit.llm.vllm_pool`, and compares the tokens vLLM logged as "GPU KV cache
 size" (or, where a log gives no count, its "Available KV cache memory").
 
-    .venv/bin/python benchmarks/kv_pool_accuracy.py --write docs/accuracy/kv-pool.md
+    .venv/bin/python -m benchmarks.kv_pool_accuracy --write docs/accuracy/kv-pool.md
 """
 
 from __future__ import annotations
 
 import sys
 
-from _report import page_main
-
 from gpukit import llm
 from gpukit.llm import pool
 from gpukit.units import GIB
+
+from ._report import page_main
 
 
 def _num(x, digits: int = 0) -> str:

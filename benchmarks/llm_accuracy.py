@@ -7,7 +7,7 @@ configurations one source measured on the same model, weights and test; then mea
 benchmark decoder's memory on this device against the estimate. Writes Markdown, each section
 of the page a function of ``llm_page`` (beside this script).
 
-    .venv/bin/python benchmarks/llm_accuracy.py --write docs/accuracy/llm.md
+    .venv/bin/python -m benchmarks.llm_accuracy --write docs/accuracy/llm.md
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import argparse
 import sys
 import time
 
-import llm_page as page
-from _report import publish
-
 from gpukit import llm, specs
 from gpukit.bench import device
 from gpukit.bench import workloads as wl
+
+from . import llm_page as page
+from ._report import publish
 
 
 def markdown(measure: bool = True) -> str:

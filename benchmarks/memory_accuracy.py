@@ -14,20 +14,20 @@ inference, in float32 (at batch 2 adam only); and at batch 8 the two mixed polic
 and inference); and the encoder and the decoder at 512 tokens, where attention's scores outweigh
 everything else (``--long`` measures only those).
 
-    .venv/bin/python benchmarks/memory_accuracy.py --write docs/accuracy/memory.md --bands data/memory_error.csv \
+    .venv/bin/python -m benchmarks.memory_accuracy --write docs/accuracy/memory.md --bands data/memory_error.csv \
         --raw benchmarks/runs/memory-accuracy-runs.json
-    .venv/bin/python benchmarks/memory_accuracy.py --models keras-encoder --batches 4 --repeats 1
-    .venv/bin/python benchmarks/memory_accuracy.py --long --raw benchmarks/runs/memory-accuracy-runs-long.json
-    .venv/bin/python benchmarks/memory_accuracy.py --from-raw a.json b.json --write docs/accuracy/memory.md
-    .venv/bin/python benchmarks/memory_accuracy.py --models keras-lstm \
+    .venv/bin/python -m benchmarks.memory_accuracy --models keras-encoder --batches 4 --repeats 1
+    .venv/bin/python -m benchmarks.memory_accuracy --long --raw benchmarks/runs/memory-accuracy-runs-long.json
+    .venv/bin/python -m benchmarks.memory_accuracy --from-raw a.json b.json --write docs/accuracy/memory.md
+    .venv/bin/python -m benchmarks.memory_accuracy --models keras-lstm \
         --merge-into benchmarks/runs/memory-accuracy-runs-zoo.json
-    .venv/bin/python benchmarks/memory_accuracy.py --models DenseNet121 --raw /tmp/densenet.json --resume
-    .venv/bin/python benchmarks/memory_accuracy.py --from-raw benchmarks/runs/memory-accuracy-runs-*.json \
+    .venv/bin/python -m benchmarks.memory_accuracy --models DenseNet121 --raw /tmp/densenet.json --resume
+    .venv/bin/python -m benchmarks.memory_accuracy --from-raw benchmarks/runs/memory-accuracy-runs-*.json \
         --kernels benchmarks/runs/memory-kernels-other-runs.json \
         --other-cpu benchmarks/runs/memory-cpu-other-runs.json \
         --outside benchmarks/runs/memory-outside-grid-runs.json --write docs/accuracy/memory.md \
         --bands data/memory_error.csv --model-bands data/memory_error_models.csv
-    .venv/bin/python benchmarks/memory_accuracy.py --models keras-cnn \
+    .venv/bin/python -m benchmarks.memory_accuracy --models keras-cnn \
         --raw benchmarks/runs/memory-outside-grid-runs.json
 
 Every measurement runs oneDNN's CPU kernels (``gpukit.memory.MEASURE_ONEDNN``), a model with
@@ -45,12 +45,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import memory_page as page
-from _report import publish
-
 from gpukit import _atomic, memory
 from gpukit.bench import device
 from gpukit.models import zoo
+
+from . import memory_page as page
+from ._report import publish
 
 #: keras.applications families with an input size each accepts, kept small for a CPU.
 CNNS = {
@@ -401,12 +401,20 @@ def _resumed(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple
     return kept, done
 
 
+def measured_date(rows: list[dict]) -> str:
+    """The day the last of ``rows`` was measured (``measured_on``), or today where none says."""
+    days = [str(r["measured_on"]) for r in rows if r.get("measured_on")]
+    return max(days) if days else f"{datetime.now(UTC):%Y-%m-%d}"
+
+
 def _write_bands(
     args: argparse.Namespace, reported: list[dict], outside: tuple[list[dict], str] | None
 ) -> None:
-    """Write the error bands ``--bands`` and ``--model-bands`` ask for, dated and placed on this device."""
+    """Write the error bands ``--bands`` and ``--model-bands`` ask for, placed on this device and dated
+    when the runs were measured (today for a run just made): written again from the same runs
+    (``--from-raw``, ``make accuracy``), they are the same file."""
     info = device.describe_attached()
-    when = f"{datetime.now(UTC):%Y-%m-%d}"
+    when = measured_date(reported)
     where = f"{info['kind'].upper()} {info['name']}".replace(",", " ")
     if args.bands:
         _atomic.write_text(args.bands, page.bands_csv(reported, when, where))

@@ -4,8 +4,8 @@ the tensors alive at the peak sorted by the phase of the op that made them (forw
 optimizer's update) and listed largest first, beside the estimate and the terms the memory model
 gives them. It is how the estimate's terms are checked against what a real step holds.
 
-    .venv/bin/python benchmarks/memory_peaks.py --write docs/accuracy/memory-peaks.md
-    .venv/bin/python benchmarks/memory_peaks.py --case VGG16:8:fp32:momentum:train:64x64x3 --top 12
+    .venv/bin/python -m benchmarks.memory_peaks --write docs/accuracy/memory-peaks.md
+    .venv/bin/python -m benchmarks.memory_peaks --case VGG16:8:fp32:momentum:train:64x64x3 --top 12
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-from _report import publish
-
 from gpukit import memory
 from gpukit.bench import device
 from gpukit.errors import GpukitError
+
+from ._report import publish
 
 #: model:batch:precision:optimizer:mode[:input] — each shows one thing the estimate counts or cannot see.
 CASES = (

@@ -5,17 +5,17 @@ at, its GPU cores' rate of unpacking quantised weights) on the published decode 
 (``data/reference_llm.csv``, ``xiongjiedai-llama3-apple``), then fits again without each chip and
 predicts that chip's runs, beside the bare datasheet bandwidth.
 
-    .venv/bin/python benchmarks/metal_accuracy.py --write docs/accuracy/llm-metal.md
+    .venv/bin/python -m benchmarks.metal_accuracy --write docs/accuracy/llm-metal.md
 """
 
 from __future__ import annotations
 
 import sys
 
-from _report import held_out_table, page_main
-
 from gpukit import grading, llm
 from gpukit.llm import calibrate
+
+from ._report import held_out_table, page_main
 
 
 def markdown() -> str:

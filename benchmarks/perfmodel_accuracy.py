@@ -7,7 +7,7 @@ source's single GPU (scaling), and every pair of multi-GPU systems of different 
 efficiency factors, and checks that fit by leaving each GPU out and each source out. Writes
 Markdown, each section of the page a function of ``perfmodel_page`` (beside this script).
 
-    .venv/bin/python benchmarks/perfmodel_accuracy.py --write docs/accuracy/perfmodel.md
+    .venv/bin/python -m benchmarks.perfmodel_accuracy --write docs/accuracy/perfmodel.md
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import argparse
 import sys
 import time
 
-import perfmodel_page as page
-from _report import publish
-
 from gpukit import perfmodel, specs
+
+from . import perfmodel_page as page
+from ._report import publish
 
 
 def markdown() -> str:

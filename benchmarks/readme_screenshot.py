@@ -4,7 +4,7 @@ Run ``make report`` first; this opens the rendered index in a headless Chromium 
 ``chromium``, or Playwright's, which ``make setup`` installs) and writes the top of the page to
 ``docs/images/report-front.png``.
 
-    .venv/bin/python benchmarks/readme_screenshot.py
+    .venv/bin/python -m benchmarks.readme_screenshot
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Each row's figure is computed here from the shipped data, the same way every ans
 The table sits between two markers in README.md; ``--write`` replaces it there, and
 tests/test_readme.py fails when the README's table is not what this script makes.
 
-    .venv/bin/python benchmarks/readme_trust.py --write
+    .venv/bin/python -m benchmarks.readme_trust --write
 """
 
 from __future__ import annotations

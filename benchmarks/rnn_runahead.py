@@ -20,12 +20,12 @@ loaded machine (CI, a second job) does.
 Each set of runs is kept as a ``--raw`` document under ``benchmarks/runs/``; the page is written
 from all of them, a section each:
 
-    .venv/bin/python benchmarks/rnn_runahead.py --kernels onednn \
+    .venv/bin/python -m benchmarks.rnn_runahead --kernels onednn \
         --raw benchmarks/runs/memory-rnn-runahead-runs.json
-    .venv/bin/python benchmarks/rnn_runahead.py --hidden 256 --batches 2 --optimizer adam --repeats 4 \
+    .venv/bin/python -m benchmarks.rnn_runahead --hidden 256 --batches 2 --optimizer adam --repeats 4 \
         --busy 2 --kernels onednn --raw benchmarks/runs/memory-rnn-runahead-busy-onednn-runs.json
     (and --kernels eigen --raw benchmarks/runs/memory-rnn-runahead-busy-eigen-runs.json)
-    .venv/bin/python benchmarks/rnn_runahead.py --from-raw benchmarks/runs/memory-rnn-runahead*-runs.json \
+    .venv/bin/python -m benchmarks.rnn_runahead --from-raw benchmarks/runs/memory-rnn-runahead*-runs.json \
         --write docs/accuracy/rnn-runahead.md
 """
 
@@ -41,11 +41,11 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _report import publish
-
 from gpukit import _atomic, memory
 from gpukit.bench import device
 from gpukit.models import zoo
+
+from ._report import publish
 
 HIDDEN = (128, 256, 512)
 BATCHES = (2, 8, 32)

@@ -8,19 +8,19 @@ published decode runs of its source (``data/reference_llm.csv``, ``kyuz0-strix-h
 device), then fits again without each model and predicts that model's run, beside the bare
 datasheet bandwidth.
 
-    .venv/bin/python benchmarks/rocm_accuracy.py --write docs/accuracy/llm-rocm.md
+    .venv/bin/python -m benchmarks.rocm_accuracy --write docs/accuracy/llm-rocm.md
 """
 
 from __future__ import annotations
 
 import sys
 
-from _report import held_out_table, page_main
-from llm_page.serving import peak_baseline, summary_cells
-
 from gpukit import grading, llm
 from gpukit.llm import calibrate
 from gpukit.llm import serving_reference as sr
+
+from ._report import held_out_table, page_main
+from .llm_page.serving import peak_baseline, summary_cells
 
 
 def serving_section() -> list[str]:

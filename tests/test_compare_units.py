@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from gpukit import llm, specs
-from gpukit.compare import costs, numbers, serving, tables
+from gpukit.compare import costs, llms, numbers, tables
 from gpukit.errors import ParameterError
 
 
@@ -73,7 +73,7 @@ def _served(gpu: str, tokens_s: float | None, usd: float | None, batch: int = 64
 
 def test_a_served_llm_s_verdict_names_the_faster_and_the_cheaper():
     frame = pd.DataFrame([_served("A", 3000.0, 0.50, 200), _served("B", 2000.0, 0.40, 100)])
-    (v,) = serving.serving_verdicts("A", "B", frame)
+    (v,) = llms.serving_verdicts("A", "B", frame)
     assert v["topic"] == "serving qwen3-8b"
     assert v["verdict"].startswith(
         "A serves 1.50x the output tokens/s of B on qwen3-8b (bf16, 1 GPUs of each"
@@ -82,24 +82,24 @@ def test_a_served_llm_s_verdict_names_the_faster_and_the_cheaper():
     assert "(200 sequences on A, 100 on B)" in v["reason"] and "graded on TensorRT-LLM" in v["reason"]
     # where only one serves it, the verdict says so and why the other does not
     one = pd.DataFrame([_served("A", 3000.0, 0.5), _served("B", None, None, note="does not fit")])
-    (only,) = serving.serving_verdicts("A", "B", one)
+    (only,) = llms.serving_verdicts("A", "B", one)
     assert only["verdict"].startswith("Only A serves") and "B: does not fit" in only["reason"]
     neither = pd.DataFrame([_served("A", None, None), _served("B", None, None)])
-    assert serving.serving_verdicts("A", "B", neither) == []
+    assert llms.serving_verdicts("A", "B", neither) == []
 
 
 def test_an_llm_is_served_on_a_server_of_each_that_holds_it():
     a, b = specs.gpu("MI300X"), specs.gpu("H200 SXM")
-    frame = serving.serving_frame(a, b, ["deepseek-r1"]).set_index("gpu")
+    frame = llms.serving_frame(a, b, ["deepseek-r1"]).set_index("gpu")
     # 671 B parameters at FP8: four MI300X hold them, an H200 server needs more; both get the same power of two
     assert set(frame["gpus"]) == {8} and (frame["weights"] == "fp8").all()
     assert (frame["serving_tokens_per_s"] > 0).all() and set(frame["engine_name"]) == {"vllm"}
     assert frame.loc["Instinct MI300X", "batch"] > frame.loc["H200 SXM", "batch"]  # 192 GB against 141 GB
     # llama.cpp weights on an AMD card take llama.cpp's ROCm build, which predicts no prompt speed
-    small = serving.serving_frame(specs.gpu("RX 7900 XTX"), specs.gpu("RTX 4090"), ["qwen3-8b"], "q4_k_m")
+    small = llms.serving_frame(specs.gpu("RX 7900 XTX"), specs.gpu("RTX 4090"), ["qwen3-8b"], "q4_k_m")
     assert list(small["engine_name"]) == ["llama.cpp-rocm", "llama.cpp"]
     with pytest.raises(ParameterError, match="does not fit even 64 x"):
-        serving._server_size(
+        llms._server_size(
             llm.resolve_model("deepseek-r1"), "fp8", llm.ENGINES["vllm"], [specs.gpu("T4").row], 4000
         )
 

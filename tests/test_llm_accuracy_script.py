@@ -16,10 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def page(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    module = importlib.import_module("llm_page")
+    module = importlib.import_module("benchmarks.llm_page")
     # where several_gpus_section looks it up
-    monkeypatch.setattr(importlib.import_module("llm_page.pipeline"), "_pipeline_variants", lambda *args: [])
+    monkeypatch.setattr(
+        importlib.import_module("benchmarks.llm_page.pipeline"), "_pipeline_variants", lambda *args: []
+    )
     return module
 
 
@@ -78,7 +79,7 @@ def test_a_layer_splits_single_micro_batch_is_set_against_one_card(page, monkeyp
 def test_the_engine_section_states_each_target_met_or_not(page):
     """The current llama.cpp's targets (decode 90 % within ±20 %, prefill 75 % within ±25 %, winners
     95 %) are stated against the grading, met or not; a profile with no runs of its own says so."""
-    engines = importlib.import_module("llm_page.engines")
+    engines = importlib.import_module("benchmarks.llm_page.engines")
     graded = {
         "tg": {"pairs": 100, "within_tolerance": 89, "decisive_pairs": 50, "winners_right": 48},
         "pp": {"pairs": 10, "within_tolerance": 8, "decisive_pairs": 20, "winners_right": 18},

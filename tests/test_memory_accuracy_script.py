@@ -19,16 +19,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def script(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    module = importlib.import_module("memory_accuracy")
+    module = importlib.import_module("benchmarks.memory_accuracy")
     monkeypatch.setattr(module, "markdown", lambda rows, *sections: f"{len(rows)} rows")
     return module
 
 
 @pytest.fixture
 def page(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    return importlib.import_module("memory_page")
+    return importlib.import_module("benchmarks.memory_page")
 
 
 class FakeEstimator:
@@ -423,8 +421,7 @@ def test_other_cpu_section_pairs_each_case_with_its_run_on_the_other_cpu(page):
 
 
 def test_memory_peaks_reads_its_cases_and_names_a_bad_one(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    peaks = importlib.import_module("memory_peaks")
+    peaks = importlib.import_module("benchmarks.memory_peaks")
     assert peaks.parse_case("VGG16:8:fp32:momentum:train:64x64x3") == {
         "model": "VGG16",
         "batch": 8,
@@ -442,7 +439,7 @@ def test_memory_peaks_reads_its_cases_and_names_a_bad_one(monkeypatch):
 
 
 def test_conditions_are_said_per_family_or_once_when_every_family_agrees(page):
-    conditions = importlib.import_module("memory_page.conditions")
+    conditions = importlib.import_module("benchmarks.memory_page.conditions")
     rows = [
         {"family": "a", "inter_op_threads": [2], "precision": "bf16", "native_16bit": ["bf16"]},
         {"family": "b", "inter_op_threads": [2], "precision": "bf16", "native_16bit": []},
@@ -454,3 +451,38 @@ def test_conditions_are_said_per_family_or_once_when_every_family_agrees(page):
         == "a: 2; b: 2 and not recorded"
     )
     assert conditions._per_family(rows, conditions._native_label) == "a: bf16; b: none and not recorded"
+
+
+@pytest.mark.slow  # every committed run re-estimated: a few hundred cases
+@pytest.mark.tensorflow  # a case whose model's walk is not cached builds it
+def test_the_error_bands_gpukit_reads_are_what_the_committed_runs_give():
+    """data/memory_error.csv and data/memory_error_models.csv, which `gpukit fit` quotes, are written by
+    `make accuracy` from the runs under benchmarks/runs/; re-estimated by this version, the runs give
+    the same figures (the file's own device and date are kept: the figures are what is checked)."""
+    module = importlib.import_module("benchmarks.memory_accuracy")
+    pages = importlib.import_module("benchmarks.memory_page")
+    runs = ROOT / "benchmarks" / "runs"
+
+    def rows(*files):
+        return module.reestimate([r for f in files for r in json.loads(f.read_text())["rows"]])
+
+    for path, found, keys in (
+        (
+            ROOT / "data" / "memory_error.csv",
+            rows(*sorted(runs.glob("memory-accuracy-runs-*.json"))),
+            pages.BAND_KEYS,
+        ),
+        (
+            ROOT / "data" / "memory_error_models.csv",
+            rows(runs / "memory-outside-grid-runs.json"),
+            ("model", "precision"),
+        ),
+    ):
+        shipped = path.read_text()
+        first = dict(zip(shipped.splitlines()[0].split(","), shipped.splitlines()[1].split(",")))
+        written = pages.bands_csv(found, first["date"], first["measured_on"], keys)
+        assert written == shipped, f"{path.name} is stale: run make accuracy"
+    assert (
+        module.measured_date([{"measured_on": "2026-12-01"}, {"measured_on": "2026-12-02"}, {}])
+        == "2026-12-02"
+    )

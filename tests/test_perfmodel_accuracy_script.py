@@ -13,8 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def page(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    return importlib.import_module("perfmodel_page")
+    return importlib.import_module("benchmarks.perfmodel_page")
 
 
 def test_pairs_are_split_by_the_framework_version_each_run_reports(page):

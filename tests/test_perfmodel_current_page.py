@@ -16,8 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def current(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    module = importlib.import_module("perfmodel_page.current")
+    module = importlib.import_module("benchmarks.perfmodel_page.current")
     monkeypatch.setattr(perfmodel, "held_out_errors", lambda fam: {"H100": 6.0})
     bands = {g: perfmodel.Band(5.0, "graded", "±5% (graded on it)") for g in ("H100", "H200")}
     bands["L40S"] = perfmodel.Band(9.0, "architecture", "±9% (not graded; Ada Lovelace GPUs held out)")

@@ -88,11 +88,10 @@ def test_every_relative_link_resolves(page):
 def test_the_readme_trust_table_is_what_the_gradings_give(monkeypatch):
     """The figures in the README's "How far to trust it" table are generated, never typed:
     benchmarks/readme_trust.py's table, between its markers."""
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    import readme_trust
+    from benchmarks import readme_trust
 
     text = README.read_text()
     shown = text.split(readme_trust.BEGIN, 1)[1].split(readme_trust.END, 1)[0].strip()
     assert shown == readme_trust.table(), (
-        "README.md's trust table is stale: run benchmarks/readme_trust.py --write"
+        "README.md's trust table is stale: run python -m benchmarks.readme_trust --write"
     )

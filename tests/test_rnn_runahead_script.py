@@ -15,8 +15,7 @@ MIB = 2**20
 
 @pytest.fixture
 def script(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    module = importlib.import_module("rnn_runahead")
+    module = importlib.import_module("benchmarks.rnn_runahead")
     monkeypatch.setattr(module.device, "describe_attached", lambda: {"kind": "cpu", "name": "Test CPU"})
     return module
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpukit import grading, llm, specs
+from gpukit import grading, llm
+from gpukit.llm import baselines as llm_baselines
 from gpukit.llm import serving_reference as sr
 
 
@@ -18,18 +19,8 @@ def summary_cells(s: dict) -> str:
 
 
 def peak_baseline(ref, column: str) -> dict:
-    """A naive prediction on the same pairs: GPUs x a datasheet figure of the GPU."""
-    cat = specs.load_catalogue().set_index("gpu")
-    peak = ref["gpu"].map(cat[column]).astype(float) * ref["gpus"].astype(float)
-    table = grading.grade_pairs(
-        ref,
-        sr.SERVING_PAIRED,
-        ref["output_tokens_per_s"],
-        peak.to_numpy(),
-        sr.SERVING_TOLERANCE,
-        each=("gpu", "gpus"),
-    )
-    return grading.summarize(table)
+    """The summary of serving's naive prediction (:func:`gpukit.llm.baselines.serving_ratio`)."""
+    return grading.summarize(llm_baselines.serving_ratio(ref, column))
 
 
 def _pair_line(r) -> str:

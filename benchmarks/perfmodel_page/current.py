@@ -11,13 +11,10 @@ from dataclasses import replace
 import pandas as pd
 
 from gpukit import perfmodel
-from gpukit import precision as prec
-from gpukit.grading import Tolerance
 
-#: The architectures a buyer sees at the top of most lists today.
-CURRENT = ("Hopper", "Blackwell", "Ada Lovelace")
-#: The target for current-generation pairs: 85% within ±20%, every winner right past a 15% gap.
-TOLERANCE = Tolerance(speedup=0.20, winner_margin=0.15, target_share=0.85)
+#: The current architectures and how their pairs are judged: the performance model's.
+CURRENT = perfmodel.grading.CURRENT_ARCHITECTURES
+TOLERANCE = perfmodel.grading.CURRENT_TOLERANCE
 #: The elementwise factors the stack scan tries (:data:`gpukit.perfmodel.FIT_GRID`'s).
 STACK_GRID = perfmodel.FIT_GRID["elementwise"]
 
@@ -28,15 +25,6 @@ def publisher(source: str) -> str:
     if "mlperf" in source:
         return "MLPerf Training"
     return re.sub(r"-\d{4}$", "", source)
-
-
-def _baseline(row: pd.Series, gpus: pd.DataFrame, column: str | None) -> float:
-    """A pair's speedup by a bare ratio: of the tensor peak at the pair's precision (``column``
-    None) or of a catalogue column."""
-    a, b = gpus.loc[row["gpu_a"]], gpus.loc[row["gpu_b"]]
-    if column is None:
-        return prec.math_unit(a, row["precision"])[1] / prec.math_unit(b, row["precision"])[1]
-    return float(a[column]) / float(b[column])
 
 
 def _grade(published: pd.Series, predicted: pd.Series) -> dict:
@@ -78,8 +66,10 @@ def _pair_rows(pairs: pd.DataFrame, gpus: pd.DataFrame) -> list[str]:
     for fam, name, group in rows:
         published = group["published_speedup"].astype(float)
         model = _grade(published, group["predicted_speedup"].astype(float))
-        peak = _grade(published, group.apply(_baseline, axis=1, args=(gpus, None)))
-        bandwidth = _grade(published, group.apply(_baseline, axis=1, args=(gpus, "memory_bandwidth_gbs")))
+        peak = _grade(published, group.apply(perfmodel.grading.bare_ratio, axis=1, args=(gpus, None)))
+        bandwidth = _grade(
+            published, group.apply(perfmodel.grading.bare_ratio, axis=1, args=(gpus, "memory_bandwidth_gbs"))
+        )
         n = len(group)
         lines.append(
             f"| {fam} | {name} | {n} | {model['within']} of {n} ({model['within'] / n:.1%}) | "

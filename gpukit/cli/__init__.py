@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import GpukitError
-from . import bench, claims, compare, cost, fit, kernel, llm, predict, prices, rank, report, specs
+from . import bench, claims, compare, cost, fit, llm, predict, prices, rank, register_kernel, report, specs
 
 #: The subcommands, in the order ``gpukit --help`` lists them.
-COMMANDS = (rank, specs, report, bench, fit, cost, prices, predict, llm, compare, claims, kernel)
+COMMANDS = (rank, specs, report, bench, fit, cost, prices, predict, llm, compare, claims, register_kernel)
 
 
 def build_parser() -> argparse.ArgumentParser:

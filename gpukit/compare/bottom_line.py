@@ -23,8 +23,8 @@ from .. import _atomic, perfmodel
 from ..bench.results import RUN_DIR_ENV
 from ..units import figure, missing
 from .comparison import Comparison
+from .llms import serving_error
 from .numbers import num
-from .serving import serving_error
 from .tables import _one_precision_each
 from .verdicts import SAME_SPEED
 

@@ -27,7 +27,7 @@ class Comparison:
     efficiency_source: str = ""
     variant_notes: list[str] = field(default_factory=list)  # which variant a plain name picked
     value: pd.DataFrame = field(default_factory=pd.DataFrame)  # work per dollar (tables.value_table)
-    serving: pd.DataFrame = field(default_factory=pd.DataFrame)  # LLMs served (serving.serving_frame)
+    serving: pd.DataFrame = field(default_factory=pd.DataFrame)  # LLMs served (llms.serving_frame)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         return {

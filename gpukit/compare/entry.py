@@ -12,7 +12,7 @@ from ..errors import ParameterError
 from ..prices import book as prices
 from .comparison import Comparison
 from .costs import common_price_kind, cost_rows, price_table
-from .serving import serving_frame, serving_verdicts
+from .llms import serving_frame, serving_verdicts
 from .tables import fit_models, fit_table, sequence_lengths, spec_table, throughput_table, value_table
 from .verdicts import cost_verdicts, fit_verdicts, link_verdict, speed_verdicts, value_verdicts
 
@@ -49,7 +49,7 @@ def compare(
     """Everything gpukit knows about ``a`` against ``b``; see :mod:`gpukit.compare`. ``seq_len`` is
     the tokens per sequence of the transformer workloads (an error where none is asked);
     ``models`` the models of the memory fit, by default (None or empty) those the workloads train;
-    ``llms`` the LLMs served on each (:func:`gpukit.compare.serving.serving_frame`, at
+    ``llms`` the LLMs served on each (:func:`gpukit.compare.llms.serving_frame`, at
     ``llm_weights``, by ``llm_engine``, on ``llm_gpus`` of each)."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     ga, gb = specs.gpu(a, cat), specs.gpu(b, cat)  # resolved here, once

@@ -8,6 +8,8 @@
   that does not beat it is not worth its parts.
 * for prefill, ``tensor peak``: tokens/s in proportion to the datasheet FP16 tensor peak
   (:func:`peak_predictions`).
+* for serving at batch, a group's tokens/s in proportion to its GPUs times a datasheet figure
+  (the FP16 tensor peak or the memory bandwidth: :func:`serving_ratio`).
 
 Each is graded as the model is (:func:`gpukit.grading.grade_pairs`, ``LLM_SPEED``) on the rows of
 one GPU each, so the three sit side by side on ``docs/accuracy/llm.md``.
@@ -84,3 +86,24 @@ def fit_fixed_cost(rows: pd.DataFrame, groups, catalogue: pd.DataFrame | None = 
         if key is None or k < key:
             best, key = float(fixed), k
     return best
+
+
+def serving_ratio(
+    reference: pd.DataFrame, column: str, catalogue: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Serving's naive prediction on the same pairs the serving model is graded on
+    (:func:`gpukit.llm.serving_reference.serving_validation`): a group's output tokens/s in
+    proportion to its GPUs times the catalogue's ``column`` (``fp16_tensor_tflops``,
+    ``memory_bandwidth_gbs``)."""
+    from .serving_reference import SERVING_PAIRED, SERVING_TOLERANCE
+
+    cat = (specs.load_catalogue() if catalogue is None else catalogue).set_index("gpu")
+    peak = reference["gpu"].map(cat[column]).astype(float) * reference["gpus"].astype(float)
+    return grading.grade_pairs(
+        reference,
+        SERVING_PAIRED,
+        reference["output_tokens_per_s"],
+        peak.to_numpy(),
+        SERVING_TOLERANCE,
+        each=("gpu", "gpus"),
+    )

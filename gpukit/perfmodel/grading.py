@@ -22,7 +22,7 @@ import pandas as pd
 from .. import cache, specs
 from .. import precision as prec
 from ..errors import ParameterError
-from ..grading import TRAINING_THROUGHPUT, faster_first, pair_table, summarize, summarize_by
+from ..grading import TRAINING_THROUGHPUT, Tolerance, faster_first, pair_table, summarize, summarize_by
 from .profiles import Profile, profile
 from .reference import (
     PAIR_KEYS,
@@ -47,6 +47,21 @@ RATIO_TOLERANCE = TOLERANCE.speedup
 WINNER_MARGIN = TOLERANCE.winner_margin
 #: Share of same-source speedups that must land within :data:`RATIO_TOLERANCE` in each family.
 FAMILY_TARGET = TOLERANCE.target_share
+#: The architectures a buyer sees at the top of most lists today, and how their pairs are judged:
+#: 85% within ±20%, every winner right past a 15% gap (``docs/accuracy/perfmodel.md``'s section on
+#: current GPUs).
+CURRENT_ARCHITECTURES = ("Hopper", "Blackwell", "Ada Lovelace")
+CURRENT_TOLERANCE = Tolerance(speedup=0.20, winner_margin=0.15, target_share=0.85)
+
+
+def bare_ratio(pair: pd.Series, gpus: pd.DataFrame, column: str | None = None) -> float:
+    """The naive prediction the model is graded beside: a pair's speedup (``gpu_a`` over ``gpu_b``)
+    as the ratio of the tensor peak at the pair's precision (``column`` None) or of a catalogue
+    column (``memory_bandwidth_gbs``); ``gpus`` is the catalogue indexed by GPU."""
+    a, b = gpus.loc[pair["gpu_a"]], gpus.loc[pair["gpu_b"]]
+    if column is None:
+        return prec.math_unit(a, pair["precision"])[1] / prec.math_unit(b, pair["precision"])[1]
+    return float(a[column]) / float(b[column])
 
 
 def _profile_of(r) -> Profile:
