@@ -54,9 +54,10 @@ def data_files() -> list[Path]:
     return sorted(DATA_DIR.glob("*.csv")) + [refreshed_path()]
 
 
-def _key(name: str, inputs: Iterable[str | os.PathLike]) -> str:
+def _key(name: str, inputs: Iterable[str | os.PathLike], also: str = "") -> str:
     digest = hashlib.sha256(code_fingerprint().encode())
     digest.update(name.encode())
+    digest.update(also.encode())
     for path in inputs:
         p = Path(path)
         digest.update(str(p).encode())
@@ -64,12 +65,13 @@ def _key(name: str, inputs: Iterable[str | os.PathLike]) -> str:
     return digest.hexdigest()[:32]
 
 
-def cached(name: str, inputs: Iterable[str | os.PathLike], compute: Callable[[], T]) -> T:
-    """``compute()``, or what it returned before for the same ``name``, code and ``inputs`` files."""
+def cached(name: str, inputs: Iterable[str | os.PathLike], compute: Callable[[], T], also: str = "") -> T:
+    """``compute()``, or what it returned before for the same ``name``, code and ``inputs`` files
+    (and ``also``: what else the result depends on, such as the day it is counted from)."""
     folder = cache_dir()
     if folder is None:
         return compute()
-    path = folder / f"{name}-{_key(name, inputs)}.pickle"
+    path = folder / f"{name}-{_key(name, inputs, also)}.pickle"
     try:
         return pickle.loads(path.read_bytes())
     except FileNotFoundError:

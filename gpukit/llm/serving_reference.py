@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import grading, specs
+from .. import cache, grading, specs
 from .. import precision as prec
 from .._csv import Field, parse_rows, to_frame
 from ..errors import DataError, ParameterError, Problem
@@ -189,14 +189,22 @@ def shipped_rocm_serving_reference() -> pd.DataFrame:
 
 @functools.lru_cache(maxsize=1)
 def rocm_serving_summary() -> dict:
-    """:func:`gpukit.grading.summarize` of the vLLM and SGLang runs' AMD-against-NVIDIA pairs (cached)."""
-    return grading.summarize(serving_validation(shipped_rocm_serving_reference()))
+    """:func:`gpukit.grading.summarize` of the vLLM and SGLang runs' AMD-against-NVIDIA pairs (kept
+    between runs while the code and data are the same)."""
+    return cache.cached(
+        "llm-serving-rocm-summary",
+        cache.data_files(),
+        lambda: grading.summarize(serving_validation(shipped_rocm_serving_reference())),
+    )
 
 
 @functools.lru_cache(maxsize=1)
 def serving_summary() -> dict:
-    """:func:`gpukit.grading.summarize` of the shipped runs' pairs (cached)."""
-    return grading.summarize(serving_validation())
+    """:func:`gpukit.grading.summarize` of the shipped runs' pairs (kept between runs while the code
+    and data are the same: every answer served at batch quotes it)."""
+    return cache.cached(
+        "llm-serving-summary", cache.data_files(), lambda: grading.summarize(serving_validation())
+    )
 
 
 def serving_error_text(engine: str = "trt-llm") -> str:

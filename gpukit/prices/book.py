@@ -14,6 +14,7 @@ same GPU and kind (or provider, offering and kind) and adds the rest. Prices old
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from datetime import date
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import specs
+from .. import cache, specs
 from .._csv import Field, parse_rows, read_rows, to_frame
 from ..errors import DataError, Problem, UnknownGPUError
 from ..resources import DATA_DIR, refreshed_path
@@ -81,6 +82,45 @@ class Prices:
     max_age_days: int = DEFAULT_MAX_AGE_DAYS
     today: date | None = None
     gaps: dict[tuple[str, str], str] | None = None  # (gpu, purchase|cloud kind) -> why no price
+
+    @functools.cached_property
+    def _purchase_by_gpu(self) -> dict[str, pd.DataFrame]:
+        return dict(tuple(self.purchase.groupby("gpu", sort=False))) if len(self.purchase) else {}
+
+    @functools.cached_property
+    def _cloud_by_gpu(self) -> dict[tuple[str, str], pd.DataFrame]:
+        return dict(tuple(self.cloud.groupby(["gpu", "kind"], sort=False))) if len(self.cloud) else {}
+
+    def purchase_of(self, gpu: str) -> pd.DataFrame:
+        """Every purchase price row of ``gpu`` (grouped once: a ranking asks for each GPU's)."""
+        return self._purchase_by_gpu.get(gpu, self.purchase.iloc[0:0])
+
+    @functools.cached_property
+    def _held_purchases(self) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+        """The purchase price that holds of each GPU and kind (the newest of its history), as
+        records by GPU: of every row, and of the rows the checks did not flag."""
+        if self.purchase.empty:
+            return {}, {}
+        checked = self.purchase
+        if "flag" in checked:  # a book read by load_prices; one made by hand has no checks
+            checked = checked[checked["flag"].fillna("") == ""]
+
+        def by_gpu(frame: pd.DataFrame) -> dict[str, list[dict]]:
+            out: dict[str, list[dict]] = {}
+            for row in latest(frame, ("gpu", "kind")).to_dict("records"):
+                out.setdefault(row["gpu"], []).append(row)
+            return out
+
+        return by_gpu(self.purchase), by_gpu(checked)
+
+    def held_purchases(self, gpu: str, unflagged: bool = True) -> list[dict]:
+        """The purchase prices that hold for ``gpu``, one per kind, oldest first; only those the
+        checks did not flag unless ``unflagged`` is False."""
+        return self._held_purchases[1 if unflagged else 0].get(gpu, [])
+
+    def cloud_of(self, gpu: str, kind: str) -> pd.DataFrame:
+        """Every cloud price row of ``gpu`` of ``kind`` (on-demand or spot)."""
+        return self._cloud_by_gpu.get((gpu, kind), self.cloud.iloc[0:0])
 
     def gap(self, gpu: str, what: str) -> str | None:
         """Why ``gpu`` has no price of kind ``what`` (``purchase`` or a cloud kind), if known."""
@@ -231,19 +271,31 @@ def load_prices(
         from ..errors import ParameterError
 
         raise ParameterError(f"max age {max_age_days!r} days must be at least 1")
-    cat = specs.load_catalogue() if catalogue is None else catalogue
     today = today or date.today()
+    if isinstance(user_files, (str, os.PathLike)):
+        user_files = [user_files]
+    files = [Path(f) for f in user_files or [] if f]
+    if catalogue is None:  # the shipped catalogue: kept between runs while the code and files are the same
+        book = cache.cached(
+            "prices",
+            [PURCHASE_PATH, CLOUD_PATH, GAPS_PATH, *cache.data_files(), *files],
+            lambda: _load(files, max_age_days, today, specs.load_catalogue()),
+            also=f"{today.isoformat()} {max_age_days} {[str(f.resolve()) for f in files]}",
+        )
+    else:
+        book = _load(files, max_age_days, today, catalogue)
+    return book.as_of(as_of) if as_of else book
+
+
+def _load(files: list[Path], max_age_days: int, today: date, cat: pd.DataFrame) -> Prices:
+    """:func:`load_prices`'s book, read and checked."""
     purchase = read_price_file(PURCHASE_PATH, "purchase", cat, today)
     cloud = read_price_file(CLOUD_PATH, "cloud", cat, today)
     refreshed = refreshed_path()
     if refreshed.is_file():  # `gpukit prices refresh`'s offers, over the shipped ones
         cloud = _merge(cloud, read_price_file(refreshed, "cloud", cat, today), "cloud")
-    if isinstance(user_files, (str, os.PathLike)):
-        user_files = [user_files]
-    for f in user_files or []:
-        if not f:
-            continue
-        kind = file_kind(Path(f))
+    for f in files:
+        kind = file_kind(f)
         frame = read_price_file(f, kind, cat, today)
         if kind == "purchase":
             purchase = _merge(purchase, frame, kind)
@@ -256,14 +308,13 @@ def load_prices(
     cloud = cloud.assign(
         flag=price_checks.flag_cloud(cloud.reset_index(drop=True), purchase.reset_index(drop=True)).to_numpy()
     )
-    book = Prices(
+    return Prices(
         _aged(purchase, today, max_age_days, purchase=True),
         _aged(cloud, today, max_age_days),
         max_age_days,
         today,
         load_gaps(cat, today),
     )
-    return book.as_of(as_of) if as_of else book
 
 
 def _aged(frame: pd.DataFrame, today: date, max_age_days: int, purchase: bool = False) -> pd.DataFrame:

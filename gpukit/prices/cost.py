@@ -116,25 +116,27 @@ def _unflagged(frame: pd.DataFrame) -> pd.Series:
     return frame["flag"].fillna("") == "" if "flag" in frame else pd.Series(True, index=frame.index)
 
 
-def _pick_purchase(rows: pd.DataFrame, kind: str) -> dict | None:
-    rows = latest(rows, ("gpu", "kind"))
-    if kind == "any":  # the cheaper of the street and used prices that still hold
-        market = rows[_market_now(rows)]
-        if len(market):
-            return market.sort_values(["usd", "kind"]).iloc[0].to_dict()
+def _pick_purchase(held: list[dict], kind: str) -> dict | None:
+    """Of the prices that hold for one GPU (one per kind: :meth:`Prices.held_purchases`), the one a
+    question of ``kind`` takes: for ``any`` the cheaper of the street and used prices that still
+    hold, or where none does the first kind of :data:`ANY_ORDER` that has one; else ``kind``'s,
+    a market price that still holds before a stale one."""
+    market = [r for r in held if not r["stale"] and r["kind"] != "msrp"]
+    if kind == "any" and market:
+        return dict(min(market, key=lambda r: (r["usd"], r["kind"])))
     order = ANY_ORDER if kind == "any" else (kind,)
-    for pool in (rows[_market_now(rows)], rows):
+    for pool in (market, held):
         for k in order:
-            hit = pool[pool["kind"] == k]
-            if len(hit):
-                return hit.iloc[0].to_dict()
+            hit = [r for r in pool if r["kind"] == k]
+            if hit:
+                return dict(hit[0])
     return None
 
 
 def purchase_left_out(prices: Prices, gpu: str, kind: str) -> str:
     """The purchase price of ``gpu`` the checks flagged that would otherwise have been chosen, and
     why, as a clause ("" where none was)."""
-    would = _pick_purchase(prices.purchase[prices.purchase["gpu"] == gpu], kind)
+    would = _pick_purchase(prices.held_purchases(gpu, unflagged=False), kind)
     if would is None or not would.get("flag"):
         return ""
     return f"flagged {would['kind']} price left out (${float(would['usd']):,.0f}, {would['date']}: {would['flag']})"
@@ -146,8 +148,7 @@ def _purchase(prices: Prices, gpu: str, kind: str) -> dict | None:
     does, the first kind of :data:`ANY_ORDER` that has a price. A price the checks
     flagged (:mod:`gpukit.prices.checks`) is never chosen; :func:`purchase_left_out` says where one
     would have been."""
-    rows = prices.purchase[prices.purchase["gpu"] == gpu]
-    return _pick_purchase(rows[_unflagged(rows)], kind)
+    return _pick_purchase(prices.held_purchases(gpu), kind)
 
 
 #: Which cloud rate an answer takes by default: the market's, the median of the fresh offers (one
@@ -161,8 +162,7 @@ def _cloud(prices: Prices, gpu: str, choice: str, kind: str = "on-demand") -> di
     price still holds (not stale) where there are any: an offering last priced years ago may be
     gone, and a current one is what can be rented. Only where every price is stale does a stale
     one serve, and its note says so."""
-    rows = prices.cloud[(prices.cloud["gpu"] == gpu) & (prices.cloud["kind"] == kind)]
-    rows = latest(rows, CLOUD_KEYS)
+    rows = latest(prices.cloud_of(gpu, kind), CLOUD_KEYS)
     if choice not in ("cheapest", "median"):
         rows = rows[rows["provider"].str.casefold() == choice.casefold()]
     flagged = int((~_unflagged(rows)).sum())

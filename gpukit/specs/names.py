@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -123,6 +124,43 @@ class Resolution:
         return f"{self.query!r} -> {self.gpu} (default variant; others: {others})"
 
 
+@dataclass
+class _Index:
+    """What name lookups read of one catalogue frame, built once per frame: its names' keys, the
+    fields a variant is picked by, its rows by name, and the names already resolved."""
+
+    frame: weakref.ref
+    rows: list[tuple]
+    keys: list[_Key]
+    positions: dict[str, int]
+    resolved: dict[str, Resolution]
+    series: dict[str, pd.Series]
+
+
+_INDEXES: dict[int, _Index] = {}
+
+
+def _index(cat: pd.DataFrame) -> _Index:
+    """The :class:`_Index` of ``cat`` (a frame is never changed in place once looked up in: the
+    kit copies before it changes one)."""
+    found = _INDEXES.get(id(cat))
+    if found is not None and found.frame() is cat:
+        return found
+    names = list(cat["gpu"])
+    built = _Index(
+        weakref.ref(cat),
+        list(zip(names, cat["form_factor"], cat["memory_gb"], cat["memory_type"])),
+        [_key(g) for g in names],
+        {g: i for i, g in enumerate(names)},
+        {},
+        {},
+    )
+    if len(_INDEXES) > 64:  # frames of tests and notebooks come and go
+        _INDEXES.clear()
+    _INDEXES[id(cat)] = built
+    return built
+
+
 def resolve(name: str, catalogue: pd.DataFrame | None = None) -> Resolution:
     """Resolve a natural GPU name to a catalogue row.
 
@@ -136,9 +174,15 @@ def resolve(name: str, catalogue: pd.DataFrame | None = None) -> Resolution:
     cat = load_catalogue() if catalogue is None else catalogue
     if not isinstance(name, str) or not name.strip():
         raise UnknownGPUError("empty GPU name; give a name such as 'A40' or 'V100 SXM2 32GB'")
+    index = _index(cat)
+    known = index.resolved.get(name)
+    if known is None:
+        known = index.resolved[name] = _resolve(name, cat, index.rows, index.keys)
+    return known
+
+
+def _resolve(name: str, cat: pd.DataFrame, rows: list[tuple], keys: list[_Key]) -> Resolution:
     q = _key(name)
-    rows = list(zip(cat["gpu"], cat["form_factor"], cat["memory_gb"], cat["memory_type"]))
-    keys = [_key(g) for g in cat["gpu"]]
     family = [r for r, k in zip(rows, keys) if k.model == q.model]
     if not family:
         models = sorted({_family(g) for g in cat["gpu"]})
@@ -250,10 +294,12 @@ def gpus(catalogue: pd.DataFrame | None = None, names: Iterable[str | GPU] | str
 
 def row(catalogue: pd.DataFrame, name: str) -> pd.Series:
     """The catalogue row of a canonical GPU name (as ``data/gpus.csv`` spells it)."""
-    found = catalogue.loc[catalogue["gpu"] == name]
-    if found.empty:
-        raise UnknownGPUError(f"{name!r} is not a GPU of this catalogue; `gpukit specs` lists them")
-    return found.iloc[0]
+    index = _index(catalogue)
+    if name not in index.series:
+        if name not in index.positions:
+            raise UnknownGPUError(f"{name!r} is not a GPU of this catalogue; `gpukit specs` lists them")
+        index.series[name] = catalogue.iloc[index.positions[name]]
+    return index.series[name]
 
 
 def lookup(name: str | GPU, catalogue: pd.DataFrame | None = None) -> pd.Series:
