@@ -33,7 +33,7 @@ endef
 help:
 	@echo "make report   render the report into outputs/latest/index.html"
 	@echo "make test     run the whole test suite (what CI runs)"
-	@echo "make test-fast  the unit tier: no notebook kernels, no TensorFlow (under a minute)"
+	@echo "make test-fast  the unit tier: no notebook kernels, no TensorFlow, nothing slow (under 30 s)"
 	@echo "make lint     ruff: the formatter's check and the linter (make test runs it first)"
 	@echo "make format   rewrite the tree in the house format (ruff format, then ruff check --fix)"
 	@echo "make setup    create .venv, install pinned requirements, gpukit and its Jupyter kernel"
@@ -60,6 +60,10 @@ test: setup browser lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The inner loop: tests marked neither `notebooks` (Jupyter kernels), `tensorflow` nor `slow`.
+# pytest keeps its assertion-rewritten test modules, and Python the package's bytecode, in
+# __pycache__ (ignored by git); where the environment asks for none (PYTHONDONTWRITEBYTECODE), every
+# run would rewrite and compile them all again, some 5 s of the fast tier.
+test test-fast: export PYTHONDONTWRITEBYTECODE :=
 test-fast: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not notebooks and not tensorflow and not slow" $(PYTEST_ARGS)
 

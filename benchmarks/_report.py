@@ -31,9 +31,11 @@ def held_out_table(held, key: str, unit: str) -> list[str]:
     (:func:`gpukit.llm.calibrate.held_out_bandwidth_profile`), beside the bare datasheet bandwidth,
     as Markdown table lines; ``unit`` names what unpacks the weights (a core, a compute unit)."""
     lines = [
-        "| held out | runs | fitted without it | within ±20% | median error "
-        "| bare bandwidth: within ±20% | bare bandwidth: median error |",
-        "|---|---|---|---|---|---|---|",
+        *table_head(
+            "| held out | runs | fitted without it | within ±20% | median error "
+            "| bare bandwidth: within ±20% | bare bandwidth: median error |",
+            "lllllll",
+        ),
     ]
     for _, r in held.iterrows():
         v = r["fitted_without_it"]
@@ -43,3 +45,13 @@ def held_out_table(held, key: str, unit: str) -> list[str]:
             f"| {r['bare_bandwidth_median_abs_error_pct']:.1f}% |"
         )
     return lines
+
+
+def table_head(header: str, align: str) -> list[str]:
+    """A Markdown table's first two lines: ``header`` (``"| a | b |"``) and the rule under it, a
+    column left-aligned for each ``l`` of ``align`` and right-aligned (figures) for each ``r``;
+    an error where the header has another number of columns than ``align`` says."""
+    columns = header.strip().strip("|").count("|") + 1
+    if columns != len(align) or set(align) - {"l", "r"}:
+        raise ValueError(f"table header of {columns} columns, aligned {align!r}: {header}")
+    return [header, "|" + "".join("---:|" if a == "r" else "---|" for a in align)]

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from gpukit.bench import device
 
-from ._report import publish
+from ._report import publish, table_head
 
 TARGET_S = 2.0
 REPORT_TARGET_S = 60.0
@@ -121,8 +121,9 @@ def markdown(runs: int, report_runs: int, keep_cache: bool = False) -> str:
             f"**{met} of {len(rows)} questions answer within the {TARGET_S:g} s target** (the median of the runs "
             "after the first).",
             "",
-            "| question | command | first run (s) | median (min–max), s | within target |",
-            "|---|---|---:|---:|---|",
+            *table_head(
+                "| question | command | first run (s) | median (min–max), s | within target |", "llrrl"
+            ),
             *rows,
             "",
             "The first run on a machine computes what the cache keeps (the grading of the published runs, the "

@@ -30,7 +30,7 @@ from gpukit.bench import device, results, workloads
 from gpukit.bench import harness as bench
 from gpukit.quiet import quiet_tensorflow
 
-from ._report import publish
+from ._report import publish, table_head
 
 SIZES = (1024, 2048, 3072)
 BLOCKS = 11  # timed blocks per reference; the median and the range are reported
@@ -170,8 +170,10 @@ def main(argv=None) -> int:
         "*NumPy*: `np.matmul` on float32, same blocks (median). *Verdict*: the harness is honest when its "
         "figure lies within the bare loop's range (above it would mean it inflates) and is at least NumPy's.",
         "",
-        "| n | harness | harness IQR | bare TF loop | bare range | NumPy | harness vs bare | verdict |",
-        "|---:|---:|---:|---:|---:|---:|---:|---|",
+        *table_head(
+            "| n | harness | harness IQR | bare TF loop | bare range | NumPy | harness vs bare | verdict |",
+            "rrrrrrrl",
+        ),
     ]
     for n, h, h_iqr, b, b_lo, b_hi, p, diff in rows:
         verdict = []

@@ -16,7 +16,7 @@ from gpukit import llm
 from gpukit.llm import pool
 from gpukit.units import GIB
 
-from ._report import page_main
+from ._report import page_main, table_head
 
 
 def _num(x, digits: int = 0) -> str:
@@ -54,9 +54,11 @@ def markdown() -> str:
         "",
         "The constants by release, read off the logs marked *constants* below:",
         "",
-        "| vLLM | logit copies at the sampler's peak | non-torch, 1 GPU (GiB) | non-torch, tensor parallel (GiB) "
-        "| CUDA graphs subtracted |",
-        "|---|---|---|---|---|",
+        *table_head(
+            "| vLLM | logit copies at the sampler's peak | non-torch, 1 GPU (GiB) | non-torch, tensor parallel (GiB) "
+            "| CUDA graphs subtracted |",
+            "lllll",
+        ),
     ]
     for ver in pool.VLLM_VERSIONS:
         lines.append(
@@ -70,9 +72,11 @@ def markdown() -> str:
         'Logged and predicted: tokens of the pool ("GPU KV cache size"), or GiB where the log gives no count; '
         "concurrency: sequences of `max_model_len`.",
         "",
-        "| model (served as) | weights / KV | GPU | util | max_model_len | vLLM | logged | predicted | error "
-        "| concurrency logged / predicted | log |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *table_head(
+            "| model (served as) | weights / KV | GPU | util | max_model_len | vLLM | logged | predicted | error "
+            "| concurrency logged / predicted | log |",
+            "lllllllllll",
+        ),
     ]
     for _, r in frame.iterrows():
         unit = "" if r["graded_on"] == "tokens" else " GiB"

@@ -18,7 +18,7 @@ from gpukit import memory
 from gpukit.bench import device
 from gpukit.errors import GpukitError
 
-from ._report import publish
+from ._report import publish, table_head
 
 #: model:batch:precision:optimizer:mode[:input] — each shows one thing the estimate counts or cannot see.
 CASES = (
@@ -127,8 +127,7 @@ def markdown(rows: list[dict], notes: dict[str, str]) -> str:
             f"- trainable weights {_mib(r['trainable_bytes'])} MiB; waiting update temporaries the estimate "
             f"counts {_mib(r['pending_bytes'])} MiB",
             "",
-            "| MiB | op | shape |",
-            "|---:|---|---|",
+            *table_head("| MiB | op | shape |", "rll"),
             *[f"| {_mib(t['bytes'])} | `{t['op']}` | {t['shape']} |" for t in prof["largest"]],
             "",
         ]

@@ -22,6 +22,8 @@ from gpukit import _atomic, grading, llm, perfmodel
 from gpukit.llm import calibrate
 from gpukit.memory.bands import error_bands
 
+from ._report import table_head
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 BEGIN = "<!-- trust table: benchmarks/readme_trust.py writes it -->"
@@ -83,7 +85,7 @@ def rows() -> list[tuple[str, str, str]]:
 
 def table() -> str:
     """The Markdown table between the README's markers."""
-    lines = ["| prediction | measured error | graded on |", "|---|---|---|"]
+    lines = table_head("| prediction | measured error | graded on |", "lll")
     lines += [
         f"| {what} | {error} | [{page.removeprefix('docs/')}]({page}) |" for what, error, page in rows()
     ]

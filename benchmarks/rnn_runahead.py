@@ -45,7 +45,7 @@ from gpukit import _atomic, memory
 from gpukit.bench import device
 from gpukit.models import zoo
 
-from ._report import publish
+from ._report import publish, table_head
 
 HIDDEN = (128, 256, 512)
 BATCHES = (2, 8, 32)
@@ -140,9 +140,11 @@ def section(rows: list[dict], optimizer: str, busy: int = 0, measured_on: str | 
         + (f"; measured on {measured_on}" if measured_on else "")
         + ".",
         "",
-        f"| hidden | batch | kernels MiB | predicted MiB | one thread: measured MiB (each run) | excess, kernels "
-        f"| {many} threads: measured MiB | excess, kernels |",
-        "|---:|---:|---:|---:|---|---|---|---|",
+        *table_head(
+            f"| hidden | batch | kernels MiB | predicted MiB | one thread: measured MiB (each run) | excess, kernels "
+            f"| {many} threads: measured MiB | excess, kernels |",
+            "rrrrllll",
+        ),
     ]
     for r in rows:
         lines.append(

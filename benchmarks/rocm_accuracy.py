@@ -19,7 +19,7 @@ from gpukit import grading, llm
 from gpukit.llm import calibrate
 from gpukit.llm import serving_reference as sr
 
-from ._report import held_out_table, page_main
+from ._report import held_out_table, page_main, table_head
 from .llm_page.serving import peak_baseline, summary_cells
 
 
@@ -42,14 +42,15 @@ def serving_section() -> list[str]:
         "fewer fit (`gpukit llm --engine vllm --batch N`), SGLang's "
         "as vLLM's; each pair is one engine on both GPUs at the same lengths and concurrency, the ratio graded.",
         "",
-        "| prediction | pairs within ±25% | winners right | median error |",
-        "|---|---:|---:|---:|",
+        *table_head("| prediction | pairs within ±25% | winners right | median error |", "lrrr"),
         f"| the model | {summary_cells(s)} |",
         f"| GPUs x FP16 tensor peak | {summary_cells(peak_baseline(ref, 'fp16_tensor_tflops'))} |",
         f"| GPUs x memory bandwidth | {summary_cells(peak_baseline(ref, 'memory_bandwidth_gbs'))} |",
         "",
-        "| engine | requests in flight | output tokens | faster | published | predicted | error |",
-        "|---|---:|---:|---|---:|---:|---:|",
+        *table_head(
+            "| engine | requests in flight | output tokens | faster | published | predicted | error |",
+            "lrrlrrr",
+        ),
     ]
     for r in table.sort_values(["engine_name", "output_tokens", "published_speedup"]).itertuples():
         flight = r.batching.split()[0]

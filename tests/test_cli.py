@@ -173,6 +173,7 @@ def test_report_rejects_a_parameter_given_twice(capsys):
     assert code == 2 and "given twice" in err
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_console_script_help_documents_every_subcommand():
     exe = [sys.executable, "-m", "gpukit"]
     out = subprocess.run([*exe, "--help"], capture_output=True, text=True, check=True).stdout
@@ -195,6 +196,7 @@ def test_console_script_help_documents_every_subcommand():
 
 
 @pytest.mark.parametrize("argv", [["specs", "--format", "xml"], ["nosuch"]])
+@pytest.mark.slow  # a second or more: the full tier's
 def test_usage_errors_exit_2(argv):
     proc = subprocess.run([sys.executable, "-m", "gpukit", *argv], capture_output=True, text=True)
     assert proc.returncode == 2 and "usage:" in proc.stderr and "Traceback" not in proc.stderr

@@ -843,6 +843,7 @@ def test_real_child_dying_of_a_non_memory_error_is_error():
     )
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_bisection_through_real_children(monkeypatch, one_fake_gpu):
     real_run = runner.run
     targets = []

@@ -45,6 +45,7 @@ def test_the_bare_baseline_is_the_ratio_of_bandwidths():
     assert len(table) == 10 and table["error_pct"].abs().max() < 1e-9 and table["within_tolerance"].all()
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_the_fixed_time_is_found_where_the_published_speeds_put_it():
     rows = _rows(_truth(1e-3))
     assert baselines.fit_fixed_cost(rows, CONFIGURATION_PAIRED) == pytest.approx(1e-3, abs=2e-5)

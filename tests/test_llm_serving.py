@@ -155,6 +155,7 @@ def test_a_bad_serving_row_names_its_line_column_and_fix(tmp_path):
         llm.load_serving_reference(path)
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_serving_is_graded_on_same_source_pairs_and_each_source_held_out():
     ref = llm.load_serving_reference()
     assert set(ref["source"]) == set(llm.ENGINES["trt-llm"].sources)

@@ -700,6 +700,7 @@ def test_built_in_transformers_are_profiled_op_by_op():
         profile("bert-base", b, "fp16", "train", seq_len=1024)
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_predict_says_what_was_graded_and_what_was_not(capsys):
     from gpukit import cli
 
@@ -897,6 +898,7 @@ def test_a_fused_update_is_one_streaming_pass_and_one_dispatch(gpu):
 
 
 @pytest.mark.slow
+@pytest.mark.tensorflow  # a profile the walk cache lacks is built with Keras
 def test_leaving_out_with_the_shipped_data_is_kept_between_runs(monkeypatch):
     """Called without arguments, the hold-out tables are those of the shipped reference and
     catalogue, computed once and then read back (a fit per GPU and per source: seconds)."""

@@ -77,6 +77,7 @@ def test_within_error_needs_two_figures_and_two_bands():
     assert not bands.within_error(100, 100, 10.0, None)
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_the_held_out_errors_are_fitted_within_the_family(monkeypatch, tmp_path):
     """The shipped transformer runs, each GPU left out of a fit to the other transformer pairs:
     without TensorFlow (the fast tier fails a test that imports it)."""

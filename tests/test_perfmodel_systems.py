@@ -73,6 +73,7 @@ def test_each_system_is_predicted_at_its_own_count_and_link(ref, catalogue):
     assert per_gpu["H100 SXM5", 8] < per_gpu["H100 SXM5", 2]
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_held_out_systems_refit_without_the_gpu(ref, catalogue):
     bert = ref[(ref["source"] == "lambda-2024") & ref["workload"].str.startswith("bert")]
     systems = pm.system_validation(bert, catalogue=catalogue)

@@ -257,6 +257,7 @@ def _label_boxes(fig):
 
 
 @pytest.mark.parametrize("figure", ["memory", "decode", "price"])
+@pytest.mark.slow  # a second or more: the full tier's
 def test_point_labels_of_the_whole_catalogue_neither_overlap_nor_leave_the_axes(catalogue, figure):
     """The catalogue crowds its points (24 GB cards near 1 TB/s; decode speeds of a dozen GPUs
     between 800 and 1000 GB/s): every label is placed where no other covers it."""
@@ -1438,6 +1439,7 @@ def test_every_public_figure_function_is_tested_here():
     assert len(public) >= 17 and not untested, untested
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_the_test_inputs_never_import_tensorflow():
     """Importing this module's dependencies in a fresh interpreter loads no TensorFlow (that no
     figure test loads it either is what conftest's tier guard checks, test by test)."""

@@ -141,6 +141,7 @@ def a100_attached(monkeypatch, cat):
 
 
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+@pytest.mark.slow  # a second or more: the full tier's
 def test_bench_predict_cost_fit_and_compare_agree_on_each_spelling(capsys, a100_attached, spelling):
     canonical = SPELLINGS[spelling]
     row = a100_attached

@@ -53,6 +53,7 @@ def buying(cat, price_files):
     return rank.rank(JOB, rank.Price("street"), price_files, cat)
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_throughput_is_what_predict_says_at_the_batch_used(buying, cat):
     for _, row in buying.iterrows():
         predicted = perfmodel.predict_table(
@@ -236,6 +237,7 @@ def test_headline_and_basis_say_the_answer_and_what_it_assumed(buying):
     assert "ranked by street purchase price" in said and "Predicted: within ±15%" in said
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_llm_ranking_by_tokens_per_dollar(cat, price_files):
     served = rank.rank_llm(rank.LLMJob("llama-3-8b"), rank.Price("cloud", cloud="Test"), price_files, cat)
     ranked = served[served["standing"] == "ranked"]
@@ -270,6 +272,7 @@ def test_a_bad_price_choice_is_refused():
         rank.Price("street", budget_usd=-5)
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_cli_answers_first_then_the_table(capsys, price_files):
     argv = ["rank", "--workload", "bert-base", "--seq-len", "128", "--budget", "2000"]
     assert main([*argv, *sum((["--prices", f] for f in price_files), [])]) == 0
@@ -278,6 +281,7 @@ def test_cli_answers_first_then_the_table(capsys, price_files):
     assert "cost more than $2,000" in out[1]
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_cli_table_shows_which_gpu_each_is_within_error_of(capsys, buying, tmp_path):
     # price the A5000 so that its work per dollar lies 3% below the A4000's: within any band
     per = buying.set_index("gpu")
@@ -299,6 +303,7 @@ def test_cli_table_shows_which_gpu_each_is_within_error_of(capsys, buying, tmp_p
         assert row["within_error_of"] in [cell.strip() for cell in line.split("  ")]
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_cli_json_carries_every_column_and_the_plot_is_written(capsys, price_files, tmp_path):
     figure = tmp_path / "rank.png"
     argv = ["rank", "--llm", "llama-3-8b", "--price-kind", "cloud", "--format", "json", "--plot", str(figure)]
@@ -316,6 +321,7 @@ def test_cli_json_carries_every_column_and_the_plot_is_written(capsys, price_fil
         (["rank", "--workload", "bert-base", "--plot", "/tmp/x.nope"], "--plot /tmp/x.nope"),
     ],
 )
+@pytest.mark.slow  # a second or more: the full tier's
 def test_cli_options_that_do_not_apply_are_errors(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -408,6 +414,7 @@ def test_a_choice_with_nothing_to_rank_says_why(buying):
     assert row["best"] == row["fastest"] == "" and row["per_dollar"].startswith("the budget $500 is below")
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_choices_are_one_table_per_job_a_row_per_question(buying, cat, price_files):
     llm_buying = rank.rank_llm(rank.LLMJob("llama-3-8b"), rank.Price("street"), price_files, cat)
     tables = rank.choices([buying, rank.with_budget(buying, 2000), llm_buying])
@@ -432,6 +439,7 @@ def test_a_page_shows_the_choices_under_readable_headers_and_figures_the_whole_r
     assert all(f">{h}</th>" in page for h in rank.CHOICE_HEADERS) and page.count("<tr") == 4
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_the_front_page_rankings_are_kept_between_runs_with_the_shipped_prices(monkeypatch, price_files):
     from gpukit.rank import pages
 
@@ -447,6 +455,7 @@ def test_the_front_page_rankings_are_kept_between_runs_with_the_shipped_prices(m
         rank.for_your_money(jobs, budgets=(None,), price_files=price_files)
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_any_ranks_each_card_at_its_cheaper_price_and_names_the_kind(capsys, cat, price_files, tmp_path):
     """``--price-kind any``: a card with a used price below its street price ranks at the used one,
     and the table says which kind each row took; ``used`` ranks only the cards with a used price."""

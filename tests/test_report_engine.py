@@ -632,6 +632,7 @@ def test_the_index_opens_with_each_pairs_bottom_line_in_the_order_of_its_pages()
     )  # the verdicts stay on the pair's page
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_the_index_answers_which_gpu_for_your_money_from_the_ranking_page(tmp_path, monkeypatch):
     from gpukit import rank
 
@@ -750,6 +751,7 @@ def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_notebooks_run_two_at_a_time_and_one_that_measures_alone(five, tmp_path):
     engine = ConcurrentFake()
     lines: list[str] = []
@@ -774,6 +776,7 @@ def test_notebooks_run_two_at_a_time_and_one_that_measures_alone(five, tmp_path)
     assert "[5/5] 05_d.ipynb ..." in said and any(line.startswith("[5/5] done in") for line in said)
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_one_at_a_time_where_asked_or_where_the_engine_cannot(five, tmp_path):
     engine = ConcurrentFake(seconds=0.05)
     run = report.render_report(
@@ -792,6 +795,7 @@ def test_one_at_a_time_where_asked_or_where_the_engine_cannot(five, tmp_path):
             report.render_report(out_dir=tmp_path / "bad", notebooks_dir=five, progress=None, parallel=bad)
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_a_failure_lets_the_notebook_beside_it_finish_and_starts_no_more(five, tmp_path):
     out = tmp_path / "out"
     # The benchmark first, then 01 and 03 together; 03 fails while 01 still runs.
@@ -833,6 +837,7 @@ def test_ctrl_c_stops_the_notebook_running_beside(five, tmp_path, monkeypatch):
     assert _hidden(out) == []
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_the_device_is_probed_beside_the_last_notebooks_never_beside_one_that_measures(
     five, tmp_path, monkeypatch
 ):
@@ -890,6 +895,7 @@ class BenchmarkingFake(ConcurrentFake):
             (Path(output).parent / "bench-results.json").write_text(json.dumps(doc))
 
 
+@pytest.mark.slow  # a second or more: the full tier's
 def test_where_the_benchmark_found_no_gpu_the_device_is_not_probed_again(five, tmp_path, monkeypatch):
     from gpukit.bench import device
 

@@ -11,6 +11,7 @@ from gpukit.search import largest_passing
 
 @pytest.mark.parametrize("start", [1, 3, 8])
 @pytest.mark.parametrize("limit", [8, 100, 4096])
+@pytest.mark.slow  # a second or more: the full tier's
 def test_finds_the_same_n_as_a_scan_for_every_threshold(start, limit):
     if limit < start:
         pytest.skip("empty range")

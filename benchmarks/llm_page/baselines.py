@@ -6,6 +6,8 @@ from gpukit import grading, llm
 from gpukit.llm import baselines
 from gpukit.llm.grading import CONFIGURATION_PAIRED
 
+from .._report import table_head
+
 
 def _cells(table) -> str:
     s = grading.summarize(table)
@@ -31,9 +33,11 @@ def baselines_section(ref) -> list[str]:
         f"very pairs it is graded on (`gpukit.llm.baselines`; which flatters it). Within ±{llm.RATIO_TOLERANCE:.0%}, "
         "and the winner right where the published gap exceeds the winner margin.",
         "",
-        "| source | pairs | model within | model winners | bandwidth within | bandwidth winners "
-        "| fixed time (µs) | bandwidth + fixed within | bandwidth + fixed winners |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *table_head(
+            "| source | pairs | model within | model winners | bandwidth within | bandwidth winners "
+            "| fixed time (µs) | bandwidth + fixed within | bandwidth + fixed winners |",
+            "lrrrrrrrr",
+        ),
     ]
     sources = [(s, rows[rows["source"] == s]) for s in sorted(rows["source"].unique())] + [("all", rows)]
     for source, part in sources:

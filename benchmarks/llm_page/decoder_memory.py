@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .._report import table_head
+
 
 def decoder_memory_section(info: dict, measured: list[tuple[dict, dict]]) -> list[str]:
     """The benchmark decoder's allocator peak on the device ``info`` describes
@@ -16,8 +18,10 @@ def decoder_memory_section(info: dict, measured: list[tuple[dict, dict]]) -> lis
         "against `gpukit.llm.inference_memory` of the same shape (its weights and KV cache at float32, the "
         "prompt's activations and attention scores; no runtime reserve).",
         "",
-        "| layers | hidden | batch | prompt | context | measured MiB | estimated MiB | error |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *table_head(
+            "| layers | hidden | batch | prompt | context | measured MiB | estimated MiB | error |",
+            "rrrrrrrr",
+        ),
     ]
     for p, got in measured:
         if got["status"] != "ok":

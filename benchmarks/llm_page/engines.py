@@ -7,6 +7,8 @@ from gpukit import grading, llm
 from gpukit.llm import baselines, calibrate
 from gpukit.llm.grading import CONFIGURATION_PAIRED
 
+from .._report import table_head
+
 #: What the current llama.cpp profile is held to (issue targets, per test): the share of same-source
 #: single-GPU pairs within :data:`gpukit.llm.calibrate.TOLERANCES`, and of winners right.
 TARGETS = {"tg": 0.90, "pp": 0.75, "winners": 0.95}
@@ -65,8 +67,7 @@ def engine_section(name: str) -> list[str]:
     lines = ["", f"### {e.label}", "", llm.engine_scope(name) + f" Sources: {', '.join(e.sources)}."]
     table = [
         "",
-        "| test | prediction | pairs within tolerance | winners right | median error |",
-        "|---|---|---:|---:|---:|",
+        *table_head("| test | prediction | pairs within tolerance | winners right | median error |", "llrrr"),
     ]
     graded = {}
     for test in ("tg", "pp"):
@@ -95,8 +96,10 @@ def engine_section(name: str) -> list[str]:
             f"({', '.join(grid)}) refitted without the family, then the pairs with one of its GPUs on either "
             f"side graded. Fitted on every family: {_values(fitted.values)}.",
             "",
-            "| family held out | refitted | pairs within tolerance | winners right | median error |",
-            "|---|---|---:|---:|---:|",
+            *table_head(
+                "| family held out | refitted | pairs within tolerance | winners right | median error |",
+                "llrrr",
+            ),
         ]
         lines += [f"| {r['family']} | {_values(r['values'])} | {_cells(r)} |" for _, r in held.iterrows()]
     return lines

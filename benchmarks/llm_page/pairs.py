@@ -7,11 +7,14 @@ import pandas as pd
 
 from gpukit import llm
 
+from .._report import table_head
+
 
 def _rows(frame) -> list[str]:
     out = [
-        "| model | weights | test | faster | slower | published | predicted | error |",
-        "|---|---|---|---|---|---:|---:|---:|",
+        *table_head(
+            "| model | weights | test | faster | slower | published | predicted | error |", "lllllrrr"
+        ),
     ]
     for _, r in frame.iterrows():
         a = f"{r['gpus_a']}x {r['gpu_a']}" if r["gpus_a"] > 1 else r["gpu_a"]
@@ -31,8 +34,10 @@ def summary_section(table) -> list[str]:
         f"Target: ≥ 90% of speedups within ±{llm.RATIO_TOLERANCE:.0%}, every winner right where the published "
         f"results differ by more than {llm.WINNER_MARGIN:.0%}.",
         "",
-        "| test | pairs | within ±20 % | winners right | median abs. error | largest abs. error | target |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        *table_head(
+            "| test | pairs | within ±20 % | winners right | median abs. error | largest abs. error | target |",
+            "lrrrrrl",
+        ),
     ]
     for _, r in summary.iterrows():
         if not r["pairs"]:
@@ -48,8 +53,9 @@ def summary_section(table) -> list[str]:
         "Between single GPUs, and in pairs with several GPUs on at least one side (a layer split's pipeline, "
         "where the largest errors below are):",
         "",
-        "| test | compared | pairs | within ±20 % | winners right | median abs. error |",
-        "|---|---|---:|---:|---:|---:|",
+        *table_head(
+            "| test | compared | pairs | within ±20 % | winners right | median abs. error |", "llrrrr"
+        ),
     ]
     for _, r in by.iterrows():
         if r["pairs"]:
@@ -65,8 +71,10 @@ def summary_section(table) -> list[str]:
         "several GPUs "
         "splits by tensor, the others by layer):",
         "",
-        "| source | test | compared | pairs | within ±20 % | winners right | median abs. error |",
-        "|---|---|---|---:|---:|---:|---:|",
+        *table_head(
+            "| source | test | compared | pairs | within ±20 % | winners right | median abs. error |",
+            "lllrrrr",
+        ),
     ]
     for _, r in llm.summary_by_test(table, by_setting=True, by_source=True).iterrows():
         out.append(
@@ -89,8 +97,10 @@ def misses_section(table) -> list[str]:
         f"Pairs outside ±{llm.RATIO_TOLERANCE:.0%} per test, model, weights format and setting, and the share of "
         "the test's misses each slice holds:",
         "",
-        "| test | model | weights | compared | pairs | within ±20 % | misses | share of the test's misses |",
-        "|---|---|---|---|---:|---:|---:|---:|",
+        *table_head(
+            "| test | model | weights | compared | pairs | within ±20 % | misses | share of the test's misses |",
+            "llllrrrr",
+        ),
     ]
     for test, part in table.groupby("test", sort=False):
         missed = int((~part["within_tolerance"]).sum())

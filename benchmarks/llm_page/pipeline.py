@@ -7,6 +7,7 @@ import contextlib
 
 from gpukit import llm
 
+from .._report import table_head
 from .variants import earlier_rule, engines, equal_layers, hop_latency_only
 
 
@@ -35,9 +36,11 @@ def several_gpus_section(ref) -> list[str]:
         "their layers one after another and hand the hidden state on, so no more than 1 is predicted; a "
         "published figure above it is cards running faster than the one card did.",
         "",
-        f"| GPU | cards | model | weights | pp{short} | pp{long} | second micro-batch, published | predicted "
-        f"| pp{short} over one card, published | predicted |",
-        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|",
+        *table_head(
+            f"| GPU | cards | model | weights | pp{short} | pp{long} | second micro-batch, published | predicted "
+            f"| pp{short} over one card, published | predicted |",
+            "lrllrrrrrr",
+        ),
     ]
     keys = ["gpu", "gpus", "model", "weights"]
     grid = pp.pivot_table(index=keys, columns="tokens", values="ratio", aggfunc="median")
@@ -112,8 +115,9 @@ def _pipeline_variants(ref, grid, short, long) -> list[str]:
         f"{llm.SCHED_COPIES} earlier (`ggml_backend_sched_compute_splits`), which on more GPUs than copies paces "
         "the pipeline. Prefill pairs with several GPUs within ±20 %, with each part undone in turn:",
         "",
-        "| pipeline | " + " | ".join(models) + " | all | winners right |",
-        "|---|" + "---:|" * (len(models) + 2),
+        *table_head(
+            "| pipeline | " + " | ".join(models) + " | all | winners right |", "l" + "r" * (len(models) + 2)
+        ),
     ]
     for label, table in tables:
         cells = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpukit import llm
 
+from .._report import table_head
 from .pipeline import several_gpus_section
 from .variants import engines, streaming_prompts, without_prefill_traffic
 
@@ -21,8 +22,10 @@ def decode_ratio_section(ref, cat) -> list[str]:
         "every engine's decode held to the cap and with none. Ratios, not absolute speeds, are graded, so what "
         "matters is how alike they are across one source's GPUs.",
         "",
-        "| source | GPU | memory | configurations | as modelled | every engine capped | none capped |",
-        "|---|---|---|---:|---:|---:|---:|",
+        *table_head(
+            "| source | GPU | memory | configurations | as modelled | every engine capped | none capped |",
+            "lllrrrr",
+        ),
     ]
     single = ref[(ref["gpus"] == 1) & (ref["test"] == "tg")]
     modelled = single["throughput_tokens_s"] / llm.predict_reference(single)
@@ -62,9 +65,11 @@ def prefill_ratio_section(ref, cat) -> list[str]:
         "grows and the published speeds fall; with it the ratio stays level across prompt lengths. Without the "
         "cap, the HBM cards (the most bandwidth per SM) stand apart below the rest.",
         "",
-        f"| GPU | memory | rows | pp{short} | pp{long} | pp{short} no cap | pp{long} no cap | pp{short} no traffic "
-        f"| pp{long} no traffic |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        *table_head(
+            f"| GPU | memory | rows | pp{short} | pp{long} | pp{short} no cap | pp{long} no cap | pp{short} no traffic "
+            f"| pp{long} no traffic |",
+            "llrrrrrrr",
+        ),
     ]
     for gpu in sorted(single["gpu"].unique()):
         rows = single["gpu"] == gpu

@@ -7,6 +7,8 @@ import re
 
 from gpukit import llm
 
+from .._report import table_head
+
 
 def _spread(note) -> float | None:
     """llama-bench's standard deviation over its repetitions, as a share of the mean, from a row's note."""
@@ -85,8 +87,10 @@ def screened_section(everything, why) -> list[str]:
         "a quantised prompt's weights to FP16 and multiplies them as FP16 (`ggml_cuda_op_mul_mat_cublas`), so "
         "the FP16 prompt has less to do." + _unpacked_text(everything) + _power_text(everything),
         "",
-        "| GPU | cards | model | weights | test | published tokens/s, shortest to longest | why |",
-        "|---|---:|---|---|---|---|---|",
+        *table_head(
+            "| GPU | cards | model | weights | test | published tokens/s, shortest to longest | why |",
+            "lrlllll",
+        ),
     ]
     for (gpu, n, model, weights, test), series in out_.groupby(
         ["gpu", "gpus", "model", "weights", "test"], sort=True

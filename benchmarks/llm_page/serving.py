@@ -8,6 +8,8 @@ from gpukit import grading, llm
 from gpukit.llm import baselines as llm_baselines
 from gpukit.llm import serving_reference as sr
 
+from .._report import table_head
+
 
 def summary_cells(s: dict) -> str:
     if not s["pairs"]:
@@ -53,8 +55,7 @@ def serving_section() -> list[str]:
         f"a scheduler cap of {e.max_batch} sequences and all-reduces at {e.link_share:g} of the link's bandwidth, with "
         f"each step's activations reserved for {e.step_tokens} tokens (the runtime limit the page's report prints).",
         "",
-        "| prediction | pairs within ±25% | winners right | median error |",
-        "|---|---:|---:|---:|",
+        *table_head("| prediction | pairs within ±25% | winners right | median error |", "lrrr"),
         f"| the model | {summary_cells(grading.summarize(table))} |",
         f"| GPUs x FP16 tensor peak | {summary_cells(peak_baseline(ref, 'fp16_tensor_tflops'))} |",
         f"| GPUs x memory bandwidth | {summary_cells(peak_baseline(ref, 'memory_bandwidth_gbs'))} |",
@@ -72,8 +73,10 @@ def serving_section() -> list[str]:
         )
         + ", fitted on the other sources, then this source's pairs graded):",
         "",
-        "| source | in sample | fitted without it | held out: within ±25% | winners right | median error |",
-        "|---|---|---|---:|---:|---:|",
+        *table_head(
+            "| source | in sample | fitted without it | held out: within ±25% | winners right | median error |",
+            "lllrrr",
+        ),
     ]
     held = llm.held_out_sources(ref).set_index("source")
     for source in sorted(ref["source"].unique()):
@@ -86,8 +89,9 @@ def serving_section() -> list[str]:
         "",
         "By the GPU counts of the pair (the faster first):",
         "",
-        "| GPUs, faster | GPUs, slower | pairs within ±25% | winners right | median error |",
-        "|---:|---:|---:|---:|---:|",
+        *table_head(
+            "| GPUs, faster | GPUs, slower | pairs within ±25% | winners right | median error |", "rrrrr"
+        ),
     ]
     for (a, b), part in table.groupby(["gpus_a", "gpus_b"]):
         out.append(f"| {a} | {b} | {summary_cells(grading.summarize(part))} |")

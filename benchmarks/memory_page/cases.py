@@ -3,6 +3,8 @@ its CPU had, its row in a table of cases."""
 
 from __future__ import annotations
 
+from .._report import table_head
+
 
 def case_key(row: dict) -> tuple:
     """The case a row measured: what ``--resume`` and ``--merge-into`` match rows by, and the
@@ -27,9 +29,11 @@ def native_16bit(row: dict) -> tuple[str, ...] | None:
 def case_table(rows: list[dict]) -> list[str]:
     """A Markdown table of cases: the estimate, the median run, the range of runs and the error."""
     lines = [
-        "| model | input | batch | precision | optimizer | mode | predicted MiB | measured MiB | range MiB "
-        "| error |",
-        "|---|---|---:|---|---|---|---:|---:|---|---:|",
+        *table_head(
+            "| model | input | batch | precision | optimizer | mode | predicted MiB | measured MiB | range MiB "
+            "| error |",
+            "llrlllrrlr",
+        ),
     ]
     for r in rows:
         measured = f"{r['measured'] / 2**20:.1f}" if r["measured"] else r["note"][:60]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 
+from .._report import table_head
 from .bands import TOLERANCE
 from .cases import case_key, native_16bit
 
@@ -69,9 +70,11 @@ def kernels_section(rows: list[dict], other: dict, path: str) -> list[str]:
         f"{len(errs)} within ±{TOLERANCE:.0%}, the worst {max(errs):.1%}. The cases that move by more than "
         f"{KERNEL_GAP:.0%} (the grid's kernels marked *):",
         "",
-        "| model | batch | precision | optimizer | mode | predicted MiB | oneDNN MiB (range) | Eigen MiB (range) "
-        "| Eigen / oneDNN |",
-        "|---|---:|---|---|---|---:|---:|---:|---:|",
+        *table_head(
+            "| model | batch | precision | optimizer | mode | predicted MiB | oneDNN MiB (range) | Eigen MiB (range) "
+            "| Eigen / oneDNN |",
+            "lrlllrrrr",
+        ),
     ]
 
     def cell(row, grid):
@@ -115,9 +118,11 @@ def other_cpu_section(rows: list[dict], other: dict, path: str) -> list[str]:
         f"(worst {max(errs_here):.1%}) and would be {statistics.median(errs_there):.1%} against the other CPU's "
         f"(worst {max(errs_there):.1%}).",
         "",
-        "| model | input | batch | precision | optimizer | mode | predicted MiB | grid MiB (range) | CPU's 16-bit "
-        "| other CPU MiB (range) | its 16-bit | grid / other | error | error against the other |",
-        "|---|---|---:|---|---|---|---:|---:|---|---:|---|---:|---:|---:|",
+        *table_head(
+            "| model | input | batch | precision | optimizer | mode | predicted MiB | grid MiB (range) | CPU's 16-bit "
+            "| other CPU MiB (range) | its 16-bit | grid / other | error | error against the other |",
+            "llrlllrrlrlrrr",
+        ),
     ]
 
     def cell(row):

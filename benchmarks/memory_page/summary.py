@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from gpukit.bench import device
 
+from .._report import table_head
 from .bands import BAND_KEYS, TOLERANCE, bands
 from .conditions import conditions_lines
 from .refit import leave_one_family_out
@@ -68,9 +69,11 @@ def family_lines(rows: list[dict]) -> list[str]:
     lines = [
         "## Per family",
         "",
-        "| family | cases | median abs. error | worst abs. error | most under the highest run |"
-        " error band over all runs | worst when fitted without it |",
-        "|---|---:|---:|---:|---:|---|---:|",
+        *table_head(
+            "| family | cases | median abs. error | worst abs. error | most under the highest run |"
+            " error band over all runs | worst when fitted without it |",
+            "lrrrrlr",
+        ),
     ]
     lofo = leave_one_family_out(rows)
     for b in bands(rows):
@@ -84,8 +87,10 @@ def family_lines(rows: list[dict]) -> list[str]:
         "Per family and mode: the bands `gpukit fit` quotes and calls borderline by (`data/memory_error.csv`), "
         "a training fit by the family's training cases, an inference fit by its inference cases.",
         "",
-        "| family | mode | cases | median abs. error | worst abs. error | error band over all runs |",
-        "|---|---|---:|---:|---:|---|",
+        *table_head(
+            "| family | mode | cases | median abs. error | worst abs. error | error band over all runs |",
+            "llrrrl",
+        ),
     ]
     for b in bands(rows, BAND_KEYS):
         lines.append(

@@ -12,6 +12,8 @@ import pandas as pd
 
 from gpukit import perfmodel
 
+from .._report import table_head
+
 #: The current architectures and how their pairs are judged: the performance model's.
 CURRENT = perfmodel.grading.CURRENT_ARCHITECTURES
 TOLERANCE = perfmodel.grading.CURRENT_TOLERANCE
@@ -51,10 +53,12 @@ def _pair_rows(pairs: pd.DataFrame, gpus: pd.DataFrame) -> list[str]:
     """One row per family and publisher (and the family's publishers together, where several): the
     model's share within the target, median error and winners, and each baseline's share within."""
     lines = [
-        f"| family | publisher | pairs | the model within ±{TOLERANCE.speedup:.0%} | median error | "
-        f"winners right (gap > {TOLERANCE.winner_margin:.0%}) | tensor-peak ratio within | "
-        "bandwidth ratio within |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        *table_head(
+            f"| family | publisher | pairs | the model within ±{TOLERANCE.speedup:.0%} | median error | "
+            f"winners right (gap > {TOLERANCE.winner_margin:.0%}) | tensor-peak ratio within | "
+            "bandwidth ratio within |",
+            "llrrrrrr",
+        ),
     ]
     pairs = pairs.assign(publisher=pairs["source"].map(publisher))
     rows = []
@@ -181,8 +185,10 @@ def current_section(
         "pairs, then graded on its pairs with every GPU (`gpukit.perfmodel.held_out_errors`, what the bands "
         "below rest on) and on its current-generation system pairs (`gpukit.perfmodel.held_out_systems`):",
         "",
-        "| held out | family | single GPUs: median abs error | systems: median abs error | systems within ±15% |",
-        "|---|---|---:|---:|---:|",
+        *table_head(
+            "| held out | family | single GPUs: median abs error | systems: median abs error | systems within ±15% |",
+            "llrrr",
+        ),
     ]
     for fam in ("CNN", "transformer"):
         for g in current:
@@ -200,8 +206,7 @@ def current_section(
         "family's median error or, where larger, its own held-out error; one no run graded the largest "
         "held-out error of its architecture's GPUs, or of any GPU where none of its architecture was graded.",
         "",
-        "| GPU | CNN (ResNet-50) | transformer (BERT) |",
-        "|---|---|---|",
+        *table_head("| GPU | CNN (ResNet-50) | transformer (BERT) |", "lll"),
     ]
     cnn = perfmodel.error_bands("resnet50", current, cat)
     bert = perfmodel.error_bands("bert-base-squad", current, cat)
@@ -251,9 +256,11 @@ def stack_section(
         "pairs. Each row re-grades with one elementwise factor (the share of the SMs' issue rate those layers "
         "reach), every other factor at its default:",
         "",
-        f"| elementwise | {source} system pairs within ±{TOLERANCE.speedup:.0%} | median error | "
-        f"single-GPU pairs within ±{perfmodel.RATIO_TOLERANCE:.0%} (all GPUs) |",
-        "|---:|---:|---:|---:|",
+        *table_head(
+            f"| elementwise | {source} system pairs within ±{TOLERANCE.speedup:.0%} | median error | "
+            f"single-GPU pairs within ±{perfmodel.RATIO_TOLERANCE:.0%} (all GPUs) |",
+            "rrrr",
+        ),
     ]
     for value in sorted({*STACK_GRID, d.elementwise}):
         eff = replace(d, elementwise=value)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .._report import table_head
+
 
 def _left_out_rows(frame: pd.DataFrame) -> list[str]:
     """A leave-one-out frame (:func:`gpukit.perfmodel.leave_one_gpu_out`) as table rows."""
@@ -24,9 +26,11 @@ def leave_out_sections(logo: pd.DataFrame, loso: pd.DataFrame) -> list[str]:
             "",
             "The factors refitted without one GPU's measurements, then graded on the pairs with that GPU only.",
             "",
-            "| held out | family | pairs | median abs error | max abs error | within ±15 % | winners right "
-            "| refitted factors |",
-            "|---|---|---|---|---|---|---|---|",
+            *table_head(
+                "| held out | family | pairs | median abs error | max abs error | within ±15 % | winners right "
+                "| refitted factors |",
+                "llllllll",
+            ),
         ]
         + _left_out_rows(logo)
         + [
@@ -36,9 +40,11 @@ def leave_out_sections(logo: pd.DataFrame, loso: pd.DataFrame) -> list[str]:
             "The factors fitted without one publication, then graded on its pairs (another harness, "
             "framework version and batch sizes).",
             "",
-            "| graded on | family | pairs | median abs error | max abs error | within ±15 % | winners right "
-            "| fitted on the others |",
-            "|---|---|---|---|---|---|---|---|",
+            *table_head(
+                "| graded on | family | pairs | median abs error | max abs error | within ±15 % | winners right "
+                "| fitted on the others |",
+                "llllllll",
+            ),
         ]
         + _left_out_rows(loso)
     )

@@ -9,6 +9,7 @@ import pandas as pd
 
 from gpukit import perfmodel
 
+from .._report import table_head
 from .rows import pair_rows
 
 
@@ -61,9 +62,11 @@ def family_section(fams: pd.DataFrame, scaling: pd.DataFrame) -> list[str]:
         "",
         f"Target per family: {target}, and every winner right where the publications differ by more than 10 %.",
         "",
-        "| family | pairs | within ±15 % | winners right (gap > 10 %) | median abs. error | largest abs. error "
-        "| target |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        *table_head(
+            "| family | pairs | within ±15 % | winners right (gap > 10 %) | median abs. error | largest abs. error "
+            "| target |",
+            "lrrrrrl",
+        ),
     ]
     for _, r in fams.iterrows():
         out.append(

@@ -10,6 +10,8 @@ import pandas as pd
 from gpukit import perfmodel
 from gpukit.specs import bandwidth_rates, matmul_rates
 
+from .._report import table_head
+
 
 def _rates_section(
     ref: pd.DataFrame,
@@ -41,8 +43,10 @@ def _rates_section(
         "",
         intro,
         "",
-        f"| GPU | runs | sources | lowest–highest {unit} | median {unit} | {datasheet} | share |",
-        "|---|---:|---:|---|---:|---:|---:|",
+        *table_head(
+            f"| GPU | runs | sources | lowest–highest {unit} | median {unit} | {datasheet} | share |",
+            "lrrlrrr",
+        ),
     ]
     for _, r in rates.sort_values("share").iterrows():
         out.append(
@@ -54,8 +58,7 @@ def _rates_section(
         f"The {len(unmeasured)} catalogue GPUs no run names ({', '.join(unmeasured)}) are taken at the "
         f"median share, {typical:.0%}.",
         "",
-        f"| family | within ±15 %, {without_label} | within ±15 %, {with_label} |",
-        "|---|---:|---:|",
+        *table_head(f"| family | within ±15 %, {without_label} | within ±15 %, {with_label} |", "lrr"),
     ]
     for fam in with_.index:
         out.append(

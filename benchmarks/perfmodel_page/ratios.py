@@ -8,6 +8,7 @@ import pandas as pd
 
 from gpukit import perfmodel
 
+from .._report import table_head
 from .rows import pair_rows
 
 
@@ -39,8 +40,9 @@ def _ratio_table(ratios: pd.DataFrame) -> list[str]:
     grid = grid.assign(_apart=spread.median(axis=1)).sort_values("_apart")
     cols = [c for c in grid.columns if c != "_apart"]
     out = [
-        "| GPU | " + " | ".join(cols) + " | median against its columns |",
-        "|---|" + "---:|" * (len(cols) + 1),
+        *table_head(
+            "| GPU | " + " | ".join(cols) + " | median against its columns |", "l" + "r" * (len(cols) + 1)
+        ),
     ]
     for gpu, r in grid.iterrows():
         cells = [f"{r[c]:.2f}" if pd.notna(r[c]) else "" for c in cols]
@@ -73,8 +75,10 @@ def gpu_factor_section(ref: pd.DataFrame, ratios: pd.DataFrame, table: pd.DataFr
         "the GPU alone (a sustained clock, an on-chip cache, a power limit); the factors are a diagnostic "
         "and are never applied to a prediction.",
         "",
-        f"| family | pairs | within ±15 % now | with the {furthest}'s factor alone | with every GPU's factor |",
-        "|---|---:|---:|---:|---:|",
+        *table_head(
+            f"| family | pairs | within ±15 % now | with the {furthest}'s factor alone | with every GPU's factor |",
+            "lrrrr",
+        ),
     ]
     for (_, a), (_, b), (_, c) in zip(now.iterrows(), one.iterrows(), every.iterrows()):
         out.append(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .._report import table_head
+
 
 def pct(v: float) -> str:
     return f"{v:+.1f}%"
@@ -11,8 +13,9 @@ def pct(v: float) -> str:
 
 def pair_rows(frame: pd.DataFrame) -> list[str]:
     out = [
-        "| source | workload | precision | faster | slower | published | predicted | error |",
-        "|---|---|---|---|---|---|---|---|",
+        *table_head(
+            "| source | workload | precision | faster | slower | published | predicted | error |", "llllllll"
+        ),
     ]
     for _, r in frame.iterrows():
         out.append(

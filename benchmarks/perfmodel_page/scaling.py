@@ -7,6 +7,7 @@ import pandas as pd
 
 from gpukit import perfmodel
 
+from .._report import table_head
 from .rows import pct
 
 
@@ -39,9 +40,11 @@ def several_gpus_section(
         "The default follows the measurements: these runs scale as if the exchange were not hidden "
         "behind the backward pass.",
         "",
-        "| source | GPU | workload | precision | GPUs | model's link | published efficiency | "
-        "predicted efficiency | error |",
-        "|---|---|---|---|---:|---|---:|---:|---:|",
+        *table_head(
+            "| source | GPU | workload | precision | GPUs | model's link | published efficiency | "
+            "predicted efficiency | error |",
+            "llllrlrrr",
+        ),
     ]
     worst = scaling.assign(a=scaling["error_pct"].abs()).sort_values("a", ascending=False)
     for _, r in worst.head(20).iterrows():
@@ -76,9 +79,11 @@ def squad_loop_section(ref, d, cat, scaling) -> list[str]:
         "`counted_steps`, `epochs` and `train_examples` are read from its log, and the grading uses what the run "
         "processed (`gpukit.perfmodel.reference.squad_steps`). The runs that stopped early:",
         "",
-        "| source | GPU | workload | precision | GPUs | batch a GPU | steps counted | steps run | published "
-        "seq/s | processed seq/s |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
+        *table_head(
+            "| source | GPU | workload | precision | GPUs | batch a GPU | steps counted | steps run | published "
+            "seq/s | processed seq/s |",
+            "llllrrrrrr",
+        ),
     ]
     for _, r in short.sort_values(["source", "gpu", "workload", "precision", "gpus"]).iterrows():
         out.append(
@@ -141,9 +146,11 @@ def steady_section(ref, d, cat) -> list[str]:
         "timed runs both ways, as a diagnostic (the grading above keeps the whole-run rates, which every row "
         "has):",
         "",
-        "| family | pairs | within ±15 %, whole run | within ±15 %, steady | winners right, whole run | "
-        "winners right, steady | median error, whole run | median error, steady |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *table_head(
+            "| family | pairs | within ±15 %, whole run | within ±15 %, steady | winners right, whole run | "
+            "winners right, steady | median error, whole run | median error, steady |",
+            "lrrrrrrr",
+        ),
     ]
     for fam in now.index:
         a, b = now.loc[fam], then.loc[fam]
@@ -162,9 +169,11 @@ def steady_section(ref, d, cat) -> list[str]:
             "",
             "The seed pairs among them:",
             "",
-            "| workload | precision | faster | slower | published, whole run | published, steady "
-            "| error, whole run | error, steady |",
-            "|---|---|---|---|---:|---:|---:|---:|",
+            *table_head(
+                "| workload | precision | faster | slower | published, whole run | published, steady "
+                "| error, whole run | error, steady |",
+                "llllrrrr",
+            ),
         ]
         for (_, a), (_, b) in zip(keys_now.iterrows(), keys_then.iterrows()):
             out.append(
@@ -188,8 +197,10 @@ def systems_section(systems: pd.DataFrame) -> list[str]:
         "the two at each GPU count both were run on, or the largest of each where they share none. A "
         "system's error holds its GPU's and its scaling's, so these grade the two together.",
         "",
-        f"| source | family | pairs | within ±{perfmodel.RATIO_TOLERANCE:.0%} | median abs error | winners right |",
-        "|---|---|---:|---:|---:|---:|",
+        *table_head(
+            f"| source | family | pairs | within ±{perfmodel.RATIO_TOLERANCE:.0%} | median abs error | winners right |",
+            "llrrrr",
+        ),
     ]
     for (source, fam), group in systems.groupby(["source", "family"], sort=True):
         s = perfmodel.summarize_validation(group)

@@ -9,6 +9,8 @@ import pandas as pd
 
 from gpukit import perfmodel
 
+from .._report import table_head
+
 
 def update_section(ref: pd.DataFrame, table: pd.DataFrame, cat) -> list[str]:
     """The grading with every source's optimizer update priced per tensor, against as the sources run it."""
@@ -29,8 +31,9 @@ def update_section(ref: pd.DataFrame, table: pd.DataFrame, cat) -> list[str]:
         f"{', '.join(sorted(fused['precision'].unique()))} use a fused multi-tensor Adam (one pass at a streaming "
         "kernel's bandwidth, one dispatch), the rest one update per tensor (priced like any elementwise op).",
         "",
-        "| family | within ±15 %, every update per tensor | within ±15 %, as the scripts run it |",
-        "|---|---:|---:|",
+        *table_head(
+            "| family | within ±15 %, every update per tensor | within ±15 %, as the scripts run it |", "lrr"
+        ),
     ]
     for fam in now.index:
         out.append(
@@ -89,9 +92,11 @@ def software_section(ref: pd.DataFrame, table: pd.DataFrame) -> list[str]:
         "between runs splits its pairs in two: both runs on one version, or on two. A diagnostic: the "
         "grading above keeps every pair.",
         "",
-        f"| source | family | PyTorch versions | within ±{perfmodel.RATIO_TOLERANCE * 100:.0f} %, same version | "
-        "across versions | misses across versions |",
-        "|---|---|---|---:|---:|---:|",
+        *table_head(
+            f"| source | family | PyTorch versions | within ±{perfmodel.RATIO_TOLERANCE * 100:.0f} %, same version | "
+            "across versions | misses across versions |",
+            "lllrrr",
+        ),
     ] + rows
 
 
@@ -105,8 +110,10 @@ def tf32_section(single: pd.DataFrame, d, cat) -> list[str]:
         "(its default changed in 1.12; NVIDIA's containers may override it). Graded both ways, the "
         "measurements answer: the model with TF32 on (`float32`, the kit's rule) against TF32 off (`fp32`).",
         "",
-        "| source | workload | pairs | within ±15 %, TF32 on | within ±15 %, TF32 off | median error on / off |",
-        "|---|---|---:|---:|---:|---|",
+        *table_head(
+            "| source | workload | pairs | within ±15 %, TF32 on | within ±15 %, TF32 off | median error on / off |",
+            "llrrrl",
+        ),
     ]
     fp32_rows = single[single["precision"] == "float32"]
     for (src, wl), sub in fp32_rows.groupby(["source", "workload"], sort=True):

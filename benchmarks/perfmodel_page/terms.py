@@ -12,6 +12,8 @@ import pandas as pd
 from gpukit import perfmodel
 from gpukit.perfmodel import roofline
 
+from .._report import table_head
+
 
 def issue_section(ref: pd.DataFrame, table: pd.DataFrame, cat) -> list[str]:
     """The grading with elementwise work at the FP32 peak instead of the SMs' issue rate."""
@@ -43,8 +45,9 @@ def issue_section(ref: pd.DataFrame, table: pd.DataFrame, cat) -> list[str]:
         f"({refit.tensor:g}, {refit.cuda:g}, {refit.elementwise:g}, {refit.memory:g} for tensor, CUDA-core, "
         f"elementwise, memory):",
         "",
-        "| family | within ±15 %, FP32 peak | the same, refitted | within ±15 %, issue rate |",
-        "|---|---:|---:|---:|",
+        *table_head(
+            "| family | within ±15 %, FP32 peak | the same, refitted | within ±15 %, issue rate |", "lrrr"
+        ),
     ]
     for fam in now.index:
         out.append(
@@ -125,8 +128,7 @@ def sm_bytes_section(ref: pd.DataFrame, cat) -> list[str]:
         "HBM against fewer SMs (the A100 and H100) slower. The grading scanned (every other factor at its "
         "default), with the mean absolute log error of the speedups, which the efficiencies are fitted to:",
         "",
-        _SCAN_HEADER.format("bytes per SM per cycle"),
-        "|---|---:|---:|---:|---:|",
+        *table_head(_SCAN_HEADER.format("bytes per SM per cycle"), "lrrrr"),
     ] + rows
     most = max(within, key=within.get)
     capped = _capped_errors(ref, [k for k in values if k], cat)
@@ -167,8 +169,7 @@ def l2_section(ref: pd.DataFrame, cat) -> list[str]:
         "`data/gpus.csv`) are what each GPU's driver reports (CUDA's deviceQuery, `cudaDeviceProp.l2CacheSize`), "
         "in published logs that name the device:",
         "",
-        "| L2 (MiB) | GPUs |",
-        "|---:|---|",
+        *table_head("| L2 (MiB) | GPUs |", "rl"),
     ]
     for mib, group in sized.groupby("l2_cache_mib", sort=True):
         out.append(f"| {mib:g} | {', '.join(group['gpu'])} |")
@@ -182,8 +183,7 @@ def l2_section(ref: pd.DataFrame, cat) -> list[str]:
         "",
         _l2_fits_text(ref, cat) + " The grading scanned:",
         "",
-        _SCAN_HEADER.format("share of the L2"),
-        "|---|---:|---:|---:|---:|",
+        *table_head(_SCAN_HEADER.format("share of the L2"), "lrrrr"),
     ] + rows
     out += [
         "",
@@ -265,8 +265,10 @@ def host_section(ref: pd.DataFrame, d, cat, fams: pd.DataFrame) -> list[str]:
         "`host_op_s` per layer operation (single-kernel benchmarks pay only a launch). The grading with "
         "it scanned (every other factor at its default):",
         "",
-        "| host time per layer op | " + " | ".join(f"{f}: within ±15 %" for f in fams["family"]) + " |",
-        "|---|" + "---:|" * len(fams),
+        *table_head(
+            "| host time per layer op | " + " | ".join(f"{f}: within ±15 %" for f in fams["family"]) + " |",
+            "l" + "r" * len(fams),
+        ),
     ]
     within = {}
     for host in sorted({0.0, 25e-6, 50e-6, d.host_op_s, 200e-6, 400e-6}):

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from .. import specs
-from .._csv import Field, parse_rows, to_frame
-from ..errors import DataError, ParameterError, Problem
+from .._csv import Field
+from ..errors import ParameterError, Problem
 from ..resources import DATA_DIR
 from ..units import GIB
 from .architecture import KV_CACHE_BYTES
@@ -87,28 +87,29 @@ def load_pool_reference(
 ) -> pd.DataFrame:
     """The published startup logs, validated: sourced, dated, naming catalogue GPUs, shipped models and
     formats, a vLLM version the pool model knows, and a logged pool (tokens or GiB)."""
-    p = Path(path) if path else POOL_REFERENCE_PATH
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    parsed, problems = parse_rows(p, POOL_SCHEMA, today or date.today(), "log")
-    problems += reference_problems(p, parsed)
+    return specs.load_measurements(
+        Path(path) if path else POOL_REFERENCE_PATH,
+        POOL_SCHEMA,
+        lambda r: tuple(r[k] for k in _LOG_KEY),
+        "same log, model, weights, cache, GPUs, settings and version",
+        catalogue,
+        today,
+        checks=(reference_problems, _log_problems),
+        kind="log",
+    )
+
+
+def _log_problems(path: Path, parsed: list[tuple[int, dict]]) -> list[Problem]:
+    """A vLLM version the pool model knows, and a logged pool (tokens or GiB)."""
+    problems = []
     for line, r in parsed:
         try:
             vllm_version(r["vllm_version"])
         except ParameterError as exc:
-            problems.append(Problem(p, line, "vllm_version", str(exc), r["vllm_version"]))
+            problems.append(Problem(path, line, "vllm_version", str(exc), r["vllm_version"]))
         if r.get("kv_cache_tokens") is None and r.get("kv_cache_gib") is None:
-            problems.append(Problem(p, line, "kv_cache_tokens", "give the logged token count or the GiB"))
-    records = specs.resolve_rows(
-        p,
-        parsed,
-        cat,
-        lambda r: tuple(r[k] for k in _LOG_KEY),
-        problems,
-        "same log, model, weights, cache, GPUs, settings and version",
-    )
-    if problems:
-        raise DataError(problems)
-    return to_frame(records, POOL_SCHEMA)
+            problems.append(Problem(path, line, "kv_cache_tokens", "give the logged token count or the GiB"))
+    return problems
 
 
 def predict_pool(

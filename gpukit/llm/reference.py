@@ -14,8 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import specs
-from .._csv import Field, parse_rows, to_frame
-from ..errors import DataError
+from .._csv import Field
 from ..resources import DATA_DIR
 from .engines import engine_of_run
 from .models import reference_problems, weights_format
@@ -88,21 +87,15 @@ def load_reference(
     path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
 ) -> pd.DataFrame:
     """Published LLM speeds, validated: sourced, dated, naming catalogue GPUs, shipped models and formats."""
-    p = Path(path) if path else REFERENCE_PATH
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    parsed, problems = parse_rows(p, REFERENCE_SCHEMA, today or date.today(), "measurement")
-    problems += reference_problems(p, parsed)
-    records = specs.resolve_rows(
-        p,
-        parsed,
-        cat,
+    return specs.load_measurements(
+        Path(path) if path else REFERENCE_PATH,
+        REFERENCE_SCHEMA,
         lambda r: (*(r[k] for k in CONFIGURATION if k != "split"), r.get("host") or ""),
-        problems,
         "same source, GPU, count, model, weights, test, length and host",
+        catalogue,
+        today,
+        checks=(reference_problems,),
     )
-    if problems:
-        raise DataError(problems)
-    return to_frame(records, REFERENCE_SCHEMA)
 
 
 #: What makes one measured configuration: a source's rows that differ only in ``host`` are the same

@@ -23,8 +23,8 @@ import pandas as pd
 
 from .. import cache, grading, specs
 from .. import precision as prec
-from .._csv import Field, parse_rows, to_frame
-from ..errors import DataError, ParameterError, Problem
+from .._csv import Field
+from ..errors import ParameterError, Problem
 from .engines import ENGINES, engine_of_run
 from .models import KV_CACHE_BYTES, reference_problems
 from .serving import serve
@@ -86,33 +86,29 @@ SERVING_PAIRED = ("source", "engine_name", "model", "weights", "input_tokens", "
 SERVING_TOLERANCE = grading.Tolerance(speedup=0.25, winner_margin=0.15)
 
 
+def _one_group(path: Path, parsed: list[tuple[int, dict]]) -> list[Problem]:
+    """A run's model serves one tensor-parallel group over all of its GPUs."""
+    return [
+        Problem(path, line, "tensor_parallel", "the model serves one tensor-parallel group: set it to gpus")
+        for line, r in parsed
+        if r["tensor_parallel"] != r["gpus"]
+    ]
+
+
 def load_serving_reference(
     path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
 ) -> pd.DataFrame:
     """The published serving runs, validated: sourced, dated, naming catalogue GPUs, shipped models
     and formats, tensor parallel over every GPU of the group, one row per configuration."""
-    p = Path(path) if path else SERVING_REFERENCE_PATH
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    parsed, problems = parse_rows(p, SERVING_SCHEMA, today or date.today(), "measurement")
-    problems += reference_problems(p, parsed)
-    for line, r in parsed:
-        if r["tensor_parallel"] != r["gpus"]:
-            problems.append(
-                Problem(
-                    p, line, "tensor_parallel", "the model serves one tensor-parallel group: set it to gpus"
-                )
-            )
-    records = specs.resolve_rows(
-        p,
-        parsed,
-        cat,
+    frame = specs.load_measurements(
+        Path(path) if path else SERVING_REFERENCE_PATH,
+        SERVING_SCHEMA,
         lambda r: tuple(r[k] for k in SERVING_CONFIGURATION),
-        problems,
         "same source, GPU, count, model, weights and lengths",
+        catalogue,
+        today,
+        checks=(reference_problems, _one_group),
     )
-    if problems:
-        raise DataError(problems)
-    frame = to_frame(records, SERVING_SCHEMA)
     return frame.assign(
         engine_name=frame["engine"].map(lambda text: str(text).split()[0].lower()),
         batching=frame["concurrency"].map(lambda c: "all queued" if pd.isna(c) else f"{int(c)} in flight"),

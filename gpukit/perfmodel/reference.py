@@ -20,8 +20,8 @@ import pandas as pd
 
 from .. import precision as prec
 from .. import specs
-from .._csv import Field, parse_rows, to_frame
-from ..errors import DataError, Problem
+from .._csv import Field
+from ..errors import Problem
 from ..models.registry import MODES, transformer_task
 from ..resources import DATA_DIR
 from .profiles import UPDATES
@@ -151,17 +151,21 @@ def load_reference(
     path: str | os.PathLike | None = None, catalogue: pd.DataFrame | None = None, today: date | None = None
 ) -> pd.DataFrame:
     """Published measurements, validated: every row sourced, dated and naming a catalogue GPU."""
-    p = Path(path) if path else REFERENCE_PATH
-    cat = specs.load_catalogue() if catalogue is None else catalogue
-    parsed, problems = parse_rows(p, REFERENCE_SCHEMA, today or date.today(), "measurement")
-    records = specs.resolve_rows(
-        p,
-        parsed,
-        cat,
+    frame = specs.load_measurements(
+        Path(path) if path else REFERENCE_PATH,
+        REFERENCE_SCHEMA,
         lambda r: (r["source"], r["gpu"], r["workload"], r["precision"], r["mode"], r["gpus"]),
-        problems,
         "same source, GPU, workload, precision, mode and GPU count",
+        catalogue,
+        today,
+        checks=(_harness_problems,),
     )
+    return with_processed_throughput(frame)
+
+
+def _harness_problems(p: Path, parsed: list[tuple[int, dict]]) -> list[Problem]:
+    """The harness loop's steps given all or none, and the timed steps only with them, in order."""
+    problems: list[Problem] = []
     for line, r in parsed:
         given = [c for c in HARNESS_LOOP if r[c] is not None]
         if given and len(given) < len(HARNESS_LOOP):
@@ -198,9 +202,7 @@ def load_reference(
                     r["source"],
                 )
             )
-    if problems:
-        raise DataError(problems)
-    return with_processed_throughput(to_frame(records, REFERENCE_SCHEMA))
+    return problems
 
 
 def with_processed_throughput(frame: pd.DataFrame) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from .catalogue import (
     states_no_tensor_peak,
     validate_catalogue,
 )
-from .names import GPU, Resolution, gpu, gpus, lookup, resolve, resolve_rows, row, select
+from .names import GPU, Resolution, gpu, gpus, load_measurements, lookup, resolve, resolve_rows, row, select
 from .views import (
     DERIVED,
     FP32_LANES_PER_SM,
@@ -70,6 +70,7 @@ __all__ = [
     "ranking",
     "records",
     "resolve",
+    "load_measurements",
     "resolve_rows",
     "row",
     "select",

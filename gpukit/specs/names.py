@@ -325,6 +325,35 @@ def select(catalogue: pd.DataFrame, names: Iterable[str | GPU] | str | GPU | Non
     return out.sort_values("_order").drop(columns="_order").reset_index(drop=True)
 
 
+def load_measurements(
+    path: Path,
+    schema,
+    key,
+    what: str,
+    catalogue: pd.DataFrame | None = None,
+    today=None,
+    checks=(),
+    kind: str = "measurement",
+) -> pd.DataFrame:
+    """The one way a file of published measurements is read: parsed against ``schema``, each row's
+    own ``checks`` (``check(path, parsed) -> problems``), its GPU resolved against the catalogue and
+    a row whose ``key`` repeats an earlier line's refused (``what`` names the key); every problem
+    together in one :class:`~gpukit.errors.DataError`, naming file, line and column."""
+    from datetime import date
+
+    from .._csv import parse_rows, to_frame
+    from ..errors import DataError
+
+    cat = load_catalogue() if catalogue is None else catalogue
+    parsed, problems = parse_rows(path, schema, today or date.today(), kind)
+    for check in checks:
+        problems += check(path, parsed)
+    records = resolve_rows(path, parsed, cat, key, problems, what)
+    if problems:
+        raise DataError(problems)
+    return to_frame(records, schema)
+
+
 def resolve_rows(
     path: Path, rows: list[tuple[int, dict]], catalogue, key, problems: list[Problem], what: str
 ) -> list[dict]:
