@@ -69,6 +69,40 @@ QUESTIONS = (
 )
 
 
+#: The README's questions and their commands (its "Questions → commands" block), each timed too; the
+#: device benchmark is left out (it measures, for a minute), and a figure's ``--plot`` (a file) too.
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_questions() -> list[tuple[str, list[str]]]:
+    """(the question, the command) of every line of the README's commands block but ``bench``."""
+    import re
+    import shlex
+
+    text = README.read_text()
+    block = text.split("## Questions → commands", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    out = []
+    for line in block.splitlines():
+        if not line.startswith(".venv/bin/gpukit "):
+            continue
+        command, _, question = line.partition("#")
+        argv = shlex.split(command)[1:]
+        if argv[0] == "bench":
+            continue
+        if "--plot" in argv:
+            at = argv.index("--plot")
+            argv = argv[:at] + argv[at + 2 :]
+        question = re.sub(r"\s+", " ", question).strip()
+        out.append((question[:1].upper() + question[1:] or " ".join(argv), argv))
+    return out
+
+
+def questions() -> list[tuple[str, list[str]]]:
+    """:data:`QUESTIONS`, then the README's that are not among them."""
+    seen = {tuple(argv) for _, argv in QUESTIONS}
+    return [*QUESTIONS, *[(q, a) for q, a in readme_questions() if tuple(a) not in seen]]
+
+
 def timed(argv: list[str]) -> float:
     """Wall seconds of one whole ``gpukit`` process (its output read and dropped)."""
     exe = Path(sys.executable).with_name("gpukit")
@@ -99,7 +133,7 @@ def report_times(runs: int, keep_cache: bool) -> tuple[float, list[float]]:
 
 def markdown(runs: int, report_runs: int, keep_cache: bool = False) -> str:
     rows = []
-    for question, argv in QUESTIONS:
+    for question, argv in questions():
         first = timed(argv)
         times = [timed(argv) for _ in range(runs)]
         median = statistics.median(times)

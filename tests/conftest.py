@@ -64,6 +64,8 @@ def _a_cache_of_the_tests_own(tmp_path_factory):
     import os
 
     os.environ[cache.ENV] = str(tmp_path_factory.mktemp("gpukit-cache"))
+    # tables print whole unless a test asks for a width (pytest-xdist's workers set COLUMNS=80)
+    os.environ.pop("COLUMNS", None)
     # and never read the user's refreshed cloud prices (gpukit prices refresh)
     os.environ[resources.PRICES_DIR_ENV] = str(tmp_path_factory.mktemp("gpukit-prices"))
 

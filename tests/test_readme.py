@@ -51,10 +51,35 @@ def test_the_readme_shows_questions_and_their_commands():
 @pytest.mark.tensorflow  # a CNN's layer walk, where the cache has none, builds the Keras model
 @pytest.mark.parametrize("args", FAST, ids=[" ".join(c)[:60] for c in FAST])
 def test_a_readme_command_answers(args, tmp_path, monkeypatch, capsys):
+    """Each README command answers, and its answer fits a terminal of 100 columns (``COLUMNS``):
+    a table keeps the columns that answer and wraps its cells, prose wraps at the width."""
     monkeypatch.chdir(tmp_path)  # where --plot writes
+    monkeypatch.setenv("COLUMNS", "100")
     (tmp_path / "tests").symlink_to(ROOT / "tests")  # a command may name a file of the clone (a config.json)
     assert cli.main(args) == 0, capsys.readouterr().err
-    assert capsys.readouterr().out.strip()
+    out = capsys.readouterr().out
+    assert out.strip()
+    wide = [line for line in out.splitlines() if len(line) > 100]
+    assert not wide, f"{len(wide)} lines wider than 100 columns, e.g. {wide[0]!r}"
+
+
+@pytest.mark.slow  # a ranking of every GPU
+@pytest.mark.tensorflow  # a CNN's layer walk, where the cache has none, builds the Keras model
+@pytest.mark.parametrize(
+    "args",
+    [["rank", "--workload", "resnet50", "--format", "csv"], ["rank", "--llm", "--format", "csv"]],
+)
+def test_csv_keeps_every_column_whatever_the_terminal(args, monkeypatch, capsys):
+    """A terminal's width narrows the table, never ``--format csv``."""
+    import csv
+    import io
+
+    from gpukit import rank
+
+    monkeypatch.setenv("COLUMNS", "60")
+    assert cli.main(args) == 0
+    header = next(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert set(rank.COLUMNS) <= set(header)
 
 
 @pytest.mark.parametrize("args", [c for c in COMMANDS if c[0] == "bench"])

@@ -15,7 +15,21 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import GpukitError
-from . import bench, claims, compare, cost, fit, llm, predict, prices, rank, register_kernel, report, specs
+from . import (
+    bench,
+    claims,
+    compare,
+    cost,
+    fit,
+    formatting,
+    llm,
+    predict,
+    prices,
+    rank,
+    register_kernel,
+    report,
+    specs,
+)
 
 #: The subcommands, in the order ``gpukit --help`` lists them.
 COMMANDS = (rank, specs, report, bench, fit, cost, prices, predict, llm, compare, claims, register_kernel)
@@ -37,8 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # a table answer fits the terminal (COLUMNS); CSV, JSON and Markdown keep their lines whole
+    fitted = getattr(args, "format", "table") == "table" and not getattr(args, "wide", False)
+    width = formatting.terminal_width() if fitted else None
+    formatting.TABLE_WIDTH = width
     try:
-        return args.func(args)
+        with formatting.fitted_output(width):
+            return args.func(args)
     except GpukitError as exc:
         print(f"gpukit: error: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ import sys
 
 from .. import compare
 from ..bench import fleet
+from . import formatting
 from .formatting import format_table, rounded
 from .options import (
     PRECISION_HELP,
@@ -116,6 +117,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _clauses(text: str) -> list[str]:
+    """``text``'s clauses: split at "; " outside parentheses."""
+    out, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and text.startswith("; ", i):
+            out.append(text[start:i])
+            start = i + 2
+    return [*out, text[start:]]
+
+
 def _print_table(result) -> None:
     """The bottom line first (what, each card, who wins and by how much, how far to trust it),
     then the verdicts with their reasons and conditions, then the numbers they came from."""
@@ -126,7 +138,16 @@ def _print_table(result) -> None:
     line = compare.bottom_line(result)[list(compare.bottom_line_columns)].rename(
         columns={"a": result.a, "b": result.b}
     )
-    print(format_table(line.to_dict(orient="records"), list(line.columns)))
+    if formatting.TABLE_WIDTH is not None:  # fitted to the terminal: each clause of the basis said once
+        clauses = [_clauses(str(text)) for text in line["error"]]
+        keys = {c: i for i, c in enumerate(dict.fromkeys(c for row in clauses for c in row), 1)}
+        cells = [" ".join(f"[{keys[c]}]" for c in row) for row in clauses]
+        print(format_table(line.assign(error=cells).to_dict(orient="records"), list(line.columns)))
+        print("\nHow far to trust each row (its error column's keys):")
+        for clause, key in keys.items():
+            print(f"[{key}] {clause}")
+    else:
+        print(format_table(line.to_dict(orient="records"), list(line.columns)))
     print("\nVerdicts:")
     for v in result.verdicts:
         print(f"* {v['topic']}: {v['verdict']}\n    {v['reason']} {v['condition']}")

@@ -4,8 +4,13 @@ full values, when ``--format`` asks for it."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import shutil
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Iterator, Sequence
 
 from ..present import labels
 
@@ -19,15 +24,43 @@ def format_value(value) -> str:
     return str(value)
 
 
-def format_table(rows: list[dict], columns: Sequence[str]) -> str:
+#: The width a table or a sentence is fitted to where neither ``COLUMNS`` nor a terminal says.
+DEFAULT_WIDTH = None
+#: The width this command's tables fit (set by ``gpukit``'s entry from ``--wide`` and the terminal;
+#: "auto" outside it: :func:`terminal_width`).
+TABLE_WIDTH: int | None | str = "auto"
+#: The narrowest a column of words is wrapped to before the table leaves out its last columns.
+MIN_TEXT_WIDTH = 12
+#: Characters between two columns of a fitted table (a space each side of rich's column divider).
+GAP = 3
+
+
+def terminal_width() -> int | None:
+    """The width the answers are fitted to: ``COLUMNS`` where it is set, the terminal's where
+    standard output is one; None for a pipe or a file, where tables print whole (a reader there
+    greps or scrolls, and ``--format csv|json`` keeps every column anyway)."""
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) >= 40:
+        return int(env)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((100, 24)).columns
+    return DEFAULT_WIDTH
+
+
+def format_table(rows: list[dict], columns: Sequence[str], width: int | None | str = "auto") -> str:
     """A plain fixed-width table under the columns' headers (:func:`labels.label`), a header longer
     than its column's cells on two lines; yes or no, numbers to three significant figures with
-    thousands separators, empty cells where the GPU lacks a mode."""
+    thousands separators, empty cells where the GPU lacks a mode. Wider than ``width`` (by default
+    :func:`terminal_width`; None: never), its long cells wrap inside their columns (rich's table)."""
     cells = [[labels.cell(r.get(c), empty="") for c in columns] for r in rows]
     widest = [max((len(row[i]) for row in cells), default=0) for i in range(len(columns))]
     heads = [_header_lines(labels.label(c), w) for c, w in zip(columns, widest)]
     widths = [max(w, *map(len, h)) for w, h in zip(widest, heads)]
     numeric = [all(_is_number(row[i]) for row in cells) for i in range(len(columns))]
+    if width == "auto":
+        width = terminal_width() if TABLE_WIDTH == "auto" else TABLE_WIDTH
+    if width is not None and sum(widths) + 2 * (len(widths) - 1) > width:
+        return _fitted_table(list(columns), cells, numeric, widths, width)
 
     def line(values):
         return "  ".join(
@@ -96,3 +129,114 @@ def emit(frame, fmt: str) -> bool:
         print(frame.to_json(orient="records", indent=1, force_ascii=False))
         return True
     return False
+
+
+def _fitted_table(
+    columns: list[str], cells: list[list[str]], numeric: list[bool], widths: list[int], width: int
+) -> str:
+    """The table fitted to ``width``: its first columns (a command lists the ones that answer first),
+    figures never broken, headers and words wrapped inside their column down to
+    :data:`MIN_TEXT_WIDTH`; the columns that still do not fit left out, and named under it."""
+    headers = [labels.label(c) for c in columns]
+    figures = [max((len(r[i]) for r in cells), default=0) for i in range(len(columns))]
+    longest_word = [max((len(w) for w in h.split()), default=0) for h in headers]
+    least = [
+        max(f, h) if num else max(h, min(w, MIN_TEXT_WIDTH))
+        for f, h, w, num in zip(figures, longest_word, widths, numeric)
+    ]
+    keep = len(columns)
+    while keep > 1 and sum(least[:keep]) + GAP * (keep - 1) > width:
+        keep -= 1
+    # each column at least its narrowest, the room left given to the first columns first
+    given = list(least[:keep])
+    room = width - sum(given) - GAP * (keep - 1)
+    for i in range(keep):
+        more = min(room, max(widths[i] - given[i], 0))
+        given[i] += more
+        room -= more
+    table = _rich_table(headers[:keep], [r[:keep] for r in cells], numeric[:keep], given)
+    text = _render(table, width)
+    if keep < len(columns):
+        left = ", ".join(headers[keep:])
+        text += "\n" + textwrap.fill(
+            f"(not shown at this width: {left}; --wide or --format csv shows every column)", width
+        )
+    return text
+
+
+def _rich_table(headers: list[str], cells: list[list[str]], numeric: list[bool], given: list[int]):
+    """The table as rich lays it out: each column ``given`` characters wide, words wrapped inside it."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), header_style="")
+    for head, num, w in zip(headers, numeric, given):
+        table.add_column(head, justify="right" if num else "left", width=w, overflow="fold")
+    for row in cells:
+        table.add_row(*row)
+    return table
+
+
+def _console(width: int):
+    from rich.console import Console
+
+    return Console(width=width, file=io.StringIO(), color_system=None, force_terminal=False, highlight=False)
+
+
+def _render(table, width: int) -> str:
+    console = _console(width)
+    console.print(table)
+    lines = console.file.getvalue().replace("\u2500", "-").splitlines()
+    return "\n".join(line.rstrip() for line in lines if line.strip())
+
+
+class _FittedLines(io.TextIOBase):
+    """Standard output with each line wider than ``width`` wrapped as prose: at spaces, continued
+    under its own indent (under a bullet's text for a bullet)."""
+
+    def __init__(self, out, width: int):
+        self._out, self._width, self._pending = out, width, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        while "\n" in self._pending:
+            line, self._pending = self._pending.split("\n", 1)
+            self._out.write(self._fit(line) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._out.write(self._fit(self._pending))
+            self._pending = ""
+        self._out.flush()
+
+    def _fit(self, line: str) -> str:
+        if len(line) <= self._width:
+            return line
+        indent = line[: len(line) - len(line.lstrip())]
+        bullet = line.lstrip()[:2] if line.lstrip()[:2] in ("* ", "- ") else ""
+        return textwrap.fill(
+            line.strip(),
+            self._width,
+            initial_indent=indent,
+            subsequent_indent=indent + " " * len(bullet),
+            break_on_hyphens=False,
+        )
+
+
+@contextlib.contextmanager
+def fitted_output(width: int | None) -> Iterator[None]:
+    """Within it, what a command prints fits ``width`` columns (None: as it is)."""
+    if width is None:
+        yield
+        return
+    fitted = _FittedLines(sys.stdout, width)
+    saved, sys.stdout = sys.stdout, fitted
+    try:
+        yield
+    finally:
+        sys.stdout = saved
+        fitted.flush()

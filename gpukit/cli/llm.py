@@ -29,20 +29,21 @@ MODEL_COLUMNS = (
 #: Columns of ``--list``'s weights formats table.
 WEIGHTS_COLUMNS = ("weights", "bits_per_weight", "basis")
 
-#: Columns of the serving table (``--mode infer``; ``--format csv``/``json`` carry every column).
+#: Columns of the serving table (``--mode infer``), the ones that answer first (a table fitted to the
+#: terminal keeps them); ``--format csv``/``json`` carry every column.
 SERVING_COLUMNS = (
     "gpu",
     "fits",
     "total_gib",
+    "decode_tokens_per_s",
+    "usd_per_million_tokens",
+    "prefill_tokens_per_s",
+    "gpus_needed",
     "weights_gib",
     "kv_cache_gib",
     "kv_cache_tokens",
     "max_concurrency",
     "max_context",
-    "gpus_needed",
-    "prefill_tokens_per_s",
-    "decode_tokens_per_s",
-    "usd_per_million_tokens",
     "graded",
     "note",
 )

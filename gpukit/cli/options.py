@@ -31,8 +31,14 @@ def add_gpu_option(p: argparse.ArgumentParser, help: str = "GPUs (repeatable; de
 def add_format_option(
     p: argparse.ArgumentParser, choices: Sequence[str] = FORMATS, help: str | None = None
 ) -> None:
-    """``--format``: a table by default, or one of the machine-readable forms in ``choices``."""
+    """``--format``: a table by default, or one of the machine-readable forms in ``choices``; and
+    ``--wide``: the table with every column, however wide (the default fits the terminal)."""
     p.add_argument("--format", choices=choices, default="table", help=help)
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="every column of the table, however wide (by default it fits the terminal: COLUMNS)",
+    )
 
 
 def add_precision_option(p: argparse.ArgumentParser) -> None:

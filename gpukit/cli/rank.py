@@ -17,35 +17,36 @@ from ..prices import cost
 from .formatting import emit, format_table, rounded
 from .options import PRECISION_HELP, add_format_option
 
-#: The table's columns for a purchase price and for a cloud rate (``--format csv``/``json``
-#: carry every column of :data:`gpukit.rank.COLUMNS`).
+#: The table's columns for a purchase price and for a cloud rate, the ones that answer first (a
+#: table fitted to the terminal keeps them: rank, GPU, throughput, price, work per dollar, error);
+#: ``--format csv``/``json`` carry every column of :data:`gpukit.rank.COLUMNS`.
 BUYING_COLUMNS = (
     "rank",
     "gpu",
+    "throughput",
+    "price_usd",
+    "throughput_per_1k_usd",
+    "error_pct",
     "fits",
     "batch_size",
     "largest_batch",
-    "throughput",
-    "price_usd",
     "price_date",
-    "throughput_per_1k_usd",
     "usd_per_million_items",
-    "error_pct",
     "within_error_of",
     "note",
 )
 RENTING_COLUMNS = (
     "rank",
     "gpu",
+    "throughput",
+    "cloud_usd_per_hour",
+    "usd_per_million_items",
+    "error_pct",
     "fits",
     "batch_size",
     "largest_batch",
-    "throughput",
-    "cloud_usd_per_hour",
     "cloud_provider",
     "price_date",
-    "usd_per_million_items",
-    "error_pct",
     "within_error_of",
     "note",
 )

@@ -81,7 +81,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _grouped_table(rows: list[dict], sort: str) -> str:
     """One table, a heading line before each segment's rows, sorted within it by ``sort``."""
-    lines = format_table(rows, specs.summary_columns(sort)).split("\n")
+    columns = specs.summary_columns(sort)
+    lines = format_table(rows, columns).split("\n")
+    if any(line.startswith("(not shown") for line in lines) or len(lines) > len(rows) + 3:
+        return _tables_by_segment(rows, columns, sort)  # fitted to the terminal: rows of several lines
     head, body = lines[: len(lines) - len(rows)], lines[len(lines) - len(rows) :]
     out, segment = list(head), None
     for row, text in zip(rows, body):
@@ -91,6 +94,19 @@ def _grouped_table(rows: list[dict], sort: str) -> str:
             out.append(f"{SEGMENT_TITLES[segment]} ({count}, by {labels.label(sort)})")
         out.append(text)
     return "\n".join(out)
+
+
+def _tables_by_segment(rows: list[dict], columns, sort: str) -> str:
+    """A heading and a table of its own for each segment (a table whose rows wrap over lines)."""
+    out = []
+    for segment in dict.fromkeys(r["segment"] for r in rows):
+        part = [r for r in rows if r["segment"] == segment]
+        out += [
+            f"{SEGMENT_TITLES[segment]} ({len(part)}, by {labels.label(sort)})",
+            format_table(part, columns),
+            "",
+        ]
+    return "\n".join(out).rstrip()
 
 
 #: What each segment's heading says.
