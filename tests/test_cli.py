@@ -255,7 +255,7 @@ def test_bench_end_to_end_on_this_device(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "2/2 bandwidth add" in proc.stderr and f"results written to {out}" in proc.stderr
+    assert "[2/2] bandwidth add" in proc.stderr and f"results written to {out}" in proc.stderr
     assert "absl" not in proc.stderr and "oneDNN" not in proc.stderr, "TensorFlow log noise"
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     assert [r["configuration"] for r in rows] == ["bandwidth scale 128 MiB", "bandwidth add 128 MiB"]

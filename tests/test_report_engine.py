@@ -256,6 +256,14 @@ def test_index_lists_every_notebook_with_its_parameters(nbs, tmp_path):
     page = (tmp_path / "out" / "latest" / "01_a.html").read_text()
     assert "ran cell 3" in page and "&quot;from -p&quot;" in page
     assert "[3/3] 06_pair.ipynb (RTX A4000 vs RTX A5000) ..." in "\n".join(lines)
+    assert "<th>Logical CPU cores</th>" in index and "<th>cpu_count</th>" not in index
+    assert "from the last run's times" not in lines[0]
+    again: list[str] = []  # the second run estimates its time from the first's
+    report.render_report(
+        out_dir=tmp_path / "out", notebooks_dir=nbs, progress=again.append, engine=FakeEngine()
+    )
+    assert again[0].endswith("from the last run's times)")
+    assert any(line.strip().startswith("done in") and line.endswith(" left") for line in again)
 
 
 def _good_run_then_a_failing_engine(out, nbs, monkeypatch, notebook: str, failure: str):

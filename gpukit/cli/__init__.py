@@ -51,8 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    # a table answer fits the terminal (COLUMNS); CSV, JSON and Markdown keep their lines whole
-    fitted = getattr(args, "format", "table") == "table" and not getattr(args, "wide", False)
+    # a table answer fits the terminal (COLUMNS); CSV, JSON and Markdown keep their lines whole, and
+    # a command that draws live progress on the terminal (report) writes to it unwrapped
+    fitted = (
+        getattr(args, "format", "table") == "table"
+        and not getattr(args, "wide", False)
+        and getattr(args, "fitted", True)
+    )
     width = formatting.terminal_width() if fitted else None
     formatting.TABLE_WIDTH = width
     try:

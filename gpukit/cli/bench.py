@@ -15,6 +15,7 @@ from .. import precision
 from ..bench import distributed
 from ..bench import harness as bench
 from ..errors import ParameterError
+from ..present import terminal
 from .formatting import format_table, rounded
 from .options import PRECISION_HELP, add_format_option, add_list_option
 
@@ -92,25 +93,13 @@ def _workloads(args: argparse.Namespace) -> list[str] | None:
     return [w for part in args.workloads or [] for w in part.split(",") if w.strip()] or None
 
 
-def _progress_printer(stream=None):
-    """A progress bar on a terminal; one line per configuration otherwise (logs, CI)."""
-    stream = stream or sys.stderr
-    tty = stream.isatty()
-
-    def show(i: int, n: int, rec) -> None:
-        value = rec.throughput
-        result = (
-            f"{value:,.3g} {rec.throughput_unit}" if value is not None else f"{rec.status}: {rec.error or ''}"
-        )
-        bar = "#" * round(20 * i / n)
-        line = f"[{bar:<20}] {i}/{n} {rec.label} {rec.precision}: {result}"
-        if tty:
-            stream.write("\r\033[K" + line[:200] + ("\n" if i == n else ""))
-        else:
-            stream.write(line + "\n")
-        stream.flush()
-
-    return show
+def _result_line(rec) -> str:
+    """A configuration's line as it finishes: what ran and what it delivered (or why not)."""
+    value = rec.throughput
+    result = (
+        f"{value:,.3g} {rec.throughput_unit}" if value is not None else f"{rec.status}: {rec.error or ''}"
+    )
+    return f"{rec.label} {rec.precision}: {result}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,15 +111,16 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         _print_plan(bench.plan(workloads, precisions, quick=args.quick, xla=args.xla), args.format)
         return 0
-    results = bench.run_benchmarks(
-        workloads=workloads,
-        precisions=precisions,
-        quick=args.quick,
-        xla=args.xla,
-        isolation=args.isolation,
-        time_budget_s=args.time_budget,
-        progress=None if args.no_progress else _progress_printer(),
-    )
+    with terminal.steps("benchmarking") as show:
+        results = bench.run_benchmarks(
+            workloads=workloads,
+            precisions=precisions,
+            quick=args.quick,
+            xla=args.xla,
+            isolation=args.isolation,
+            time_budget_s=args.time_budget,
+            progress=None if args.no_progress else lambda i, n, rec: show(i, n, _result_line(rec)),
+        )
     if args.out:
         results.save(args.out)
         print(f"gpukit: results written to {args.out}", file=sys.stderr)
@@ -182,7 +172,8 @@ def _run_scaling(args: argparse.Namespace) -> int:
         raise ParameterError("--devices runs one precision at a time, such as fp32, fp16 or bf16")
     devices = args.devices if args.devices is not None else 1
     distributed.check(devices, args.strategy, workloads)  # fail before TensorFlow loads
-    doc = distributed.run_scaling(devices, args.strategy, workloads, precs[0], args.quick)
+    with terminal.waiting(f"measuring {args.strategy} scaling on {devices} device(s)"):
+        doc = distributed.run_scaling(devices, args.strategy, workloads, precs[0], args.quick)
     task = (
         (json.loads(os.environ.get("TF_CONFIG") or "{}").get("task") or {})
         if args.strategy == "multiworker"

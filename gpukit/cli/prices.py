@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 
 from .. import resources
+from ..present import terminal
 from ..prices import book as prices
 from ..prices import refresh as price_refresh
 
@@ -47,8 +48,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_refresh(args: argparse.Namespace) -> int:
+    def fetch():
+        with terminal.waiting("fetching gpuhunt's catalogue of cloud offers"):
+            return price_refresh.fetch_offers()
+
     try:
-        done = price_refresh.refresh(path=args.out)
+        done = price_refresh.refresh(fetch=fetch, path=args.out)
     except price_refresh.NoNetwork as exc:
         print(f"gpukit: no network: {exc}; the shipped prices stay in use.", file=sys.stderr)
         return 1

@@ -60,7 +60,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="fail the run when one cell runs longer than this (default: 600; 0: no limit)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, fitted=False)  # its lines are a log; on a terminal, a live bar
 
 
 def _notebook_parameters(args: argparse.Namespace) -> dict[str, str]:
@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
             only=args.only,
             kernel_name=args.kernel,
             pairs=args.pair,
+            progress=report.progress.for_terminal(),
             **timeout,
         )
     except KeyboardInterrupt as exc:  # the message says where the partial output was kept

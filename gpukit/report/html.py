@@ -76,6 +76,18 @@ def notebook_html(nb_node, title: str, parameters: Mapping, run_id: str) -> str:
     return body[:insert_at] + bar + body[insert_at:]
 
 
+#: The environment table's row headers, as a reader says them.
+ENVIRONMENT_LABELS = {
+    "cuda_build": "CUDA TensorFlow was built with",
+    "cudnn_build": "cuDNN TensorFlow was built with",
+    "host": "Host name",
+    "os": "Operating system",
+    "python": "Python",
+    "cpu": "CPU",
+    "cpu_count": "Logical CPU cores",
+}
+
+
 def index_html(run: Run) -> str:
     """The run's index page: the answers first (each pair's bottom line, which GPU for your money,
     the pages), then the run's times, every notebook with its status and parameters, the environment."""
@@ -91,7 +103,7 @@ def index_html(run: Run) -> str:
         )
     env = run.environment
     pk = "".join(
-        f"<tr><th>{_esc(k)}</th><td>{_esc(v or 'not installed')}</td></tr>"
+        f"<tr><th><code>{_esc(k)}</code></th><td>{_esc(v or 'not installed')}</td></tr>"
         for k, v in env.get("packages", {}).items()
     )
     dev = run.device
@@ -100,13 +112,13 @@ def index_html(run: Run) -> str:
         device_rows.append(("note", "no GPU is attached: TensorFlow runs on the CPU here"))
     for k in ("cuda_build", "cudnn_build"):
         if dev.get(k):
-            device_rows.append((f"TensorFlow {k.replace('_', ' ')}", dev[k]))
+            device_rows.append((ENVIRONMENT_LABELS[k], dev[k]))
     for smi in dev.get("nvidia_smi", []):
         device_rows.append(("nvidia-smi", ", ".join(f"{k}={v}" for k, v in smi.items())))
     if dev.get("probe_error"):
         device_rows.append(("probe", dev["probe_error"]))
     for k in ("host", "os", "python", "cpu", "cpu_count"):
-        device_rows.append((k, env.get(k)))
+        device_rows.append((ENVIRONMENT_LABELS[k], env.get(k)))
     dev_html = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in device_rows)
     total = f"{run.seconds:.1f} s" if run.seconds is not None else "–"
     return f"""<!DOCTYPE html>

@@ -29,6 +29,7 @@ from .engine import DEFAULT_CELL_TIMEOUT_S, Engine, PapermillEngine, _cell_limit
 from .html import index_html, notebook_html
 from .kernel import KERNEL_NAME
 from .parameters import discover_notebooks, load_params_file, plan_jobs, plan_parameters
+from .progress import RunProgress, last_times
 from .records import NotebookRun, Run
 from .schedule import Hooks, Job, Outcome, default_parallel, run_jobs, runs_alone
 
@@ -112,7 +113,7 @@ def render_report(
     notebooks_dir: str | os.PathLike | None = None,
     only: Iterable[str] | None = None,
     kernel_name: str = KERNEL_NAME,
-    progress: Callable[[str], None] | None = print,
+    progress: Callable[[str], None] | RunProgress | None = print,
     pairs: Iterable[tuple[str, str]] | None = None,
     engine: Engine | None = None,
     cell_timeout_s: float | None = DEFAULT_CELL_TIMEOUT_S,
@@ -131,9 +132,12 @@ def render_report(
     up to ``parallel`` at once where it can (default :func:`default_parallel`; see
     :mod:`gpukit.report.schedule`: a notebook that measures runs alone). The device is probed
     while the first notebooks run. ``$GPUKIT_RUN_DIR`` is set for the notebooks and restored
-    afterwards, whatever happens.
+    afterwards, whatever happens. ``progress`` hears of each notebook starting and ending: a
+    :class:`~gpukit.report.progress.RunProgress` (the command line's draws a bar), or a callable
+    given its plain lines (``None``: silent), which estimate the time left from the last run's.
     """
-    say = progress or (lambda _msg: None)
+    if not isinstance(progress, RunProgress):
+        progress = RunProgress(progress or (lambda _msg: None))
     limit = _cell_limit(cell_timeout_s)
     engine = engine or PapermillEngine()
     width = _parallel_limit(parallel)
@@ -150,10 +154,10 @@ def render_report(
     partial.mkdir()
     previous_run_dir = os.environ.get(RUN_DIR_ENV)
     undo_sigterm = _sigterm_as_interrupt()
-    rendering = _Rendering(run, partial, engine, kernel_name, limit, say, len(jobs))
+    rendering = _Rendering(run, partial, engine, kernel_name, limit, progress)
     try:
         os.environ[RUN_DIR_ENV] = str(partial.resolve())  # notebooks save their results here
-        say(f"gpukit report: run {run.run_id}, {len(jobs)} notebook(s) -> {out_root / run.run_id}")
+        progress.begin(run.run_id, jobs, out_root / run.run_id, run.parallel, last_times(out_root))
         run.environment = environment()
         rendering.start()
         failed = run_jobs(jobs, rendering.work, rendering.hooks(), engine, run.parallel)
@@ -169,10 +173,11 @@ def render_report(
         kept = _keep_interrupted(run, partial, rendering.t_run)
         raise KeyboardInterrupt(f"partial output kept in {kept}; {latest} unchanged") from None
     finally:
+        progress.close()
         _restore_run_dir(previous_run_dir)
         undo_sigterm()
     run.path = str(final)
-    say(f"Report: {latest / 'index.html'}  (run {run.run_id}, {run.seconds:.1f} s)")
+    progress.end(latest / "index.html", run.run_id, run.seconds)
     return run
 
 
@@ -204,13 +209,6 @@ def _parallel_limit(parallel: int | None) -> int:
     if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
         raise ParameterError(f"parallel {parallel!r} must be a whole number of notebooks, at least 1")
     return parallel
-
-
-def _job_label(nb_path: Path, stem: str, params: dict) -> str:
-    """How the progress line names a job: the notebook, and its pair for a head-to-head one."""
-    return (
-        nb_path.name if stem == nb_path.stem else f"{nb_path.name} ({params['gpu_a']} vs {params['gpu_b']})"
-    )
 
 
 class _DeviceProbe:
@@ -256,9 +254,9 @@ class _Rendering:
     """The jobs of one run being rendered into its ``partial`` folder: what :func:`run_jobs` is given
     to execute each (:meth:`work`, in any thread) and to settle it (:meth:`hooks`, in this one)."""
 
-    def __init__(self, run, partial, engine, kernel_name, limit, say, total):
+    def __init__(self, run, partial, engine, kernel_name, limit, progress: RunProgress):
         self.run, self.partial, self.engine = run, partial, engine
-        self.kernel_name, self.limit, self.say, self.total = kernel_name, limit, say, total
+        self.kernel_name, self.limit, self.progress = kernel_name, limit, progress
         self.probe = _DeviceProbe(run, partial)
         self.entries: dict[int, NotebookRun] = {}
         self.t_run = time.perf_counter()
@@ -280,7 +278,7 @@ class _Rendering:
         entry.start_s = time.perf_counter() - self.t_run
         self.entries[job.number] = entry
         self.run.notebooks = [self.entries[n] for n in sorted(self.entries)]  # in the run's order
-        self.say(f"  [{job.number}/{self.total}] {_job_label(job.notebook, job.stem, job.parameters)} ...")
+        self.progress.started(job)
 
     def work(self, job: Job) -> Outcome:
         """Execute ``job``'s notebook and write its HTML page; a failure is returned, not raised."""
@@ -307,18 +305,19 @@ class _Rendering:
         if outcome.error is not None:
             entry.status = "failed"
             entry.error = _describe_failure(outcome.error, self.partial / f"{job.stem}.ipynb", self.limit)
+            self.progress.finished(job, entry.seconds, ok=False)
             return False
         entry.status = "ok"
         entry.html, entry.ipynb = f"{job.stem}.html", f"{job.stem}.ipynb"
         for note in outcome.notes:
-            self.say(f"      note: {note}")
-        done = f"[{job.number}/{self.total}] " if self.run.parallel > 1 else ""
-        self.say(f"      {done}done in {entry.seconds:.1f} s")
+            self.progress.note(job, note)
+        self.progress.finished(job, entry.seconds, ok=True)
         return True
 
     def interrupted(self, job: Job, seconds: float) -> None:
         entry = self.entries[job.number]
         entry.seconds, entry.status = seconds, "interrupted"
+        self.progress.finished(job, seconds, ok=False)
 
     def failure(self, job: Job) -> ReportError:
         """The error of a run that ``job`` failed; the run is set aside as ``<run>.failed`` first."""
