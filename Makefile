@@ -28,7 +28,7 @@ define install
 { test -x $(BIN)/uv && $(UV) $(1); } || { echo "gpukit: uv could not install the packages; pip will (slower)"; $(PIP) $(1); }
 endef
 
-.PHONY: setup browser report test test-fast lint format lab docs accuracy clean help
+.PHONY: setup browser report test test-fast lint format lab docs accuracy walks clean help
 
 help:
 	@echo "make report   render the report into outputs/latest/index.html"
@@ -40,6 +40,7 @@ help:
 	@echo "make lab      JupyterLab on notebooks/"
 	@echo "make docs     build docs/ into site/ with MkDocs (strict: a broken link fails)"
 	@echo "make accuracy write again, from the committed runs, the data files gpukit reads (memory error bands)"
+	@echo "make walks    write again the layer walks the kit ships for the README's questions (after editing gpukit/graph or gpukit/models)"
 	@echo "make clean    remove .venv, .venv-docs and site/ (outputs/ is kept)"
 
 setup: $(STAMP)
@@ -95,6 +96,11 @@ accuracy: setup
 	$(BIN)/python -m benchmarks.memory_accuracy --from-raw $(MEMORY_RUNS)/memory-accuracy-runs-*.json \
 		--outside $(MEMORY_RUNS)/memory-outside-grid-runs.json \
 		--bands data/memory_error.csv --model-bands data/memory_error_models.csv > /dev/null
+
+# The layer walks the kit ships for the README's questions (gpukit/models/walks): remake them after
+# an edit under gpukit/graph or gpukit/models, or a new Keras or TensorFlow (a test says when).
+walks: setup
+	$(BIN)/python -m benchmarks.walk_seeds
 
 format: setup
 	$(BIN)/ruff format --quiet $(LINT_PATHS)

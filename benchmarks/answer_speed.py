@@ -2,10 +2,10 @@
 the whole report.
 
 The questions are the ones people ask before they buy or rent, each answered by one command.
-They run against a cache of derived results (``gpukit.cache``) that starts empty, as on a machine
-where the kit was just installed: every command runs once first (filling what it needs that the
-commands before it did not; reported apart), then ``--runs`` more times; the median and the range
-of the wall times are reported. The target is 2 s a question.
+Each runs against a cache of derived results (``gpukit.cache``) of its own that starts empty, as
+on a machine where the kit was just installed or its data changed: the first run is the cold
+answer (target 3 s), then ``--runs`` more read what it kept; their median and range are the warm
+answer (target 2 s).
 
 The report (``gpukit report``, every notebook with its defaults) runs once with the cache empty and
 then ``--report-runs`` more times; its target is 60 s.
@@ -32,6 +32,7 @@ from gpukit.bench import device
 from ._report import publish, table_head
 
 TARGET_S = 2.0
+COLD_TARGET_S = 3.0
 REPORT_TARGET_S = 60.0
 
 #: (the question, the command that answers it).
@@ -131,17 +132,33 @@ def report_times(runs: int, keep_cache: bool) -> tuple[float, list[float]]:
     return times[0], times[1:]
 
 
+def question_times(argv: list[str], runs: int, keep_cache: bool) -> tuple[float, list[float]]:
+    """The cold run of ``argv`` (its own empty cache, unless ``keep_cache``) and ``runs`` warm ones."""
+    before = os.environ.get("GPUKIT_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as empty:
+        if not keep_cache:
+            os.environ["GPUKIT_CACHE_DIR"] = empty
+        try:
+            return timed(argv), [timed(argv) for _ in range(runs)]
+        finally:
+            if before is None:
+                os.environ.pop("GPUKIT_CACHE_DIR", None)
+            else:
+                os.environ["GPUKIT_CACHE_DIR"] = before
+
+
 def markdown(runs: int, report_runs: int, keep_cache: bool = False) -> str:
+    timings = [(q, argv, *question_times(argv, runs, keep_cache)) for q, argv in questions()]
+    warm_met = cold_met = met = 0
     rows = []
-    for question, argv in questions():
-        first = timed(argv)
-        times = [timed(argv) for _ in range(runs)]
+    for question, argv, first, times in timings:
         median = statistics.median(times)
+        warm, cold = median <= TARGET_S, first <= COLD_TARGET_S
+        warm_met, cold_met, met = warm_met + warm, cold_met + cold, met + (warm and cold)
         rows.append(
             f"| {question} | `gpukit {' '.join(_quoted(a) for a in argv)}` | {first:.2f} | "
-            f"{median:.2f} ({min(times):.2f}–{max(times):.2f}) | {'yes' if median <= TARGET_S else 'no'} |"
+            f"{median:.2f} ({min(times):.2f}–{max(times):.2f}) | {'yes' if warm and cold else 'no'} |"
         )
-    met = sum(r.endswith("yes |") for r in rows)
     first_report, reports = report_times(report_runs, keep_cache)
     report_median = statistics.median(reports)
     return "\n".join(
@@ -149,19 +166,23 @@ def markdown(runs: int, report_runs: int, keep_cache: bool = False) -> str:
             "# How long an answer takes",
             "",
             f"Written by `benchmarks/answer_speed.py` on {datetime.now(UTC):%Y-%m-%d}: each question as a whole "
-            f"`gpukit` process, once to fill the cache of derived results, then {runs} times more.",
+            f"`gpukit` process, first cold (a cache of derived results of its own, empty, as just after "
+            f"installing or a data change), then {runs} times warm.",
             f"Machine: {device.cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, no GPU.",
             "",
-            f"**{met} of {len(rows)} questions answer within the {TARGET_S:g} s target** (the median of the runs "
-            "after the first).",
+            f"**{met} of {len(rows)} questions answer within both targets**: {warm_met} within {TARGET_S:g} s "
+            f"warm (the median of the runs after the first), {cold_met} within {COLD_TARGET_S:g} s cold.",
             "",
             *table_head(
-                "| question | command | first run (s) | median (min–max), s | within target |", "llrrl"
+                "| question | command | cold, first run (s) | warm, median (min–max), s | within targets |",
+                "llrrl",
             ),
             *rows,
             "",
-            "The first run on a machine computes what the cache keeps (the grading of the published runs, the "
-            "layer walk of a Keras model, which builds it in TensorFlow); later runs read it back.",
+            "The cold run computes what the cache keeps (the grading of the published runs against the "
+            "performance and LLM models, the prices as loaded and checked) and reads the layer walks of the "
+            "Keras models these questions name from the ones the kit ships (`make walks`), so it loads no "
+            "TensorFlow; warm runs read the cache back.",
             "",
             "## The report",
             "",

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpukit import cache, resources, specs
+from gpukit.models import walk_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,6 +65,9 @@ def _a_cache_of_the_tests_own(tmp_path_factory):
     import os
 
     os.environ[cache.ENV] = str(tmp_path_factory.mktemp("gpukit-cache"))
+    # the walks shipped with the kit are not read: a test that walks a model builds it (the ones in
+    # test_walk_cache.py that check the shipped walks turn them on)
+    os.environ[walk_cache.SEED_ENV] = "off"
     # tables print whole unless a test asks for a width (pytest-xdist's workers set COLUMNS=80)
     os.environ.pop("COLUMNS", None)
     # and never read the user's refreshed cloud prices (gpukit prices refresh)

@@ -47,6 +47,8 @@ def test_the_wheel_carries_every_data_file_and_notebook(wheel):
         shipped = {f"gpukit/{folder}/{p.name}" for p in (ROOT / folder).glob(pattern)}
         assert shipped and shipped <= names, shipped - names
     assert "gpukit/perfmodel/roofline.py" in names
+    walks = {f"gpukit/models/walks/{p.name}" for p in (ROOT / "gpukit" / "models" / "walks").glob("*.json")}
+    assert walks and walks <= names, "the shipped layer walks travel in the wheel"
 
 
 def test_an_installed_package_works_from_any_folder(wheel, tmp_path):

@@ -4,6 +4,7 @@ validation against published measurements (a regression check: it must not get w
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -913,3 +914,60 @@ def test_leaving_out_with_the_shipped_data_is_kept_between_runs(monkeypatch):
     pd.testing.assert_frame_equal(again, explicit)
     again.loc[0, "pairs"] = -1  # a copy: what a caller does to it is not kept
     assert pm.leave_one_source_out().loc[0, "pairs"] == explicit.loc[0, "pairs"]
+
+
+def _placed(seed: int, l2: float, sm: float) -> pm.Placed:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = 7
+    return pm.Placed(
+        f"gpu{seed}",
+        rng.uniform(0, 1e9, n) * (rng.random(n) > 0.2),  # some ops move data and do no math
+        rng.uniform(1e5, 1e8, n),
+        rng.uniform(1e13, 1e14, n),
+        np.array([0, 1, 2, 2, 0, 2, 1]),
+        np.array([False, False, True, False, False, False, False]),
+        kernels=9,
+        bandwidth=rng.uniform(3e11, 2e12),
+        items=32.0,
+        maths=("fp16 tensor",),
+        host_ops=4,
+        tensor_share=0.8,
+        sm_cycles_per_s=sm,
+        bandwidth_share=0.9,
+        reread=rng.uniform(0, 4e7, n),
+        l2_bytes=l2,
+    )
+
+
+def test_a_set_of_placed_cases_predicts_what_each_case_alone_does():
+    """The fit's batched arithmetic (PlacedSet, the grid summed per unit) gives each case's
+    step_time, to rounding: an L2 or none, SM throughput or none, a case that cannot run."""
+    import numpy as np
+
+    from gpukit.perfmodel import fitting, roofline
+
+    cases = [_placed(1, 40 * 2**20, 1e11), None, _placed(2, 0.0, 0.0), _placed(3, 6 * 2**20, 2e11)]
+    effs = [
+        pm.DEFAULT_EFFICIENCY,
+        replace(pm.DEFAULT_EFFICIENCY, l2_share=0.0, sm_bytes_per_cycle=0.0, sustained=False),
+        replace(pm.DEFAULT_EFFICIENCY, l2_share=1.0, sm_bytes_per_cycle=16.0, scale=1.3, tensor=0.4),
+    ]
+    for eff in effs:
+        alone = [c.items / pm.step_time(c, eff) if c is not None else np.nan for c in cases]
+        together = roofline.throughputs(roofline.PlacedSet.of(cases), eff)
+        assert np.isnan(together[1]) and together[[0, 2, 3]] == pytest.approx(
+            np.array(alone)[[0, 2, 3]], rel=1e-12
+        )
+    grid = {"tensor": (0.5, 0.8), "cuda": (0.7, 0.9), "elementwise": (0.02, 0.04), "memory": (0.3, 0.5)}
+    predicted = fitting._grid_throughputs(cases, effs[2], grid)
+    assert len(predicted) == 16
+    for eff, pred in predicted:
+        expected = fitting.run_throughputs(cases, eff)
+        assert pred[[0, 2, 3]] == pytest.approx(expected[[0, 2, 3]], rel=1e-12) and np.isnan(pred[1])
+    pairs, published = [(0, 2), (3, 0), (2, 3)], np.array([1.5, 0.7, 1.1])
+    best, err = fitting._fit(predicted, pairs, published, effs[2])
+    errors = [fitting._pair_log_error(p, pairs, published) for _, p in predicted]
+    first = next(i for i, e in enumerate(errors) if e <= min(errors) + 1e-12)  # the first among equals
+    assert err == pytest.approx(min(errors), rel=1e-12) and best == predicted[first][0]

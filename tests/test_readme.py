@@ -82,6 +82,21 @@ def test_csv_keeps_every_column_whatever_the_terminal(args, monkeypatch, capsys)
     assert set(rank.COLUMNS) <= set(header)
 
 
+@pytest.mark.slow  # every README command twice
+@pytest.mark.tensorflow  # a CNN's layer walk, where the cache has none, builds the Keras model
+@pytest.mark.parametrize("args", [c for c in FAST if "--plot" not in c], ids=" ".join)
+def test_a_readme_commands_csv_is_the_same_at_any_width(args, tmp_path, monkeypatch, capsys):
+    """``--format csv`` keeps every column and every cell whole: the same at 60 columns as unfitted."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    csv_args = [*args, "--format", "csv"]
+    assert cli.main(csv_args) == 0, capsys.readouterr().err
+    whole = capsys.readouterr().out
+    monkeypatch.setenv("COLUMNS", "60")
+    assert cli.main(csv_args) == 0
+    assert capsys.readouterr().out == whole and whole.count(",") > whole.count("\n")
+
+
 @pytest.mark.parametrize("args", [c for c in COMMANDS if c[0] == "bench"])
 def test_the_readme_benchmark_command_parses(args):
     """``bench --quick`` as the README gives it parses; a real run of it (a narrower one: one workload,

@@ -84,7 +84,7 @@ def test_index_lists_notebooks_parameters_time_and_environment(specs_run):
     assert '<a href="01_specs.html">01_specs</a>' in index and '<a href="01_specs.ipynb">' in index
     assert "fp32_tflops" in index and re.search(r"\d+\.\d s", index)
     for package in ("tensorflow", "keras", "pandas", "papermill"):
-        assert f"<th>{package}</th>" in index
+        assert f"<th><code>{package}</code></th>" in index
     assert "attached device" in index
     manifest = json.loads((out / "latest" / "run.json").read_text())
     assert manifest["run_id"] == run.run_id

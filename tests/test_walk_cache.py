@@ -4,6 +4,7 @@ they were made with differ, passed over where the cache is off or unreadable."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -114,3 +115,72 @@ def test_a_kept_walk_estimates_as_the_built_one_and_needs_no_tensorflow(kept):
         check=True,
     )
     assert fresh.stdout.split() == [str(built.estimate(64, "fp16", "adam").total_bytes), "False"]
+
+
+def test_the_shipped_walks_are_ones_this_code_reads():
+    names = sorted(p.name for p in walk_cache.SEED_DIR.glob("*.json"))
+    assert any(n.startswith("applications-") for n in names) and any(n.startswith("memory-") for n in names)
+    assert walk_cache.stale_seeds() == [], (
+        "these shipped walks were made by other code or another Keras/TensorFlow: run `make walks`"
+    )
+
+
+def test_a_shipped_walk_is_read_where_the_cache_lacks_it(kept, tmp_path, monkeypatch):
+    seeds = tmp_path / "seeds"
+    monkeypatch.setattr(walk_cache, "SEED_DIR", seeds)
+    monkeypatch.delenv(walk_cache.SEED_ENV, raising=False)
+    walk_cache.load_or_build("test", {"n": 1}, lambda: {"v": "built"})
+    seeds.mkdir()
+    (path,) = kept.iterdir()
+    path.rename(seeds / path.name)  # shipped, and gone from the user's cache
+
+    def never():
+        raise AssertionError("a shipped walk is read, not built")
+
+    assert walk_cache.load_or_build("test", {"n": 1}, never) == {"v": "built"}
+    assert walk_cache.stale_seeds() == []
+    monkeypatch.setattr(walk_cache, "code_digest", lambda: "edited walk code")
+    assert walk_cache.stale_seeds() == [path.name]
+    assert walk_cache.load_or_build("test", {"n": 1}, lambda: {"v": "again"}) == {"v": "again"}
+
+
+def test_off_the_shipped_walks_are_not_read(kept, tmp_path, monkeypatch):
+    seeds = tmp_path / "seeds"
+    monkeypatch.setattr(walk_cache, "SEED_DIR", seeds)
+    monkeypatch.setenv(walk_cache.SEED_ENV, "off")
+    walk_cache.load_or_build("test", {"n": 2}, lambda: {"v": 1})
+    seeds.mkdir()
+    (path,) = kept.iterdir()
+    path.rename(seeds / path.name)
+    assert walk_cache.seed_dir() is None
+    assert walk_cache.load_or_build("test", {"n": 2}, lambda: {"v": "built"}) == {"v": "built"}
+
+
+@pytest.mark.tensorflow
+def test_a_shipped_walk_is_what_building_it_gives():
+    from gpukit.models import registry
+
+    (path,) = walk_cache.SEED_DIR.glob("applications-*.json")
+    assert json.loads(path.read_text())["value"] == registry._application_names()
+
+
+@pytest.mark.slow
+def test_the_readmes_questions_answer_cold_without_tensorflow(tmp_path):
+    """With an empty cache and the shipped walks, no README question loads TensorFlow."""
+    from benchmarks.answer_speed import questions
+
+    script = (
+        "import sys, contextlib, io\n"
+        "from gpukit import cli\n"
+        f"for argv in {[a for _, a in questions()]!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        assert cli.main(argv) == 0, argv\n"
+        "print('tensorflow' in sys.modules)\n"
+    )
+    env = {**os.environ, cache.ENV: str(tmp_path)}
+    env.pop(walk_cache.SEED_ENV, None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False", "a README question loaded TensorFlow on its first run"

@@ -70,8 +70,7 @@ SERVING_COLUMNS = (
 
 def _gpu_row(gpu, catalogue: pd.DataFrame | None):
     if isinstance(gpu, str):
-        cat = specs.load_catalogue() if catalogue is None else catalogue
-        return cat[cat["gpu"] == specs.resolve(gpu, cat).gpu].iloc[0]
+        return specs.lookup(gpu, specs.load_catalogue() if catalogue is None else catalogue)
     return gpu
 
 

@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import itertools
 import os
+from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
 
@@ -119,7 +120,7 @@ def _engine(text: str) -> str:
     return engine_of_run(text)
 
 
-def _serve_run(r: pd.Series, batch: int | str, catalogue: pd.DataFrame) -> dict:
+def _serve_run(r: Mapping, batch: int | str, catalogue: pd.DataFrame) -> dict:
     """:func:`serve` of one published run at ``batch``."""
     return serve(
         r["model"],
@@ -143,7 +144,7 @@ def predict_serving(reference: pd.DataFrame, catalogue: pd.DataFrame | None = No
     the batch."""
     cat = specs.load_catalogue() if catalogue is None else catalogue
     out = []
-    for _, r in reference.iterrows():
+    for r in reference.to_dict("records"):  # plain dicts: a Series per row costs more than serving it
         try:
             s = _serve_run(r, "max", cat)
             if not pd.isna(r["concurrency"]) and int(r["concurrency"]) < s["batch"]:

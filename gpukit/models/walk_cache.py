@@ -13,6 +13,11 @@ walk the code at hand would not produce is never read. Only the walk's own code 
 whole package's (as :mod:`gpukit.cache` keys its results): an edit elsewhere does not cost every
 model a TensorFlow import again. A cache that cannot be read or written is passed over: the model
 is built, as without one; ``GPUKIT_CACHE_DIR=off`` turns it off.
+
+The kit ships the walks its README's questions need (:data:`SEED_DIR`, written by ``make walks``):
+where the user's cache lacks a walk, a shipped one with the same stamp is read, so the first answer
+after installing loads no TensorFlow either. A shipped walk made by other code or versions is
+passed over like a stored one (``tests/test_walk_cache.py`` fails until ``make walks`` remakes it).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from importlib.metadata import PackageNotFoundError, version
@@ -33,6 +39,15 @@ from ..resources import PACKAGE_DIR
 WALK_CODE = ("graph", "models")
 #: Bumped when the stored form changes in a way the code digest would not show.
 FORMAT = 1
+#: The walks shipped with the package (``make walks``).
+SEED_DIR = Path(__file__).resolve().parent / "walks"
+#: Set to ``off``, the shipped walks are not read (``make walks`` builds them afresh; the tests).
+SEED_ENV = "GPUKIT_WALK_SEEDS"
+
+
+def seed_dir() -> Path | None:
+    """Where the shipped walks are read from; ``None`` where ``$GPUKIT_WALK_SEEDS`` is ``off``."""
+    return None if os.environ.get(SEED_ENV, "").strip().lower() == "off" else SEED_DIR
 
 
 def cache_dir() -> Path | None:
@@ -78,28 +93,54 @@ def _stamp() -> dict | None:
 
 
 def load_or_build(kind: str, key: Mapping, build: Callable[[], dict]) -> dict:
-    """The stored value of ``kind`` at ``key`` (a JSON-able mapping), or ``build()``'s (a JSON-able
-    dict), stored for the next process over any older one. Reading and writing failures only cost
-    the build."""
+    """The stored value of ``kind`` at ``key`` (a JSON-able mapping), or the shipped one
+    (:data:`SEED_DIR`), or ``build()``'s (a JSON-able dict), stored for the next process over any
+    older one. Reading and writing failures only cost the build."""
     folder = cache_dir()
     stamp = _stamp() if folder is not None else None
     if stamp is None:
         return build()
     what = {"kind": kind, "key": json.loads(json.dumps(dict(key), default=list))}  # tuples as read back
-    name = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:24]
-    path = folder / f"{kind}-{name}.json"
+    name = f"{kind}-{hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:24]}.json"
+    for place in (folder, seed_dir()):
+        value = _read(place / name, what, stamp) if place is not None else None
+        if value is not None:
+            return value
+    value = build()
+    try:
+        _atomic.write_text(folder / name, json.dumps({"what": what, "stamp": stamp, "value": value}))
+    except OSError:
+        pass  # a read-only home: the next process builds it too
+    return value
+
+
+def _read(path: Path, what: dict, stamp: dict) -> dict | None:
+    """The value stored at ``path`` for ``what`` under ``stamp``; ``None`` where it is missing, torn,
+    another's, or made by other code or versions."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
         if stored["what"] == what and stored["stamp"] == stamp:
             return stored["value"]
     except (OSError, ValueError, TypeError, KeyError):
-        pass  # missing, torn, or not ours: build it
-    value = build()
-    try:
-        _atomic.write_text(path, json.dumps({"what": what, "stamp": stamp, "value": value}))
-    except OSError:
-        pass  # a read-only home: the next process builds it too
-    return value
+        pass
+    return None
+
+
+def stale_seeds() -> list[str]:
+    """The shipped walks this code and these versions would not read (``make walks`` remakes them)."""
+    stamp = _stamp()
+    if not SEED_DIR.is_dir():
+        return []
+    stale = []
+    for path in sorted(SEED_DIR.glob("*.json")):
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            fresh = stored["stamp"] == stamp
+        except (OSError, ValueError, TypeError, KeyError):
+            fresh = False
+        if not fresh:
+            stale.append(path.name)
+    return stale
 
 
 def graph_to_dict(graph: Graph) -> dict:

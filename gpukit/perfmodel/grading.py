@@ -36,7 +36,7 @@ from .reference import (
     single_gpu,
     source_link,
 )
-from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, place, step_time
+from .roofline import DEFAULT_EFFICIENCY, Efficiency, Placed, PlacedSet, place, throughputs
 from .scaling import predict_scaling
 
 #: How a predicted speedup of training throughput is judged (:data:`gpukit.grading.TRAINING_THROUGHPUT`).
@@ -106,9 +106,11 @@ def place_runs(reference: pd.DataFrame, catalogue: pd.DataFrame) -> list[Placed 
     return out
 
 
-def run_throughputs(cases: list[Placed | None], eff: Efficiency) -> np.ndarray:
-    """Predicted items per second of each placed case (the roofline's :func:`step_time`)."""
-    return np.array([c.items / step_time(c, eff) if c is not None else np.nan for c in cases])
+def run_throughputs(cases: list[Placed | None] | PlacedSet, eff: Efficiency) -> np.ndarray:
+    """Predicted items per second of each placed case (the roofline's :func:`step_time`; NaN where
+    the GPU cannot run it). A fit that predicts the same cases many times passes them as one
+    :class:`PlacedSet`, built once."""
+    return throughputs(cases if isinstance(cases, PlacedSet) else PlacedSet.of(cases), eff)
 
 
 def pairs_of(reference: pd.DataFrame) -> list[tuple[int, int]]:

@@ -15,6 +15,7 @@ import functools
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from .. import precision as prec
@@ -67,13 +68,29 @@ class Profile:
     trainable_params: int = 0  # whose gradients several GPUs exchange every step
     host_ops: int = 0  # layer operations a framework dispatches from the host each step (0: single kernels)
 
-    @property
+    @functools.cached_property
     def flops(self) -> float:
         return sum(o.flops for o in self.ops)
 
-    @property
+    @functools.cached_property
     def bytes(self) -> float:
         return sum(o.bytes for o in self.ops)
+
+    @functools.cached_property
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The ops' FLOPs, bytes, re-read bytes and whether each is a plain stream, as arrays (what
+        placing the profile on each GPU reads; a profile is immutable, so they are made once)."""
+        return {
+            "flops": np.array([o.flops for o in self.ops], float),
+            "bytes": np.array([o.bytes for o in self.ops], float),
+            "reread": np.array([o.reread for o in self.ops], float),
+            "stream": np.array([o.kind == "Stream" or o.stream for o in self.ops], bool),
+            "matmul": np.array([bool(o.matmul) for o in self.ops], bool),
+        }
+
+    @functools.cached_property
+    def kernels(self) -> int:
+        return sum(o.kernels for o in self.ops)
 
     @property
     def intensity(self) -> float:

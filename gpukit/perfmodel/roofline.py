@@ -15,7 +15,8 @@ the workload is compute-bound when its compute-bound ops take most of the step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -182,27 +183,30 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
     """``prof`` on catalogue GPU ``gpu``: which unit runs each op at what peak
     (:func:`gpukit.precision.math_unit`, at datasheet peaks) and the share of its tensor peak the
     GPU sustains (:func:`gpukit.specs.matmul_rates.tensor_share`); raises :class:`gpukit.precision.Unsupported`."""
-    unit_of = {m: prec.math_unit(gpu, prof.precision, m) for m in {o.matmul for o in prof.ops}}
-    units = [unit_of[o.matmul] for o in prof.ops]
+    ops = prof.arrays  # the profile's per-op arrays, made once; shared, never written
+    matmul = ops["matmul"]
+    unit_of = {m: prec.math_unit(gpu, prof.precision, m) for m in {bool(x) for x in matmul}}
     issue = issue_tflops(gpu)  # what everything but the matrix multiplies gets through (not the FP32 lanes)
+
+    def code(m: bool) -> int:
+        return 0 if "tensor" in unit_of[m][0] else (1 if m else 2)
+
     return Placed(
         str(gpu["gpu"]),
-        np.array([o.flops for o in prof.ops], float),
-        np.array([o.bytes for o in prof.ops], float),
-        np.array([(u[1] if o.matmul else issue) * 1e12 for u, o in zip(units, prof.ops)]),
-        np.array(
-            [0 if "tensor" in label else (1 if o.matmul else 2) for (label, _), o in zip(units, prof.ops)]
-        ),
-        np.array([o.kind == "Stream" or o.stream for o in prof.ops]),
-        sum(o.kernels for o in prof.ops),
+        ops["flops"],
+        ops["bytes"],
+        np.where(matmul, unit_of[True][1] if True in unit_of else 0.0, issue) * 1e12,
+        np.where(matmul, code(True) if True in unit_of else 1, code(False) if False in unit_of else 2),
+        ops["stream"],
+        prof.kernels,
         float(gpu["memory_bandwidth_gbs"]) * 1e9,
         prof.items_per_step,
-        tuple(sorted({label for (label, _), o in zip(units, prof.ops) if o.matmul})),
+        (unit_of[True][0],) if True in unit_of else (),
         prof.host_ops,
         tensor_share(gpu)[0],
         issue * 1e12 / ISSUE_PER_SM_CLOCK,
         bandwidth_share(gpu)[0],
-        np.array([o.reread for o in prof.ops], float),
+        ops["reread"],
         l2_cache_bytes(gpu),
     )
 
@@ -213,29 +217,29 @@ def l2_cache_bytes(gpu: pd.Series | dict) -> float:
     return float(mib) * MIB if mib is not None and not pd.isna(mib) else 0.0
 
 
-def op_times(placed: Placed, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
+def op_times(placed: Placed | PlacedSet, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
     """Per-op compute time (FLOPs ÷ the unit's peak × its efficiency) and memory time (DRAM bytes ÷
     bandwidth × the memory or stream efficiency, less what the L2 holds of the kernel before's
     output, ``l2_share``; and for an elementwise kernel, its bytes through the SMs' loads and
-    stores: ÷ SMs × clock × ``sm_bytes_per_cycle``), in seconds."""
-    factors = np.array(
-        [eff.tensor * (placed.tensor_share if eff.sustained else 1.0), eff.cuda, eff.elementwise]
-    )
+    stores: ÷ SMs × clock × ``sm_bytes_per_cycle``), in seconds. The GPU's figures may be one
+    number (a :class:`Placed`) or one per op (a :class:`PlacedSet`: many cases at once)."""
+    tensor = eff.tensor * (placed.tensor_share if eff.sustained else 1.0)
+    factor = np.where(placed.unit == 0, tensor, np.where(placed.unit == 1, eff.cuda, eff.elementwise))
     with np.errstate(divide="ignore", invalid="ignore"):
-        compute = np.where(placed.flops > 0, placed.flops / (placed.peak_flops * factors[placed.unit]), 0.0)
+        compute = np.where(placed.flops > 0, placed.flops / (placed.peak_flops * factor), 0.0)
     bandwidth = placed.bandwidth * (
         placed.bandwidth_share if eff.measured_bandwidth else shipped_typical_share()
     )
     dram = placed.bytes
-    if eff.l2_share and placed.l2_bytes and placed.reread is not None:
+    if eff.l2_share and placed.reread is not None:  # no L2 in the catalogue (0 bytes) holds nothing
         held = (placed.reread > 0) & (placed.reread <= eff.l2_share * placed.l2_bytes)
         dram = dram - np.where(held, placed.reread, 0.0)
     memory = dram / (bandwidth * np.where(placed.stream, eff.stream, eff.memory))
-    if eff.sm_bytes_per_cycle and placed.sm_cycles_per_s:
-        elementwise = (placed.unit == 2) & ~placed.stream
-        memory = memory + np.where(
-            elementwise, placed.bytes / (placed.sm_cycles_per_s * eff.sm_bytes_per_cycle), 0.0
-        )
+    if eff.sm_bytes_per_cycle:
+        elementwise = (placed.unit == 2) & ~placed.stream & (placed.sm_cycles_per_s > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            through_sms = placed.bytes / (placed.sm_cycles_per_s * eff.sm_bytes_per_cycle)
+        memory = memory + np.where(elementwise, through_sms, 0.0)
     return compute, memory
 
 
@@ -244,6 +248,102 @@ def step_time(placed: Placed, eff: Efficiency) -> float:
     cost per kernel and the host's time per layer operation, all divided by the stack's ``scale``."""
     compute, memory = op_times(placed, eff)
     return float((np.maximum(compute, memory).sum() + _fixed_s(placed, eff)) / eff.scale)
+
+
+@dataclass(frozen=True)
+class PlacedSet:
+    """Many placed cases as one: their ops end to end, each GPU figure repeated for each of its ops,
+    so that grading a fit's every candidate (thousands of step times) is a few array operations per
+    candidate instead of a few per case. ``cases`` are the positions of the cases that could be
+    placed; ``case_of_op`` which of them (0, 1, ...) each op belongs to."""
+
+    size: int
+    cases: np.ndarray
+    case_of_op: np.ndarray
+    flops: np.ndarray
+    bytes: np.ndarray
+    peak_flops: np.ndarray
+    unit: np.ndarray
+    stream: np.ndarray
+    reread: np.ndarray
+    bandwidth: np.ndarray
+    tensor_share: np.ndarray
+    bandwidth_share: np.ndarray
+    sm_cycles_per_s: np.ndarray
+    l2_bytes: np.ndarray
+    kernels: np.ndarray
+    host_ops: np.ndarray
+    items: np.ndarray
+
+    @classmethod
+    def of(cls, placed: Sequence[Placed | None] | PlacedSet) -> PlacedSet:
+        """The cases of ``placed`` (None: one that cannot run, predicted as NaN) as one set."""
+        if isinstance(placed, PlacedSet):
+            return placed
+        kept = [(i, p) for i, p in enumerate(placed) if p is not None and len(p.flops)]
+        lengths = np.array([len(p.flops) for _, p in kept], int)
+
+        def per_op(field: str) -> np.ndarray:
+            return np.repeat(np.array([float(getattr(p, field)) for _, p in kept]), lengths)
+
+        def joined(field: str, dtype=float) -> np.ndarray:
+            arrays = [
+                np.zeros(len(p.flops)) if getattr(p, field) is None else getattr(p, field) for _, p in kept
+            ]
+            return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
+
+        def per_case(field: str) -> np.ndarray:
+            return np.array([float(getattr(p, field)) for _, p in kept])
+
+        return cls(
+            size=len(placed),
+            cases=np.array([i for i, _ in kept], int),
+            case_of_op=np.repeat(np.arange(len(kept)), lengths),
+            flops=joined("flops"),
+            bytes=joined("bytes"),
+            peak_flops=joined("peak_flops"),
+            unit=joined("unit", int),
+            stream=joined("stream", bool),
+            reread=joined("reread"),
+            bandwidth=per_op("bandwidth"),
+            tensor_share=per_op("tensor_share"),
+            bandwidth_share=per_op("bandwidth_share"),
+            sm_cycles_per_s=per_op("sm_cycles_per_s"),
+            l2_bytes=per_op("l2_bytes"),
+            kernels=per_case("kernels"),
+            host_ops=per_case("host_ops"),
+            items=per_case("items"),
+        )
+
+    def only(self, ops: np.ndarray) -> PlacedSet:
+        """The same cases with only the ops ``ops`` selects (a boolean mask over all their ops)."""
+        per_op = {
+            f: getattr(self, f)[ops]
+            for f in ("case_of_op", "flops", "bytes", "peak_flops", "unit", "stream", "reread", "bandwidth")
+            + ("tensor_share", "bandwidth_share", "sm_cycles_per_s", "l2_bytes")
+        }
+        return replace(self, **per_op)
+
+    def op_sums(self, eff: Efficiency) -> np.ndarray:
+        """Per case, the sum over its ops of the longer of compute and memory time (no fixed costs)."""
+        compute, memory = op_times(self, eff)
+        return np.bincount(self.case_of_op, weights=np.maximum(compute, memory), minlength=len(self.cases))
+
+    def fixed_s(self, eff: Efficiency) -> np.ndarray:
+        """Per case, the time no roofline sees: kernel launches and the host's per-op work."""
+        return _fixed_s(self, eff)
+
+    def spread(self, steps: np.ndarray) -> np.ndarray:
+        """Items per second from each placed case's step time, NaN for the cases not placed."""
+        out = np.full(self.size, np.nan)
+        out[self.cases] = self.items / steps
+        return out
+
+
+def throughputs(cases: PlacedSet, eff: Efficiency) -> np.ndarray:
+    """Items per second of each case of ``cases`` (NaN for one that cannot run): ``items ÷``
+    :func:`step_time`, for all of them at once."""
+    return cases.spread((cases.op_sums(eff) + cases.fixed_s(eff)) / eff.scale)
 
 
 def _fixed_s(placed: Placed, eff: Efficiency) -> float:
