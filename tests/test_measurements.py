@@ -90,6 +90,8 @@ def test_fit_measure_prints_measured_next_to_predicted(capsys):
             "--gpu",
             "T4",
             "--measure",
+            "--repeats",
+            "3",
             "--format",
             "csv",
         ]
@@ -99,11 +101,12 @@ def test_fit_measure_prints_measured_next_to_predicted(capsys):
     row = next(csv.DictReader(io.StringIO(out)))
     measured, predicted = int(row["measured_peak_bytes"]), int(row["tensor_bytes"])
     assert row["measured_status"] == "ok" and row["measured_device"] in ("CPU:0", "GPU:0")
-    assert row["measured_runs"] == "1" and row["measured_low_bytes"] == row["measured_high_bytes"] == str(
-        measured
-    )
+    low, high = int(row["measured_low_bytes"]), int(row["measured_high_bytes"])
+    assert row["measured_runs"] == "3" and low <= measured <= high
     assert float(row["estimate_error"]) == pytest.approx(predicted / measured - 1)
-    # docs/accuracy/memory.md's runs of this case lie -0.3% to +3.0% from the estimate: 5 points of margin
+    # docs/accuracy/memory.md's runs of this case lie -0.3% to +3.0% from the estimate on a quiet machine;
+    # beside the other test worker one run's peak moves with the CPU executor's order (single runs here:
+    # -8.5% to +9.6%), so the median of three is held to 8%
     assert abs(predicted / measured - 1) <= 0.08
     if row["measured_device"] == "CPU:0":
         assert "bisection on a GPU only" in err and row["measured_largest_batch"] == ""
