@@ -13,25 +13,20 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from gpukit import cache
 from gpukit.models import walk_cache
 
-from .answer_speed import questions
+from .answer_speed import questions, timed
 
 
 def built_walks(argvs: list[list[str]], cache_root: Path) -> list[Path]:
     """Run each command with ``cache_root`` as its cache; the walk files they left."""
     env = {**os.environ, cache.ENV: str(cache_root), walk_cache.SEED_ENV: "off"}
-    exe = Path(sys.executable).with_name("gpukit")
     for argv in argvs:
-        done = subprocess.run([str(exe), *argv], capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            raise SystemExit(f"gpukit {' '.join(argv)} failed: {done.stderr.strip()[-400:]}")
+        timed(argv, env)
     return sorted((cache_root / "walks").glob("*.json"))
 
 

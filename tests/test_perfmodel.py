@@ -948,7 +948,9 @@ def test_a_set_of_placed_cases_predicts_what_each_case_alone_does():
 
     from gpukit.perfmodel import fitting, roofline
 
-    cases = [_placed(1, 40 * 2**20, 1e11), None, _placed(2, 0.0, 0.0), _placed(3, 6 * 2**20, 2e11)]
+    empty = replace(_placed(4, 0.0, 0.0), flops=np.zeros(0), bytes=np.zeros(0), peak_flops=np.zeros(0))
+    empty = replace(empty, unit=np.zeros(0, int), stream=np.zeros(0, bool), reread=np.zeros(0))
+    cases = [_placed(1, 40 * 2**20, 1e11), None, _placed(2, 0.0, 0.0), _placed(3, 6 * 2**20, 2e11), empty]
     effs = [
         pm.DEFAULT_EFFICIENCY,
         replace(pm.DEFAULT_EFFICIENCY, l2_share=0.0, sm_bytes_per_cycle=0.0, sustained=False),
@@ -957,15 +959,15 @@ def test_a_set_of_placed_cases_predicts_what_each_case_alone_does():
     for eff in effs:
         alone = [c.items / pm.step_time(c, eff) if c is not None else np.nan for c in cases]
         together = roofline.throughputs(roofline.PlacedSet.of(cases), eff)
-        assert np.isnan(together[1]) and together[[0, 2, 3]] == pytest.approx(
-            np.array(alone)[[0, 2, 3]], rel=1e-12
-        )
+        assert np.isnan(together[1]) and together[[0, 2, 3, 4]] == pytest.approx(
+            np.array(alone)[[0, 2, 3, 4]], rel=1e-12
+        ), "a case with no ops still takes its launches and host work"
     grid = {"tensor": (0.5, 0.8), "cuda": (0.7, 0.9), "elementwise": (0.02, 0.04), "memory": (0.3, 0.5)}
     predicted = fitting._grid_throughputs(cases, effs[2], grid)
     assert len(predicted) == 16
     for eff, pred in predicted:
         expected = fitting.run_throughputs(cases, eff)
-        assert pred[[0, 2, 3]] == pytest.approx(expected[[0, 2, 3]], rel=1e-12) and np.isnan(pred[1])
+        assert pred[[0, 2, 3, 4]] == pytest.approx(expected[[0, 2, 3, 4]], rel=1e-12) and np.isnan(pred[1])
     pairs, published = [(0, 2), (3, 0), (2, 3)], np.array([1.5, 0.7, 1.1])
     best, err = fitting._fit(predicted, pairs, published, effs[2])
     errors = [fitting._pair_log_error(p, pairs, published) for _, p in predicted]

@@ -129,3 +129,35 @@ def test_steps_are_plain_lines_off_a_terminal_and_a_bar_on_one():
     with terminal.waiting("fetching", quiet):
         pass
     assert quiet.getvalue() == "", "off a terminal, the command's own line says what came of the wait"
+
+
+@pytest.mark.parametrize("flag, shown", [([], True), (["--no-progress"], False)])
+def test_bench_shows_each_configuration_unless_asked_not_to(flag, shown, monkeypatch, capsys):
+    import pandas as pd
+
+    from gpukit import cli
+    from gpukit.cli import bench as bench_cli
+
+    class Rec:
+        label, precision, throughput, throughput_unit, status, error = (
+            "matmul 1024",
+            "fp32",
+            1.5,
+            "TFLOP/s",
+            "ok",
+            None,
+        )
+
+    class Results:
+        def frame(self):
+            return pd.DataFrame({"configuration": ["matmul 1024"]})
+
+    def run_benchmarks(progress=None, **_):
+        if progress is not None:
+            progress(1, 1, Rec())
+        return Results()
+
+    monkeypatch.setattr(bench_cli.bench, "run_benchmarks", run_benchmarks)
+    assert cli.main(["bench", "--workloads", "matmul", "--format", "csv", *flag]) == 0
+    err = capsys.readouterr().err
+    assert (err == "[1/1] matmul 1024 fp32: 1.5 TFLOP/s\n") if shown else (err == "")

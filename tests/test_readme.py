@@ -135,3 +135,16 @@ def test_the_readme_trust_table_is_what_the_gradings_give(monkeypatch):
     assert shown == readme_trust.table(), (
         "README.md's trust table is stale: run python -m benchmarks.readme_trust --write"
     )
+
+
+def test_a_commands_width_is_its_own(monkeypatch, capsys):
+    """The width one command fitted its table to is not the next caller's in the same process (a
+    notebook, a test): outside ``gpukit``'s entry a table fits the terminal, or prints whole."""
+    from gpukit.cli import formatting
+
+    monkeypatch.setenv("COLUMNS", "60")
+    assert cli.main(["specs", "--gpu", "A40"]) == 0
+    capsys.readouterr()
+    assert formatting.TABLE_WIDTH == "auto"
+    monkeypatch.delenv("COLUMNS")
+    assert formatting.table_width() is None  # not a terminal: whole

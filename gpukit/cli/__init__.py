@@ -73,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    finally:
+        formatting.TABLE_WIDTH = "auto"  # this command's width, not the next caller's in this process
 
 
 __all__ = ["COMMANDS", "build_parser", "main"]

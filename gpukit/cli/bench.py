@@ -7,6 +7,7 @@ calls, or in child processes), so ``--help``, ``--dry-run`` and bad names answer
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -111,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         _print_plan(bench.plan(workloads, precisions, quick=args.quick, xla=args.xla), args.format)
         return 0
-    with terminal.steps("benchmarking") as show:
+    steps = contextlib.nullcontext(None) if args.no_progress else terminal.steps("benchmarking")
+    with steps as show:
         results = bench.run_benchmarks(
             workloads=workloads,
             precisions=precisions,
@@ -119,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             xla=args.xla,
             isolation=args.isolation,
             time_budget_s=args.time_budget,
-            progress=None if args.no_progress else lambda i, n, rec: show(i, n, _result_line(rec)),
+            progress=show and (lambda i, n, rec: show(i, n, _result_line(rec))),
         )
     if args.out:
         results.save(args.out)

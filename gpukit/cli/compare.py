@@ -138,7 +138,7 @@ def _print_table(result) -> None:
     line = compare.bottom_line(result)[list(compare.bottom_line_columns)].rename(
         columns={"a": result.a, "b": result.b}
     )
-    if formatting.TABLE_WIDTH is not None:  # fitted to the terminal: each clause of the basis said once
+    if formatting.table_width() is not None:  # fitted to the terminal: each clause of the basis said once
         clauses = [_clauses(str(text)) for text in line["error"]]
         keys = {c: i for i, c in enumerate(dict.fromkeys(c for row in clauses for c in row), 1)}
         cells = [" ".join(f"[{keys[c]}]" for c in row) for row in clauses]

@@ -24,8 +24,6 @@ def format_value(value) -> str:
     return str(value)
 
 
-#: The width a table or a sentence is fitted to where neither ``COLUMNS`` nor a terminal says.
-DEFAULT_WIDTH = None
 #: The width this command's tables fit (set by ``gpukit``'s entry from ``--wide`` and the terminal;
 #: "auto" outside it: :func:`terminal_width`).
 TABLE_WIDTH: int | None | str = "auto"
@@ -44,7 +42,13 @@ def terminal_width() -> int | None:
         return int(env)
     if sys.stdout.isatty():
         return shutil.get_terminal_size((100, 24)).columns
-    return DEFAULT_WIDTH
+    return None
+
+
+def table_width() -> int | None:
+    """The width this command's tables fit: what ``gpukit``'s entry set (``--wide``, a format other
+    than a table: None), else :func:`terminal_width`."""
+    return terminal_width() if TABLE_WIDTH == "auto" else TABLE_WIDTH
 
 
 def format_table(rows: list[dict], columns: Sequence[str], width: int | None | str = "auto") -> str:
@@ -58,7 +62,7 @@ def format_table(rows: list[dict], columns: Sequence[str], width: int | None | s
     widths = [max(w, *map(len, h)) for w, h in zip(widest, heads)]
     numeric = [all(_is_number(row[i]) for row in cells) for i in range(len(columns))]
     if width == "auto":
-        width = terminal_width() if TABLE_WIDTH == "auto" else TABLE_WIDTH
+        width = table_width()
     if width is not None and sum(widths) + 2 * (len(widths) - 1) > width:
         return _fitted_table(list(columns), cells, numeric, widths, width)
 

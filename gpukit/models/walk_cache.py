@@ -114,33 +114,27 @@ def load_or_build(kind: str, key: Mapping, build: Callable[[], dict]) -> dict:
     return value
 
 
-def _read(path: Path, what: dict, stamp: dict) -> dict | None:
-    """The value stored at ``path`` for ``what`` under ``stamp``; ``None`` where it is missing, torn,
-    another's, or made by other code or versions."""
+def _stored(path: Path) -> dict | None:
+    """The record stored at ``path`` (what it is, its stamp, its value); ``None`` where it is
+    missing, torn or not one of these records."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
-        if stored["what"] == what and stored["stamp"] == stamp:
-            return stored["value"]
-    except (OSError, ValueError, TypeError, KeyError):
-        pass
-    return None
+        return stored if {"what", "stamp", "value"} <= set(stored) else None
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _read(path: Path, what: dict, stamp: dict) -> dict | None:
+    """The value stored at ``path`` for ``what`` under ``stamp``; ``None`` where there is none, or
+    it is another's, or made by other code or versions."""
+    stored = _stored(path)
+    return stored["value"] if stored and stored["what"] == what and stored["stamp"] == stamp else None
 
 
 def stale_seeds() -> list[str]:
     """The shipped walks this code and these versions would not read (``make walks`` remakes them)."""
     stamp = _stamp()
-    if not SEED_DIR.is_dir():
-        return []
-    stale = []
-    for path in sorted(SEED_DIR.glob("*.json")):
-        try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-            fresh = stored["stamp"] == stamp
-        except (OSError, ValueError, TypeError, KeyError):
-            fresh = False
-        if not fresh:
-            stale.append(path.name)
-    return stale
+    return [p.name for p in sorted(SEED_DIR.glob("*.json")) if (_stored(p) or {}).get("stamp") != stamp]
 
 
 def graph_to_dict(graph: Graph) -> dict:

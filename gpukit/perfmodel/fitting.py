@@ -39,10 +39,12 @@ FIT_GRID = {
 }
 
 
-def _pair_log_error(pred: np.ndarray, pairs, published) -> float:
-    """Mean absolute log error of the speedups of ``pairs`` under predicted throughputs ``pred``."""
+def _pair_log_error(pred: np.ndarray, pairs, published) -> float | np.ndarray:
+    """Mean absolute log error of the speedups of ``pairs`` under predicted throughputs ``pred``
+    (one row of throughputs: a number; a row per grid point: one error per row)."""
     ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
-    return float(np.nanmean(np.abs(np.log(pred[ia] / pred[ib] / published))))
+    errors = np.nanmean(np.abs(np.log(pred[..., ia] / pred[..., ib] / published)), axis=-1)
+    return float(errors) if np.ndim(errors) == 0 else errors
 
 
 def _log_error(cases, pairs, published, eff: Efficiency) -> float:
@@ -92,14 +94,7 @@ def _fit(
     in grid order among equals. The errors of every grid point come from one array operation."""
     if not predicted:
         return base, math.inf
-    ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
-    pred = np.stack([p for _, p in predicted])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        log_error = np.abs(np.log(pred[:, ia] / pred[:, ib] / np.asarray(published)))
-    seen = ~np.isnan(log_error)
-    counts = seen.sum(axis=1)
-    errors = np.where(seen, log_error, 0.0).sum(axis=1) / np.where(counts > 0, counts, 1)
-    errors[counts == 0] = np.nan
+    errors = _pair_log_error(np.stack([p for _, p in predicted]), pairs, np.asarray(published))
     best, best_err = base, math.inf
     for (eff, _), err in zip(predicted, errors.tolist()):
         if err < best_err - 1e-12:

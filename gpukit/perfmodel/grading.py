@@ -110,7 +110,7 @@ def run_throughputs(cases: list[Placed | None] | PlacedSet, eff: Efficiency) -> 
     """Predicted items per second of each placed case (the roofline's :func:`step_time`; NaN where
     the GPU cannot run it). A fit that predicts the same cases many times passes them as one
     :class:`PlacedSet`, built once."""
-    return throughputs(cases if isinstance(cases, PlacedSet) else PlacedSet.of(cases), eff)
+    return throughputs(PlacedSet.of(cases), eff)
 
 
 def pairs_of(reference: pd.DataFrame) -> list[tuple[int, int]]:

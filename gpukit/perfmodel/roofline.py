@@ -185,7 +185,7 @@ def place(prof: Profile, gpu: pd.Series | dict) -> Placed:
     GPU sustains (:func:`gpukit.specs.matmul_rates.tensor_share`); raises :class:`gpukit.precision.Unsupported`."""
     ops = prof.arrays  # the profile's per-op arrays, made once; shared, never written
     matmul = ops["matmul"]
-    unit_of = {m: prec.math_unit(gpu, prof.precision, m) for m in {bool(x) for x in matmul}}
+    unit_of = {m: prec.math_unit(gpu, prof.precision, m) for m in set(matmul.tolist())}
     issue = issue_tflops(gpu)  # what everything but the matrix multiplies gets through (not the FP32 lanes)
 
     def code(m: bool) -> int:
@@ -280,7 +280,7 @@ class PlacedSet:
         """The cases of ``placed`` (None: one that cannot run, predicted as NaN) as one set."""
         if isinstance(placed, PlacedSet):
             return placed
-        kept = [(i, p) for i, p in enumerate(placed) if p is not None and len(p.flops)]
+        kept = [(i, p) for i, p in enumerate(placed) if p is not None]
         lengths = np.array([len(p.flops) for _, p in kept], int)
 
         def per_op(field: str) -> np.ndarray:

@@ -104,8 +104,9 @@ class RunProgress:
         return self.clock() - self.t0
 
     def left(self) -> float | None:
-        """Seconds the run has left, estimated from the last run's times; ``None`` without them."""
-        if not self.estimates:
+        """Seconds the run has left, estimated from the last run's times; ``None`` without them, or
+        once every notebook is done."""
+        if not self.estimates or len(self.done) == len(self.jobs):
             return None
         now = self.clock()
         alone = shared = 0.0
@@ -123,7 +124,7 @@ class RunProgress:
         """'3 of 12 done, 7 s so far, about 40 s left' (the estimate where there is one)."""
         left = self.left()
         return f"{len(self.done)} of {len(self.jobs)} done, {duration(self.elapsed())} so far" + (
-            f", about {duration(left)} left" if left is not None and len(self.done) < len(self.jobs) else ""
+            f", about {duration(left)} left" if left is not None else ""
         )
 
 
@@ -142,7 +143,7 @@ class LiveRunProgress(RunProgress):
 
     def __init__(self, stream: TextIO | None = None):
         self.console = terminal.console(stream or sys.stdout)
-        super().__init__(say=self.console.print)
+        super().__init__(say=lambda line: self.console.print(line, markup=False))
         self.bar = None
         self.task = None
 
@@ -154,7 +155,7 @@ class LiveRunProgress(RunProgress):
 
         class TimeLeft(ProgressColumn):
             def render(self, task) -> Text:
-                left = None if len(run.done) == len(run.jobs) else run.left()
+                left = run.left()
                 return Text(
                     "" if left is None else f"about {duration(left)} left", style="progress.remaining"
                 )
